@@ -1,0 +1,147 @@
+//! [`compile`]: the driver that turns a [`Workflow`] into a [`Graph`], and
+//! [`Compiler`], the state its passes share.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use minijinja::Value;
+
+use super::render::{GroupScope, Renderer, Scope, json_value, template_diagnostic};
+use super::{deps, expand, group, merge, order};
+use crate::diag::{Diagnostic, Source};
+use crate::ir::{Graph, Resources};
+use crate::spec::{Quantity, Sp, Workflow};
+
+/// What the compiler needs besides the workflow file.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Directory relative paths are resolved against (the workflow file's directory).
+    pub base_dir: PathBuf,
+    /// Variable overrides, applied in order after the file's `[vars]`.
+    pub vars: Vec<(String, serde_json::Value)>,
+    /// The largest worker the workflow will run on, when known: a task whose
+    /// every variant needs more is an error.
+    pub worker: Option<Resources>,
+}
+
+/// Compiles `workflow` (parsed from `source`) into a validated graph, or
+/// returns every problem found.
+pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> Result<Graph, Vec<Diagnostic>> {
+    let mut vars: BTreeMap<String, serde_json::Value> =
+        workflow.vars.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
+    vars.extend(options.vars.iter().cloned());
+    let mut c = Compiler {
+        source: source.clone(),
+        options,
+        renderer: Renderer::default(),
+        diags: Vec::new(),
+        vars_value: json_value(&vars),
+    };
+
+    let resolved = merge::resolve(workflow, &mut c.diags);
+    let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
+    let mut drafts: Vec<Option<group::Draft>> = resolved.iter().map(|r| group::build(&mut c, r)).collect();
+    expand::resolve_for_each(&mut c, &resolved, &mut drafts);
+    let edges = deps::infer(&mut c, &resolved, &names, &drafts);
+
+    if !c.diags.is_empty() {
+        return Err(c.finish());
+    }
+    let groups = drafts.into_iter().map(|d| d.map(|d| d.group)).collect::<Option<Vec<_>>>();
+    let Some(groups) = groups else { return Err(c.finish()) };
+    let name = workflow.name.as_ref().map_or_else(|| "workflow".to_owned(), |n| n.value.clone());
+    match order::sort(&mut c, groups, edges) {
+        Some((groups, edges)) if c.diags.is_empty() => Ok(Graph { name, vars, groups, edges }),
+        _ => Err(c.finish()),
+    }
+}
+
+/// State shared by the compiler passes.
+pub struct Compiler<'a> {
+    /// The workflow file.
+    pub source: Arc<Source>,
+    /// The caller's options.
+    pub options: &'a Options,
+    /// Compiled templates.
+    pub renderer: Renderer,
+    /// Every problem found so far.
+    pub diags: Vec<Diagnostic>,
+    /// `vars` as a template value.
+    pub vars_value: Value,
+}
+
+impl Compiler<'_> {
+    /// Records a problem.
+    pub fn error(&mut self, diagnostic: Diagnostic) {
+        self.diags.push(diagnostic);
+    }
+
+    /// The diagnostics in file order.
+    fn finish(mut self) -> Vec<Diagnostic> {
+        self.diags.sort_by_key(|d| (d.source.is_some(), d.span.as_ref().map(|s| s.start)));
+        self.diags
+    }
+
+    /// A context where only `vars` and `env` are defined (for expansion files and numbers).
+    pub fn vars_scope(&self) -> Value {
+        let group = Arc::new(GroupScope { vars: self.vars_value.clone(), task: Value::UNDEFINED, resources: Value::UNDEFINED });
+        Scope { group, index: Value::UNDEFINED, item: Value::UNDEFINED, item_json: Value::UNDEFINED, chunk: Value::UNDEFINED }
+            .into_value()
+    }
+
+    /// Renders a string value with `vars` only, reporting errors against `key`.
+    pub fn render_vars(&mut self, text: &Sp<String>, key: &str) -> Option<String> {
+        let scope = self.vars_scope();
+        match self.renderer.render_str(&text.value, &scope) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                let d = template_diagnostic(&e, &self.source.text, &text.span, &text.value, key);
+                self.error(d);
+                None
+            }
+        }
+    }
+
+    /// A numeric key: a number, or a string rendered with `vars` then parsed by `parse`.
+    pub fn quantity<T>(
+        &mut self,
+        q: &Sp<Quantity>,
+        key: &str,
+        from_number: impl FnOnce(f64) -> Result<T, String>,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+        help: &str,
+    ) -> Option<T> {
+        let result = match &q.value {
+            Quantity::Number(n) => from_number(*n),
+            Quantity::Text(t) => {
+                let text = self.render_vars(&Sp::new(t.clone(), q.span.clone()), key)?;
+                parse(&text)
+            }
+        };
+        match result {
+            Ok(v) => Some(v),
+            Err(msg) => {
+                self.error(
+                    Diagnostic::new("flow::compile::bad_value", format!("bad `{key}`: {msg}"))
+                        .at(q.span.clone(), "invalid value")
+                        .help(help.to_owned()),
+                );
+                None
+            }
+        }
+    }
+
+    /// A non-negative whole number key (`nodes`, `retries`, ...).
+    pub fn count(&mut self, q: &Sp<Quantity>, key: &str, min: u64) -> Option<u64> {
+        let check = move |n: f64| {
+            if n.fract() != 0.0 || n < min as f64 || n > u32::MAX as f64 {
+                Err(format!("{n} is not a whole number of at least {min}"))
+            } else {
+                Ok(n as u64)
+            }
+        };
+        let help = format!("`{key}` takes a whole number of at least {min}");
+        self.quantity(q, key, check, |s| s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number")).and_then(check), &help)
+    }
+}

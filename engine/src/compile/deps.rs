@@ -1,0 +1,209 @@
+//! Dependency inference, pass one: every instance's `inputs`, `outputs` and
+//! `after` are rendered and outputs are indexed by file name. Pass two
+//! ([`super::link`]) matches inputs and selectors against them.
+//!
+//! Work is linear in the number of instances: exact file names are looked up
+//! in a hash map, and each distinct glob is matched once against all outputs.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use super::compiler::Compiler;
+use super::group::Draft;
+use super::instance::instance_scope;
+use super::link::Linker;
+use super::merge::Resolved;
+use super::paths::normalize;
+use super::render::{Tmpl, template_diagnostic};
+use crate::diag::Diagnostic;
+use crate::ir::{Domain, Edge, StrPool};
+use crate::spec::Sp;
+
+/// Instances to render every template for, to catch errors in keys that are
+/// otherwise only rendered at run time (plus the last instance).
+const VALIDATE_FIRST: u64 = 100;
+
+/// A file name's producer: (group, instance).
+pub type Producer = (u32, u64);
+
+/// What pass one keeps of a group for pass two: rendered strings per
+/// instance, and which key (by span) each came from.
+#[derive(Default)]
+pub struct Rendered {
+    /// Normalised input paths of all instances.
+    pub inputs: StrPool,
+    /// Key index of each input.
+    pub input_keys: Vec<u32>,
+    /// End of each instance's inputs in `inputs`.
+    pub input_ends: Vec<usize>,
+    /// Span of each `inputs` key.
+    pub input_spans: Vec<Range<usize>>,
+    /// Rendered `after` selectors of all instances.
+    pub after: StrPool,
+    /// Key index of each selector.
+    pub after_keys: Vec<u32>,
+    /// End of each instance's selectors in `after`.
+    pub after_ends: Vec<usize>,
+    /// Span of each `after` key.
+    pub after_spans: Vec<Range<usize>>,
+}
+
+/// One template key of a group, compiled.
+struct Key {
+    name: String,
+    source: Sp<String>,
+    tmpl: Tmpl,
+    /// Set once this key failed to render, so one mistake is reported once.
+    failed: bool,
+}
+
+/// Renders file names and selectors of every instance and returns the edges.
+pub fn infer(c: &mut Compiler, resolved: &[Resolved], names: &[&str], drafts: &[Option<Draft>]) -> Vec<Edge> {
+    let counts: Vec<u64> = drafts.iter().map(|d| d.as_ref().map_or(0, |d| d.group.count)).collect();
+    let mut producers: HashMap<String, Producer> = HashMap::new();
+    let mut reported = HashSet::new();
+    let mut rendered = Vec::with_capacity(drafts.len());
+    for (g, draft) in drafts.iter().enumerate() {
+        let r = match draft {
+            Some(draft) => render_group(c, &resolved[g], drafts, g, draft, &mut producers, &mut reported),
+            None => Rendered::default(),
+        };
+        rendered.push(r);
+    }
+    let mut linker = Linker::new(&producers, &counts, c.options.base_dir.clone());
+    for (g, r) in rendered.iter().enumerate() {
+        if drafts[g].is_some() {
+            linker.inputs(c, g as u32, r);
+            linker.after(c, names, drafts, g as u32, r);
+        }
+    }
+    linker.finish()
+}
+
+fn keys(c: &mut Compiler, name: &str, list: &Option<Sp<Vec<Sp<String>>>>) -> Vec<Key> {
+    list.iter()
+        .flat_map(|l| l.value.iter())
+        .filter_map(|s| key(c, name.to_owned(), s.clone()))
+        .collect()
+}
+
+fn key(c: &mut Compiler, name: String, source: Sp<String>) -> Option<Key> {
+    // Syntax errors were reported when the group was built.
+    let tmpl = c.renderer.compile(&source.value).ok()?;
+    Some(Key { name, source, tmpl, failed: false })
+}
+
+fn render_group(
+    c: &mut Compiler,
+    task: &Resolved,
+    drafts: &[Option<Draft>],
+    g: usize,
+    draft: &Draft,
+    producers: &mut HashMap<String, Producer>,
+    reported: &mut HashSet<(u32, usize)>,
+) -> Rendered {
+    let spec = &task.spec;
+    let mut inputs = keys(c, "inputs", &spec.inputs);
+    let mut outputs = keys(c, "outputs", &spec.outputs);
+    let mut after = keys(c, "after", &spec.after);
+    let mut others = keys(c, "argv", &spec.argv);
+    for (name, s) in [("command", &spec.command), ("cwd", &spec.cwd), ("stdin", &spec.stdin), ("stdout", &spec.stdout), ("stderr", &spec.stderr)] {
+        others.extend(s.iter().filter_map(|s| key(c, name.to_owned(), s.clone())));
+    }
+    for (k, v) in spec.env.iter().flat_map(|e| e.value.iter()) {
+        others.extend(key(c, format!("env.{k}"), Sp::new(v.value.0.clone(), v.span.clone())));
+    }
+    let mut out = Rendered {
+        input_spans: inputs.iter().map(|k| k.source.span.clone()).collect(),
+        after_spans: after.iter().map(|k| k.source.span.clone()).collect(),
+        ..Rendered::default()
+    };
+    let domain = base_domain(drafts, g);
+    let count = draft.group.count;
+    for i in 0..count {
+        let scope = instance_scope(&draft.scope, domain, i);
+        for key in &mut outputs {
+            let Some(path) = render(c, key, &scope) else { continue };
+            let path = normalize(&path).into_owned();
+            match producers.get(&path) {
+                Some(&first) if first != (g as u32, i) => {
+                    if reported.insert((first.0, g)) {
+                        c.error(duplicate_producer(&path, drafts, first, (g as u32, i), &key.source));
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    producers.insert(path, (g as u32, i));
+                }
+            }
+        }
+        for (k, key) in inputs.iter_mut().enumerate() {
+            if let Some(path) = render(c, key, &scope) {
+                out.inputs.push(&normalize(&path));
+                out.input_keys.push(k as u32);
+            }
+        }
+        out.input_ends.push(out.inputs.len());
+        for (k, key) in after.iter_mut().enumerate() {
+            if let Some(selector) = render(c, key, &scope) {
+                out.after.push(&selector);
+                out.after_keys.push(k as u32);
+            }
+        }
+        out.after_ends.push(out.after.len());
+        if i < VALIDATE_FIRST || i + 1 == count {
+            for key in &mut others {
+                render(c, key, &scope);
+            }
+        }
+    }
+    out
+}
+
+/// The domain holding a group's instances, following `for_each`.
+pub fn base_domain(drafts: &[Option<Draft>], g: usize) -> &Domain {
+    let mut d = drafts[g].as_ref().map_or(&Domain::Single, |d| &d.group.domain);
+    while let Domain::Same { group } = d {
+        match drafts.get(group.index()).and_then(Option::as_ref) {
+            Some(target) => d = &target.group.domain,
+            None => break,
+        }
+    }
+    d
+}
+
+/// Renders one key for one instance; reports the first failure of each key.
+fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value) -> Option<String> {
+    if key.failed {
+        return None;
+    }
+    match c.renderer.render(&key.tmpl, scope) {
+        Ok(s) => Some(s.into_owned()),
+        Err(e) => {
+            key.failed = true;
+            let d = template_diagnostic(&e, &c.source.text, &key.source.span, &key.source.value, &key.name);
+            c.error(d);
+            None
+        }
+    }
+}
+
+/// `name` or `name[i]` for an instance, as users select it.
+pub fn instance_name(drafts: &[Option<Draft>], (g, i): Producer) -> String {
+    match drafts[g as usize].as_ref() {
+        Some(d) if d.group.count > 1 || !matches!(d.group.domain, Domain::Single) => {
+            format!("`{}[{}]`", d.group.name, base_domain(drafts, g as usize).index(i))
+        }
+        Some(d) => format!("`{}`", d.group.name),
+        None => "another task".to_owned(),
+    }
+}
+
+fn duplicate_producer(path: &str, drafts: &[Option<Draft>], first: Producer, second: Producer, source: &Sp<String>) -> Diagnostic {
+    Diagnostic::new(
+        "flow::compile::duplicate_producer",
+        format!("`{path}` is an output of both {} and {}", instance_name(drafts, first), instance_name(drafts, second)),
+    )
+    .at(source.span.clone(), "second producer")
+    .help("every file must have one producer; make the names differ, e.g. with `{{ index }}`")
+}

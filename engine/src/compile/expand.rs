@@ -1,0 +1,279 @@
+//! Expansion: a task's `range`, `each_line`, `each_chunk`, `from_json`,
+//! `matrix` or `for_each` turned into an IR [`Domain`].
+
+use super::compiler::Compiler;
+use super::group::Draft;
+use super::merge::Resolved;
+use super::render::json_value;
+use super::units::parse_ranges;
+use crate::diag::{Diagnostic, Source};
+use crate::ir::{Domain, GroupId, IntRange, StrPool};
+use crate::spec::{RangeSpec, Sp, TaskSpec};
+
+const KEYS: [&str; 6] = ["range", "each_line", "each_chunk", "from_json", "matrix", "for_each"];
+
+/// The domain and instance count of a task (a `for_each` placeholder until
+/// [`resolve_for_each`] runs).
+pub fn domain(c: &mut Compiler, r: &Resolved) -> Option<(Domain, u64)> {
+    let spec = &r.spec;
+    let present = expansion_spans(spec);
+    if present.len() > 1 {
+        let names: Vec<&str> = present.iter().map(|(k, _)| *k).collect();
+        c.error(
+            Diagnostic::new("flow::compile::two_expansions", format!("task `{}` has more than one expansion: {}", r.name, names.join(", ")))
+                .at(present[1].1.clone(), "second expansion")
+                .help("a task expands in one way; split it into two tasks, or use `matrix` for combinations"),
+        );
+        return None;
+    }
+    if let Some(range) = &spec.range {
+        return range_domain(c, range);
+    }
+    if let Some(file) = &spec.each_line {
+        let (path, text) = read(c, file, "each_line")?;
+        let mut items = StrPool::default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            items.push(line);
+        }
+        let count = non_empty(c, items.len(), file, &path, "non-empty lines")?;
+        return Some((Domain::Lines { file: path, items }, count));
+    }
+    if let Some(chunk) = &spec.each_chunk {
+        let lines = c.count(&chunk.value.lines, "lines", 1)?;
+        let (path, text) = read(c, &chunk.value.file, "each_chunk.file")?;
+        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let total = non_empty(c, all.len(), &chunk.value.file, &path, "non-empty lines")?;
+        let mut items = StrPool::default();
+        for part in all.chunks(lines as usize) {
+            let mut chunk_text = part.join("\n");
+            chunk_text.push('\n');
+            items.push(&chunk_text);
+        }
+        let count = items.len() as u64;
+        let dir = format!(".flow/chunks/{}", r.name);
+        let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
+        return Some((Domain::Chunks { file: path, dir, lines, total_lines: total, stdin, items }, count));
+    }
+    if let Some(file) = &spec.from_json {
+        return json_domain(c, file);
+    }
+    if let Some(matrix) = &spec.matrix {
+        return matrix_domain(c, matrix);
+    }
+    if spec.for_each.is_some() {
+        return Some((Domain::Same { group: GroupId(u32::MAX) }, 0));
+    }
+    Some((Domain::Single, 1))
+}
+
+fn expansion_spans(spec: &TaskSpec) -> Vec<(&'static str, std::ops::Range<usize>)> {
+    let spans = [
+        spec.range.as_ref().map(|s| s.span.clone()),
+        spec.each_line.as_ref().map(|s| s.span.clone()),
+        spec.each_chunk.as_ref().map(|s| s.span.clone()),
+        spec.from_json.as_ref().map(|s| s.span.clone()),
+        spec.matrix.as_ref().map(|s| s.span.clone()),
+        spec.for_each.as_ref().map(|s| s.span.clone()),
+    ];
+    let mut present: Vec<_> = KEYS.iter().zip(spans).filter_map(|(k, s)| Some((*k, s?))).collect();
+    present.sort_by_key(|(_, s)| s.start);
+    present
+}
+
+fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)> {
+    let ranges = match &range.value {
+        RangeSpec::List(values) => runs(values),
+        RangeSpec::Text(text) => {
+            let text = c.render_vars(&Sp::new(text.clone(), range.span.clone()), "range")?;
+            match parse_ranges(&text) {
+                Ok(r) => r,
+                Err(msg) => {
+                    c.error(
+                        Diagnostic::new("flow::compile::bad_range", format!("bad `range`: {msg}"))
+                            .at(range.span.clone(), "invalid range")
+                            .help("write ranges like \"1-1000\", \"1-100:2\" (step 2) or \"1,5,10-20\""),
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+    let count: u64 = ranges.iter().map(|r| r.count).sum();
+    if count == 0 {
+        c.error(
+            Diagnostic::new("flow::compile::bad_range", "`range` is empty")
+                .at(range.span.clone(), "no indices")
+                .help("list at least one index"),
+        );
+        return None;
+    }
+    Some((Domain::Range { ranges }, count))
+}
+
+/// Packs a list of integers into runs of consecutive values.
+fn runs(values: &[i64]) -> Vec<IntRange> {
+    let mut out: Vec<IntRange> = Vec::new();
+    for &v in values {
+        match out.last_mut() {
+            Some(r) if r.step == 1 && r.start.checked_add(r.count as i64) == Some(v) => r.count += 1,
+            _ => out.push(IntRange { start: v, count: 1, step: 1 }),
+        }
+    }
+    out
+}
+
+/// Renders and reads an expansion file: the path as rendered, and the text.
+fn read(c: &mut Compiler, file: &Sp<String>, key: &str) -> Option<(String, String)> {
+    let path = c.render_vars(file, key)?;
+    match fs_err::read_to_string(c.options.base_dir.join(&path)) {
+        Ok(text) => Some((path, text)),
+        Err(e) => {
+            let cause = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_owned(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+                _ => e.to_string(),
+            };
+            c.error(
+                Diagnostic::new("flow::compile::unreadable_file", format!("cannot read `{path}` for `{key}`: {cause}"))
+                    .at(file.span.clone(), "this file")
+                    .help("the path is relative to the workflow file's directory; check that it exists"),
+            );
+            None
+        }
+    }
+}
+
+fn non_empty(c: &mut Compiler, n: usize, file: &Sp<String>, path: &str, what: &str) -> Option<u64> {
+    if n == 0 {
+        c.error(
+            Diagnostic::new("flow::compile::empty_expansion", format!("`{path}` has no {what}"))
+                .at(file.span.clone(), "expands to nothing")
+                .help("a task array needs at least one instance; fill the file or point at another one"),
+        );
+        return None;
+    }
+    Some(n as u64)
+}
+
+fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
+    let (path, text) = read(c, file, "from_json")?;
+    let source = Source::new(path.clone(), text);
+    let items = match serde_json::from_str::<serde_json::Value>(&source.text) {
+        Ok(serde_json::Value::Array(items)) => items,
+        Ok(_) => {
+            c.error(
+                Diagnostic::new("flow::compile::not_an_array", format!("`{path}` does not hold a JSON array"))
+                    .at(file.span.clone(), "from_json file")
+                    .help("from_json expects a top-level array: one instance per element"),
+            );
+            return None;
+        }
+        Err(e) => {
+            let offset = offset_of(&source.text, e.line(), e.column());
+            c.error(
+                Diagnostic::new("flow::compile::bad_json", format!("`{path}` is not valid JSON: {e}"))
+                    .at(offset..offset, "here")
+                    .help("fix the JSON syntax at this position")
+                    .in_source(source),
+            );
+            return None;
+        }
+    };
+    let mut pool = StrPool::default();
+    for item in &items {
+        pool.push(&item.to_string());
+    }
+    let count = non_empty(c, pool.len(), file, &path, "elements")?;
+    Some((Domain::Json { file: path, items: pool }, count))
+}
+
+/// Byte offset of a 1-based line and column.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
+fn matrix_domain(
+    c: &mut Compiler,
+    matrix: &Sp<std::collections::BTreeMap<String, Sp<Vec<serde_json::Value>>>>,
+) -> Option<(Domain, u64)> {
+    let mut count: u64 = 1;
+    for (name, values) in &matrix.value {
+        if values.value.is_empty() {
+            c.error(
+                Diagnostic::new("flow::compile::empty_expansion", format!("matrix axis `{name}` is empty"))
+                    .at(values.span.clone(), "no values")
+                    .help("give the axis at least one value, or remove it"),
+            );
+            return None;
+        }
+        count = count.saturating_mul(values.value.len() as u64);
+    }
+    if matrix.value.is_empty() {
+        c.error(
+            Diagnostic::new("flow::compile::empty_expansion", "`matrix` has no axes")
+                .at(matrix.span.clone(), "empty matrix")
+                .help("add axes like `matrix = { lr = [0.1, 0.01] }`"),
+        );
+        return None;
+    }
+    let axes = matrix.value.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
+    Some((Domain::Matrix { axes }, count))
+}
+
+/// Points every `for_each` group at the group it mirrors and copies its count.
+pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [Option<Draft>]) {
+    for i in 0..drafts.len() {
+        let Some(target) = drafts[i].as_ref().and_then(|d| d.for_each.clone()) else { continue };
+        let mut seen = vec![i];
+        let mut current = target.clone();
+        let found = loop {
+            let Some(j) = resolved.iter().position(|r| r.name == current.value) else {
+                let help = crate::diag::closest(&current.value, resolved.iter().map(|r| r.name.as_str()))
+                    .map_or_else(|| "name a task defined in this file".to_owned(), |b| format!("did you mean `{b}`?"));
+                c.error(
+                    Diagnostic::new("flow::compile::unknown_task", format!("`for_each` names unknown task `{}`", current.value))
+                        .at(current.span.clone(), "no such task")
+                        .help(help),
+                );
+                break None;
+            };
+            if seen.contains(&j) {
+                let path: Vec<&str> = seen.iter().chain([&j]).map(|&k| resolved[k].name.as_str()).collect();
+                c.error(
+                    Diagnostic::new("flow::compile::cycle", format!("`for_each` goes round in a circle: {}", path.join(" → ")))
+                        .at(target.span.clone(), "circular for_each")
+                        .help("one task in the circle must expand on its own (range, each_line, ...)"),
+                );
+                break None;
+            }
+            match drafts[j].as_ref().map(|d| d.for_each.clone()) {
+                Some(Some(next)) => {
+                    seen.push(j);
+                    current = next;
+                }
+                Some(None) => break Some(j),
+                None => break None,
+            }
+        };
+        let Some(j) = found else {
+            drafts[i] = None;
+            continue;
+        };
+        let count = drafts[j].as_ref().map_or(0, |d| d.group.count);
+        if let Some(d) = drafts[i].as_mut() {
+            d.group.domain = Domain::Same { group: GroupId(j as u32) };
+            d.group.count = count;
+            let mut task = serde_json::json!({ "name": d.group.name, "count": count });
+            if let Some(obj) = task.as_object_mut() {
+                obj.insert("for_each".into(), resolved[j].name.clone().into());
+            }
+            d.scope = std::sync::Arc::new(super::render::GroupScope {
+                vars: d.scope.vars.clone(),
+                task: json_value(&task),
+                resources: d.scope.resources.clone(),
+            });
+            d.for_each = None;
+        }
+    }
+}

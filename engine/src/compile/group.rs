@@ -1,0 +1,175 @@
+//! [`Draft`]: one task compiled on its own (templates, domain, resources,
+//! numbers), before dependencies are known.
+
+use std::sync::Arc;
+
+use minijinja::Value;
+
+use super::compiler::Compiler;
+use super::render::{GroupScope, json_value, template_diagnostic};
+use super::{expand, merge::Resolved, resources};
+use crate::diag::Diagnostic;
+use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
+use crate::spec::{Quantity, Sp};
+
+/// A group being compiled.
+pub struct Draft {
+    /// The group as it will appear in the IR (`domain` may still be a `for_each` placeholder).
+    pub group: Group,
+    /// What all instances share in their template context.
+    pub scope: Arc<GroupScope>,
+    /// Index of the resolved task named by `for_each`, until resolved.
+    pub for_each: Option<Sp<String>>,
+}
+
+/// Compiles one task on its own; `None` when it has errors (already reported).
+pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
+    let spec = &r.spec;
+    let errors_before = c.diags.len();
+
+    let command = match (&spec.command, &spec.argv) {
+        (Some(cmd), None) => Some(Command::Shell(cmd.value.clone())),
+        (None, Some(argv)) if !argv.value.is_empty() => {
+            Some(Command::Argv(argv.value.iter().map(|a| a.value.clone()).collect()))
+        }
+        (None, Some(argv)) => {
+            c.error(
+                Diagnostic::new("flow::compile::empty_argv", format!("`argv` of task `{}` is empty", r.name))
+                    .at(argv.span.clone(), "empty list")
+                    .help("list the program and its arguments, e.g. argv = [\"echo\", \"hi\"]"),
+            );
+            None
+        }
+        (Some(cmd), Some(_)) => {
+            c.error(
+                Diagnostic::new("flow::compile::command_and_argv", format!("task `{}` has both `command` and `argv`", r.name))
+                    .at(cmd.span.clone(), "one of these must go")
+                    .help("keep `command` to run through `sh -c`, or `argv` to run the program directly"),
+            );
+            None
+        }
+        (None, None) => {
+            c.error(
+                Diagnostic::new("flow::compile::no_command", format!("task `{}` has no command", r.name))
+                    .at(r.name_span.clone(), "nothing to run")
+                    .help("add `command = \"...\"` (run with sh -c) or `argv = [...]`, here or in its template"),
+            );
+            None
+        }
+    };
+
+    let (domain, count) = expand::domain(c, r)?;
+    let variants = resources::variants(c, spec, &r.span);
+    let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(c, q, "timeout"));
+    let nodes = spec.nodes.as_ref().map_or(Some(1), |q| c.count(q, "nodes", 1));
+    let retries = spec.retries.as_ref().map_or(Some(0), |q| c.count(q, "retries", 0));
+    let crash_limit = spec.crash_limit.as_ref().map_or(Some(5), |q| c.count(q, "crash_limit", 0));
+    let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(c, q));
+
+    check_syntax(c, r);
+    if c.diags.len() > errors_before {
+        return None;
+    }
+    let (command, variants) = (command?, variants?);
+
+    let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
+    let list = |s: &Option<Sp<Vec<Sp<String>>>>| {
+        s.as_ref().map(|l| l.value.iter().map(|x| x.value.clone()).collect()).unwrap_or_default()
+    };
+    let template = TaskTemplate {
+        command,
+        cwd: text(&spec.cwd),
+        env: spec
+            .env
+            .as_ref()
+            .map(|e| e.value.iter().map(|(k, v)| (k.clone(), v.value.0.clone())).collect())
+            .unwrap_or_default(),
+        stdin: text(&spec.stdin),
+        stdout: stream(&spec.stdout),
+        stderr: stream(&spec.stderr),
+        inputs: list(&spec.inputs),
+        outputs: list(&spec.outputs),
+    };
+    let scope = Arc::new(GroupScope {
+        vars: c.vars_value.clone(),
+        task: json_value(&serde_json::json!({ "name": r.name, "count": count })),
+        resources: resources_value(&variants[0]),
+    });
+    let group = Group {
+        name: r.name.clone(),
+        span: r.span.clone(),
+        count,
+        domain,
+        template,
+        variants,
+        timeout,
+        nodes: nodes? as u32,
+        priority: priority?,
+        retries: retries? as u32,
+        crash_limit: crash_limit? as u32,
+    };
+    Some(Draft { group, scope, for_each: spec.for_each.clone() })
+}
+
+fn stream(s: &Option<Sp<String>>) -> Stream {
+    match s.as_ref().map(|s| s.value.as_str()) {
+        None | Some("log") => Stream::Log,
+        Some("none") => Stream::Null,
+        Some(path) => Stream::File(path.to_owned()),
+    }
+}
+
+fn priority(c: &mut Compiler, q: &Sp<Quantity>) -> Option<i64> {
+    let whole = |n: f64| {
+        if n.fract() == 0.0 && n.abs() < 1e15 { Ok(n as i64) } else { Err(format!("{n} is not a whole number")) }
+    };
+    let parse = |s: &str| s.trim().parse::<i64>().map_err(|_| format!("`{s}` is not a whole number"));
+    c.quantity(q, "priority", whole, parse, "`priority` takes a whole number; higher runs first")
+}
+
+/// `resources` in the template context: cpus, gpus, memory in MiB, custom ones by name.
+pub fn resources_value(r: &Resources) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert("cpus".into(), number(r.cpus.as_f64()));
+    map.insert("gpus".into(), number(r.gpus.as_f64()));
+    map.insert("memory".into(), (r.memory >> 20).into());
+    for (k, v) in &r.custom {
+        map.insert(k.clone(), number(v.as_f64()));
+    }
+    json_value(&map)
+}
+
+/// Whole numbers as integers so `{{ resources.cpus }}` renders `8`, not `8.0`.
+fn number(n: f64) -> serde_json::Value {
+    if n.fract() == 0.0 { serde_json::Value::from(n as i64) } else { serde_json::Value::from(n) }
+}
+
+/// Compiles every per-instance template so syntax errors show even for
+/// keys that are only rendered at run time.
+fn check_syntax(c: &mut Compiler, r: &Resolved) {
+    let spec = &r.spec;
+    let mut strings: Vec<(&str, &Sp<String>)> = Vec::new();
+    for (key, s) in [("command", &spec.command), ("cwd", &spec.cwd), ("stdin", &spec.stdin), ("stdout", &spec.stdout), ("stderr", &spec.stderr)] {
+        if let Some(s) = s {
+            strings.push((key, s));
+        }
+    }
+    for (key, list) in [("argv", &spec.argv), ("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)] {
+        if let Some(list) = list {
+            strings.extend(list.value.iter().map(|s| (key, s)));
+        }
+    }
+    let env: Vec<(String, Sp<String>)> = spec
+        .env
+        .iter()
+        .flat_map(|e| e.value.iter())
+        .map(|(k, v)| (format!("env.{k}"), Sp::new(v.value.0.clone(), v.span.clone())))
+        .collect();
+    let checks = strings.into_iter().map(|(k, s)| (k.to_owned(), s.clone())).chain(env);
+    for (key, s) in checks {
+        if let Err(e) = c.renderer.compile(&s.value) {
+            let d = template_diagnostic(&e, &c.source.text, &s.span, &s.value, &key);
+            c.error(d);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! [`Linker`]: dependency inference, pass two — rendered inputs and `after`
+//! selectors matched against the producers found in pass one.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use super::compiler::Compiler;
+use super::deps::{Producer, Rendered, base_domain};
+use super::edge_builder::EdgeBuilder;
+use super::group::Draft;
+use super::paths::{glob_exists_on_disk, glob_matcher, is_glob};
+use super::selector::Selector;
+use crate::diag::{Diagnostic, closest};
+use crate::ir::{Edge, EdgeOrigin};
+
+/// A glob's producers, grouped by group with sorted instance lists.
+type GlobMatches = Result<Vec<(u32, Vec<u64>)>, String>;
+
+/// Turns rendered inputs and selectors into edges.
+pub struct Linker<'a> {
+    producers: &'a HashMap<String, Producer>,
+    counts: &'a [u64],
+    base: PathBuf,
+    globs: HashMap<String, GlobMatches>,
+    edges: EdgeBuilder,
+}
+
+impl<'a> Linker<'a> {
+    /// A linker over the outputs of all groups.
+    pub fn new(producers: &'a HashMap<String, Producer>, counts: &'a [u64], base: PathBuf) -> Self {
+        Self { producers, counts, base, globs: HashMap::new(), edges: EdgeBuilder::default() }
+    }
+
+    /// The edges found, compressed.
+    pub fn finish(self) -> Vec<Edge> {
+        self.edges.finish(self.counts)
+    }
+
+    /// Links the inputs of group `g`.
+    pub fn inputs(&mut self, c: &mut Compiler, g: u32, r: &Rendered) {
+        let mut failed = vec![false; r.input_spans.len()];
+        let mut start = 0;
+        for (i, &end) in r.input_ends.iter().enumerate() {
+            let i = i as u64;
+            for k in start..end {
+                let (path, key) = (r.inputs.get(k).unwrap_or_default(), r.input_keys[k] as usize);
+                if failed[key] {
+                    continue;
+                }
+                if let Some(message) = self.input(path, g, i) {
+                    failed[key] = true;
+                    let instance = if self.counts[g as usize] > 1 { format!(" (instance {i})") } else { String::new() };
+                    c.error(
+                        Diagnostic::new("flow::compile::missing_input", format!("{message}{instance}"))
+                            .at(r.input_spans[key].clone(), "needed here")
+                            .help("create the file, fix the path (relative to the workflow file), or add a task that lists it in `outputs`"),
+                    );
+                }
+            }
+            start = end;
+        }
+    }
+
+    /// Links one input of instance `i` of group `g`; returns what is wrong with it.
+    fn input(&mut self, path: &str, g: u32, i: u64) -> Option<String> {
+        if path.is_empty() || path == "." {
+            return None;
+        }
+        if !is_glob(path) {
+            return match self.producers.get(path) {
+                Some(&p) if p == (g, i) => Some(format!("`{path}` is both an input and an output of the same instance")),
+                Some(&(pg, pi)) => {
+                    self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
+                    None
+                }
+                None if self.base.join(path).exists() => None,
+                None => Some(format!("input `{path}` does not exist, and no task produces it")),
+            };
+        }
+        let matches = self.glob(path);
+        let groups = match matches {
+            Ok(groups) => groups.clone(),
+            Err(msg) => return Some(msg.clone()),
+        };
+        for (pg, insts) in groups {
+            if pg != g && insts.len() as u64 == self.counts[pg as usize] {
+                self.edges.add_whole(pg, g, i, EdgeOrigin::Files);
+            } else {
+                for pi in insts.into_iter().filter(|&pi| (pg, pi) != (g, i)) {
+                    self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
+                }
+            }
+        }
+        None
+    }
+
+    /// A glob's producers, computed once per distinct pattern.
+    fn glob(&mut self, pattern: &str) -> &GlobMatches {
+        if !self.globs.contains_key(pattern) {
+            let result = match glob_matcher(pattern) {
+                Err(e) => Err(format!("bad glob `{pattern}`: {}", e.kind())),
+                Ok(m) => {
+                    let mut by_group: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+                    for (path, &(g, i)) in self.producers {
+                        if m.is_match(path) {
+                            by_group.entry(g).or_default().push(i);
+                        }
+                    }
+                    if by_group.is_empty() && !glob_exists_on_disk(&self.base, pattern, &m) {
+                        Err(format!("input `{pattern}` matches no file, and no task produces one"))
+                    } else {
+                        Ok(by_group.into_iter().map(|(g, mut v)| (g, { v.sort_unstable(); v })).collect())
+                    }
+                }
+            };
+            self.globs.insert(pattern.to_owned(), result);
+        }
+        &self.globs[pattern]
+    }
+
+    /// Links the `after` selectors of group `g`.
+    pub fn after(&mut self, c: &mut Compiler, names: &[&str], drafts: &[Option<Draft>], g: u32, r: &Rendered) {
+        let mut failed = vec![false; r.after_spans.len()];
+        let mut start = 0;
+        for (i, &end) in r.after_ends.iter().enumerate() {
+            let i = i as u64;
+            for k in start..end {
+                let (text, key) = (r.after.get(k).unwrap_or_default(), r.after_keys[k] as usize);
+                if failed[key] {
+                    continue;
+                }
+                if let Some((message, help)) = self.selector(text, names, drafts, g, i) {
+                    failed[key] = true;
+                    c.error(
+                        Diagnostic::new("flow::compile::bad_after", message)
+                            .at(r.after_spans[key].clone(), "in this `after`")
+                            .help(help),
+                    );
+                }
+            }
+            start = end;
+        }
+    }
+
+    fn selector(&mut self, text: &str, names: &[&str], drafts: &[Option<Draft>], g: u32, i: u64) -> Option<(String, String)> {
+        if text.trim().is_empty() {
+            return None;
+        }
+        let sel = match Selector::parse(text) {
+            Ok(sel) => sel,
+            Err(msg) => return Some((msg, "write `task` or `task[1-10,20]`".to_owned())),
+        };
+        let Some(t) = names.iter().position(|n| *n == sel.name) else {
+            let help = closest(&sel.name, names.iter().copied())
+                .map_or_else(|| format!("tasks are: {}", names.join(", ")), |b| format!("did you mean `{b}`?"));
+            return Some((format!("`after` names unknown task `{}`", sel.name), help));
+        };
+        if drafts[t].is_none() {
+            return None;
+        }
+        let t = t as u32;
+        let Some(indices) = sel.indices else {
+            self.edges.add_whole(t, g, i, EdgeOrigin::After);
+            return None;
+        };
+        let domain = base_domain(drafts, t as usize);
+        let count = self.counts[t as usize];
+        for range in indices {
+            for n in 0..range.count {
+                let index = range.get(n);
+                match domain.position(index, count) {
+                    Some(p) if (t, p) == (g, i) => {
+                        return Some((format!("`{text}` makes an instance wait for itself"), "select other instances".to_owned()));
+                    }
+                    Some(p) => self.edges.add(t, p, g, i, EdgeOrigin::After),
+                    None => {
+                        let first = domain.index(0);
+                        let last = domain.index(count.saturating_sub(1));
+                        return Some((
+                            format!("`{text}` selects index {index}, which `{}` does not have", sel.name),
+                            format!("`{}` has {count} instances with indices from {first} to {last}", sel.name),
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+}

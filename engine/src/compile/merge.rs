@@ -1,0 +1,134 @@
+//! Layering of `[defaults]`, `[templates.NAME]` and a task's own keys into one
+//! [`Resolved`] task per `[[tasks]]` entry.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+use crate::diag::Diagnostic;
+use crate::spec::{Sp, TaskSpec, Workflow};
+
+/// A task with its template and the defaults folded in.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The task's name.
+    pub name: String,
+    /// Span of the task's table.
+    pub span: Range<usize>,
+    /// Span of the name value.
+    pub name_span: Range<usize>,
+    /// All keys after layering.
+    pub spec: TaskSpec,
+}
+
+/// Resolves every task, reporting missing or duplicate names and unknown templates.
+pub fn resolve(workflow: &Workflow, diags: &mut Vec<Diagnostic>) -> Vec<Resolved> {
+    let empty = TaskSpec::default();
+    let defaults = workflow.defaults.as_ref().map_or(&empty, |d| &d.value);
+    if let Some(d) = &workflow.defaults {
+        for (key, span) in [("name", d.value.name.as_ref().map(|s| &s.span)), ("use", d.value.use_template.as_ref().map(|s| &s.span))] {
+            if let Some(span) = span {
+                diags.push(
+                    Diagnostic::new("flow::compile::misplaced_key", format!("`{key}` is not allowed in [defaults]"))
+                        .at(span.clone(), "not allowed here")
+                        .help(format!("move `{key}` into a task")),
+                );
+            }
+        }
+    }
+    for (tname, t) in &workflow.templates {
+        for (key, span) in [("name", t.value.name.as_ref().map(|s| &s.span)), ("use", t.value.use_template.as_ref().map(|s| &s.span))] {
+            if let Some(span) = span {
+                diags.push(
+                    Diagnostic::new("flow::compile::misplaced_key", format!("`{key}` is not allowed in template `{tname}`"))
+                        .at(span.clone(), "not allowed in a template")
+                        .help(if key == "use" { "templates cannot use other templates; copy the keys you need" } else { "a template is named by its table; remove `name`" }),
+                );
+            }
+        }
+    }
+
+    let mut seen: HashMap<&str, &Range<usize>> = HashMap::new();
+    let mut out = Vec::new();
+    for task in &workflow.tasks {
+        let Some(name) = &task.value.name else {
+            diags.push(
+                Diagnostic::new("flow::compile::missing_name", "task has no `name`")
+                    .at(task.span.clone(), "this task")
+                    .help("add `name = \"...\"`: a unique name of letters, digits, `-` and `_`"),
+            );
+            continue;
+        };
+        if name.value.is_empty() || !name.value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            diags.push(
+                Diagnostic::new("flow::compile::bad_name", format!("task name `{}` is not allowed", name.value))
+                    .at(name.span.clone(), "bad name")
+                    .help("use letters, digits, `-` and `_` only"),
+            );
+        }
+        if let Some(first) = seen.insert(&name.value, &name.span) {
+            diags.push(
+                Diagnostic::new("flow::compile::duplicate_task", format!("task `{}` is defined twice", name.value))
+                    .at(name.span.clone(), "second definition")
+                    .help(format!("rename one of them; the first is at byte {}", first.start)),
+            );
+            continue;
+        }
+        let template = match &task.value.use_template {
+            None => None,
+            Some(u) => match workflow.templates.get(&u.value) {
+                Some(t) => Some(&t.value),
+                None => {
+                    diags.push(unknown_template(u, &workflow.templates));
+                    continue;
+                }
+            },
+        };
+        let mut spec = task.value.clone();
+        if let Some(t) = template {
+            inherit(&mut spec, t);
+        }
+        inherit(&mut spec, defaults);
+        out.push(Resolved { name: name.value.clone(), span: task.span.clone(), name_span: name.span.clone(), spec });
+    }
+    out
+}
+
+fn unknown_template(u: &Sp<String>, templates: &BTreeMap<String, Sp<TaskSpec>>) -> Diagnostic {
+    let help = match crate::diag::closest(&u.value, templates.keys().map(String::as_str)) {
+        Some(best) => format!("did you mean `{best}`?"),
+        None if templates.is_empty() => "define it under [templates.NAME]".to_owned(),
+        None => format!("known templates: {}", templates.keys().cloned().collect::<Vec<_>>().join(", ")),
+    };
+    Diagnostic::new("flow::compile::unknown_template", format!("unknown template `{}`", u.value))
+        .at(u.span.clone(), "no such template")
+        .help(help)
+}
+
+macro_rules! inherit_fields {
+    ($dst:expr, $src:expr, $($field:ident),* $(,)?) => {
+        $( if $dst.$field.is_none() { $dst.$field = $src.$field.clone(); } )*
+    };
+}
+
+/// Fills keys `spec` leaves out from `base`; `env` maps are merged key by key,
+/// and an expansion is inherited only when `spec` has none of its own.
+fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
+    if let (Some(env), Some(base_env)) = (&mut spec.env, &base.env) {
+        for (k, v) in &base_env.value {
+            env.value.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    inherit_fields!(
+        spec, base, command, argv, cwd, env, stdin, stdout, stderr, inputs, outputs, after, cpus, gpus, memory,
+        resources, variants, time_request, timeout, nodes, priority, retries, crash_limit,
+    );
+    let has_expansion = spec.range.is_some()
+        || spec.each_line.is_some()
+        || spec.each_chunk.is_some()
+        || spec.from_json.is_some()
+        || spec.matrix.is_some()
+        || spec.for_each.is_some();
+    if !has_expansion {
+        inherit_fields!(spec, base, range, each_line, each_chunk, from_json, matrix, for_each);
+    }
+}

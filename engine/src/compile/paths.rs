@@ -1,0 +1,117 @@
+//! File names as dependency keys: lexical normalisation, glob detection and
+//! globs matched against the disk.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+/// `./a//b/../c` → `a/c`. Absolute paths stay absolute; leading `..` are kept.
+pub fn normalize(path: &str) -> Cow<'_, str> {
+    let clean = !path.starts_with("./")
+        && !path.contains("//")
+        && !path.contains("/./")
+        && !path.contains("/../")
+        && !path.ends_with("/.")
+        && !path.ends_with("/..")
+        && !path.starts_with("../")
+        && !path.ends_with('/')
+        && path != ".";
+    if clean {
+        return Cow::Borrowed(path);
+    }
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            p => parts.push(p),
+        }
+    }
+    let joined = parts.join("/");
+    Cow::Owned(if absolute { format!("/{joined}") } else if joined.is_empty() { ".".to_owned() } else { joined })
+}
+
+/// Whether an input is a glob pattern rather than one file.
+pub fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '[', '{'])
+}
+
+/// Whether any file under `base` matches the glob `pattern`.
+pub fn glob_exists_on_disk(base: &Path, pattern: &str, matcher: &globset::GlobMatcher) -> bool {
+    let literal: Vec<&str> = pattern.split('/').take_while(|p| !is_glob(p)).collect();
+    let prefix = literal.join("/");
+    let depth = if pattern.contains("**") { usize::MAX } else { pattern.split('/').count() - literal.len() };
+    let start = if prefix.is_empty() { base.to_path_buf() } else { base.join(&prefix) };
+    let strip = if pattern.starts_with('/') { Path::new("") } else { base };
+    walk(&start, strip, depth, matcher)
+}
+
+fn walk(dir: &Path, strip: &Path, depth: usize, matcher: &globset::GlobMatcher) -> bool {
+    if depth == 0 {
+        return false;
+    }
+    let Ok(entries) = fs_err::read_dir(dir) else { return false };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let rel = path.strip_prefix(strip).unwrap_or(&path);
+        if matcher.is_match(rel) {
+            return true;
+        }
+        if entry.file_type().is_ok_and(|t| t.is_dir()) && walk(&path, strip, depth - 1, matcher) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Compiles a glob the way inputs use it: `*` stays within one directory, `**` crosses them.
+pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
+    Ok(globset::GlobBuilder::new(pattern).literal_separator(true).build()?.compile_matcher())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes() {
+        for (a, b) in [
+            ("a/b.txt", "a/b.txt"),
+            ("./a/b", "a/b"),
+            ("a//b", "a/b"),
+            ("a/./b", "a/b"),
+            ("a/x/../b", "a/b"),
+            ("../a", "../a"),
+            ("/x/../y", "/y"),
+            ("a/", "a"),
+            (".", "."),
+        ] {
+            assert_eq!(normalize(a), b, "{a}");
+        }
+    }
+
+    #[test]
+    fn globs() {
+        assert!(is_glob("scores/*.csv"));
+        assert!(!is_glob("scores/1.csv"));
+        let m = glob_matcher("scores/*.csv").unwrap();
+        assert!(m.is_match("scores/1.csv"));
+        assert!(!m.is_match("scores/a/1.csv"));
+        assert!(glob_matcher("a/**/x").unwrap().is_match("a/b/c/x"));
+    }
+
+    #[test]
+    fn finds_globs_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(dir.path().join("d/e")).unwrap();
+        fs_err::write(dir.path().join("d/e/f.csv"), "").unwrap();
+        let yes = |p: &str| glob_exists_on_disk(dir.path(), p, &glob_matcher(p).unwrap());
+        assert!(yes("d/*/f.csv"));
+        assert!(yes("d/**/*.csv"));
+        assert!(!yes("d/*.csv"));
+        assert!(!yes("x/*.csv"));
+    }
+}

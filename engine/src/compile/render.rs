@@ -1,0 +1,224 @@
+//! [`Renderer`]: minijinja templates with strict undefined, and the
+//! per-instance context [`Scope`] they are rendered with.
+
+use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
+use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+
+use crate::diag::Diagnostic;
+
+/// Compiles and renders the template strings of a workflow.
+pub struct Renderer {
+    env: Environment<'static>,
+}
+
+/// A compiled template: plain text, or the name of a minijinja template.
+#[derive(Debug, Clone)]
+pub enum Tmpl {
+    /// Text without template syntax, used as is.
+    Literal(String),
+    /// A template registered in the [`Renderer`] under this name (its source).
+    Jinja(String),
+}
+
+impl Default for Renderer {
+    fn default() -> Self {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        Self { env }
+    }
+}
+
+impl Renderer {
+    /// Compiles `source`, reusing an earlier compilation of the same text.
+    pub fn compile(&mut self, source: &str) -> Result<Tmpl, minijinja::Error> {
+        if !source.contains("{{") && !source.contains("{%") && !source.contains("{#") {
+            return Ok(Tmpl::Literal(source.to_owned()));
+        }
+        if self.env.get_template(source).is_err() {
+            self.env.add_template_owned(source.to_owned(), source.to_owned())?;
+        }
+        Ok(Tmpl::Jinja(source.to_owned()))
+    }
+
+    /// Renders a compiled template with `scope`.
+    pub fn render<'t>(&self, tmpl: &'t Tmpl, scope: &Value) -> Result<Cow<'t, str>, minijinja::Error> {
+        match tmpl {
+            Tmpl::Literal(text) => Ok(Cow::Borrowed(text)),
+            Tmpl::Jinja(name) => self.env.get_template(name)?.render(scope).map(Cow::Owned),
+        }
+    }
+
+    /// Compiles and renders `source` once.
+    pub fn render_str(&mut self, source: &str, scope: &Value) -> Result<String, minijinja::Error> {
+        let tmpl = self.compile(source)?;
+        self.render(&tmpl, scope).map(Cow::into_owned)
+    }
+}
+
+/// Converts JSON into a template value.
+pub fn json_value<T: serde::Serialize>(value: &T) -> Value {
+    Value::from(minijinja::value::Serde(value))
+}
+
+/// What every instance of a group shares in its template context.
+#[derive(Debug)]
+pub struct GroupScope {
+    /// `vars`.
+    pub vars: Value,
+    /// `task`: name and instance count.
+    pub task: Value,
+    /// `resources` of the first variant.
+    pub resources: Value,
+}
+
+/// The template context of one instance.
+#[derive(Debug)]
+pub struct Scope {
+    /// Shared part.
+    pub group: Arc<GroupScope>,
+    /// `index` (undefined when only `vars` may be used).
+    pub index: Value,
+    /// `item` (undefined for plain tasks).
+    pub item: Value,
+    /// `item_json` (undefined unless the item is JSON).
+    pub item_json: Value,
+    /// `chunk` (undefined unless `each_chunk`).
+    pub chunk: Value,
+}
+
+impl Scope {
+    /// The scope as a minijinja value.
+    pub fn into_value(self) -> Value {
+        Value::from_object(self)
+    }
+}
+
+const SCOPE_KEYS: &[&str] = &["vars", "index", "item", "item_json", "chunk", "task", "resources", "env"];
+
+impl Object for Scope {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let value = match key.as_str()? {
+            "vars" => self.group.vars.clone(),
+            "index" => self.index.clone(),
+            "item" => self.item.clone(),
+            "item_json" => self.item_json.clone(),
+            "chunk" => self.chunk.clone(),
+            "task" => self.group.task.clone(),
+            "resources" => self.group.resources.clone(),
+            "env" => Value::from_object(ProcessEnv),
+            _ => return None,
+        };
+        (!value.is_undefined()).then_some(value)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(SCOPE_KEYS)
+    }
+}
+
+/// `env`: flow's own environment, looked up on use.
+#[derive(Debug)]
+struct ProcessEnv;
+
+impl Object for ProcessEnv {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        std::env::var(key.as_str()?).ok().map(Value::from)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::NonEnumerable
+    }
+}
+
+/// Turns a template error in `template` (written at `span` of `file_text`)
+/// into a diagnostic for the key `key`.
+pub fn template_diagnostic(
+    err: &minijinja::Error,
+    file_text: &str,
+    span: &Range<usize>,
+    template: &str,
+    key: &str,
+) -> Diagnostic {
+    let what = match err.kind() {
+        ErrorKind::SyntaxError => "syntax error",
+        ErrorKind::UndefinedError => "undefined value",
+        ErrorKind::UnknownFilter => "unknown filter",
+        ErrorKind::UnknownFunction => "unknown function",
+        ErrorKind::UnknownTest => "unknown test",
+        ErrorKind::UnknownMethod => "unknown method",
+        _ => "error",
+    };
+    let offending = err.range().and_then(|r| template.get(r.clone()).map(|t| (r, t)));
+    let message = match (&offending, err.detail()) {
+        (Some((_, text)), _) if err.kind() == ErrorKind::UndefinedError => {
+            format!("template error in `{key}`: `{text}` is undefined")
+        }
+        (_, Some(detail)) => format!("template {what} in `{key}`: {detail}"),
+        _ => format!("template {what} in `{key}`"),
+    };
+    let mut span = span.clone();
+    if let Some((range, _)) = &offending
+        && let Some(pos) = file_text.get(span.clone()).and_then(|s| s.find(template))
+    {
+        span = span.start + pos + range.start..span.start + pos + range.end;
+    }
+    let help = match err.kind() {
+        ErrorKind::UndefinedError => {
+            "templates see `vars`, `index`, `item`, `item_json`, `chunk`, `task`, `resources` and `env`; check the spelling, or add the variable to [vars]"
+        }
+        ErrorKind::SyntaxError => "template syntax is Jinja: `{{ expression }}`, `{% if ... %}...{% endif %}`",
+        _ => "see the templates reference for the context and filters",
+    };
+    Diagnostic::new("flow::compile::template", message).at(span, what).help(help)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope() -> Value {
+        let vars = json_value(&serde_json::json!({ "chunk": 10, "name": "x" }));
+        let group = Arc::new(GroupScope {
+            vars,
+            task: json_value(&serde_json::json!({ "name": "t", "count": 3 })),
+            resources: json_value(&serde_json::json!({ "cpus": 2 })),
+        });
+        Scope { group, index: Value::from(7), item: Value::from("line"), item_json: Value::UNDEFINED, chunk: Value::UNDEFINED }
+            .into_value()
+    }
+
+    #[test]
+    fn renders_context() {
+        let mut r = Renderer::default();
+        let out = r.render_str("{{ task.name }}-{{ index }}-{{ item }}-{{ vars.chunk }}-{{ resources.cpus }}", &scope());
+        assert_eq!(out.unwrap(), "t-7-line-10-2");
+        assert_eq!(r.render_str("plain", &scope()).unwrap(), "plain");
+    }
+
+    #[test]
+    fn strict_undefined_is_an_error_with_a_span() {
+        let mut r = Renderer::default();
+        let tmpl = "out/{{ vars.chunks }}.txt";
+        let err = r.render_str(tmpl, &scope()).unwrap_err();
+        let file = format!("outputs = [\"{tmpl}\"]");
+        let d = template_diagnostic(&err, &file, &(11..11 + tmpl.len() + 2), tmpl, "outputs");
+        assert!(d.message.contains("vars.chunks"), "{}", d.message);
+        assert_eq!(&file[d.span.clone().unwrap()], "vars.chunks");
+        assert!(r.render_str("{{ item_json }}", &scope()).is_err());
+        assert!(r.render_str("{{ nope }}", &scope()).is_err());
+    }
+
+    #[test]
+    fn syntax_errors_are_reported() {
+        let mut r = Renderer::default();
+        assert!(r.compile("{{ index ").is_err());
+    }
+}

@@ -1,0 +1,165 @@
+//! Resource requests: a task's `cpus`/`gpus`/`memory`/`resources`/`time_request`
+//! and its `variants`, turned into [`Resources`] and checked for possibility.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::compiler::Compiler;
+use super::units::{mib_to_bytes, parse_duration, parse_size};
+use crate::diag::Diagnostic;
+use crate::ir::{Amount, Resources};
+use crate::spec::{Quantity, Sp, TaskSpec};
+
+const DURATION_HELP: &str = "use a duration like \"90s\", \"15m\", \"2h\", \"1h30m\", \"HH:MM:SS\", or a number of seconds";
+const SIZE_HELP: &str = "use a size like \"4 GiB\" or \"512 MB\", or a number of MiB";
+
+/// The keys one request is made of (the task's own, or one variant's).
+struct Request<'a> {
+    cpus: Option<&'a Sp<Quantity>>,
+    gpus: Option<&'a Sp<Quantity>>,
+    memory: Option<&'a Sp<Quantity>>,
+    resources: Option<&'a Sp<BTreeMap<String, Sp<Quantity>>>>,
+    time_request: Option<&'a Sp<Quantity>>,
+}
+
+/// The task's resource requests in the order they are tried. Variant keys
+/// that are left out are taken from the task.
+pub fn variants(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> Option<Vec<Resources>> {
+    let own = Request {
+        cpus: spec.cpus.as_ref(),
+        gpus: spec.gpus.as_ref(),
+        memory: spec.memory.as_ref(),
+        resources: spec.resources.as_ref(),
+        time_request: spec.time_request.as_ref(),
+    };
+    let Some(variants) = &spec.variants else {
+        let r = request(c, &own)?;
+        check_fits(c, std::slice::from_ref(&r), task_span);
+        return Some(vec![r]);
+    };
+    if variants.value.is_empty() {
+        c.error(
+            Diagnostic::new("flow::compile::empty_variants", "`variants` is empty")
+                .at(variants.span.clone(), "no variants")
+                .help("add at least one [[tasks.variants]] table, or remove `variants`"),
+        );
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut ok = true;
+    for v in &variants.value {
+        let v = &v.value;
+        let req = Request {
+            cpus: v.cpus.as_ref().or(own.cpus),
+            gpus: v.gpus.as_ref().or(own.gpus),
+            memory: v.memory.as_ref().or(own.memory),
+            resources: v.resources.as_ref().or(own.resources),
+            time_request: v.time_request.as_ref().or(own.time_request),
+        };
+        match request(c, &req) {
+            Some(r) => out.push(r),
+            None => ok = false,
+        }
+    }
+    if ok {
+        check_fits(c, &out, &variants.span);
+    }
+    ok.then_some(out)
+}
+
+fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
+    let mut ok = true;
+    let mut amount = |c: &mut Compiler, q: Option<&Sp<Quantity>>, key: &str, default: Amount, indexed: bool| {
+        let Some(q) = q else { return default };
+        match c.quantity(q, key, amount_of, |s| amount_of(s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number"))?), &format!("`{key}` takes a non-negative number, e.g. 2 or 0.25")) {
+            Some(a) if indexed && a.0 > Amount::SCALE && !a.is_whole() => {
+                c.error(
+                    Diagnostic::new("flow::compile::impossible_resources", format!("`{key} = {a}` cannot be satisfied"))
+                        .at(q.span.clone(), "fraction above one")
+                        .help(format!("a fraction of a device shares one device; ask for a whole number of {key} or less than one")),
+                );
+                ok = false;
+                default
+            }
+            Some(a) => a,
+            None => {
+                ok = false;
+                default
+            }
+        }
+    };
+    let cpus = amount(c, r.cpus, "cpus", Amount::whole(1), false);
+    let gpus = amount(c, r.gpus, "gpus", Amount::ZERO, true);
+    let mut custom = BTreeMap::new();
+    if let Some(res) = r.resources {
+        for (name, q) in &res.value {
+            let a = amount(c, Some(q), name, Amount::ZERO, false);
+            custom.insert(name.clone(), a);
+        }
+    }
+    let memory = match r.memory {
+        None => 0,
+        Some(q) => c.quantity(q, "memory", mib_to_bytes, parse_size, SIZE_HELP).unwrap_or_else(|| {
+            ok = false;
+            0
+        }),
+    };
+    let time_request = match r.time_request {
+        None => None,
+        Some(q) => match duration(c, q, "time_request") {
+            Some(d) => Some(d),
+            None => {
+                ok = false;
+                None
+            }
+        },
+    };
+    ok.then_some(Resources { cpus, gpus, memory, custom, time_request })
+}
+
+fn amount_of(n: f64) -> Result<Amount, String> {
+    Amount::from_f64(n).ok_or_else(|| format!("{n} is not a non-negative amount"))
+}
+
+/// A duration key in whole seconds.
+pub fn duration(c: &mut Compiler, q: &Sp<Quantity>, key: &str) -> Option<u64> {
+    let secs = |n: f64| {
+        if n.is_finite() && n >= 0.0 { Ok(n.ceil() as u64) } else { Err(format!("{n} is not a duration")) }
+    };
+    c.quantity(q, key, secs, parse_duration, DURATION_HELP)
+}
+
+/// Reports when no variant fits the worker described in the options. Custom
+/// resources are checked only when the worker lists some.
+fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
+    let Some(worker) = c.options.worker.clone() else { return };
+    let problems: Vec<String> = variants.iter().filter_map(|v| too_big(v, &worker)).collect();
+    if problems.len() == variants.len() && !problems.is_empty() {
+        let what = if variants.len() == 1 { "the request" } else { "every variant" };
+        c.error(
+            Diagnostic::new("flow::compile::impossible_resources", format!("{what} needs more than a worker has: {}", problems.join("; ")))
+                .at(span.clone(), "cannot fit on any worker")
+                .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),
+        );
+    }
+}
+
+fn too_big(r: &Resources, w: &Resources) -> Option<String> {
+    let mut over = Vec::new();
+    if r.cpus > w.cpus {
+        over.push(format!("{} cpus > {}", r.cpus, w.cpus));
+    }
+    if r.gpus > w.gpus {
+        over.push(format!("{} gpus > {}", r.gpus, w.gpus));
+    }
+    if r.memory > w.memory && w.memory > 0 {
+        over.push(format!("{} MiB memory > {} MiB", r.memory >> 20, w.memory >> 20));
+    }
+    for (name, a) in r.custom.iter().filter(|_| !w.custom.is_empty()) {
+        let have = w.custom.get(name).copied().unwrap_or_default();
+        if *a > have {
+            over.push(format!("{a} {name} > {have}"));
+        }
+    }
+    (!over.is_empty()).then(|| over.join(", "))
+}

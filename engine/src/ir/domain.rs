@@ -1,0 +1,233 @@
+//! [`Domain`]: the index domain of a task group, stored without expanding it.
+
+use serde::{Deserialize, Serialize};
+
+use super::GroupId;
+
+/// The instances of a group. An array of a million instances is one value
+/// here: integer ranges, a packed string pool, or matrix axes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Domain {
+    /// A plain task: one instance with index 0.
+    Single,
+    /// `range`: one instance per integer; `index` and `item` are the integer.
+    Range {
+        /// The integers, in order.
+        ranges: Vec<IntRange>,
+    },
+    /// `each_line`: one instance per non-empty line; `item` is the line.
+    Lines {
+        /// The file the lines were read from (relative to the workflow).
+        file: String,
+        /// The lines.
+        items: StrPool,
+    },
+    /// `from_json`: one instance per array element; `item` is the element.
+    Json {
+        /// The file the array was read from.
+        file: String,
+        /// Each element as compact JSON text.
+        items: StrPool,
+    },
+    /// `each_chunk`: one instance per `lines` non-empty lines of `file`.
+    Chunks {
+        /// The file being split.
+        file: String,
+        /// Directory (relative to the workflow) where the runtime writes chunk files.
+        dir: String,
+        /// Non-empty lines per chunk (the last may be shorter).
+        lines: u64,
+        /// Number of non-empty lines in the file.
+        total_lines: u64,
+        /// Also feed the chunk on stdin.
+        stdin: bool,
+        /// The chunks' text.
+        items: StrPool,
+    },
+    /// `matrix`: the cartesian product of the axes, last axis varying fastest.
+    Matrix {
+        /// Axis names and values, in name order.
+        axes: Vec<(String, Vec<serde_json::Value>)>,
+    },
+    /// `for_each`: the same instances as another group.
+    Same {
+        /// The group whose domain this mirrors.
+        group: GroupId,
+    },
+}
+
+/// The value an instance sees as `item`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item<'a> {
+    /// A plain task has no item.
+    None,
+    /// An integer from a `range`.
+    Int(i64),
+    /// A line or a chunk of lines.
+    Text(&'a str),
+    /// A JSON array element, as JSON text.
+    Json(&'a str),
+    /// A matrix combination.
+    Object(serde_json::Map<String, serde_json::Value>),
+}
+
+impl Domain {
+    /// The `index` of instance `i`: the integer for ranges, the position otherwise.
+    pub fn index(&self, i: u64) -> i64 {
+        match self {
+            Domain::Range { ranges } => {
+                let mut i = i;
+                for r in ranges {
+                    if i < r.count {
+                        return r.get(i);
+                    }
+                    i -= r.count;
+                }
+                i as i64
+            }
+            _ => i as i64,
+        }
+    }
+
+    /// The position of the instance whose `index` is `index`, given the instance count.
+    pub fn position(&self, index: i64, count: u64) -> Option<u64> {
+        match self {
+            Domain::Range { ranges } => {
+                let mut before = 0;
+                for r in ranges {
+                    if let Some(p) = r.position(index) {
+                        return Some(before + p);
+                    }
+                    before += r.count;
+                }
+                None
+            }
+            _ => u64::try_from(index).ok().filter(|&i| i < count),
+        }
+    }
+
+    /// The `item` of instance `i` (`Item::None` for `Same`, which must be resolved first).
+    pub fn item(&self, i: u64) -> Item<'_> {
+        match self {
+            Domain::Single | Domain::Same { .. } => Item::None,
+            Domain::Range { .. } => Item::Int(self.index(i)),
+            Domain::Lines { items, .. } | Domain::Chunks { items, .. } => {
+                Item::Text(items.get(i as usize).unwrap_or_default())
+            }
+            Domain::Json { items, .. } => Item::Json(items.get(i as usize).unwrap_or("null")),
+            Domain::Matrix { axes } => {
+                let mut rest = i;
+                let mut object = serde_json::Map::new();
+                for (name, values) in axes.iter().rev() {
+                    let n = values.len().max(1) as u64;
+                    if let Some(v) = values.get((rest % n) as usize) {
+                        object.insert(name.clone(), v.clone());
+                    }
+                    rest /= n;
+                }
+                Item::Object(object)
+            }
+        }
+    }
+}
+
+/// `count` integers starting at `start`, `step` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntRange {
+    /// First integer.
+    pub start: i64,
+    /// How many integers.
+    pub count: u64,
+    /// Distance between consecutive integers (at least 1).
+    pub step: u64,
+}
+
+impl IntRange {
+    /// The integer at position `i` (< `count`).
+    pub fn get(&self, i: u64) -> i64 {
+        self.start + (i * self.step) as i64
+    }
+
+    /// The position of `value` in this range, if present.
+    pub fn position(&self, value: i64) -> Option<u64> {
+        let offset = value.checked_sub(self.start)?;
+        let offset = u64::try_from(offset).ok()?;
+        (offset % self.step == 0 && offset / self.step < self.count).then_some(offset / self.step)
+    }
+}
+
+/// Many strings in one buffer: `ends[i]` is where string `i` ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Vec<String>", into = "Vec<String>")]
+pub struct StrPool {
+    data: String,
+    ends: Vec<u64>,
+}
+
+impl StrPool {
+    /// Appends a string.
+    pub fn push(&mut self, s: &str) {
+        self.data.push_str(s);
+        self.ends.push(self.data.len() as u64);
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether the pool holds no strings.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// String `i`.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.data[start..end])
+    }
+
+    /// All strings in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|i| self.get(i).unwrap_or_default())
+    }
+}
+
+impl From<Vec<String>> for StrPool {
+    fn from(v: Vec<String>) -> Self {
+        let mut pool = StrPool::default();
+        v.iter().for_each(|s| pool.push(s));
+        pool
+    }
+}
+
+impl From<StrPool> for Vec<String> {
+    fn from(p: StrPool) -> Self {
+        p.iter().map(str::to_owned).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_positions() {
+        let r = IntRange { start: 1, count: 50, step: 2 };
+        assert_eq!(r.get(0), 1);
+        assert_eq!(r.get(49), 99);
+        assert_eq!(r.position(99), Some(49));
+        assert_eq!(r.position(2), None);
+        assert_eq!(r.position(101), None);
+        assert_eq!(r.position(-1), None);
+    }
+
+    #[test]
+    fn pool_round_trips() {
+        let pool = StrPool::from(vec!["a".to_owned(), String::new(), "ccc".to_owned()]);
+        assert_eq!(pool.iter().collect::<Vec<_>>(), ["a", "", "ccc"]);
+        assert_eq!(pool.get(3), None);
+    }
+}

@@ -1,0 +1,62 @@
+//! [`Edge`]: a dependency between two groups and how their instances connect.
+
+use serde::{Deserialize, Serialize};
+
+use super::GroupId;
+
+/// `to` instances wait for `from` instances, connected as `kind` says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    /// The group that runs first.
+    pub from: GroupId,
+    /// The group that waits.
+    pub to: GroupId,
+    /// Which instances wait for which.
+    pub kind: EdgeKind,
+    /// Whether the edge was written in `after` or inferred from files.
+    pub origin: EdgeOrigin,
+}
+
+/// How instances of two groups connect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// Every `to` instance waits for every `from` instance.
+    All,
+    /// Instance `i` of `to` waits for instance `i` of `from`.
+    ElementWise,
+    /// Instance `i` of `to` waits for `from` instances
+    /// `sources[offsets[i]..offsets[i + 1]]` (compressed sparse rows).
+    Explicit {
+        /// Row starts, one per `to` instance plus one.
+        offsets: Vec<u64>,
+        /// `from` instance positions.
+        sources: Vec<u64>,
+    },
+}
+
+impl EdgeKind {
+    /// The `from` instances that instance `to` of the waiting group depends on,
+    /// given the size of the `from` group.
+    pub fn sources(&self, to: u64, from_count: u64) -> Box<dyn Iterator<Item = u64> + '_> {
+        match self {
+            EdgeKind::All => Box::new(0..from_count),
+            EdgeKind::ElementWise => Box::new(std::iter::once(to).filter(move |&i| i < from_count)),
+            EdgeKind::Explicit { offsets, sources } => {
+                let to = to as usize;
+                let (start, end) = (offsets[to] as usize, offsets[to + 1] as usize);
+                Box::new(sources[start..end].iter().copied())
+            }
+        }
+    }
+}
+
+/// Where an edge came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeOrigin {
+    /// Written in `after`.
+    After,
+    /// Inferred from `inputs` matching `outputs`.
+    Files,
+}

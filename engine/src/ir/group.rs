@@ -1,0 +1,105 @@
+//! [`Group`]: one task or task array of the graph, with its unrendered templates.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Amount, Domain};
+
+/// Index of a group in [`super::Graph::groups`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct GroupId(pub u32);
+
+impl GroupId {
+    /// The id as a vector index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A task or task array: one template and an index domain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// The task's name.
+    pub name: String,
+    /// Byte range of the task's table in the workflow file.
+    pub span: Range<usize>,
+    /// Number of instances.
+    pub count: u64,
+    /// The instances.
+    pub domain: Domain,
+    /// What each instance runs (templates, rendered per instance by the runtime).
+    pub template: TaskTemplate,
+    /// Resource requests: the first that fits a worker is used.
+    pub variants: Vec<Resources>,
+    /// Kill an instance after this many seconds.
+    pub timeout: Option<u64>,
+    /// Whole workers per instance.
+    pub nodes: u32,
+    /// Higher runs first.
+    pub priority: i64,
+    /// Reruns of a failed instance.
+    pub retries: u32,
+    /// Lost workers an instance may survive.
+    pub crash_limit: u32,
+}
+
+/// The per-instance templates of a group, as written (minijinja syntax).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskTemplate {
+    /// What to execute.
+    pub command: Command,
+    /// Working directory, relative to the workflow directory.
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// File fed to stdin.
+    pub stdin: Option<String>,
+    /// Where stdout goes.
+    pub stdout: Stream,
+    /// Where stderr goes.
+    pub stderr: Stream,
+    /// Declared input files (may be globs).
+    pub inputs: Vec<String>,
+    /// Declared output files.
+    pub outputs: Vec<String>,
+}
+
+/// How an instance is executed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Run with `sh -c`.
+    Shell(String),
+    /// Run directly.
+    Argv(Vec<String>),
+}
+
+/// Destination of an output stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    /// Into the run log.
+    Log,
+    /// Discarded.
+    Null,
+    /// Into a file (a template).
+    File(String),
+}
+
+/// One resource request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    /// CPUs.
+    pub cpus: Amount,
+    /// GPUs.
+    pub gpus: Amount,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// Custom resources by name.
+    pub custom: BTreeMap<String, Amount>,
+    /// Expected run time in seconds.
+    pub time_request: Option<u64>,
+}

@@ -1,0 +1,21 @@
+//! The graph IR: what to run, validated and compact.
+//!
+//! [`Graph`] is the contract between the compiler and the runtime. An array
+//! of a million instances is one [`Group`] with a [`Domain`], never a million
+//! structs; an [`Edge`] says how the instances of two groups connect. The IR
+//! serialises to JSON (`flow plan --json`). It never knows file syntax,
+//! processes or sockets.
+
+mod amount;
+mod critical_path;
+mod domain;
+mod edge;
+mod graph;
+mod group;
+
+pub use amount::Amount;
+pub use critical_path::CriticalPath;
+pub use domain::{Domain, IntRange, Item, StrPool};
+pub use edge::{Edge, EdgeKind, EdgeOrigin};
+pub use graph::Graph;
+pub use group::{Command, Group, GroupId, Resources, Stream, TaskTemplate};

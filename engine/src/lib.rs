@@ -1,0 +1,10 @@
+//! flow's engine: the workflow file ([`spec`]), the compiler ([`compile`])
+//! and the graph IR it produces ([`ir`]).
+//!
+//! The pipeline is `spec::parse` → `compile::compile` → `ir::Graph`; each
+//! stage reports problems as [`diag::Diagnostic`]s, all of them at once.
+
+pub mod compile;
+pub mod diag;
+pub mod ir;
+pub mod spec;

@@ -1,0 +1,123 @@
+//! Reading files: [`parse`] a workflow file, [`parse_vars`] a vars file, in
+//! either [`Format`], with every problem reported as a [`Diagnostic`].
+//!
+//! Text becomes a [`Node`] tree ([`super::tree`], [`super::yaml`]), which is
+//! then deserialized ([`super::de`]). This module also names the
+//! diagnostic codes of the spec layer.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use super::sp::Sp;
+use super::tree::{self, Node, NodeKind};
+use super::workflow::Workflow;
+use super::{de, yaml};
+use crate::diag::{Diagnostic, Source};
+
+/// The text is not valid TOML or YAML.
+pub(crate) const SYNTAX: &str = "flow::spec::syntax";
+/// A YAML mapping sets the same key twice.
+pub(crate) const DUPLICATE_KEY: &str = "flow::spec::duplicate_key";
+/// A key that the table it is in does not take.
+pub(crate) const UNKNOWN_KEY: &str = "flow::spec::unknown_key";
+/// A value of the wrong type, or one flow cannot represent.
+pub(crate) const TYPE: &str = "flow::spec::type";
+/// A table lacks a key it requires.
+pub(crate) const MISSING_KEY: &str = "flow::spec::missing_key";
+
+/// The syntax of a workflow or vars file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// TOML 1.0.
+    Toml,
+    /// YAML 1.2 (core schema), which also reads JSON.
+    Yaml,
+}
+
+impl Format {
+    /// The format a file's extension names: `.toml`, or `.yaml`, `.yml` and
+    /// `.json` (read as YAML). `None` for any other extension.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "toml" => Some(Format::Toml),
+            "yaml" | "yml" | "json" => Some(Format::Yaml),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a workflow file.
+///
+/// On failure returns every problem found, sorted by position; each has a
+/// span into `source`.
+pub fn parse(source: &Arc<Source>, format: Format) -> Result<Workflow, Vec<Diagnostic>> {
+    read(source, format, "a workflow file")
+}
+
+/// Reads a vars file: a table of names to values (nested tables and lists
+/// allowed), as given to `--vars-file`.
+///
+/// On failure returns every problem found, sorted by position; each points
+/// into `source` ([`Diagnostic::source`] is set).
+pub fn parse_vars(
+    source: &Arc<Source>,
+    format: Format,
+) -> Result<BTreeMap<String, Sp<serde_json::Value>>, Vec<Diagnostic>> {
+    read(source, format, "a vars file").map_err(|diags| {
+        diags.into_iter().map(|diag| diag.in_source(source.clone())).collect()
+    })
+}
+
+fn read<T: DeserializeOwned>(
+    source: &Source,
+    format: Format,
+    what: &str,
+) -> Result<T, Vec<Diagnostic>> {
+    let text = &*source.text;
+    let mut diags = Vec::new();
+    let root = match format {
+        Format::Toml => tree::from_toml(text, &mut diags),
+        Format::Yaml => yaml::from_yaml(text, &mut diags),
+    };
+    let value = root.and_then(|root| match root.kind {
+        NodeKind::Map(_) => de::deserialize::<T>(&root, format, &mut diags),
+        _ => {
+            diags.push(not_a_table(&root, what));
+            None
+        }
+    });
+    match value {
+        Some(value) if diags.is_empty() => Ok(value),
+        _ => {
+            for diag in &mut diags {
+                diag.span = Some(fit(text, diag.span.clone().unwrap_or(0..0)));
+            }
+            diags.sort_by_key(|diag| diag.span.as_ref().map_or(0, |span| span.start));
+            Err(diags)
+        }
+    }
+}
+
+fn not_a_table(root: &Node, what: &str) -> Diagnostic {
+    Diagnostic::new(TYPE, format!("{what} must be a table of keys"))
+        .at(root.span.clone(), "expected a table")
+        .help("write `key: value` lines at the top level")
+}
+
+/// `span` narrowed to lie within `text` and on character boundaries.
+fn fit(text: &str, span: Range<usize>) -> Range<usize> {
+    let floor = |mut at: usize| {
+        at = at.min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let end = floor(span.end);
+    floor(span.start.min(end))..end
+}

@@ -1,0 +1,127 @@
+//! [`Node`]: the format-neutral value tree that TOML and YAML files are read
+//! into before deserialization, every value and key with its byte span.
+//!
+//! This module owns the tree and reading TOML into it ([`from_toml`]);
+//! [`super::yaml`] reads YAML into it. Syntax errors and values flow cannot
+//! represent (dates, numbers beyond 64 bits) become [`Diagnostic`]s here.
+
+use std::ops::Range;
+
+use serde_spanned::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::parse::{DUPLICATE_KEY, SYNTAX, TYPE};
+use crate::diag::Diagnostic;
+
+/// One value of the file and the byte range it was written at.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Node {
+    /// The value.
+    pub(crate) kind: NodeKind,
+    /// Byte offsets of the value in the source text.
+    pub(crate) span: Range<usize>,
+}
+
+/// The value of a [`Node`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum NodeKind {
+    /// YAML `null`, `~` or an empty value (TOML has none).
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// An array / sequence.
+    Seq(Vec<Node>),
+    /// A table / mapping in file order; every key is a [`NodeKind::Str`] node
+    /// spanning the key itself, and keys are unique.
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    /// A node of `kind` at `span`.
+    pub(crate) fn new(kind: NodeKind, span: Range<usize>) -> Self {
+        Self { kind, span }
+    }
+}
+
+/// Reads a TOML document.
+///
+/// Returns `None` when the text is not valid TOML, after pushing one
+/// [`SYNTAX`] (or [`DUPLICATE_KEY`]) diagnostic per error the parser
+/// recovered from. Dates and out-of-range numbers are reported as [`TYPE`]
+/// diagnostics but kept (as their text) in the tree, so the rest of the file
+/// is still checked.
+pub(crate) fn from_toml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
+    let (root, errors) = DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        for error in errors {
+            let span = error.span().unwrap_or(0..0);
+            let message = error.message();
+            let code = if message.starts_with("duplicate key") { DUPLICATE_KEY } else { SYNTAX };
+            diags.push(Diagnostic::new(code, message).at(span, "invalid TOML"));
+        }
+        return None;
+    }
+    let entries = toml_entries(text, root.get_ref(), diags);
+    Some(Node::new(NodeKind::Map(entries), 0..text.len()))
+}
+
+/// The entries of a TOML table in file order (the parser sorts them by name).
+fn toml_entries(text: &str, table: &DeTable<'_>, diags: &mut Vec<Diagnostic>) -> Vec<(Node, Node)> {
+    let mut entries: Vec<(Node, Node)> = table
+        .iter()
+        .map(|(key, value)| {
+            let key_node = Node::new(NodeKind::Str(key.get_ref().to_string()), key.span());
+            (key_node, toml_value(text, value, diags))
+        })
+        .collect();
+    entries.sort_by_key(|(key, _)| key.span.start);
+    entries
+}
+
+fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnostic>) -> Node {
+    let span = value.span();
+    let raw = || NodeKind::Str(text.get(span.clone()).unwrap_or_default().to_owned());
+    let kind = match value.get_ref() {
+        DeValue::String(s) => NodeKind::Str(s.to_string()),
+        DeValue::Boolean(b) => NodeKind::Bool(*b),
+        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(i) => NodeKind::Int(i),
+            Err(_) => {
+                diags.push(out_of_range(span.clone()));
+                raw()
+            }
+        },
+        DeValue::Float(f) => match f.as_str().parse::<f64>() {
+            Ok(x) if x.is_finite() || f.as_str().contains("inf") => NodeKind::Float(x),
+            _ => {
+                diags.push(out_of_range(span.clone()));
+                raw()
+            }
+        },
+        DeValue::Datetime(_) => {
+            diags.push(
+                Diagnostic::new(TYPE, "dates are not supported; quote the value")
+                    .at(span.clone(), "a TOML date")
+                    .help("write it in quotes to pass it on as a string"),
+            );
+            raw()
+        }
+        DeValue::Array(items) => {
+            NodeKind::Seq(items.iter().map(|item| toml_value(text, item, diags)).collect())
+        }
+        DeValue::Table(table) => NodeKind::Map(toml_entries(text, table, diags)),
+    };
+    Node::new(kind, span)
+}
+
+fn out_of_range(span: Range<usize>) -> Diagnostic {
+    Diagnostic::new(TYPE, "number is out of range")
+        .at(span, "does not fit in 64 bits")
+        .help("write it in quotes to pass it on as a string")
+}

@@ -1,0 +1,325 @@
+//! Reading a YAML document into a [`Node`] tree: YAML 1.2 core schema (so
+//! JSON files read too), byte spans, and duplicate keys reported with both
+//! places.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use saphyr::{AnnotatedMapping, LoadableYamlNode, MarkedYaml, Scalar, ScanError, YamlData};
+
+use super::parse::{DUPLICATE_KEY, SYNTAX, TYPE};
+use super::tree::{Node, NodeKind};
+use crate::diag::Diagnostic;
+
+/// Deepest nesting accepted; deeper documents are rejected rather than
+/// risking the stack in the recursive passes that follow.
+const MAX_DEPTH: usize = 128;
+
+/// How many duplicate keys are worked around before giving up.
+const MAX_DUPLICATES: u32 = 1000;
+
+/// saphyr's loader stops at the first duplicate key; this is its message.
+const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
+
+/// Reads a single YAML document.
+///
+/// Plain scalars resolve to null, booleans, integers, floats or strings;
+/// quoted and block scalars are strings; aliases are resolved to a copy of
+/// their anchor. A file with no document, or whose document is null, is an
+/// empty map. Returns `None` after pushing [`SYNTAX`] diagnostics when the
+/// text is not valid YAML or holds several documents. Duplicate keys
+/// ([`DUPLICATE_KEY`]) and non-scalar keys ([`TYPE`]) are reported and their
+/// entry dropped; other scalar keys become their text (`1: x` has key `"1"`).
+pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
+    let offsets = Offsets::new(text);
+    let mut work = Cow::Borrowed(text);
+    let mut renamed = Vec::new();
+    let docs = loop {
+        match MarkedYaml::load_from_str(&work) {
+            Ok(docs) => break docs,
+            Err(error) => {
+                let marker = error.marker().index();
+                let retry = error.info() == SAPHYR_DUPLICATE
+                    && renamed.len() < MAX_DUPLICATES as usize
+                    && !renamed.iter().any(|r: &Renamed| r.at == marker);
+                let original = retry
+                    .then(|| rename_key(work.to_mut(), marker, renamed.len() as u32))
+                    .flatten();
+                match original {
+                    Some(original) => renamed.push(Renamed { at: marker, original }),
+                    None => {
+                        diags.push(syntax_error(text, &offsets, &error));
+                        return None;
+                    }
+                }
+            }
+        }
+    };
+    let mut docs = docs.iter();
+    let Some(doc) = docs.next() else {
+        return Some(Node::new(NodeKind::Map(Vec::new()), 0..0));
+    };
+    if let Some(second) = docs.next() {
+        let at = offsets.byte(second.span.start.index());
+        diags.push(
+            Diagnostic::new(SYNTAX, "more than one YAML document")
+                .at(at..at, "a second document starts here")
+                .help("a workflow file holds one document; remove the `---` separator"),
+        );
+        return None;
+    }
+    let mut reader = Reader { text, offsets, renamed, diags, broken: false };
+    let root = reader.node(doc, 0);
+    if reader.broken {
+        return None;
+    }
+    Some(match root.kind {
+        NodeKind::Null => Node::new(NodeKind::Map(Vec::new()), root.span),
+        _ => root,
+    })
+}
+
+fn syntax_error(text: &str, offsets: &Offsets, error: &ScanError) -> Diagnostic {
+    let start = offsets.byte(error.marker().index());
+    let end = start + text[start..].chars().next().map_or(0, char::len_utf8);
+    let message = match error.info() {
+        SAPHYR_DUPLICATE => "duplicate key",
+        info => info,
+    };
+    Diagnostic::new(SYNTAX, message).at(start..end, "invalid YAML")
+}
+
+/// A duplicate key that was renamed so saphyr would load the document.
+struct Renamed {
+    /// Character index where the key starts.
+    at: usize,
+    /// The key's first character, replaced by a private-use character.
+    original: char,
+}
+
+/// Makes the key starting at character `at` unique without moving any
+/// character: its first character becomes the private-use character number
+/// `n`. Returns the replaced character, or `None` for keys it cannot rename
+/// (aliases, empty or complex keys).
+fn rename_key(text: &mut String, at: usize, n: u32) -> Option<char> {
+    let start = text.char_indices().nth(at)?.0;
+    let mut byte = skip_properties(text.as_bytes(), start, text.len());
+    if matches!(text.as_bytes().get(byte), Some(b'"' | b'\'')) {
+        byte += 1;
+    }
+    let original = text[byte..].chars().next()?;
+    if original.is_whitespace() || "\"'*:?[]{},#&!|>".contains(original) {
+        return None;
+    }
+    let marker = char::from_u32(0xF_0000 + n)?;
+    text.replace_range(byte..byte + original.len_utf8(), marker.encode_utf8(&mut [0; 4]));
+    Some(original)
+}
+
+/// The offset after any `&anchor` and `!tag` properties starting at `at`.
+fn skip_properties(bytes: &[u8], mut at: usize, end: usize) -> usize {
+    while at < end && matches!(bytes[at], b'&' | b'!') {
+        while at < end && !bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        while at < end && bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+    }
+    at
+}
+
+/// Converts saphyr's character indices to byte offsets.
+struct Offsets {
+    len: usize,
+    /// Byte offset of each character, or `None` when the text is ASCII.
+    table: Option<Vec<usize>>,
+}
+
+impl Offsets {
+    fn new(text: &str) -> Self {
+        let table = (!text.is_ascii()).then(|| text.char_indices().map(|(at, _)| at).collect());
+        Self { len: text.len(), table }
+    }
+
+    fn byte(&self, char_index: usize) -> usize {
+        match &self.table {
+            None => char_index.min(self.len),
+            Some(table) => table.get(char_index).copied().unwrap_or(self.len),
+        }
+    }
+}
+
+/// Turns saphyr's nodes into [`Node`]s, fixing up their spans.
+struct Reader<'t, 'd> {
+    text: &'t str,
+    offsets: Offsets,
+    renamed: Vec<Renamed>,
+    diags: &'d mut Vec<Diagnostic>,
+    /// Set when a problem makes the tree unusable (too deep, bad tag).
+    broken: bool,
+}
+
+impl Reader<'_, '_> {
+    fn node(&mut self, node: &MarkedYaml<'_>, depth: usize) -> Node {
+        let start = self.offsets.byte(node.span.start.index());
+        let end = self.offsets.byte(node.span.end.index()).max(start);
+        if depth > MAX_DEPTH {
+            self.fail(start..start, "the document is nested too deeply");
+            return Node::new(NodeKind::Null, start..end);
+        }
+        let scalar = match &node.data {
+            YamlData::Value(scalar) => Some(scalar.clone()),
+            YamlData::Representation(text, style, tag) => {
+                Scalar::parse_from_cow_and_metadata(text.clone(), *style, tag.as_ref())
+            }
+            YamlData::Sequence(items) => {
+                let items: Vec<Node> = items.iter().map(|item| self.node(item, depth + 1)).collect();
+                let last = items.last().map(|item| item.span.end);
+                return Node::new(NodeKind::Seq(items), self.collection_span(start, end, last));
+            }
+            YamlData::Mapping(entries) => {
+                let entries = self.entries(entries, depth);
+                let last = entries.last().map(|(_, value)| value.span.end);
+                return Node::new(NodeKind::Map(entries), self.collection_span(start, end, last));
+            }
+            YamlData::Tagged(_, inner) => return self.node(inner, depth + 1),
+            YamlData::Alias(_) | YamlData::BadValue => None,
+        };
+        match scalar {
+            Some(scalar) => Node::new(scalar_kind(scalar), self.scalar_span(start, end)),
+            None => {
+                self.fail(start..end, "the value does not match its tag");
+                Node::new(NodeKind::Null, start..end)
+            }
+        }
+    }
+
+    fn entries(
+        &mut self,
+        entries: &AnnotatedMapping<'_, MarkedYaml<'_>>,
+        depth: usize,
+    ) -> Vec<(Node, Node)> {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut out = Vec::with_capacity(entries.len());
+        for (key_yaml, value) in entries {
+            let key = self.node(key_yaml, depth + 1);
+            let name = match key.kind {
+                NodeKind::Str(s) => s,
+                NodeKind::Bool(b) => b.to_string(),
+                NodeKind::Int(i) => i.to_string(),
+                NodeKind::Float(x) => x.to_string(),
+                NodeKind::Null => "null".to_owned(),
+                NodeKind::Seq(_) | NodeKind::Map(_) => {
+                    self.diags.push(
+                        Diagnostic::new(TYPE, "keys must be strings")
+                            .at(key.span, "a collection used as a key"),
+                    );
+                    continue;
+                }
+            };
+            let at = key_yaml.span.start.index();
+            if let Some(renamed) = self.renamed.iter().find(|r| r.at == at) {
+                let name = restore(&name, renamed.original);
+                self.duplicate(&name, key.span, seen.get(&name).copied());
+                continue;
+            }
+            seen.insert(name.clone(), key.span.start);
+            let value = self.node(value, depth + 1);
+            out.push((Node::new(NodeKind::Str(name), key.span), value));
+        }
+        out
+    }
+
+    fn duplicate(&mut self, name: &str, span: Range<usize>, first: Option<usize>) {
+        let help = match first {
+            Some(first) => {
+                let line = self.text[..first].matches('\n').count() + 1;
+                format!("`{name}` is already set on line {line}; keep one of them")
+            }
+            None => format!("`{name}` is already set above; keep one of them"),
+        };
+        self.diags.push(
+            Diagnostic::new(DUPLICATE_KEY, format!("duplicate key `{name}`"))
+                .at(span, "duplicate key")
+                .help(help),
+        );
+    }
+
+    fn fail(&mut self, span: Range<usize>, message: &str) {
+        self.broken = true;
+        self.diags.push(Diagnostic::new(SYNTAX, message).at(span, "here"));
+    }
+
+    /// saphyr's scalar spans start at the node's properties (`&anchor`,
+    /// `!tag`) and, for quoted scalars, run on to the next token; this narrows
+    /// them to the value as written.
+    fn scalar_span(&self, start: usize, end: usize) -> Range<usize> {
+        let bytes = self.text.as_bytes();
+        let at = skip_properties(bytes, start, end);
+        let close = match bytes.get(at) {
+            Some(b'"') => closing_quote(bytes, at, b'"', b'\\'),
+            Some(b'\'') => closing_quote(bytes, at, b'\'', b'\''),
+            _ => None,
+        };
+        match close {
+            Some(close) => at..close + 1,
+            None => at..at + self.text[at..end.max(at)].trim_end().len(),
+        }
+    }
+
+    /// Flow collections end at their closing bracket (saphyr stops just
+    /// before it); block collections end with their last element (saphyr runs
+    /// on over trailing blank lines and comments).
+    fn collection_span(&self, start: usize, end: usize, last: Option<usize>) -> Range<usize> {
+        let bytes = self.text.as_bytes();
+        let closes = matches!(
+            (bytes.get(start), bytes.get(end)),
+            (Some(b'['), Some(b']')) | (Some(b'{'), Some(b'}'))
+        );
+        if closes {
+            start..end + 1
+        } else {
+            start..last.map_or(end, |last| last.clamp(start, end))
+        }
+    }
+}
+
+/// The key as written, given its renamed form and its replaced first character.
+fn restore(renamed: &str, original: char) -> String {
+    let mut chars = renamed.chars();
+    match chars.next() {
+        Some(first) if u32::from(first) >= 0xF_0000 => format!("{original}{}", chars.as_str()),
+        _ => renamed.to_owned(),
+    }
+}
+
+/// The byte offset of the quote closing the string opened at `open`. In
+/// double quotes a backslash escapes the next character; in single quotes a
+/// doubled quote stands for one.
+fn closing_quote(bytes: &[u8], open: usize, quote: u8, escape: u8) -> Option<usize> {
+    let mut at = open + 1;
+    while at < bytes.len() {
+        if escape == quote && bytes[at] == quote && bytes.get(at + 1) == Some(&quote) {
+            at += 2;
+        } else if bytes[at] == quote {
+            return Some(at);
+        } else if bytes[at] == escape {
+            at += 2;
+        } else {
+            at += 1;
+        }
+    }
+    None
+}
+
+fn scalar_kind(scalar: Scalar<'_>) -> NodeKind {
+    match scalar {
+        Scalar::Null => NodeKind::Null,
+        Scalar::Boolean(b) => NodeKind::Bool(b),
+        Scalar::Integer(i) => NodeKind::Int(i),
+        Scalar::FloatingPoint(x) => NodeKind::Float(x.0),
+        Scalar::String(s) => NodeKind::Str(s.into_owned()),
+    }
+}

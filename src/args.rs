@@ -1,0 +1,119 @@
+//! The command line, declared with clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// flow: describe a task graph in one file, check it, plan it, run it anywhere.
+#[derive(Debug, Parser)]
+#[command(name = "flow", version, about, propagate_version = true)]
+pub struct Cli {
+    /// When to use colors (`NO_COLOR` is respected by `auto`).
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Color choice.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Color {
+    /// Colors on a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always color.
+    Always,
+    /// Never color.
+    Never,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate a workflow and report every problem at once.
+    Check(CheckArgs),
+    /// Summarise the compiled graph, or print it as JSON.
+    Plan(PlanArgs),
+    /// Draw the task graph as dot, mermaid or JSON.
+    Graph(GraphArgs),
+    /// Print the JSON Schema of the workflow file.
+    Schema,
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Which workflow, and how to set its variables.
+#[derive(Debug, Args)]
+pub struct WorkflowArgs {
+    /// The workflow file [default: workflow.toml, workflow.yaml or workflow.yml].
+    pub workflow: Option<PathBuf>,
+    /// Override a variable: `-v chunk=500` (repeatable).
+    #[arg(short = 'v', long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read variables from a TOML, YAML or JSON file (before `-v`).
+    #[arg(long = "vars", value_name = "FILE")]
+    pub vars_file: Option<PathBuf>,
+}
+
+/// `flow check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+}
+
+/// The largest worker the workflow must fit on.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// CPUs of the largest worker.
+    #[arg(long)]
+    pub cpus: Option<f64>,
+    /// GPUs of the largest worker.
+    #[arg(long)]
+    pub gpus: Option<f64>,
+    /// Memory of the largest worker, e.g. "64 GiB".
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// A custom resource of the largest worker: `fpga=2` (repeatable).
+    #[arg(long = "resource", value_name = "NAME=AMOUNT")]
+    pub resources: Vec<String>,
+}
+
+/// `flow plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+    /// Print the graph IR as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `flow graph`.
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    pub format: GraphFormat,
+    /// Draw every instance instead of one node per task.
+    #[arg(long)]
+    pub instances: bool,
+}
+
+/// `flow graph --format`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GraphFormat {
+    /// Graphviz dot.
+    Dot,
+    /// Mermaid flowchart.
+    Mermaid,
+    /// JSON nodes and edges.
+    Json,
+}

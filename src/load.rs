@@ -1,0 +1,134 @@
+//! Finding, reading, parsing and compiling the workflow named on the command line.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use flow_engine::compile::{self, Options};
+use flow_engine::diag::{Diagnostic, Source};
+use flow_engine::ir::{Amount, Graph, Resources};
+use flow_engine::spec::{self, Format};
+
+use crate::args::{WorkerArgs, WorkflowArgs};
+
+/// A compiled workflow and the file it came from.
+pub struct Loaded {
+    /// The compiled graph.
+    pub graph: Graph,
+    /// The workflow file's text.
+    pub source: Arc<Source>,
+}
+
+/// Why a workflow could not be loaded.
+pub enum Failure {
+    /// A command-line mistake (exit code 2).
+    Usage(String),
+    /// Problems in the input files (exit code 2), all of them.
+    Invalid {
+        /// The workflow file, for snippets.
+        source: Arc<Source>,
+        /// Every problem found.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+const DEFAULT_NAMES: [&str; 3] = ["workflow.toml", "workflow.yaml", "workflow.yml"];
+
+/// Loads and compiles the workflow `args` name.
+pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Failure> {
+    let path = match &args.workflow {
+        Some(p) => p.clone(),
+        None => DEFAULT_NAMES.iter().map(PathBuf::from).find(|p| p.exists()).ok_or_else(|| {
+            Failure::Usage("no workflow.toml, workflow.yaml or workflow.yml here; name the workflow file".into())
+        })?,
+    };
+    let format = Format::from_path(&path).unwrap_or(Format::Toml);
+    let source = read_source(&path)?;
+    let workflow = spec::parse(&source, format).map_err(|diagnostics| Failure::Invalid { source: source.clone(), diagnostics })?;
+
+    let mut vars = Vec::new();
+    if let Some(file) = &args.vars_file {
+        let vars_source = read_source(file)?;
+        let format = Format::from_path(file).unwrap_or(Format::Toml);
+        let parsed = spec::parse_vars(&vars_source, format)
+            .map_err(|diagnostics| Failure::Invalid { source: vars_source.clone(), diagnostics })?;
+        vars.extend(parsed.into_iter().map(|(k, v)| (k, v.value)));
+    }
+    for pair in &args.vars {
+        vars.push(parse_var(pair)?);
+    }
+    let base_dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let options = Options { base_dir, vars, worker };
+    let graph = compile::compile(&workflow, &source, &options)
+        .map_err(|diagnostics| Failure::Invalid { source: source.clone(), diagnostics })?;
+    Ok(Loaded { graph, source })
+}
+
+fn read_source(path: &Path) -> Result<Arc<Source>, Failure> {
+    match fs_err::read_to_string(path) {
+        Ok(text) => Ok(Source::new(path.display().to_string(), text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Failure::Usage(format!("cannot read `{}`: no such file", path.display())))
+        }
+        Err(e) => Err(Failure::Usage(format!("cannot read `{}`: {}", path.display(), e.kind()))),
+    }
+}
+
+/// `NAME=VALUE`, the value typed as an integer, float, boolean or string.
+fn parse_var(pair: &str) -> Result<(String, serde_json::Value), Failure> {
+    let Some((name, value)) = pair.split_once('=') else {
+        return Err(Failure::Usage(format!("`-v {pair}` needs the form NAME=VALUE")));
+    };
+    let value = if let Ok(n) = value.parse::<i64>() {
+        n.into()
+    } else if let Ok(b) = value.parse::<bool>() {
+        b.into()
+    } else if let Some(f) = value.parse::<f64>().ok().filter(|f| f.is_finite()) {
+        f.into()
+    } else {
+        value.into()
+    };
+    Ok((name.trim().to_owned(), value))
+}
+
+/// The worker described by `--cpus/--gpus/--memory/--resource`, if any flag is given.
+pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
+    if args.cpus.is_none() && args.gpus.is_none() && args.memory.is_none() && args.resources.is_empty() {
+        return Ok(None);
+    }
+    let amount = |flag: &str, v: Option<f64>| match v {
+        None => Ok(Amount(u64::MAX)),
+        Some(v) => Amount::from_f64(v).ok_or_else(|| Failure::Usage(format!("`--{flag} {v}` must be a non-negative number"))),
+    };
+    let memory = match &args.memory {
+        None => 0,
+        Some(m) => compile::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
+    };
+    let mut custom = std::collections::BTreeMap::new();
+    for pair in &args.resources {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| Failure::Usage(format!("`--resource {pair}` needs the form NAME=AMOUNT")))?;
+        let value = value.parse::<f64>().ok().and_then(Amount::from_f64);
+        let value = value.ok_or_else(|| Failure::Usage(format!("`--resource {pair}`: the amount must be a non-negative number")))?;
+        custom.insert(name.to_owned(), value);
+    }
+    Ok(Some(Resources { cpus: amount("cpus", args.cpus)?, gpus: amount("gpus", args.gpus)?, memory, custom, time_request: None }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn var_values_are_typed() {
+        let v = |s: &str| parse_var(s).ok().map(|(_, v)| v);
+        assert_eq!(v("a=5"), Some(5.into()));
+        assert_eq!(v("a=0.5"), Some(0.5.into()));
+        assert_eq!(v("a=true"), Some(true.into()));
+        assert_eq!(v("a=x=y"), Some("x=y".into()));
+        assert!(parse_var("novalue").is_err());
+    }
+}

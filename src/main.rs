@@ -1,0 +1,91 @@
+//! The `flow` command line: a thin shell over `flow_engine`. Errors are
+//! printed here, in one place, and turned into exit codes.
+
+mod args;
+mod exit_codes;
+mod graph;
+mod load;
+mod plan;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+use miette::{GraphicalReportHandler, GraphicalTheme};
+
+use args::{Cli, Color, Command};
+use load::{Failure, Loaded};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let color = match cli.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
+    };
+    let result = match &cli.command {
+        Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
+            let g = &l.graph;
+            let name = &l.source.name;
+            println!(
+                "ok: {} ({name}) — {} tasks, {} instances, {} edges",
+                g.name,
+                g.groups.len(),
+                g.instance_count(),
+                g.edges.len()
+            );
+        }),
+        Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
+            if args.json {
+                print_json(&graph);
+            } else {
+                print!("{}", plan::summary(&graph));
+            }
+        }),
+        Command::Graph(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
+            print!("{}", graph::render(&graph, args.format, args.instances));
+        }),
+        Command::Schema => {
+            println!("{:#}", flow_engine::spec::json_schema());
+            Ok(())
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "flow", &mut std::io::stdout());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::from(exit_codes::SUCCESS),
+        Err(failure) => {
+            report(failure, color);
+            ExitCode::from(exit_codes::INVALID_INPUT)
+        }
+    }
+}
+
+fn print_json(graph: &flow_engine::ir::Graph) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`flow plan --json | head`) is not an error worth reporting.
+    if serde_json::to_writer_pretty(&mut out, graph).is_ok() {
+        let _ = writeln!(out);
+    }
+}
+
+/// Prints a failure to stderr: every diagnostic with its snippet, then a summary line.
+fn report(failure: Failure, color: bool) {
+    match failure {
+        Failure::Usage(message) => eprintln!("error: {message}"),
+        Failure::Invalid { source, diagnostics } => {
+            let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+            let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+            let mut out = String::new();
+            for d in &diagnostics {
+                let _ = handler.render_report(&mut out, &d.report(&source));
+            }
+            let n = diagnostics.len();
+            let noun = if n == 1 { "problem" } else { "problems" };
+            eprint!("{out}");
+            eprintln!("error: {n} {noun} in {}", source.name);
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `flow plan`: a human summary of the compiled graph.
+
+use std::fmt::Write;
+
+use flow_engine::ir::{Domain, EdgeKind, EdgeOrigin, Graph, Resources};
+
+/// The summary text: tasks, edges, totals and the critical path.
+pub fn summary(graph: &Graph) -> String {
+    let mut out = String::new();
+    let instances = graph.instance_count();
+    let _ = writeln!(
+        out,
+        "{}: {} tasks, {} instances, {} edges\n",
+        graph.name,
+        graph.groups.len(),
+        instances,
+        graph.edges.len()
+    );
+    let rows: Vec<[String; 4]> = graph
+        .groups
+        .iter()
+        .map(|g| {
+            let resources = g.variants.iter().map(describe).collect::<Vec<_>>().join(" | ");
+            [g.name.clone(), g.count.to_string(), expansion(graph, &g.domain), resources]
+        })
+        .collect();
+    table(&mut out, ["task", "instances", "expansion", "resources"], &rows);
+
+    if !graph.edges.is_empty() {
+        out.push_str("\nedges\n");
+        let rows: Vec<[String; 3]> = graph
+            .edges
+            .iter()
+            .map(|e| {
+                let kind = match &e.kind {
+                    EdgeKind::All => "all".to_owned(),
+                    EdgeKind::ElementWise => "element-wise".to_owned(),
+                    EdgeKind::Explicit { sources, .. } => format!("explicit ({} pairs)", sources.len()),
+                };
+                let origin = match e.origin {
+                    EdgeOrigin::After => "after",
+                    EdgeOrigin::Files => "files",
+                };
+                [format!("{} → {}", graph.group(e.from).name, graph.group(e.to).name), kind, origin.to_owned()]
+            })
+            .collect();
+        table(&mut out, ["dependency", "kind", "from"], &rows);
+    }
+
+    let cpus: f64 = graph.groups.iter().map(|g| g.count as f64 * g.variants[0].cpus.as_f64()).sum();
+    let gpus: f64 = graph.groups.iter().map(|g| g.count as f64 * g.variants[0].gpus.as_f64()).sum();
+    let _ = write!(out, "\ntotals: {instances} instances, {cpus} cpu-tasks");
+    if gpus > 0.0 {
+        let _ = write!(out, ", {gpus} gpu-tasks");
+    }
+    out.push_str(" (first variant of each task)\n");
+    let path = graph.critical_path();
+    let names: Vec<&str> = path.groups.iter().map(|&g| graph.group(g).name.as_str()).collect();
+    let _ = writeln!(out, "critical path: {} tasks ({})", path.length, names.join(" → "));
+    out
+}
+
+fn expansion(graph: &Graph, domain: &Domain) -> String {
+    match domain {
+        Domain::Single => "-".to_owned(),
+        Domain::Range { ranges } => {
+            let parts: Vec<String> = ranges
+                .iter()
+                .map(|r| match (r.count, r.step) {
+                    (1, _) => r.start.to_string(),
+                    (_, 1) => format!("{}-{}", r.start, r.get(r.count - 1)),
+                    (_, s) => format!("{}-{}:{s}", r.start, r.get(r.count - 1)),
+                })
+                .collect();
+            format!("range {}", parts.join(","))
+        }
+        Domain::Lines { file, .. } => format!("each_line {file}"),
+        Domain::Json { file, .. } => format!("from_json {file}"),
+        Domain::Chunks { file, lines, .. } => format!("each_chunk {file} ({lines} lines)"),
+        Domain::Matrix { axes } => {
+            let parts: Vec<String> = axes.iter().map(|(k, v)| format!("{k}×{}", v.len())).collect();
+            format!("matrix {}", parts.join(" "))
+        }
+        Domain::Same { group } => format!("for_each {}", graph.group(*group).name),
+    }
+}
+
+fn describe(r: &Resources) -> String {
+    let mut parts = vec![format!("cpus {}", r.cpus)];
+    if r.gpus.0 > 0 {
+        parts.push(format!("gpus {}", r.gpus));
+    }
+    if r.memory > 0 {
+        parts.push(format!("mem {} MiB", r.memory >> 20));
+    }
+    parts.extend(r.custom.iter().map(|(k, v)| format!("{k} {v}")));
+    if let Some(t) = r.time_request {
+        parts.push(format!("time {t}s"));
+    }
+    parts.join(", ")
+}
+
+fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N]]) {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut line = |cells: Vec<&str>| {
+        let mut text = String::from("  ");
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = if i + 1 == N { 0 } else { widths[i] - cell.chars().count() + 2 };
+            text.push_str(cell);
+            text.extend(std::iter::repeat_n(' ', pad));
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}

@@ -1,0 +1,89 @@
+//! Every example under `examples/workflows` compiles; its plan is
+//! snapshotted; and its YAML twin produces the same graph.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{Test, root};
+
+fn examples() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = fs_err::read_dir(root().join("examples/workflows"))
+        .expect("examples dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("workflow.toml").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 4, "expected at least four examples, found {dirs:?}");
+    dirs
+}
+
+fn plan_json(dir: &Path, file: &str) -> serde_json::Value {
+    let out = Test::new().current_dir(dir).args(["plan", "--json", file]).success();
+    serde_json::from_str(&out).expect("plan --json prints JSON")
+}
+
+/// The IR without source spans, which differ between syntaxes.
+fn without_spans(mut v: serde_json::Value) -> serde_json::Value {
+    if let Some(groups) = v["groups"].as_array_mut() {
+        for g in groups {
+            g.as_object_mut().map(|g| g.remove("span"));
+        }
+    }
+    v
+}
+
+#[test]
+fn every_example_checks_and_its_plan_is_stable() {
+    for dir in examples() {
+        let name = dir.file_name().and_then(|n| n.to_str()).expect("utf-8 name").to_owned();
+        let out = Test::new().current_dir(&dir).args(["check", "workflow.toml"]).success();
+        assert!(out.starts_with("ok: "), "{name}: {out}");
+        let plan = Test::new().current_dir(&dir).args(["plan", "--json", "workflow.toml"]).success();
+        insta::assert_snapshot!(format!("plan_json_{name}"), plan);
+        let summary = Test::new().current_dir(&dir).args(["plan", "workflow.toml"]).success();
+        insta::assert_snapshot!(format!("plan_{name}"), summary);
+    }
+}
+
+#[test]
+fn plan_json_round_trips_through_the_ir_type() {
+    for dir in examples() {
+        let json = plan_json(&dir, "workflow.toml");
+        let graph: flow_engine::ir::Graph = serde_json::from_value(json.clone()).expect("IR deserializes");
+        assert_eq!(serde_json::to_value(&graph).expect("IR serializes"), json, "{}", dir.display());
+    }
+}
+
+#[test]
+fn yaml_twins_compile_to_the_same_graph() {
+    let mut twins = 0;
+    for dir in examples() {
+        let toml_ir = without_spans(plan_json(&dir, "workflow.toml"));
+        // Every example, converted to JSON (which is YAML), gives the same IR.
+        let text = fs_err::read_to_string(dir.join("workflow.toml")).expect("read example");
+        let value: serde_json::Value = toml::from_str(&text).expect("example is TOML");
+        let copy = tempfile::tempdir().expect("temp dir");
+        copy_dir(&dir, copy.path());
+        fs_err::write(copy.path().join("twin.yaml"), value.to_string()).expect("write twin");
+        let converted_ir = without_spans(plan_json(copy.path(), "twin.yaml"));
+        assert_eq!(toml_ir, converted_ir, "{}: TOML and its JSON/YAML conversion differ", dir.display());
+        // Hand-written YAML twins too.
+        if dir.join("workflow.yaml").exists() {
+            twins += 1;
+            assert_eq!(toml_ir, without_spans(plan_json(&dir, "workflow.yaml")), "{}: YAML twin differs", dir.display());
+        }
+    }
+    assert!(twins >= 1, "at least one example has a hand-written workflow.yaml");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in fs_err::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            fs_err::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs_err::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}

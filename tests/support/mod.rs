@@ -1,0 +1,91 @@
+//! A builder for CLI tests: a temporary directory with files, one `flow`
+//! invocation, and assertions on its exit code and output.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// One `flow` invocation in a fresh temporary directory.
+pub struct Test {
+    dir: tempfile::TempDir,
+    args: Vec<String>,
+    cwd: Option<PathBuf>,
+}
+
+/// What a finished invocation printed.
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Test {
+    pub fn new() -> Self {
+        Self { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), cwd: None }
+    }
+
+    /// Writes `workflow.toml`.
+    pub fn workflow(self, text: &str) -> Self {
+        self.file("workflow.toml", text)
+    }
+
+    /// Writes a file (creating directories) relative to the test directory.
+    pub fn file(self, path: &str, text: &str) -> Self {
+        let full = self.dir.path().join(path);
+        if let Some(parent) = full.parent() {
+            fs_err::create_dir_all(parent).expect("create dirs");
+        }
+        fs_err::write(full, text).expect("write file");
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<str>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Runs in `dir` instead of the temporary directory.
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.cwd = Some(dir.to_path_buf());
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn run(&self) -> Output {
+        let out = Command::cargo_bin("flow")
+            .expect("flow binary")
+            .args(&self.args)
+            .current_dir(self.cwd.as_deref().unwrap_or(self.dir.path()))
+            .env("NO_COLOR", "1")
+            .env_remove("CLICOLOR_FORCE")
+            .output()
+            .expect("run flow");
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs and asserts exit code 0; returns stdout.
+    pub fn success(&self) -> String {
+        let out = self.run();
+        assert_eq!(out.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+        out.stdout
+    }
+
+    /// Runs and asserts exit code 2; returns stderr.
+    pub fn invalid(&self) -> String {
+        let out = self.run();
+        assert_eq!(out.code, 2, "expected exit code 2\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+        out.stderr
+    }
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}

@@ -1,0 +1,10 @@
+//! CLI integration tests, built into one binary.
+
+mod support;
+
+mod check;
+mod diagnostics;
+mod examples;
+mod graph;
+mod plan;
+mod schema;
