@@ -43,11 +43,10 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
     let mut drafts: Vec<Option<group::Draft>> = resolved.iter().map(|r| group::build(&mut c, r)).collect();
     expand::resolve_for_each(&mut c, &resolved, &mut drafts);
-    let edges = deps::infer(&mut c, &resolved, &names, &drafts);
+    // Inputs a failed task would have produced must not be reported missing.
+    let complete = drafts.iter().all(Option::is_some) && resolved.len() == workflow.tasks.len();
+    let edges = deps::infer(&mut c, &resolved, &names, &drafts, complete);
 
-    if !c.diags.is_empty() {
-        return Err(c.finish());
-    }
     let groups = drafts.into_iter().map(|d| d.map(|d| d.group)).collect::<Option<Vec<_>>>();
     let Some(groups) = groups else { return Err(c.finish()) };
     let name = workflow.name.as_ref().map_or_else(|| "workflow".to_owned(), |n| n.value.clone());

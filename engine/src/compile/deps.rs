@@ -5,13 +5,14 @@
 //! Work is linear in the number of instances: exact file names are looked up
 //! in a hash map, and each distinct glob is matched once against all outputs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ops::Range;
 
 use super::compiler::Compiler;
 use super::group::Draft;
 use super::instance::instance_scope;
 use super::link::Linker;
+use super::output_index::{OutputIndex, Producer};
 use super::merge::Resolved;
 use super::paths::normalize;
 use super::render::{Tmpl, template_diagnostic};
@@ -22,9 +23,6 @@ use crate::spec::Sp;
 /// Instances to render every template for, to catch errors in keys that are
 /// otherwise only rendered at run time (plus the last instance).
 const VALIDATE_FIRST: u64 = 100;
-
-/// A file name's producer: (group, instance).
-pub type Producer = (u32, u64);
 
 /// What pass one keeps of a group for pass two: rendered strings per
 /// instance, and which key (by span) each came from.
@@ -58,9 +56,18 @@ struct Key {
 }
 
 /// Renders file names and selectors of every instance and returns the edges.
-pub fn infer(c: &mut Compiler, resolved: &[Resolved], names: &[&str], drafts: &[Option<Draft>]) -> Vec<Edge> {
+///
+/// With `complete` false some task failed to compile, so inputs nobody
+/// produces are not reported (the failed task may have produced them).
+pub fn infer(
+    c: &mut Compiler,
+    resolved: &[Resolved],
+    names: &[&str],
+    drafts: &[Option<Draft>],
+    complete: bool,
+) -> Vec<Edge> {
     let counts: Vec<u64> = drafts.iter().map(|d| d.as_ref().map_or(0, |d| d.group.count)).collect();
-    let mut producers: HashMap<String, Producer> = HashMap::new();
+    let mut producers = OutputIndex::default();
     let mut reported = HashSet::new();
     let mut rendered = Vec::with_capacity(drafts.len());
     for (g, draft) in drafts.iter().enumerate() {
@@ -70,7 +77,7 @@ pub fn infer(c: &mut Compiler, resolved: &[Resolved], names: &[&str], drafts: &[
         };
         rendered.push(r);
     }
-    let mut linker = Linker::new(&producers, &counts, c.options.base_dir.clone());
+    let mut linker = Linker::new(&producers, &counts, c.options.base_dir.clone(), complete);
     for (g, r) in rendered.iter().enumerate() {
         if drafts[g].is_some() {
             linker.inputs(c, g as u32, r);
@@ -99,7 +106,7 @@ fn render_group(
     drafts: &[Option<Draft>],
     g: usize,
     draft: &Draft,
-    producers: &mut HashMap<String, Producer>,
+    producers: &mut OutputIndex,
     reported: &mut HashSet<(u32, usize)>,
 ) -> Rendered {
     let spec = &task.spec;
@@ -124,17 +131,12 @@ fn render_group(
         let scope = instance_scope(&draft.scope, domain, i);
         for key in &mut outputs {
             let Some(path) = render(c, key, &scope) else { continue };
-            let path = normalize(&path).into_owned();
-            match producers.get(&path) {
-                Some(&first) if first != (g as u32, i) => {
-                    if reported.insert((first.0, g)) {
-                        c.error(duplicate_producer(&path, drafts, first, (g as u32, i), &key.source));
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    producers.insert(path, (g as u32, i));
-                }
+            let path = normalize(&path);
+            if let Some(first) = producers.insert(&path, (g as u32, i))
+                && first != (g as u32, i)
+                && reported.insert((first.0, g))
+            {
+                c.error(duplicate_producer(&path, drafts, first, (g as u32, i), &key.source));
             }
         }
         for (k, key) in inputs.iter_mut().enumerate() {

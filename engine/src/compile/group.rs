@@ -22,10 +22,11 @@ pub struct Draft {
     pub for_each: Option<Sp<String>>,
 }
 
-/// Compiles one task on its own; `None` when it has errors (already reported).
+/// Compiles one task on its own. Errors are reported and, so later passes
+/// can still find problems, replaced by defaults; only a task whose
+/// instances cannot be known gives `None`.
 pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
     let spec = &r.spec;
-    let errors_before = c.diags.len();
 
     let command = match (&spec.command, &spec.argv) {
         (Some(cmd), None) => Some(Command::Shell(cmd.value.clone())),
@@ -67,10 +68,8 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
     let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(c, q));
 
     check_syntax(c, r);
-    if c.diags.len() > errors_before {
-        return None;
-    }
-    let (command, variants) = (command?, variants?);
+    let command = command.unwrap_or(Command::Argv(Vec::new()));
+    let variants = variants.unwrap_or_else(|| vec![Resources { cpus: crate::ir::Amount::whole(1), ..Resources::default() }]);
 
     let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
     let list = |s: &Option<Sp<Vec<Sp<String>>>>| {
@@ -103,10 +102,10 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
         template,
         variants,
         timeout,
-        nodes: nodes? as u32,
-        priority: priority?,
-        retries: retries? as u32,
-        crash_limit: crash_limit? as u32,
+        nodes: nodes.unwrap_or(1) as u32,
+        priority: priority.unwrap_or(0),
+        retries: retries.unwrap_or(0) as u32,
+        crash_limit: crash_limit.unwrap_or(5) as u32,
     };
     Some(Draft { group, scope, for_each: spec.for_each.clone() })
 }

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use super::compiler::Compiler;
-use super::deps::{Producer, Rendered, base_domain};
+use super::deps::{Rendered, base_domain};
+use super::output_index::OutputIndex;
 use super::edge_builder::EdgeBuilder;
 use super::group::Draft;
 use super::paths::{glob_exists_on_disk, glob_matcher, is_glob};
@@ -18,17 +19,19 @@ type GlobMatches = Result<Vec<(u32, Vec<u64>)>, String>;
 
 /// Turns rendered inputs and selectors into edges.
 pub struct Linker<'a> {
-    producers: &'a HashMap<String, Producer>,
+    producers: &'a OutputIndex,
     counts: &'a [u64],
     base: PathBuf,
     globs: HashMap<String, GlobMatches>,
     edges: EdgeBuilder,
+    /// Whether every task compiled, so a missing producer is certain.
+    complete: bool,
 }
 
 impl<'a> Linker<'a> {
     /// A linker over the outputs of all groups.
-    pub fn new(producers: &'a HashMap<String, Producer>, counts: &'a [u64], base: PathBuf) -> Self {
-        Self { producers, counts, base, globs: HashMap::new(), edges: EdgeBuilder::default() }
+    pub fn new(producers: &'a OutputIndex, counts: &'a [u64], base: PathBuf, complete: bool) -> Self {
+        Self { producers, counts, base, globs: HashMap::new(), edges: EdgeBuilder::default(), complete }
     }
 
     /// The edges found, compressed.
@@ -47,7 +50,7 @@ impl<'a> Linker<'a> {
                 if failed[key] {
                     continue;
                 }
-                if let Some(message) = self.input(path, g, i) {
+                if let Some(message) = self.input(path, g, i).filter(|_| self.complete) {
                     failed[key] = true;
                     let instance = if self.counts[g as usize] > 1 { format!(" (instance {i})") } else { String::new() };
                     c.error(
@@ -68,8 +71,8 @@ impl<'a> Linker<'a> {
         }
         if !is_glob(path) {
             return match self.producers.get(path) {
-                Some(&p) if p == (g, i) => Some(format!("`{path}` is both an input and an output of the same instance")),
-                Some(&(pg, pi)) => {
+                Some(p) if p == (g, i) => Some(format!("`{path}` is both an input and an output of the same instance")),
+                Some((pg, pi)) => {
                     self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
                     None
                 }
@@ -101,7 +104,7 @@ impl<'a> Linker<'a> {
                 Err(e) => Err(format!("bad glob `{pattern}`: {}", e.kind())),
                 Ok(m) => {
                     let mut by_group: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
-                    for (path, &(g, i)) in self.producers {
+                    for (path, (g, i)) in self.producers.iter() {
                         if m.is_match(path) {
                             by_group.entry(g).or_default().push(i);
                         }

@@ -15,6 +15,7 @@ mod instance;
 mod link;
 mod merge;
 mod order;
+mod output_index;
 mod paths;
 mod render;
 mod resources;

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
-use minijinja::{Environment, ErrorKind, UndefinedBehavior};
+use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
 use crate::diag::Diagnostic;
 
@@ -15,19 +15,33 @@ pub struct Renderer {
     env: Environment<'static>,
 }
 
-/// A compiled template: plain text, or the name of a minijinja template.
+/// A compiled template.
 #[derive(Debug, Clone)]
-pub enum Tmpl {
+pub struct Tmpl(Kind);
+
+#[derive(Debug, Clone)]
+enum Kind {
     /// Text without template syntax, used as is.
     Literal(String),
+    /// Text and `{{ a.b.c }}` substitutions only: evaluated directly, falling
+    /// back to the registered template (by this name) for anything unusual.
+    Simple(Vec<Part>, String),
     /// A template registered in the [`Renderer`] under this name (its source).
     Jinja(String),
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Text(String),
+    Path(Vec<String>),
 }
 
 impl Default for Renderer {
     fn default() -> Self {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // Commands and paths are not HTML, whatever their file extension.
+        env.set_auto_escape_callback(|_| AutoEscape::None);
         Self { env }
     }
 }
@@ -36,20 +50,28 @@ impl Renderer {
     /// Compiles `source`, reusing an earlier compilation of the same text.
     pub fn compile(&mut self, source: &str) -> Result<Tmpl, minijinja::Error> {
         if !source.contains("{{") && !source.contains("{%") && !source.contains("{#") {
-            return Ok(Tmpl::Literal(source.to_owned()));
+            return Ok(Tmpl(Kind::Literal(source.to_owned())));
         }
         if self.env.get_template(source).is_err() {
             self.env.add_template_owned(source.to_owned(), source.to_owned())?;
         }
-        Ok(Tmpl::Jinja(source.to_owned()))
+        Ok(Tmpl(match simple_parts(source) {
+            Some(parts) => Kind::Simple(parts, source.to_owned()),
+            None => Kind::Jinja(source.to_owned()),
+        }))
     }
 
     /// Renders a compiled template with `scope`.
     pub fn render<'t>(&self, tmpl: &'t Tmpl, scope: &Value) -> Result<Cow<'t, str>, minijinja::Error> {
-        match tmpl {
-            Tmpl::Literal(text) => Ok(Cow::Borrowed(text)),
-            Tmpl::Jinja(name) => self.env.get_template(name)?.render(scope).map(Cow::Owned),
-        }
+        let name = match &tmpl.0 {
+            Kind::Literal(text) => return Ok(Cow::Borrowed(text)),
+            Kind::Simple(parts, name) => match render_simple(parts, scope) {
+                Some(out) => return Ok(Cow::Owned(out)),
+                None => name,
+            },
+            Kind::Jinja(name) => name,
+        };
+        self.env.get_template(name)?.render(scope).map(Cow::Owned)
     }
 
     /// Compiles and renders `source` once.
@@ -57,6 +79,58 @@ impl Renderer {
         let tmpl = self.compile(source)?;
         self.render(&tmpl, scope).map(Cow::into_owned)
     }
+}
+
+/// Splits a template made only of text and `{{ name.attr }}` into parts.
+fn simple_parts(source: &str) -> Option<Vec<Part>> {
+    if source.contains("{%") || source.contains("{#") {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let mut rest = source;
+    while let Some(open) = rest.find("{{") {
+        let close = rest[open..].find("}}")? + open;
+        if open > 0 {
+            parts.push(Part::Text(rest[..open].to_owned()));
+        }
+        let path: Vec<String> = rest[open + 2..close].trim().split('.').map(str::to_owned).collect();
+        let ident = |s: &String| {
+            s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        if !path.iter().all(ident) {
+            return None;
+        }
+        parts.push(Part::Path(path));
+        rest = &rest[close + 2..];
+    }
+    if rest.contains("}}") {
+        return None;
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Text(rest.to_owned()));
+    }
+    Some(parts)
+}
+
+/// Renders simple parts the way minijinja prints values (`Display`), or
+/// `None` when a name is undefined so minijinja reports the error.
+fn render_simple(parts: &[Part], scope: &Value) -> Option<String> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            Part::Text(text) => out.push_str(text),
+            Part::Path(path) => {
+                let mut value = scope.clone();
+                for name in path {
+                    value = value.get_attr(name).ok().filter(|v| !v.is_undefined())?;
+                }
+                write!(out, "{value}").ok()?;
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Converts JSON into a template value.
@@ -214,6 +288,28 @@ mod tests {
         assert_eq!(&file[d.span.clone().unwrap()], "vars.chunks");
         assert!(r.render_str("{{ item_json }}", &scope()).is_err());
         assert!(r.render_str("{{ nope }}", &scope()).is_err());
+    }
+
+    #[test]
+    fn simple_path_matches_minijinja() {
+        let mut r = Renderer::default();
+        let env = Renderer::default();
+        for source in [
+            "out/{{ index }}.txt",
+            "{{item}}-{{ vars.chunk }}{{ vars.name }}",
+            "{{ task.name }}/{{ resources.cpus }}.html",
+            "a & {{ item }} <b>",
+            "{{ vars }}",
+        ] {
+            let tmpl = r.compile(source).unwrap();
+            assert!(matches!(tmpl.0, Kind::Simple(..)), "{source}");
+            let fast = r.render(&tmpl, &scope()).unwrap().into_owned();
+            let full = env.env.render_str(source, scope()).unwrap();
+            assert_eq!(fast, full, "{source}");
+        }
+        assert!(matches!(r.compile("{{ index + 1 }}").unwrap().0, Kind::Jinja(_)));
+        let missing = r.compile("{{ vars.missing }}").unwrap();
+        assert!(r.render(&missing, &scope()).is_err());
     }
 
     #[test]

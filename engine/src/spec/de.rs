@@ -9,6 +9,9 @@
 //! A table that cannot do without a dropped key fails in turn, without a
 //! second diagnostic. Unknown keys are dropped and reported as they are met
 //! ([`super::de_map`]); each diagnostic is kept once across passes.
+//!
+//! A null (in YAML, a key with no value) reads as `None` for an optional key
+//! and as an empty list or table for a list or table.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -26,11 +29,7 @@ use crate::diag::Diagnostic;
 /// Deserializes a `T` from `root`, pushing a diagnostic for every problem
 /// found. Returns `None` when there were problems a `T` cannot be built
 /// around (and then at least one diagnostic was pushed).
-pub(crate) fn deserialize<T: DeserializeOwned>(
-    root: &Node,
-    format: Format,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<T> {
+pub(crate) fn deserialize<T: DeserializeOwned>(root: &Node, format: Format, diags: &mut Vec<Diagnostic>) -> Option<T> {
     let sink = Sink::default();
     let root_id = NodeId::of(root);
     let mut dropped = HashSet::new();
@@ -55,11 +54,14 @@ pub(crate) fn deserialize<T: DeserializeOwned>(
     value
 }
 
+/// What makes two diagnostics the same: code, span and message.
+type Identity = (&'static str, Option<(usize, usize)>, String);
+
 /// Collects diagnostics across passes, keeping one copy of each.
 #[derive(Default)]
 pub(crate) struct Sink {
     diags: RefCell<Vec<Diagnostic>>,
-    seen: RefCell<HashSet<(&'static str, Option<(usize, usize)>, String)>>,
+    seen: RefCell<HashSet<Identity>>,
 }
 
 impl Sink {
@@ -239,25 +241,18 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
         result.map_err(|e| e.at(self.node))
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
         self.deserialize_unit(visitor)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_newtype_struct(self).map_err(|e| e.at(self.node))
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let result = match &self.node.kind {
             NodeKind::Seq(items) => visitor.visit_seq(ItemsAccess::new(self, items)),
+            NodeKind::Null => visitor.visit_seq(ItemsAccess::new(self, &[])),
             _ => Err(self.wrong_type("a list")),
         };
         result.map_err(|e| e.at(self.node))
@@ -279,6 +274,7 @@ impl<'de> Deserializer<'de> for NodeDe<'_> {
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let result = match &self.node.kind {
             NodeKind::Map(entries) => visitor.visit_map(EntriesAccess::new(self, entries)),
+            NodeKind::Null => visitor.visit_map(EntriesAccess::new(self, &[])),
             _ => Err(self.wrong_type("a table")),
         };
         result.map_err(|e| e.at(self.node))

@@ -91,9 +91,10 @@ impl Error {
     pub(crate) fn into_diagnostic(self, format: Format, fallback: &Range<usize>) -> Diagnostic {
         let span = self.at.map_or_else(|| fallback.clone(), |(_, span)| span);
         let key = self.field.as_ref().map(|(_, key)| key.as_str());
-        let help = self.field.as_ref().and_then(|(strukt, key)| {
-            accepts(strukt, key).map(|accepts| format!("`{key}` takes {accepts}"))
-        });
+        let help = self
+            .field
+            .as_ref()
+            .and_then(|(strukt, key)| accepts(strukt, key).map(|accepts| format!("`{key}` takes {accepts}")));
         let diagnostic = match &self.problem {
             Problem::Missing { field, context } => {
                 let context = context.as_deref().unwrap_or("here");
@@ -135,14 +136,12 @@ fn accepts(strukt: &str, key: &str) -> Option<&'static str> {
         ("EachChunk", "lines") => NUMBER_OR_TEMPLATE,
         (
             _,
-            "name" | "use" | "command" | "cwd" | "stdin" | "stdout" | "stderr" | "each_line"
-            | "from_json" | "for_each" | "file",
+            "name" | "use" | "command" | "cwd" | "stdin" | "stdout" | "stderr" | "each_line" | "from_json" | "for_each"
+            | "file",
         ) => "a string",
         (_, "argv" | "inputs" | "outputs" | "after") => "a list of strings",
         (_, "env") => "a table of strings",
-        (_, "cpus" | "gpus" | "nodes" | "priority" | "retries" | "crash_limit") => {
-            NUMBER_OR_TEMPLATE
-        }
+        (_, "cpus" | "gpus" | "nodes" | "priority" | "retries" | "crash_limit") => NUMBER_OR_TEMPLATE,
         (_, "memory") => "a number of MiB or a string like \"4 GiB\"",
         (_, "time_request" | "timeout") => "a number of seconds or a string like \"1h30m\"",
         (_, "resources") => "a table of numbers",
@@ -191,8 +190,7 @@ impl de::Error for Error {
     }
 
     fn invalid_type(unexpected: Unexpected<'_>, expected: &dyn Expected) -> Self {
-        let problem =
-            Problem::Type { expected: expected.to_string(), found: describe(&unexpected) };
+        let problem = Problem::Type { expected: expected.to_string(), found: describe(&unexpected) };
         Self::new(problem)
     }
 
@@ -201,8 +199,7 @@ impl de::Error for Error {
     }
 
     fn invalid_length(len: usize, expected: &dyn Expected) -> Self {
-        let problem =
-            Problem::Type { expected: expected.to_string(), found: format!("{len} elements") };
+        let problem = Problem::Type { expected: expected.to_string(), found: format!("{len} elements") };
         Self::new(problem)
     }
 

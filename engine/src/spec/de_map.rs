@@ -28,10 +28,7 @@ impl<'a> ItemsAccess<'a> {
 impl<'de> SeqAccess<'de> for ItemsAccess<'_> {
     type Error = Error;
 
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, Error> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
         let ctx = self.de.ctx;
         match self.items.find(|item| ctx.is_live(item)) {
             Some(item) => seed.deserialize(self.de.child(item)).map(Some),

@@ -68,16 +68,11 @@ pub fn parse_vars(
     source: &Arc<Source>,
     format: Format,
 ) -> Result<BTreeMap<String, Sp<serde_json::Value>>, Vec<Diagnostic>> {
-    read(source, format, "a vars file").map_err(|diags| {
-        diags.into_iter().map(|diag| diag.in_source(source.clone())).collect()
-    })
+    read(source, format, "a vars file")
+        .map_err(|diags| diags.into_iter().map(|diag| diag.in_source(source.clone())).collect())
 }
 
-fn read<T: DeserializeOwned>(
-    source: &Source,
-    format: Format,
-    what: &str,
-) -> Result<T, Vec<Diagnostic>> {
+fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> Result<T, Vec<Diagnostic>> {
     let text = &*source.text;
     let mut diags = Vec::new();
     let root = match format {
@@ -98,6 +93,8 @@ fn read<T: DeserializeOwned>(
                 diag.span = Some(fit(text, diag.span.clone().unwrap_or(0..0)));
             }
             diags.sort_by_key(|diag| diag.span.as_ref().map_or(0, |span| span.start));
+            // An aliased YAML node repeats the problems of its anchor.
+            diags.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
             Err(diags)
         }
     }

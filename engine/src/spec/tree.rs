@@ -14,7 +14,7 @@ use super::parse::{DUPLICATE_KEY, SYNTAX, TYPE};
 use crate::diag::Diagnostic;
 
 /// One value of the file and the byte range it was written at.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub(crate) struct Node {
     /// The value.
     pub(crate) kind: NodeKind,
@@ -23,7 +23,7 @@ pub(crate) struct Node {
 }
 
 /// The value of a [`Node`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub(crate) enum NodeKind {
     /// YAML `null`, `~` or an empty value (TOML has none).
     Null,
@@ -112,9 +112,7 @@ fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnost
             );
             raw()
         }
-        DeValue::Array(items) => {
-            NodeKind::Seq(items.iter().map(|item| toml_value(text, item, diags)).collect())
-        }
+        DeValue::Array(items) => NodeKind::Seq(items.iter().map(|item| toml_value(text, item, diags)).collect()),
         DeValue::Table(table) => NodeKind::Map(toml_entries(text, table, diags)),
     };
     Node::new(kind, span)

@@ -17,7 +17,7 @@ use crate::diag::Diagnostic;
 const MAX_DEPTH: usize = 128;
 
 /// How many duplicate keys are worked around before giving up.
-const MAX_DUPLICATES: u32 = 1000;
+const MAX_DUPLICATES: usize = 1000;
 
 /// saphyr's loader stops at the first duplicate key; this is its message.
 const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
@@ -41,11 +41,9 @@ pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
             Err(error) => {
                 let marker = error.marker().index();
                 let retry = error.info() == SAPHYR_DUPLICATE
-                    && renamed.len() < MAX_DUPLICATES as usize
+                    && renamed.len() < MAX_DUPLICATES
                     && !renamed.iter().any(|r: &Renamed| r.at == marker);
-                let original = retry
-                    .then(|| rename_key(work.to_mut(), marker, renamed.len() as u32))
-                    .flatten();
+                let original = retry.then(|| rename_key(work.to_mut(), marker, renamed.len())).flatten();
                 match original {
                     Some(original) => renamed.push(Renamed { at: marker, original }),
                     None => {
@@ -65,7 +63,7 @@ pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
         diags.push(
             Diagnostic::new(SYNTAX, "more than one YAML document")
                 .at(at..at, "a second document starts here")
-                .help("a workflow file holds one document; remove the `---` separator"),
+                .help("keep one document; each `---` line starts another"),
         );
         return None;
     }
@@ -102,7 +100,7 @@ struct Renamed {
 /// character: its first character becomes the private-use character number
 /// `n`. Returns the replaced character, or `None` for keys it cannot rename
 /// (aliases, empty or complex keys).
-fn rename_key(text: &mut String, at: usize, n: u32) -> Option<char> {
+fn rename_key(text: &mut String, at: usize, n: usize) -> Option<char> {
     let start = text.char_indices().nth(at)?.0;
     let mut byte = skip_properties(text.as_bytes(), start, text.len());
     if matches!(text.as_bytes().get(byte), Some(b'"' | b'\'')) {
@@ -112,7 +110,7 @@ fn rename_key(text: &mut String, at: usize, n: u32) -> Option<char> {
     if original.is_whitespace() || "\"'*:?[]{},#&!|>".contains(original) {
         return None;
     }
-    let marker = char::from_u32(0xF_0000 + n)?;
+    let marker = char::from_u32(0xF_0000 + u32::try_from(n).ok()?)?;
     text.replace_range(byte..byte + original.len_utf8(), marker.encode_utf8(&mut [0; 4]));
     Some(original)
 }
@@ -166,7 +164,9 @@ impl Reader<'_, '_> {
         let start = self.offsets.byte(node.span.start.index());
         let end = self.offsets.byte(node.span.end.index()).max(start);
         if depth > MAX_DEPTH {
-            self.fail(start..start, "the document is nested too deeply");
+            if !self.broken {
+                self.fail(start..start, "the document is nested too deeply");
+            }
             return Node::new(NodeKind::Null, start..end);
         }
         let scalar = match &node.data {
@@ -196,11 +196,7 @@ impl Reader<'_, '_> {
         }
     }
 
-    fn entries(
-        &mut self,
-        entries: &AnnotatedMapping<'_, MarkedYaml<'_>>,
-        depth: usize,
-    ) -> Vec<(Node, Node)> {
+    fn entries(&mut self, entries: &AnnotatedMapping<'_, MarkedYaml<'_>>, depth: usize) -> Vec<(Node, Node)> {
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut out = Vec::with_capacity(entries.len());
         for (key_yaml, value) in entries {
@@ -212,10 +208,8 @@ impl Reader<'_, '_> {
                 NodeKind::Float(x) => x.to_string(),
                 NodeKind::Null => "null".to_owned(),
                 NodeKind::Seq(_) | NodeKind::Map(_) => {
-                    self.diags.push(
-                        Diagnostic::new(TYPE, "keys must be strings")
-                            .at(key.span, "a collection used as a key"),
-                    );
+                    self.diags
+                        .push(Diagnostic::new(TYPE, "keys must be strings").at(key.span, "a collection used as a key"));
                     continue;
                 }
             };
@@ -241,9 +235,7 @@ impl Reader<'_, '_> {
             None => format!("`{name}` is already set above; keep one of them"),
         };
         self.diags.push(
-            Diagnostic::new(DUPLICATE_KEY, format!("duplicate key `{name}`"))
-                .at(span, "duplicate key")
-                .help(help),
+            Diagnostic::new(DUPLICATE_KEY, format!("duplicate key `{name}`")).at(span, "duplicate key").help(help),
         );
     }
 
@@ -264,24 +256,22 @@ impl Reader<'_, '_> {
             _ => None,
         };
         match close {
-            Some(close) => at..close + 1,
-            None => at..at + self.text[at..end.max(at)].trim_end().len(),
+            Some(close) if close < end => at..close + 1,
+            _ => at..at + self.text[at..end.max(at)].trim_end().len(),
         }
     }
 
     /// Flow collections end at their closing bracket (saphyr stops just
     /// before it); block collections end with their last element (saphyr runs
-    /// on over trailing blank lines and comments).
+    /// on over trailing blank lines and comments). An alias keeps its own
+    /// span, away from the anchored elements.
     fn collection_span(&self, start: usize, end: usize, last: Option<usize>) -> Range<usize> {
         let bytes = self.text.as_bytes();
-        let closes = matches!(
-            (bytes.get(start), bytes.get(end)),
-            (Some(b'['), Some(b']')) | (Some(b'{'), Some(b'}'))
-        );
-        if closes {
-            start..end + 1
-        } else {
-            start..last.map_or(end, |last| last.clamp(start, end))
+        let closes = matches!((bytes.get(start), bytes.get(end)), (Some(b'['), Some(b']')) | (Some(b'{'), Some(b'}')));
+        match last {
+            _ if closes => start..end + 1,
+            Some(last) if (start..=end).contains(&last) => start..last,
+            _ => start..start + self.text[start..end].trim_end().len(),
         }
     }
 }
