@@ -34,7 +34,8 @@ pub fn render(graph: &Graph, format: GraphFormat, instances: bool) -> String {
         }
         GraphFormat::Mermaid => {
             let mut out = String::from("flowchart LR\n");
-            let ids: std::collections::HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+            let ids: std::collections::HashMap<&str, usize> =
+                nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
             for (i, n) in nodes.iter().enumerate() {
                 let _ = writeln!(out, "  n{i}[\"{}\"]", n.label.replace('"', "#quot;"));
             }

@@ -43,7 +43,9 @@ pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Fa
     };
     let format = Format::from_path(&path).unwrap_or(Format::Toml);
     let source = read_source(&path)?;
-    let workflow = spec::parse(&source, format).map_err(|diagnostics| Failure::Invalid { source: source.clone(), diagnostics })?;
+    let (workflow, spec_diags) = spec::parse_recoverable(&source, format);
+    let invalid = |diagnostics| Failure::Invalid { source: source.clone(), diagnostics };
+    let Some(workflow) = workflow else { return Err(invalid(spec_diags)) };
 
     let mut vars = Vec::new();
     if let Some(file) = &args.vars_file {
@@ -61,9 +63,29 @@ pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Fa
         _ => PathBuf::from("."),
     };
     let options = Options { base_dir, vars, worker };
-    let graph = compile::compile(&workflow, &source, &options)
-        .map_err(|diagnostics| Failure::Invalid { source: source.clone(), diagnostics })?;
-    Ok(Loaded { graph, source })
+    match compile::compile(&workflow, &source, &options) {
+        Ok(graph) if spec_diags.is_empty() => Ok(Loaded { graph, source }),
+        Ok(_) => Err(invalid(spec_diags)),
+        Err(compile_diags) => Err(invalid(merge(&workflow, spec_diags, compile_diags))),
+    }
+}
+
+/// Problems from both stages, in file order. A task with a problem in the
+/// file as written keeps only those: what the compiler says about it then
+/// is usually the same mistake seen again (a misspelt `command` is also a
+/// missing command).
+fn merge(workflow: &spec::Workflow, spec_diags: Vec<Diagnostic>, compile_diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let inside = |d: &Diagnostic, span: &std::ops::Range<usize>| {
+        d.source.is_none() && d.span.as_ref().is_some_and(|s| span.start <= s.start && s.start < span.end)
+    };
+    // A TOML task's span is its `[[tasks]]` header; it extends to the next task.
+    let starts: Vec<usize> = workflow.tasks.iter().map(|t| t.span.start).chain([usize::MAX]).collect();
+    let extents = workflow.tasks.iter().zip(&starts[1..]).map(|(t, &next)| t.span.start..t.span.end.max(next));
+    let spoiled: Vec<_> = extents.filter(|t| spec_diags.iter().any(|d| inside(d, t))).collect();
+    let mut all = spec_diags;
+    all.extend(compile_diags.into_iter().filter(|d| !spoiled.iter().any(|t| inside(d, t))));
+    all.sort_by_key(|d| (d.source.is_some(), d.span.as_ref().map(|s| s.start)));
+    all
 }
 
 fn read_source(path: &Path) -> Result<Arc<Source>, Failure> {
@@ -100,7 +122,9 @@ pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
     }
     let amount = |flag: &str, v: Option<f64>| match v {
         None => Ok(Amount(u64::MAX)),
-        Some(v) => Amount::from_f64(v).ok_or_else(|| Failure::Usage(format!("`--{flag} {v}` must be a non-negative number"))),
+        Some(v) => {
+            Amount::from_f64(v).ok_or_else(|| Failure::Usage(format!("`--{flag} {v}` must be a non-negative number")))
+        }
     };
     let memory = match &args.memory {
         None => 0,
@@ -112,10 +136,17 @@ pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
             .split_once('=')
             .ok_or_else(|| Failure::Usage(format!("`--resource {pair}` needs the form NAME=AMOUNT")))?;
         let value = value.parse::<f64>().ok().and_then(Amount::from_f64);
-        let value = value.ok_or_else(|| Failure::Usage(format!("`--resource {pair}`: the amount must be a non-negative number")))?;
+        let value = value
+            .ok_or_else(|| Failure::Usage(format!("`--resource {pair}`: the amount must be a non-negative number")))?;
         custom.insert(name.to_owned(), value);
     }
-    Ok(Some(Resources { cpus: amount("cpus", args.cpus)?, gpus: amount("gpus", args.gpus)?, memory, custom, time_request: None }))
+    Ok(Some(Resources {
+        cpus: amount("cpus", args.cpus)?,
+        gpus: amount("gpus", args.gpus)?,
+        memory,
+        custom,
+        time_request: None,
+    }))
 }
 
 #[cfg(test)]

@@ -69,7 +69,12 @@ fn yaml_twins_compile_to_the_same_graph() {
         // Hand-written YAML twins too.
         if dir.join("workflow.yaml").exists() {
             twins += 1;
-            assert_eq!(toml_ir, without_spans(plan_json(&dir, "workflow.yaml")), "{}: YAML twin differs", dir.display());
+            assert_eq!(
+                toml_ir,
+                without_spans(plan_json(&dir, "workflow.yaml")),
+                "{}: YAML twin differs",
+                dir.display()
+            );
         }
     }
     assert!(twins >= 1, "at least one example has a hand-written workflow.yaml");

@@ -157,8 +157,7 @@ impl SourceCode for Report {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        let contents =
-            self.source.text.as_ref().read_span(span, context_lines_before, context_lines_after)?;
+        let contents = self.source.text.as_ref().read_span(span, context_lines_before, context_lines_after)?;
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.source.name.clone(),
             contents.data(),

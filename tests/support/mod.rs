@@ -50,14 +50,15 @@ impl Test {
         self
     }
 
-    pub fn path(&self) -> &Path {
-        self.dir.path()
+    pub fn run(&self) -> Output {
+        self.run_with(&self.args)
     }
 
-    pub fn run(&self) -> Output {
+    /// Runs with `args` instead of the builder's arguments.
+    pub fn run_with<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Output {
         let out = Command::cargo_bin("flow")
             .expect("flow binary")
-            .args(&self.args)
+            .args(args)
             .current_dir(self.cwd.as_deref().unwrap_or(self.dir.path()))
             .env("NO_COLOR", "1")
             .env_remove("CLICOLOR_FORCE")
@@ -73,6 +74,13 @@ impl Test {
     /// Runs and asserts exit code 0; returns stdout.
     pub fn success(&self) -> String {
         let out = self.run();
+        assert_eq!(out.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+        out.stdout
+    }
+
+    /// Runs with `args` and asserts exit code 0; returns stdout.
+    pub fn success_with(&self, args: &[&str]) -> String {
+        let out = self.run_with(args);
         assert_eq!(out.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
         out.stdout
     }

@@ -84,9 +84,16 @@ impl Compiler<'_> {
 
     /// A context where only `vars` and `env` are defined (for expansion files and numbers).
     pub fn vars_scope(&self) -> Value {
-        let group = Arc::new(GroupScope { vars: self.vars_value.clone(), task: Value::UNDEFINED, resources: Value::UNDEFINED });
-        Scope { group, index: Value::UNDEFINED, item: Value::UNDEFINED, item_json: Value::UNDEFINED, chunk: Value::UNDEFINED }
-            .into_value()
+        let group =
+            Arc::new(GroupScope { vars: self.vars_value.clone(), task: Value::UNDEFINED, resources: Value::UNDEFINED });
+        Scope {
+            group,
+            index: Value::UNDEFINED,
+            item: Value::UNDEFINED,
+            item_json: Value::UNDEFINED,
+            chunk: Value::UNDEFINED,
+        }
+        .into_value()
     }
 
     /// Renders a string value with `vars` only, reporting errors against `key`.
@@ -141,6 +148,12 @@ impl Compiler<'_> {
             }
         };
         let help = format!("`{key}` takes a whole number of at least {min}");
-        self.quantity(q, key, check, |s| s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number")).and_then(check), &help)
+        self.quantity(
+            q,
+            key,
+            check,
+            |s| s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number")).and_then(check),
+            &help,
+        )
     }
 }

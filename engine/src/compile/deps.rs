@@ -12,8 +12,8 @@ use super::compiler::Compiler;
 use super::group::Draft;
 use super::instance::instance_scope;
 use super::link::Linker;
-use super::output_index::{OutputIndex, Producer};
 use super::merge::Resolved;
+use super::output_index::{OutputIndex, Producer};
 use super::paths::normalize;
 use super::render::{Tmpl, template_diagnostic};
 use crate::diag::Diagnostic;
@@ -88,10 +88,7 @@ pub fn infer(
 }
 
 fn keys(c: &mut Compiler, name: &str, list: &Option<Sp<Vec<Sp<String>>>>) -> Vec<Key> {
-    list.iter()
-        .flat_map(|l| l.value.iter())
-        .filter_map(|s| key(c, name.to_owned(), s.clone()))
-        .collect()
+    list.iter().flat_map(|l| l.value.iter()).filter_map(|s| key(c, name.to_owned(), s.clone())).collect()
 }
 
 fn key(c: &mut Compiler, name: String, source: Sp<String>) -> Option<Key> {
@@ -114,7 +111,13 @@ fn render_group(
     let mut outputs = keys(c, "outputs", &spec.outputs);
     let mut after = keys(c, "after", &spec.after);
     let mut others = keys(c, "argv", &spec.argv);
-    for (name, s) in [("command", &spec.command), ("cwd", &spec.cwd), ("stdin", &spec.stdin), ("stdout", &spec.stdout), ("stderr", &spec.stderr)] {
+    for (name, s) in [
+        ("command", &spec.command),
+        ("cwd", &spec.cwd),
+        ("stdin", &spec.stdin),
+        ("stdout", &spec.stdout),
+        ("stderr", &spec.stderr),
+    ] {
         others.extend(s.iter().filter_map(|s| key(c, name.to_owned(), s.clone())));
     }
     for (k, v) in spec.env.iter().flat_map(|e| e.value.iter()) {
@@ -201,7 +204,13 @@ pub fn instance_name(drafts: &[Option<Draft>], (g, i): Producer) -> String {
     }
 }
 
-fn duplicate_producer(path: &str, drafts: &[Option<Draft>], first: Producer, second: Producer, source: &Sp<String>) -> Diagnostic {
+fn duplicate_producer(
+    path: &str,
+    drafts: &[Option<Draft>],
+    first: Producer,
+    second: Producer,
+    source: &Sp<String>,
+) -> Diagnostic {
     Diagnostic::new(
         "flow::compile::duplicate_producer",
         format!("`{path}` is an output of both {} and {}", instance_name(drafts, first), instance_name(drafts, second)),

@@ -56,7 +56,9 @@ fn compress(mut p: Pairs, n_from: u64, n_to: u64) -> EdgeKind {
     }
     p.pairs.sort_unstable();
     p.pairs.dedup();
-    if n_from == n_to && p.pairs.len() as u64 == n_to && p.pairs.iter().enumerate().all(|(i, &(t, f))| t == i as u64 && f == i as u64)
+    if n_from == n_to
+        && p.pairs.len() as u64 == n_to
+        && p.pairs.iter().enumerate().all(|(i, &(t, f))| t == i as u64 && f == i as u64)
     {
         return EdgeKind::ElementWise;
     }

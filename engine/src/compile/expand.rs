@@ -20,9 +20,12 @@ pub fn domain(c: &mut Compiler, r: &Resolved) -> Option<(Domain, u64)> {
     if present.len() > 1 {
         let names: Vec<&str> = present.iter().map(|(k, _)| *k).collect();
         c.error(
-            Diagnostic::new("flow::compile::two_expansions", format!("task `{}` has more than one expansion: {}", r.name, names.join(", ")))
-                .at(present[1].1.clone(), "second expansion")
-                .help("a task expands in one way; split it into two tasks, or use `matrix` for combinations"),
+            Diagnostic::new(
+                "flow::compile::two_expansions",
+                format!("task `{}` has more than one expansion: {}", r.name, names.join(", ")),
+            )
+            .at(present[1].1.clone(), "second expansion")
+            .help("a task expands in one way; split it into two tasks, or use `matrix` for combinations"),
         );
         return None;
     }
@@ -232,18 +235,24 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
                 let help = crate::diag::closest(&current.value, resolved.iter().map(|r| r.name.as_str()))
                     .map_or_else(|| "name a task defined in this file".to_owned(), |b| format!("did you mean `{b}`?"));
                 c.error(
-                    Diagnostic::new("flow::compile::unknown_task", format!("`for_each` names unknown task `{}`", current.value))
-                        .at(current.span.clone(), "no such task")
-                        .help(help),
+                    Diagnostic::new(
+                        "flow::compile::unknown_task",
+                        format!("`for_each` names unknown task `{}`", current.value),
+                    )
+                    .at(current.span.clone(), "no such task")
+                    .help(help),
                 );
                 break None;
             };
             if seen.contains(&j) {
                 let path: Vec<&str> = seen.iter().chain([&j]).map(|&k| resolved[k].name.as_str()).collect();
                 c.error(
-                    Diagnostic::new("flow::compile::cycle", format!("`for_each` goes round in a circle: {}", path.join(" → ")))
-                        .at(target.span.clone(), "circular for_each")
-                        .help("one task in the circle must expand on its own (range, each_line, ...)"),
+                    Diagnostic::new(
+                        "flow::compile::cycle",
+                        format!("`for_each` goes round in a circle: {}", path.join(" → ")),
+                    )
+                    .at(target.span.clone(), "circular for_each")
+                    .help("one task in the circle must expand on its own (range, each_line, ...)"),
                 );
                 break None;
             }

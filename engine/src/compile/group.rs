@@ -43,9 +43,12 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
         }
         (Some(cmd), Some(_)) => {
             c.error(
-                Diagnostic::new("flow::compile::command_and_argv", format!("task `{}` has both `command` and `argv`", r.name))
-                    .at(cmd.span.clone(), "one of these must go")
-                    .help("keep `command` to run through `sh -c`, or `argv` to run the program directly"),
+                Diagnostic::new(
+                    "flow::compile::command_and_argv",
+                    format!("task `{}` has both `command` and `argv`", r.name),
+                )
+                .at(cmd.span.clone(), "one of these must go")
+                .help("keep `command` to run through `sh -c`, or `argv` to run the program directly"),
             );
             None
         }
@@ -69,7 +72,8 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
 
     check_syntax(c, r);
     let command = command.unwrap_or(Command::Argv(Vec::new()));
-    let variants = variants.unwrap_or_else(|| vec![Resources { cpus: crate::ir::Amount::whole(1), ..Resources::default() }]);
+    let variants =
+        variants.unwrap_or_else(|| vec![Resources { cpus: crate::ir::Amount::whole(1), ..Resources::default() }]);
 
     let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
     let list = |s: &Option<Sp<Vec<Sp<String>>>>| {
@@ -148,12 +152,20 @@ fn number(n: f64) -> serde_json::Value {
 fn check_syntax(c: &mut Compiler, r: &Resolved) {
     let spec = &r.spec;
     let mut strings: Vec<(&str, &Sp<String>)> = Vec::new();
-    for (key, s) in [("command", &spec.command), ("cwd", &spec.cwd), ("stdin", &spec.stdin), ("stdout", &spec.stdout), ("stderr", &spec.stderr)] {
+    for (key, s) in [
+        ("command", &spec.command),
+        ("cwd", &spec.cwd),
+        ("stdin", &spec.stdin),
+        ("stdout", &spec.stdout),
+        ("stderr", &spec.stderr),
+    ] {
         if let Some(s) = s {
             strings.push((key, s));
         }
     }
-    for (key, list) in [("argv", &spec.argv), ("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)] {
+    for (key, list) in
+        [("argv", &spec.argv), ("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)]
+    {
         if let Some(list) = list {
             strings.extend(list.value.iter().map(|s| (key, s)));
         }

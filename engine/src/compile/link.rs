@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use super::compiler::Compiler;
 use super::deps::{Rendered, base_domain};
-use super::output_index::OutputIndex;
 use super::edge_builder::EdgeBuilder;
 use super::group::Draft;
+use super::output_index::OutputIndex;
 use super::paths::{glob_exists_on_disk, glob_matcher, is_glob};
 use super::selector::Selector;
 use crate::diag::{Diagnostic, closest};
@@ -112,7 +112,15 @@ impl<'a> Linker<'a> {
                     if by_group.is_empty() && !glob_exists_on_disk(&self.base, pattern, &m) {
                         Err(format!("input `{pattern}` matches no file, and no task produces one"))
                     } else {
-                        Ok(by_group.into_iter().map(|(g, mut v)| (g, { v.sort_unstable(); v })).collect())
+                        Ok(by_group
+                            .into_iter()
+                            .map(|(g, mut v)| {
+                                (g, {
+                                    v.sort_unstable();
+                                    v
+                                })
+                            })
+                            .collect())
                     }
                 }
             };
@@ -145,7 +153,14 @@ impl<'a> Linker<'a> {
         }
     }
 
-    fn selector(&mut self, text: &str, names: &[&str], drafts: &[Option<Draft>], g: u32, i: u64) -> Option<(String, String)> {
+    fn selector(
+        &mut self,
+        text: &str,
+        names: &[&str],
+        drafts: &[Option<Draft>],
+        g: u32,
+        i: u64,
+    ) -> Option<(String, String)> {
         if text.trim().is_empty() {
             return None;
         }
@@ -158,9 +173,8 @@ impl<'a> Linker<'a> {
                 .map_or_else(|| format!("tasks are: {}", names.join(", ")), |b| format!("did you mean `{b}`?"));
             return Some((format!("`after` names unknown task `{}`", sel.name), help));
         };
-        if drafts[t].is_none() {
-            return None;
-        }
+        // A task that failed to compile was reported already.
+        drafts[t].as_ref()?;
         let t = t as u32;
         let Some(indices) = sel.indices else {
             self.edges.add_whole(t, g, i, EdgeOrigin::After);
@@ -173,7 +187,10 @@ impl<'a> Linker<'a> {
                 let index = range.get(n);
                 match domain.position(index, count) {
                     Some(p) if (t, p) == (g, i) => {
-                        return Some((format!("`{text}` makes an instance wait for itself"), "select other instances".to_owned()));
+                        return Some((
+                            format!("`{text}` makes an instance wait for itself"),
+                            "select other instances".to_owned(),
+                        ));
                     }
                     Some(p) => self.edges.add(t, p, g, i, EdgeOrigin::After),
                     None => {

@@ -25,7 +25,9 @@ pub fn resolve(workflow: &Workflow, diags: &mut Vec<Diagnostic>) -> Vec<Resolved
     let empty = TaskSpec::default();
     let defaults = workflow.defaults.as_ref().map_or(&empty, |d| &d.value);
     if let Some(d) = &workflow.defaults {
-        for (key, span) in [("name", d.value.name.as_ref().map(|s| &s.span)), ("use", d.value.use_template.as_ref().map(|s| &s.span))] {
+        for (key, span) in
+            [("name", d.value.name.as_ref().map(|s| &s.span)), ("use", d.value.use_template.as_ref().map(|s| &s.span))]
+        {
             if let Some(span) = span {
                 diags.push(
                     Diagnostic::new("flow::compile::misplaced_key", format!("`{key}` is not allowed in [defaults]"))
@@ -36,12 +38,21 @@ pub fn resolve(workflow: &Workflow, diags: &mut Vec<Diagnostic>) -> Vec<Resolved
         }
     }
     for (tname, t) in &workflow.templates {
-        for (key, span) in [("name", t.value.name.as_ref().map(|s| &s.span)), ("use", t.value.use_template.as_ref().map(|s| &s.span))] {
+        for (key, span) in
+            [("name", t.value.name.as_ref().map(|s| &s.span)), ("use", t.value.use_template.as_ref().map(|s| &s.span))]
+        {
             if let Some(span) = span {
                 diags.push(
-                    Diagnostic::new("flow::compile::misplaced_key", format!("`{key}` is not allowed in template `{tname}`"))
-                        .at(span.clone(), "not allowed in a template")
-                        .help(if key == "use" { "templates cannot use other templates; copy the keys you need" } else { "a template is named by its table; remove `name`" }),
+                    Diagnostic::new(
+                        "flow::compile::misplaced_key",
+                        format!("`{key}` is not allowed in template `{tname}`"),
+                    )
+                    .at(span.clone(), "not allowed in a template")
+                    .help(if key == "use" {
+                        "templates cannot use other templates; copy the keys you need"
+                    } else {
+                        "a template is named by its table; remove `name`"
+                    }),
                 );
             }
         }
@@ -119,8 +130,29 @@ fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
         }
     }
     inherit_fields!(
-        spec, base, command, argv, cwd, env, stdin, stdout, stderr, inputs, outputs, after, cpus, gpus, memory,
-        resources, variants, time_request, timeout, nodes, priority, retries, crash_limit,
+        spec,
+        base,
+        command,
+        argv,
+        cwd,
+        env,
+        stdin,
+        stdout,
+        stderr,
+        inputs,
+        outputs,
+        after,
+        cpus,
+        gpus,
+        memory,
+        resources,
+        variants,
+        time_request,
+        timeout,
+        nodes,
+        priority,
+        retries,
+        crash_limit,
     );
     let has_expansion = spec.range.is_some()
         || spec.each_line.is_some()

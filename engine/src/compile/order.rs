@@ -35,7 +35,8 @@ pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(V
     }
 
     // Kahn's algorithm, preferring file order among ready groups.
-    let mut indegree: Vec<usize> = nodes.iter().map(|&n| graph.neighbors_directed(n, petgraph::Incoming).count()).collect();
+    let mut indegree: Vec<usize> =
+        nodes.iter().map(|&n| graph.neighbors_directed(n, petgraph::Incoming).count()).collect();
     let mut ready: BinaryHeap<Reverse<usize>> = (0..groups.len()).filter(|&g| indegree[g] == 0).map(Reverse).collect();
     let mut order = Vec::with_capacity(groups.len());
     while let Some(Reverse(g)) = ready.pop() {
@@ -103,9 +104,15 @@ fn self_edge_is_acyclic(c: &mut Compiler, group: &Group, kind: &EdgeKind) -> boo
     }
     let stuck: Vec<String> = (0..n).filter(|&i| indegree[i] > 0).take(5).map(|i| i.to_string()).collect();
     c.error(
-        Diagnostic::new("flow::compile::cycle", format!("instances of `{}` wait for each other in a cycle", group.name))
-            .at(group.span.clone(), "cyclic instances")
-            .help(format!("instances at positions {} never become ready; make each wait only for earlier ones", stuck.join(", "))),
+        Diagnostic::new(
+            "flow::compile::cycle",
+            format!("instances of `{}` wait for each other in a cycle", group.name),
+        )
+        .at(group.span.clone(), "cyclic instances")
+        .help(format!(
+            "instances at positions {} never become ready; make each wait only for earlier ones",
+            stuck.join(", ")
+        )),
     );
     false
 }

@@ -25,9 +25,11 @@ impl OutputIndex {
     pub fn insert(&mut self, path: &str, producer: Producer) -> Option<Producer> {
         let hash = self.hasher.hash_one(path);
         let Self { paths, owners, table, hasher } = self;
-        let entry = table.entry(hash, |&i| paths.get(i as usize) == Some(path), |&i| {
-            hasher.hash_one(paths.get(i as usize).unwrap_or_default())
-        });
+        let entry = table.entry(
+            hash,
+            |&i| paths.get(i as usize) == Some(path),
+            |&i| hasher.hash_one(paths.get(i as usize).unwrap_or_default()),
+        );
         match entry {
             hashbrown::hash_table::Entry::Occupied(e) => Some(owners[*e.get() as usize]),
             hashbrown::hash_table::Entry::Vacant(e) => {

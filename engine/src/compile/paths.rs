@@ -31,7 +31,13 @@ pub fn normalize(path: &str) -> Cow<'_, str> {
         }
     }
     let joined = parts.join("/");
-    Cow::Owned(if absolute { format!("/{joined}") } else if joined.is_empty() { ".".to_owned() } else { joined })
+    Cow::Owned(if absolute {
+        format!("/{joined}")
+    } else if joined.is_empty() {
+        ".".to_owned()
+    } else {
+        joined
+    })
 }
 
 /// Whether an input is a glob pattern rather than one file.

@@ -265,14 +265,21 @@ mod tests {
             task: json_value(&serde_json::json!({ "name": "t", "count": 3 })),
             resources: json_value(&serde_json::json!({ "cpus": 2 })),
         });
-        Scope { group, index: Value::from(7), item: Value::from("line"), item_json: Value::UNDEFINED, chunk: Value::UNDEFINED }
-            .into_value()
+        Scope {
+            group,
+            index: Value::from(7),
+            item: Value::from("line"),
+            item_json: Value::UNDEFINED,
+            chunk: Value::UNDEFINED,
+        }
+        .into_value()
     }
 
     #[test]
     fn renders_context() {
         let mut r = Renderer::default();
-        let out = r.render_str("{{ task.name }}-{{ index }}-{{ item }}-{{ vars.chunk }}-{{ resources.cpus }}", &scope());
+        let out =
+            r.render_str("{{ task.name }}-{{ index }}-{{ item }}-{{ vars.chunk }}-{{ resources.cpus }}", &scope());
         assert_eq!(out.unwrap(), "t-7-line-10-2");
         assert_eq!(r.render_str("plain", &scope()).unwrap(), "plain");
     }

@@ -10,7 +10,8 @@ use crate::diag::Diagnostic;
 use crate::ir::{Amount, Resources};
 use crate::spec::{Quantity, Sp, TaskSpec};
 
-const DURATION_HELP: &str = "use a duration like \"90s\", \"15m\", \"2h\", \"1h30m\", \"HH:MM:SS\", or a number of seconds";
+const DURATION_HELP: &str =
+    "use a duration like \"90s\", \"15m\", \"2h\", \"1h30m\", \"HH:MM:SS\", or a number of seconds";
 const SIZE_HELP: &str = "use a size like \"4 GiB\" or \"512 MB\", or a number of MiB";
 
 /// The keys one request is made of (the task's own, or one variant's).
@@ -71,12 +72,23 @@ fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
     let mut ok = true;
     let mut amount = |c: &mut Compiler, q: Option<&Sp<Quantity>>, key: &str, default: Amount, indexed: bool| {
         let Some(q) = q else { return default };
-        match c.quantity(q, key, amount_of, |s| amount_of(s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number"))?), &format!("`{key}` takes a non-negative number, e.g. 2 or 0.25")) {
+        match c.quantity(
+            q,
+            key,
+            amount_of,
+            |s| amount_of(s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number"))?),
+            &format!("`{key}` takes a non-negative number, e.g. 2 or 0.25"),
+        ) {
             Some(a) if indexed && a.0 > Amount::SCALE && !a.is_whole() => {
                 c.error(
-                    Diagnostic::new("flow::compile::impossible_resources", format!("`{key} = {a}` cannot be satisfied"))
-                        .at(q.span.clone(), "fraction above one")
-                        .help(format!("a fraction of a device shares one device; ask for a whole number of {key} or less than one")),
+                    Diagnostic::new(
+                        "flow::compile::impossible_resources",
+                        format!("`{key} = {a}` cannot be satisfied"),
+                    )
+                    .at(q.span.clone(), "fraction above one")
+                    .help(format!(
+                        "a fraction of a device shares one device; ask for a whole number of {key} or less than one"
+                    )),
                 );
                 ok = false;
                 default

@@ -19,9 +19,8 @@ impl Selector {
         let Some(open) = text.find('[') else {
             return Ok(Self { name: text.to_owned(), indices: None });
         };
-        let inner = text[open + 1..]
-            .strip_suffix(']')
-            .ok_or_else(|| format!("`{text}` has `[` without a closing `]`"))?;
+        let inner =
+            text[open + 1..].strip_suffix(']').ok_or_else(|| format!("`{text}` has `[` without a closing `]`"))?;
         let indices = parse_ranges(inner).map_err(|e| format!("bad index list in `{text}`: {e}"))?;
         Ok(Self { name: text[..open].trim().to_owned(), indices: Some(indices) })
     }

@@ -53,7 +53,7 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
 }
 
 fn seconds(n: f64, text: &str) -> Result<u64, String> {
-    if !n.is_finite() || n < 0.0 || n > 1e15 {
+    if !(0.0..=1e15).contains(&n) {
         return Err(format!("`{text}` is not a valid duration"));
     }
     Ok(n.ceil() as u64)
@@ -83,7 +83,7 @@ pub fn mib_to_bytes(n: f64) -> Result<u64, String> {
 }
 
 fn size_bytes(bytes: f64, text: &str) -> Result<u64, String> {
-    if !bytes.is_finite() || bytes < 0.0 || bytes > 9e18 {
+    if !(0.0..=9e18).contains(&bytes) {
         return Err(format!("`{text}` is not a valid size"));
     }
     Ok(bytes.round() as u64)

@@ -19,7 +19,8 @@ impl Graph {
         // depth[g][i]: instances on the longest chain ending at instance i of g;
         // via[g][i]: the group the chain came from.
         let mut depth: Vec<Vec<u64>> = self.groups.iter().map(|g| vec![1; g.count as usize]).collect();
-        let mut via: Vec<Vec<Option<(GroupId, u64)>>> = self.groups.iter().map(|g| vec![None; g.count as usize]).collect();
+        let mut via: Vec<Vec<Option<(GroupId, u64)>>> =
+            self.groups.iter().map(|g| vec![None; g.count as usize]).collect();
         for (g, group) in self.groups.iter().enumerate() {
             let incoming: Vec<_> = self.edges.iter().filter(|e| e.to.index() == g).collect();
             // Groups are in topological order, so every other source group comes before `g`.
@@ -31,7 +32,9 @@ impl Graph {
                 for i in 0..group.count {
                     let candidate = match &e.kind {
                         EdgeKind::All => best,
-                        _ => e.kind.sources(i, from.len() as u64).map(|s| (s, from[s as usize])).max_by_key(|(_, d)| *d),
+                        _ => {
+                            e.kind.sources(i, from.len() as u64).map(|s| (s, from[s as usize])).max_by_key(|(_, d)| *d)
+                        }
                     };
                     if let Some((s, d)) = candidate
                         && d + 1 > mine[i as usize]

@@ -17,7 +17,7 @@ mod tree;
 mod workflow;
 mod yaml;
 
-pub use parse::{Format, parse, parse_vars};
+pub use parse::{Format, parse, parse_recoverable, parse_vars};
 pub use scalar::{Quantity, RangeSpec, Text};
 pub use sp::Sp;
 pub use workflow::{EachChunk, TaskSpec, Variant, Workflow};

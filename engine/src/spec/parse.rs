@@ -56,6 +56,16 @@ impl Format {
 /// On failure returns every problem found, sorted by position; each has a
 /// span into `source`.
 pub fn parse(source: &Arc<Source>, format: Format) -> Result<Workflow, Vec<Diagnostic>> {
+    match parse_recoverable(source, format) {
+        (Some(workflow), diags) if diags.is_empty() => Ok(workflow),
+        (_, diags) => Err(diags),
+    }
+}
+
+/// Reads a workflow file as far as possible: every problem, and the
+/// workflow without the values that had problems (`None` only when the text
+/// cannot be read as a table at all), so later stages can report theirs too.
+pub fn parse_recoverable(source: &Arc<Source>, format: Format) -> (Option<Workflow>, Vec<Diagnostic>) {
     read(source, format, "a workflow file")
 }
 
@@ -68,11 +78,13 @@ pub fn parse_vars(
     source: &Arc<Source>,
     format: Format,
 ) -> Result<BTreeMap<String, Sp<serde_json::Value>>, Vec<Diagnostic>> {
-    read(source, format, "a vars file")
-        .map_err(|diags| diags.into_iter().map(|diag| diag.in_source(source.clone())).collect())
+    match read(source, format, "a vars file") {
+        (Some(vars), diags) if diags.is_empty() => Ok(vars),
+        (_, diags) => Err(diags.into_iter().map(|diag| diag.in_source(source.clone())).collect()),
+    }
 }
 
-fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> Result<T, Vec<Diagnostic>> {
+fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> (Option<T>, Vec<Diagnostic>) {
     let text = &*source.text;
     let mut diags = Vec::new();
     let root = match format {
@@ -86,18 +98,13 @@ fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> Res
             None
         }
     });
-    match value {
-        Some(value) if diags.is_empty() => Ok(value),
-        _ => {
-            for diag in &mut diags {
-                diag.span = Some(fit(text, diag.span.clone().unwrap_or(0..0)));
-            }
-            diags.sort_by_key(|diag| diag.span.as_ref().map_or(0, |span| span.start));
-            // An aliased YAML node repeats the problems of its anchor.
-            diags.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
-            Err(diags)
-        }
+    for diag in &mut diags {
+        diag.span = Some(fit(text, diag.span.clone().unwrap_or(0..0)));
     }
+    diags.sort_by_key(|diag| diag.span.as_ref().map_or(0, |span| span.start));
+    // An aliased YAML node repeats the problems of its anchor.
+    diags.dedup_by(|a, b| a.code == b.code && a.span == b.span && a.message == b.message);
+    (value, diags)
 }
 
 fn not_a_table(root: &Node, what: &str) -> Diagnostic {

@@ -259,6 +259,11 @@ fn yaml_mistakes_are_all_reported() {
         ("two documents", "name: a\n---\nname: b\n", &[(SYNTAX, "", "more than one YAML document")]),
         ("not a table", "- a\n- b\n", &[(TYPE, "- a\n- b", "must be a table")]),
         ("bad tag", "name: !!int abc\n", &[(SYNTAX, "!!int abc", "does not match its tag")]),
+        (
+            "unquoted template",
+            "tasks:\n  - each_line: {{ vars.list }}\n    cpus: [1]\n",
+            &[(TYPE, "{{ vars.list }}", "unquoted template"), (TYPE, "[1]", "`cpus` takes a number")],
+        ),
     ];
     for (name, text, expected) in cases {
         check(name, Format::Yaml, text, expected);

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use schemars::JsonSchema;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 /// A number, or a string that is a template or carries a unit
 /// (`cpus = 4`, `cpus = "{{ vars.threads }}"`, `memory = "4 GiB"`, `timeout = "90s"`).
@@ -108,9 +108,7 @@ impl<'de> Deserialize<'de> for RangeSpec {
                 Ok(RangeSpec::List(vec![v]))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RangeSpec, E> {
-                i64::try_from(v)
-                    .map(|v| RangeSpec::List(vec![v]))
-                    .map_err(|_| E::custom("range index is too large"))
+                i64::try_from(v).map(|v| RangeSpec::List(vec![v])).map_err(|_| E::custom("range index is too large"))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RangeSpec, E> {
                 Ok(RangeSpec::Text(v.to_owned()))

@@ -31,6 +31,8 @@ const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
 /// text is not valid YAML or holds several documents. Duplicate keys
 /// ([`DUPLICATE_KEY`]) and non-scalar keys ([`TYPE`]) are reported and their
 /// entry dropped; other scalar keys become their text (`1: x` has key `"1"`).
+/// An unquoted template (`cmd: {{ x }}`, which YAML reads as a table) is
+/// reported ([`TYPE`]) and kept as its text, so the rest is still checked.
 pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
     let offsets = Offsets::new(text);
     let mut work = Cow::Borrowed(text);
@@ -178,6 +180,16 @@ impl Reader<'_, '_> {
                 let items: Vec<Node> = items.iter().map(|item| self.node(item, depth + 1)).collect();
                 let last = items.last().map(|item| item.span.end);
                 return Node::new(NodeKind::Seq(items), self.collection_span(start, end, last));
+            }
+            YamlData::Mapping(_) if self.text[start..].starts_with("{{") => {
+                let span = start..self.collection_span(start, end, None).end;
+                let template = &self.text[span.clone()];
+                self.diags.push(
+                    Diagnostic::new(TYPE, "unquoted template")
+                        .at(span.clone(), "YAML reads this as a table, not a string")
+                        .help(format!("quote values that start with `{{{{`: '{template}'")),
+                );
+                return Node::new(NodeKind::Str(template.to_owned()), span);
             }
             YamlData::Mapping(entries) => {
                 let entries = self.entries(entries, depth);

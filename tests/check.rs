@@ -1,0 +1,127 @@
+//! `flow check`: valid files, default file names, variables, and every
+//! problem reported at once.
+
+use crate::support::Test;
+
+const HELLO: &str = r#"
+name = "hello"
+[[tasks]]
+name = "greet"
+command = "echo hi > hello.txt"
+outputs = ["hello.txt"]
+
+[[tasks]]
+name = "shout"
+command = "tr a-z A-Z < hello.txt"
+inputs = ["hello.txt"]
+"#;
+
+#[test]
+fn valid_workflow_is_ok() {
+    let out = Test::new().workflow(HELLO).args(["check"]).success();
+    assert_eq!(out, "ok: hello (workflow.toml) — 2 tasks, 2 instances, 1 edges\n");
+}
+
+#[test]
+fn finds_workflow_yaml_by_default() {
+    let yaml = "name: y\ntasks:\n  - name: a\n    command: echo a\n";
+    let out = Test::new().file("workflow.yaml", yaml).args(["check"]).success();
+    assert!(out.starts_with("ok: y (workflow.yaml)"), "{out}");
+}
+
+#[test]
+fn no_workflow_file_is_a_usage_error() {
+    let err = Test::new().args(["check"]).invalid();
+    assert!(err.contains("no workflow.toml"), "{err}");
+    let err = Test::new().args(["check", "nope.toml"]).invalid();
+    assert!(err.contains("cannot read `nope.toml`"), "{err}");
+}
+
+#[test]
+fn reports_every_problem_at_once() {
+    let text = r#"
+[[tasks]]
+name = "a"
+command = "echo {{ vars.nope }}"
+cpus = "many"
+
+[[tasks]]
+name = "b"
+command = "x"
+after = ["c"]
+inputs = ["missing.txt"]
+
+[[tasks]]
+name = "c"
+command = "x"
+after = ["b"]
+timeout = "3 fortnights"
+"#;
+    let err = Test::new().workflow(text).args(["check"]).invalid();
+    for expected in [
+        "`vars.nope` is undefined",
+        "bad `cpus`",
+        "input `missing.txt` does not exist",
+        "dependency cycle",
+        "bad `timeout`",
+        "error: 5 problems in workflow.toml",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+    }
+    assert!(err.contains("workflow.toml:4:"), "{err}");
+}
+
+#[test]
+fn parse_and_compile_problems_are_reported_together() {
+    let text =
+        "[[tasks]]\nname = \"a\"\ncomand = \"x\"\n\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"nope\"]\n";
+    let err = Test::new().workflow(text).args(["check"]).invalid();
+    assert!(err.contains("did you mean `command`?"), "{err}");
+    assert!(err.contains("`after` names unknown task `nope`"), "{err}");
+}
+
+#[test]
+fn variables_can_be_overridden() {
+    let text = "[vars]\nn = 3\n[[tasks]]\nname = \"a\"\nrange = \"1-{{ vars.n }}\"\ncommand = \"echo {{ index }}\"\n";
+    let t = Test::new().workflow(text).file("vars.toml", "n = 7\n");
+    assert!(t.success_with(&["check"]).contains("3 instances"));
+    assert!(t.success_with(&["check", "--vars", "vars.toml"]).contains("7 instances"));
+    assert!(t.success_with(&["check", "--vars", "vars.toml", "-v", "n=12"]).contains("12 instances"));
+    let err = Test::new().workflow(text).args(["check", "-v", "n"]).invalid();
+    assert!(err.contains("NAME=VALUE"), "{err}");
+}
+
+#[test]
+fn resources_must_fit_the_described_worker() {
+    let text = r#"
+[[tasks]]
+name = "score"
+command = "x"
+cpus = 8
+[[tasks.variants]]
+gpus = 1
+cpus = 1
+[[tasks.variants]]
+cpus = 8
+"#;
+    Test::new().workflow(text).args(["check", "--cpus", "8", "--gpus", "0"]).success();
+    Test::new().workflow(text).args(["check", "--cpus", "2", "--gpus", "1"]).success();
+    let err = Test::new().workflow(text).args(["check", "--cpus", "4", "--gpus", "0"]).invalid();
+    assert!(err.contains("every variant needs more than a worker has"), "{err}");
+    let err = Test::new()
+        .workflow("[[tasks]]\nname = \"a\"\ncommand = \"x\"\nresources = { fpga = 2 }\n")
+        .args(["check", "--resource", "fpga=1"])
+        .invalid();
+    assert!(err.contains("2 fpga > 1"), "{err}");
+}
+
+#[test]
+fn inputs_on_disk_need_no_producer() {
+    let text =
+        "[[tasks]]\nname = \"a\"\neach_line = \"list.txt\"\ncommand = \"x\"\ninputs = [\"data/{{ item }}.smi\"]\n";
+    let t = Test::new().workflow(text).file("list.txt", "x\ny\n").file("data/x.smi", "").file("data/y.smi", "");
+    t.args(["check"]).success();
+    let t = Test::new().workflow(text).file("list.txt", "x\nz\n").file("data/x.smi", "");
+    let err = t.args(["check"]).invalid();
+    assert!(err.contains("input `data/z.smi` does not exist") && err.contains("(instance 1)"), "{err}");
+}
