@@ -63,7 +63,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
     };
 
     let (domain, count) = expand::domain(c, r)?;
-    let variants = resources::variants(c, spec, &r.span);
+    let variants = resources::variants(c, spec, &r.name_span);
     let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(c, q, "timeout"));
     let nodes = spec.nodes.as_ref().map_or(Some(1), |q| c.count(q, "nodes", 1));
     let retries = spec.retries.as_ref().map_or(Some(0), |q| c.count(q, "retries", 0));
@@ -100,7 +100,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
     });
     let group = Group {
         name: r.name.clone(),
-        span: r.span.clone(),
+        span: r.name_span.clone(),
         count,
         domain,
         template,

@@ -12,8 +12,6 @@ use crate::spec::{Sp, TaskSpec, Workflow};
 pub struct Resolved {
     /// The task's name.
     pub name: String,
-    /// Span of the task's table.
-    pub span: Range<usize>,
     /// Span of the name value.
     pub name_span: Range<usize>,
     /// All keys after layering.
@@ -99,7 +97,7 @@ pub fn resolve(workflow: &Workflow, diags: &mut Vec<Diagnostic>) -> Vec<Resolved
             inherit(&mut spec, t);
         }
         inherit(&mut spec, defaults);
-        out.push(Resolved { name: name.value.clone(), span: task.span.clone(), name_span: name.span.clone(), spec });
+        out.push(Resolved { name: name.value.clone(), name_span: name.span.clone(), spec });
     }
     out
 }

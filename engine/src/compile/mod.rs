@@ -22,6 +22,9 @@ mod resources;
 mod selector;
 mod units;
 
+#[cfg(test)]
+mod tests;
+
 pub use compiler::{Options, compile};
 pub use instance::instance_scope;
 pub use render::{GroupScope, Renderer, Scope, Tmpl};

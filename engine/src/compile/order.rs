@@ -120,9 +120,10 @@ fn self_edge_is_acyclic(c: &mut Compiler, group: &Group, kind: &EdgeKind) -> boo
 fn report_cycle(c: &mut Compiler, graph: &DiGraph<(), EdgeOrigin>, groups: &[Group], scc: &[NodeIndex]) {
     // Walk successors inside the component until a node repeats.
     let in_scc = |n: &NodeIndex| scc.contains(n);
-    let mut path = vec![scc[0]];
+    let start = scc.iter().copied().min_by_key(|n| n.index()).unwrap_or(scc[0]);
+    let mut path = vec![start];
     loop {
-        let last = *path.last().unwrap_or(&scc[0]);
+        let last = *path.last().unwrap_or(&start);
         let Some(next) = graph.neighbors(last).filter(in_scc).min_by_key(|n| n.index()) else { break };
         if let Some(pos) = path.iter().position(|&n| n == next) {
             path.drain(..pos);

@@ -24,7 +24,7 @@ impl GroupId {
 pub struct Group {
     /// The task's name.
     pub name: String,
-    /// Byte range of the task's table in the workflow file.
+    /// Byte range of the task's `name` value in the workflow file.
     pub span: Range<usize>,
     /// Number of instances.
     pub count: u64,

@@ -1,0 +1,274 @@
+//! Compiler cases in tables: a workflow text, and the graph or the
+//! diagnostics it must give.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+
+use super::{Options, compile};
+use crate::diag::{Diagnostic, Source};
+use crate::ir::{Amount, Domain, EdgeKind, Graph};
+use crate::spec::{Format, parse};
+
+/// Compiles `text` in a temporary directory holding `files`.
+fn compile_with(text: &str, files: &[(&str, &str)]) -> (Arc<Source>, Result<Graph, Vec<Diagnostic>>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, content) in files {
+        let full = dir.path().join(path);
+        fs_err::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        fs_err::write(full, content).expect("write");
+    }
+    let source = Source::new("workflow.toml", text);
+    let workflow = match parse(&source, Format::Toml) {
+        Ok(w) => w,
+        Err(d) => return (source, Err(d)),
+    };
+    let options = Options { base_dir: dir.path().to_path_buf(), ..Options::default() };
+    let result = compile(&workflow, &source, &options);
+    (source, result)
+}
+
+fn ok(text: &str, files: &[(&str, &str)]) -> Graph {
+    match compile_with(text, files) {
+        (_, Ok(g)) => g,
+        (_, Err(d)) => panic!("expected success, got {d:#?}"),
+    }
+}
+
+/// Asserts exactly the given (code, spanned text) diagnostics.
+fn errors(text: &str, files: &[(&str, &str)], expected: &[(&str, &str)]) {
+    let (source, result) = compile_with(text, files);
+    let diags = result.expect_err("expected diagnostics");
+    let got: Vec<(&str, &str)> =
+        diags.iter().map(|d| (d.code, d.span.clone().map_or("", |s| &source.text[s]))).collect();
+    assert_eq!(got, expected, "{diags:#?}");
+}
+
+macro_rules! error_cases {
+    ($($name:ident: $text:expr, $files:expr => [$(($code:expr, $span:expr)),* $(,)?];)*) => {$(
+        #[test]
+        fn $name() {
+            errors($text, $files, &[$(($code, $span)),*]);
+        }
+    )*};
+}
+
+error_cases! {
+    no_command: "[[tasks]]\nname = \"a\"\n", &[] => [("flow::compile::no_command", "\"a\"")];
+    command_and_argv: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nargv = [\"x\"]\n", &[]
+        => [("flow::compile::command_and_argv", "\"x\"")];
+    duplicate_task: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\n[[tasks]]\nname = \"a\"\ncommand = \"y\"\n", &[]
+        => [("flow::compile::duplicate_task", "\"a\"")];
+    unknown_template: "[templates.big]\ncpus = 4\n[[tasks]]\nname = \"a\"\nuse = \"bgi\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::unknown_template", "\"bgi\"")];
+    two_expansions: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\neach_line = \"f\"\ncommand = \"x\"\n", &[("f", "x\n")]
+        => [("flow::compile::two_expansions", "\"f\"")];
+    bad_range: "[[tasks]]\nname = \"a\"\nrange = \"5-1\"\ncommand = \"x\"\n", &[] => [("flow::compile::bad_range", "\"5-1\"")];
+    missing_lines_file: "[[tasks]]\nname = \"a\"\neach_line = \"nope.txt\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::unreadable_file", "\"nope.txt\"")];
+    empty_lines_file: "[[tasks]]\nname = \"a\"\neach_line = \"e.txt\"\ncommand = \"x\"\n", &[("e.txt", "\n  \n")]
+        => [("flow::compile::empty_expansion", "\"e.txt\"")];
+    json_not_array: "[[tasks]]\nname = \"a\"\nfrom_json = \"j.json\"\ncommand = \"x\"\n", &[("j.json", "{}")]
+        => [("flow::compile::not_an_array", "\"j.json\"")];
+    undefined_var: "[[tasks]]\nname = \"a\"\ncommand = \"echo {{ vars.nope }}\"\n", &[]
+        => [("flow::compile::template", "vars.nope")];
+    template_syntax: "[[tasks]]\nname = \"a\"\ncommand = \"echo {{ index \"\n", &[]
+        => [("flow::compile::template", "index")];
+    unknown_after: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"b\"]\n", &[]
+        => [("flow::compile::bad_after", "\"b\"")];
+    after_index_out_of_range: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"a[7]\"]\n", &[]
+        => [("flow::compile::bad_after", "\"a[7]\"")];
+    self_all: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"a\"]\n", &[] => [("flow::compile::cycle", "\"a\"")];
+    duplicate_producer: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\noutputs = [\"o\"]\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\noutputs = [\"./o\"]\n", &[]
+        => [("flow::compile::duplicate_producer", "\"./o\"")];
+    missing_input: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ninputs = [\"in.txt\"]\n", &[]
+        => [("flow::compile::missing_input", "\"in.txt\"")];
+    glob_matches_nothing: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ninputs = [\"d/*.csv\"]\n", &[("d/x.txt", "")]
+        => [("flow::compile::missing_input", "\"d/*.csv\"")];
+    own_output: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ninputs = [\"o\"]\noutputs = [\"o\"]\n", &[]
+        => [("flow::compile::missing_input", "\"o\"")];
+    fractional_gpus: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ngpus = 1.5\n", &[]
+        => [("flow::compile::impossible_resources", "1.5")];
+    negative_cpus: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ncpus = -1\n", &[] => [("flow::compile::bad_value", "-1")];
+    zero_nodes: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nnodes = 0\n", &[] => [("flow::compile::bad_value", "0")];
+    bad_memory: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nmemory = \"4 parsecs\"\n", &[]
+        => [("flow::compile::bad_value", "\"4 parsecs\"")];
+    bad_duration: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ntimeout = \"soon\"\n", &[]
+        => [("flow::compile::bad_value", "\"soon\"")];
+    for_each_unknown: "[[tasks]]\nname = \"a\"\nfor_each = \"b\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::unknown_task", "\"b\"")];
+}
+
+#[test]
+fn three_task_cycle_names_its_path() {
+    let text = "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"c\"]\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"a\"]\n[[tasks]]\nname = \"c\"\ncommand = \"x\"\ninputs = [\"o\"]\n[[tasks]]\nname = \"d\"\ncommand = \"x\"\nafter = [\"b\"]\noutputs = [\"o\"]\n";
+    let (_, result) = compile_with(text, &[]);
+    let diags = result.expect_err("cycle");
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].message, "dependency cycle: a → b → d → c → a");
+    assert!(diags[0].help.as_deref().unwrap_or("").contains("`d` → `c` (files)"));
+}
+
+#[test]
+fn defaults_templates_and_tasks_layer() {
+    let text = r#"
+[defaults]
+retries = 2
+cpus = 2
+env = { A = "default", B = "default" }
+[templates.t]
+cpus = 4
+env = { B = "template" }
+[[tasks]]
+name = "a"
+use = "t"
+command = "x"
+env = { C = "task" }
+"#;
+    let g = ok(text, &[]);
+    let a = &g.groups[0];
+    assert_eq!((a.retries, a.variants[0].cpus), (2, Amount::whole(4)));
+    let env: Vec<(&str, &str)> = a.template.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("A", "default"), ("B", "template"), ("C", "task")]);
+}
+
+#[test]
+fn expansions_give_domains_and_counts() {
+    let text = r#"
+[[tasks]]
+name = "lines"
+each_line = "l.txt"
+command = "echo {{ item }}"
+[[tasks]]
+name = "chunks"
+each_chunk = { file = "l.txt", lines = 2 }
+command = "cat {{ chunk.path }}"
+[[tasks]]
+name = "json"
+from_json = "j.json"
+command = "echo {{ item.lr }} {{ item_json }}"
+[[tasks]]
+name = "grid"
+matrix = { b = [1, 2, 3], a = ["x", "y"] }
+command = "echo {{ item.a }}{{ item.b }}"
+[[tasks]]
+name = "mirror"
+for_each = "json"
+command = "echo {{ item.lr }}"
+[[tasks]]
+name = "list"
+range = [1, 2, 3, 7]
+command = "echo {{ index }}"
+"#;
+    let g = ok(text, &[("l.txt", "a\n\nb\nc\n"), ("j.json", r#"[{"lr": 0.1}, {"lr": 0.01}]"#)]);
+    let counts: Vec<(&str, u64)> = g.groups.iter().map(|g| (g.name.as_str(), g.count)).collect();
+    assert_eq!(counts, [("lines", 3), ("chunks", 2), ("json", 2), ("grid", 6), ("mirror", 2), ("list", 4)]);
+    let id = |name| g.find(name).expect("group");
+    assert_eq!(g.item(id("chunks"), 1), crate::ir::Item::Text("c\n"));
+    assert_eq!(g.index(id("list"), 3), 7);
+    assert!(matches!(g.group(id("mirror")).domain, Domain::Same { group } if group == id("json")));
+    let grid = g.item(id("grid"), 1);
+    assert_eq!(grid, crate::ir::Item::Object(serde_json::json!({ "a": "x", "b": 2 }).as_object().unwrap().clone()));
+}
+
+#[test]
+fn edges_are_compressed() {
+    let text = r#"
+[[tasks]]
+name = "a"
+range = "1-3"
+command = "x"
+outputs = ["a/{{ index }}"]
+[[tasks]]
+name = "b"
+for_each = "a"
+command = "x"
+inputs = ["a/{{ index }}"]
+[[tasks]]
+name = "c"
+command = "x"
+inputs = ["a/*"]
+[[tasks]]
+name = "d"
+range = "1-3"
+command = "x"
+after = ["a[{{ 4 - index }}]"]
+"#;
+    let g = ok(text, &[]);
+    let kinds: Vec<(&str, &str, &EdgeKind)> =
+        g.edges.iter().map(|e| (g.group(e.from).name.as_str(), g.group(e.to).name.as_str(), &e.kind)).collect();
+    assert_eq!(kinds[0], ("a", "b", &EdgeKind::ElementWise));
+    assert_eq!(kinds[1], ("a", "c", &EdgeKind::All));
+    assert_eq!(kinds[2], ("a", "d", &EdgeKind::Explicit { offsets: vec![0, 1, 2, 3], sources: vec![2, 1, 0] }));
+}
+
+#[test]
+fn groups_are_ordered_so_edges_go_forward() {
+    let text = "[[tasks]]\nname = \"late\"\ncommand = \"x\"\ninputs = [\"o\"]\n[[tasks]]\nname = \"early\"\ncommand = \"x\"\noutputs = [\"o\"]\n";
+    let g = ok(text, &[]);
+    assert_eq!(g.groups[0].name, "early");
+    assert!(g.edges.iter().all(|e| e.from < e.to));
+}
+
+#[test]
+fn a_task_may_wait_for_its_own_earlier_instances() {
+    let text = "[[tasks]]\nname = \"sim\"\nrange = \"0-9\"\ncommand = \"x\"\nafter = [\"{% if index > 0 %}sim[{{ index - 1 }}]{% endif %}\"]\n";
+    let g = ok(text, &[]);
+    assert_eq!(g.critical_path().length, 10);
+    let text = "[[tasks]]\nname = \"sim\"\nrange = \"0-1\"\ncommand = \"x\"\nafter = [\"sim[{{ 1 - index }}]\"]\n";
+    let (_, result) = compile_with(text, &[]);
+    assert_eq!(result.expect_err("cycle")[0].code, "flow::compile::cycle");
+}
+
+const VALID: &str = r#"
+name = "w"
+[vars]
+n = 4
+[templates.t]
+env = { OMP = "{{ resources.cpus }}" }
+[[tasks]]
+name = "a"
+use = "t"
+range = "1-{{ vars.n }}"
+command = "echo {{ index }} > a/{{ index }}"
+outputs = ["a/{{ index }}"]
+cpus = 2
+[[tasks]]
+name = "b"
+for_each = "a"
+command = "cat a/{{ index }}"
+inputs = ["a/{{ index }}"]
+outputs = ["b/{{ index }}"]
+timeout = "1h"
+[[tasks.variants]]
+gpus = 0.5
+[[tasks]]
+name = "c"
+command = "cat b/*"
+inputs = ["b/*"]
+after = ["a[1]"]
+"#;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Mutated workflows never panic the compiler, and every diagnostic points somewhere.
+    #[test]
+    fn mutated_workflows_get_spanned_diagnostics(cut in 0..VALID.len(), insert in "[ -~\n]{0,12}", drop in 0usize..20) {
+        let mut text = VALID.to_owned();
+        let at = (0..=cut).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let end = (at + drop).min(text.len());
+        text.replace_range(at..end, &insert);
+        let (source, result) = compile_with(&text, &[]);
+        if let Err(diags) = result {
+            prop_assert!(!diags.is_empty());
+            for d in diags {
+                let span = d.span.clone();
+                prop_assert!(span.is_some(), "no span: {:?}", d);
+                let span = span.unwrap_or_default();
+                let len = d.source.as_ref().map_or(source.text.len(), |s| s.text.len());
+                prop_assert!(span.start <= span.end && span.end <= len, "bad span {:?} in {:?}", span, d);
+            }
+        }
+    }
+}
