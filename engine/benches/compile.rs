@@ -1,6 +1,7 @@
 //! Compiler throughput: a 1,000,000-line `each_line` array, a 3-stage
 //! pipeline of 100,000 instances per stage linked only by inferred file
 //! dependencies, and the ligand-screening example.
+#![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,5 +70,9 @@ fn ligand_screening(c: &mut Criterion) {
     c.bench_function("compile/ligand_screening", |b| b.iter(|| compile_file(&dir, &text)));
 }
 
-criterion_group!(benches, each_line, pipeline, ligand_screening);
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = each_line, pipeline, ligand_screening
+}
 criterion_main!(benches);
