@@ -39,7 +39,7 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         vars_value: json_value(&vars),
     };
 
-    let resolved = merge::resolve(workflow, &mut c.diags);
+    let resolved = merge::resolve(workflow, source, &mut c.diags);
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
     let mut drafts: Vec<Option<group::Draft>> = resolved.iter().map(|r| group::build(&mut c, r)).collect();
     expand::resolve_for_each(&mut c, &resolved, &mut drafts);

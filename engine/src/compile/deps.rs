@@ -80,7 +80,7 @@ pub fn infer(
     let mut linker = Linker::new(&producers, &counts, c.options.base_dir.clone(), complete);
     for (g, r) in rendered.iter().enumerate() {
         if drafts[g].is_some() {
-            linker.inputs(c, g as u32, r);
+            linker.inputs(c, drafts, g as u32, r);
             linker.after(c, names, drafts, g as u32, r);
         }
     }
@@ -132,8 +132,9 @@ fn render_group(
     let count = draft.group.count;
     for i in 0..count {
         let scope = instance_scope(&draft.scope, domain, i);
+        let at = Instance { drafts, id: (g as u32, i), count };
         for key in &mut outputs {
-            let Some(path) = render(c, key, &scope) else { continue };
+            let Some(path) = render(c, key, &scope, &at) else { continue };
             let path = normalize(&path);
             if let Some(first) = producers.insert(&path, (g as u32, i))
                 && first != (g as u32, i)
@@ -143,14 +144,14 @@ fn render_group(
             }
         }
         for (k, key) in inputs.iter_mut().enumerate() {
-            if let Some(path) = render(c, key, &scope) {
+            if let Some(path) = render(c, key, &scope, &at) {
                 out.inputs.push(&normalize(&path));
                 out.input_keys.push(k as u32);
             }
         }
         out.input_ends.push(out.inputs.len());
         for (k, key) in after.iter_mut().enumerate() {
-            if let Some(selector) = render(c, key, &scope) {
+            if let Some(selector) = render(c, key, &scope, &at) {
                 out.after.push(&selector);
                 out.after_keys.push(k as u32);
             }
@@ -158,7 +159,7 @@ fn render_group(
         out.after_ends.push(out.after.len());
         if i < VALIDATE_FIRST || i + 1 == count {
             for key in &mut others {
-                render(c, key, &scope);
+                render(c, key, &scope, &at);
             }
         }
     }
@@ -177,8 +178,15 @@ pub fn base_domain(drafts: &[Option<Draft>], g: usize) -> &Domain {
     d
 }
 
+/// The instance being rendered, to name it in errors.
+struct Instance<'a> {
+    drafts: &'a [Option<Draft>],
+    id: Producer,
+    count: u64,
+}
+
 /// Renders one key for one instance; reports the first failure of each key.
-fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value) -> Option<String> {
+fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value, at: &Instance) -> Option<String> {
     if key.failed {
         return None;
     }
@@ -186,7 +194,10 @@ fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value) -> Option<S
         Ok(s) => Some(s.into_owned()),
         Err(e) => {
             key.failed = true;
-            let d = template_diagnostic(&e, &c.source.text, &key.source.span, &key.source.value, &key.name);
+            let mut d = template_diagnostic(&e, &c.source.text, &key.source.span, &key.source.value, &key.name);
+            if at.count > 1 {
+                d.message.push_str(&format!(" (in {})", instance_name(at.drafts, at.id)));
+            }
             c.error(d);
             None
         }

@@ -160,7 +160,8 @@ fn non_empty(c: &mut Compiler, n: usize, file: &Sp<String>, path: &str, what: &s
 
 fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
     let (path, text) = read(c, file, "from_json")?;
-    let source = Source::new(path.clone(), text);
+    let shown = c.options.base_dir.join(&path);
+    let source = Source::new(shown.strip_prefix("./").unwrap_or(&shown).display().to_string(), text);
     let items = match serde_json::from_str::<serde_json::Value>(&source.text) {
         Ok(serde_json::Value::Array(items)) => items,
         Ok(_) => {
@@ -173,11 +174,16 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
         }
         Err(e) => {
             let offset = offset_of(&source.text, e.line(), e.column());
+            let why = e.to_string();
+            let why = why.split(" at line ").next().unwrap_or_default();
             c.error(
-                Diagnostic::new("flow::compile::bad_json", format!("`{path}` is not valid JSON: {e}"))
-                    .at(offset..offset, "here")
-                    .help("fix the JSON syntax at this position")
-                    .in_source(source),
+                Diagnostic::new(
+                    "flow::compile::bad_json",
+                    format!("`{path}` (from `from_json`) is not valid JSON: {why}"),
+                )
+                .at(offset..offset, "here")
+                .help("fix the JSON syntax at this position")
+                .in_source(source),
             );
             return None;
         }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use super::compiler::Compiler;
-use super::deps::{Rendered, base_domain};
+use super::deps::{Rendered, base_domain, instance_name};
 use super::edge_builder::EdgeBuilder;
 use super::group::Draft;
 use super::output_index::OutputIndex;
@@ -15,7 +15,46 @@ use crate::diag::{Diagnostic, closest};
 use crate::ir::{Edge, EdgeOrigin};
 
 /// A glob's producers, grouped by group with sorted instance lists.
-type GlobMatches = Result<Vec<(u32, Vec<u64>)>, String>;
+type GlobMatches = Result<Vec<(u32, Vec<u64>)>, InputProblem>;
+
+/// What can be wrong with one rendered input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum InputProblem {
+    /// No task produces it and it is not on disk (for a glob: nothing matches).
+    Missing,
+    /// The instance lists the file in both `inputs` and `outputs`.
+    OwnOutput,
+    /// The glob does not parse.
+    BadGlob(String),
+}
+
+impl InputProblem {
+    fn diagnostic(&self, path: &str, instance: &str, span: std::ops::Range<usize>) -> Diagnostic {
+        match self {
+            InputProblem::Missing => {
+                let what = if is_glob(path) {
+                    "matches no file, and no task produces one"
+                } else {
+                    "does not exist, and no task produces it"
+                };
+                Diagnostic::new("flow::compile::missing_input", format!("input `{path}`{instance} {what}"))
+                    .at(span, "needed here")
+                    .help("create the file, fix the path (relative to the workflow file), or add a task that lists it in `outputs`")
+            }
+            InputProblem::OwnOutput => Diagnostic::new(
+                "flow::compile::input_is_output",
+                format!("`{path}` is both an input and an output{instance}"),
+            )
+            .at(span, "also an output of this instance")
+            .help("a task cannot read the file it writes; remove it from `inputs` or give the output another name"),
+            InputProblem::BadGlob(why) => {
+                Diagnostic::new("flow::compile::bad_glob", format!("bad glob `{path}`{instance}: {why}"))
+                    .at(span, "invalid pattern")
+                    .help("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`; write `[[]` for a literal `[`")
+            }
+        }
+    }
+}
 
 /// Turns rendered inputs and selectors into edges.
 pub struct Linker<'a> {
@@ -40,7 +79,7 @@ impl<'a> Linker<'a> {
     }
 
     /// Links the inputs of group `g`.
-    pub fn inputs(&mut self, c: &mut Compiler, g: u32, r: &Rendered) {
+    pub fn inputs(&mut self, c: &mut Compiler, drafts: &[Option<Draft>], g: u32, r: &Rendered) {
         let mut failed = vec![false; r.input_spans.len()];
         let mut start = 0;
         for (i, &end) in r.input_ends.iter().enumerate() {
@@ -50,14 +89,17 @@ impl<'a> Linker<'a> {
                 if failed[key] {
                     continue;
                 }
-                if let Some(message) = self.input(path, g, i).filter(|_| self.complete) {
+                if let Some(problem) = self.input(path, g, i) {
+                    if problem == InputProblem::Missing && !self.complete {
+                        continue;
+                    }
                     failed[key] = true;
-                    let instance = if self.counts[g as usize] > 1 { format!(" (instance {i})") } else { String::new() };
-                    c.error(
-                        Diagnostic::new("flow::compile::missing_input", format!("{message}{instance}"))
-                            .at(r.input_spans[key].clone(), "needed here")
-                            .help("create the file, fix the path (relative to the workflow file), or add a task that lists it in `outputs`"),
-                    );
+                    let instance = if self.counts[g as usize] > 1 {
+                        format!(" (in {})", instance_name(drafts, (g, i)))
+                    } else {
+                        String::new()
+                    };
+                    c.error(problem.diagnostic(path, &instance, r.input_spans[key].clone()));
                 }
             }
             start = end;
@@ -65,25 +107,25 @@ impl<'a> Linker<'a> {
     }
 
     /// Links one input of instance `i` of group `g`; returns what is wrong with it.
-    fn input(&mut self, path: &str, g: u32, i: u64) -> Option<String> {
+    fn input(&mut self, path: &str, g: u32, i: u64) -> Option<InputProblem> {
         if path.is_empty() || path == "." {
             return None;
         }
         if !is_glob(path) {
             return match self.producers.get(path) {
-                Some(p) if p == (g, i) => Some(format!("`{path}` is both an input and an output of the same instance")),
+                Some(p) if p == (g, i) => Some(InputProblem::OwnOutput),
                 Some((pg, pi)) => {
                     self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
                     None
                 }
                 None if self.base.join(path).exists() => None,
-                None => Some(format!("input `{path}` does not exist, and no task produces it")),
+                None => Some(InputProblem::Missing),
             };
         }
         let matches = self.glob(path);
         let groups = match matches {
             Ok(groups) => groups.clone(),
-            Err(msg) => return Some(msg.clone()),
+            Err(problem) => return Some(problem.clone()),
         };
         for (pg, insts) in groups {
             if pg != g && insts.len() as u64 == self.counts[pg as usize] {
@@ -101,7 +143,7 @@ impl<'a> Linker<'a> {
     fn glob(&mut self, pattern: &str) -> &GlobMatches {
         if !self.globs.contains_key(pattern) {
             let result = match glob_matcher(pattern) {
-                Err(e) => Err(format!("bad glob `{pattern}`: {}", e.kind())),
+                Err(e) => Err(InputProblem::BadGlob(e.kind().to_string())),
                 Ok(m) => {
                     let mut by_group: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
                     for (path, (g, i)) in self.producers.iter() {
@@ -110,7 +152,7 @@ impl<'a> Linker<'a> {
                         }
                     }
                     if by_group.is_empty() && !glob_exists_on_disk(&self.base, pattern, &m) {
-                        Err(format!("input `{pattern}` matches no file, and no task produces one"))
+                        Err(InputProblem::Missing)
                     } else {
                         Ok(by_group
                             .into_iter()

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Source};
 use crate::spec::{Sp, TaskSpec, Workflow};
 
 /// A task with its template and the defaults folded in.
@@ -19,7 +19,7 @@ pub struct Resolved {
 }
 
 /// Resolves every task, reporting missing or duplicate names and unknown templates.
-pub fn resolve(workflow: &Workflow, diags: &mut Vec<Diagnostic>) -> Vec<Resolved> {
+pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>) -> Vec<Resolved> {
     let empty = TaskSpec::default();
     let defaults = workflow.defaults.as_ref().map_or(&empty, |d| &d.value);
     if let Some(d) = &workflow.defaults {
@@ -78,7 +78,10 @@ pub fn resolve(workflow: &Workflow, diags: &mut Vec<Diagnostic>) -> Vec<Resolved
             diags.push(
                 Diagnostic::new("flow::compile::duplicate_task", format!("task `{}` is defined twice", name.value))
                     .at(name.span.clone(), "second definition")
-                    .help(format!("rename one of them; the first is at byte {}", first.start)),
+                    .help(format!(
+                        "task names must be unique; rename one (the first is on line {})",
+                        source.line_col(first.start).0
+                    )),
             );
             continue;
         }

@@ -19,7 +19,7 @@ pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(V
     let mut ok = true;
     for e in &edges {
         if e.from == e.to {
-            ok &= self_edge_is_acyclic(c, &groups[e.from.index()], &e.kind);
+            ok &= self_edge_is_acyclic(c, &groups, &groups[e.from.index()], &e.kind);
         } else {
             graph.add_edge(nodes[e.from.index()], nodes[e.to.index()], e.origin);
         }
@@ -71,12 +71,15 @@ pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(V
 
 /// A group waiting on its own instances is fine as long as no instance
 /// waits, through others, on itself.
-fn self_edge_is_acyclic(c: &mut Compiler, group: &Group, kind: &EdgeKind) -> bool {
+fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind: &EdgeKind) -> bool {
     let EdgeKind::Explicit { offsets, sources } = kind else {
         c.error(
             Diagnostic::new("flow::compile::cycle", format!("task `{}` depends on itself", group.name))
                 .at(group.span.clone(), "waits for itself")
-                .help("a task may wait for its own earlier instances only, e.g. after = [\"sim[{{ index - 1 }}]\"]"),
+                .help(format!(
+                    "a task may wait only for its own earlier instances, e.g. after = [\"{}[{{{{ index - 1 }}}}]\"]",
+                    group.name
+                )),
         );
         return false;
     };
@@ -102,17 +105,22 @@ fn self_edge_is_acyclic(c: &mut Compiler, group: &Group, kind: &EdgeKind) -> boo
     if done == n {
         return true;
     }
-    let stuck: Vec<String> = (0..n).filter(|&i| indegree[i] > 0).take(5).map(|i| i.to_string()).collect();
+    let mut domain = &group.domain;
+    while let Domain::Same { group } = domain {
+        domain = &groups[group.index()].domain;
+    }
+    let stuck: Vec<String> = (0..n)
+        .filter(|&i| indegree[i] > 0)
+        .take(5)
+        .map(|i| format!("{}[{}]", group.name, domain.index(i as u64)))
+        .collect();
     c.error(
         Diagnostic::new(
             "flow::compile::cycle",
             format!("instances of `{}` wait for each other in a cycle", group.name),
         )
         .at(group.span.clone(), "cyclic instances")
-        .help(format!(
-            "instances at positions {} never become ready; make each wait only for earlier ones",
-            stuck.join(", ")
-        )),
+        .help(format!("{} never become ready; make each instance wait only for earlier ones", stuck.join(", "))),
     );
     false
 }

@@ -235,8 +235,8 @@ pub fn template_diagnostic(
         (Some((_, text)), _) if err.kind() == ErrorKind::UndefinedError => {
             format!("template error in `{key}`: `{text}` is undefined")
         }
-        (_, Some(detail)) => format!("template {what} in `{key}`: {detail}"),
-        _ => format!("template {what} in `{key}`"),
+        (_, Some(detail)) => format!("{what} in template `{key}`: {detail}"),
+        _ => format!("{what} in template `{key}`"),
     };
     let mut span = span.clone();
     if let Some((range, _)) = &offending
@@ -249,6 +249,9 @@ pub fn template_diagnostic(
             "templates see `vars`, `index`, `item`, `item_json`, `chunk`, `task`, `resources` and `env`; check the spelling, or add the variable to [vars]"
         }
         ErrorKind::SyntaxError => "template syntax is Jinja: `{{ expression }}`, `{% if ... %}...{% endif %}`",
+        ErrorKind::UnknownFilter => {
+            "available filters are Jinja's built-ins (lower, upper, replace, default, join, ...)"
+        }
         _ => "see the templates reference for the context and filters",
     };
     Diagnostic::new("flow::compile::template", message).at(span, what).help(help)

@@ -130,7 +130,8 @@ fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
 }
 
 fn amount_of(n: f64) -> Result<Amount, String> {
-    Amount::from_f64(n).ok_or_else(|| format!("{n} is not a non-negative amount"))
+    Amount::from_f64(n)
+        .ok_or_else(|| if n < 0.0 { format!("{n} must not be negative") } else { format!("{n} is not a valid amount") })
 }
 
 /// A duration key in whole seconds.

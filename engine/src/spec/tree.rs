@@ -62,8 +62,17 @@ pub(crate) fn from_toml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
         for error in errors {
             let span = error.span().unwrap_or(0..0);
             let message = error.message();
-            let code = if message.starts_with("duplicate key") { DUPLICATE_KEY } else { SYNTAX };
-            diags.push(Diagnostic::new(code, message).at(span, "invalid TOML"));
+            let diag = if message.starts_with("duplicate key") {
+                let key = text.get(span.clone()).unwrap_or_default().trim().trim_matches('"');
+                Diagnostic::new(DUPLICATE_KEY, format!("duplicate key `{key}`"))
+                    .at(span, "set again here")
+                    .help(format!("`{key}` is already set earlier in this table; keep one of them"))
+            } else {
+                Diagnostic::new(SYNTAX, message.trim_end().to_owned())
+                    .at(span, "invalid TOML")
+                    .help("check the quotes, brackets and `=` near here (TOML syntax: https://toml.io)")
+            };
+            diags.push(diag);
         }
         return None;
     }
@@ -121,5 +130,5 @@ fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnost
 fn out_of_range(span: Range<usize>) -> Diagnostic {
     Diagnostic::new(TYPE, "number is out of range")
         .at(span, "does not fit in 64 bits")
-        .help("write it in quotes to pass it on as a string")
+        .help("use a number between -9223372036854775808 and 9223372036854775807")
 }

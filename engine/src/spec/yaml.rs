@@ -87,7 +87,9 @@ fn syntax_error(text: &str, offsets: &Offsets, error: &ScanError) -> Diagnostic 
         SAPHYR_DUPLICATE => "duplicate key",
         info => info,
     };
-    Diagnostic::new(SYNTAX, message).at(start..end, "invalid YAML")
+    Diagnostic::new(SYNTAX, message).at(start..end, "invalid YAML").help(
+        "check indentation, quotes and brackets here and on the lines above: YAML reports where it got confused, which can be after the mistake",
+    )
 }
 
 /// A duplicate key that was renamed so saphyr would load the document.
@@ -220,8 +222,11 @@ impl Reader<'_, '_> {
                 NodeKind::Float(x) => x.to_string(),
                 NodeKind::Null => "null".to_owned(),
                 NodeKind::Seq(_) | NodeKind::Map(_) => {
-                    self.diags
-                        .push(Diagnostic::new(TYPE, "keys must be strings").at(key.span, "a collection used as a key"));
+                    self.diags.push(
+                        Diagnostic::new(TYPE, "keys must be strings")
+                            .at(key.span, "a collection used as a key")
+                            .help("write a plain name before the `:`"),
+                    );
                     continue;
                 }
             };

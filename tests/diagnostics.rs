@@ -1,0 +1,104 @@
+//! The diagnostics corpus: every workflow under `tests/invalid` holds a
+//! mistake (or several), and `flow check` must reject it with exit code 2,
+//! pointing at the mistake with `file:line:column`, a snippet and a help
+//! line. The full output of each is snapshotted.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{Test, root};
+
+/// The files that each hold several unrelated mistakes, and how many
+/// diagnostics each must print.
+const SEVERAL_MISTAKES: &[(&str, usize)] = &[("49-several-mistakes.toml", 7), ("50-several-spec-mistakes.toml", 4)];
+
+fn corpus_dir() -> PathBuf {
+    root().join("tests/invalid")
+}
+
+fn is_workflow(path: &Path) -> bool {
+    matches!(path.extension().and_then(|e| e.to_str()), Some("toml" | "yaml" | "yml"))
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(|n| n.to_str()).expect("utf-8 file name")
+}
+
+/// Runs `flow check NAME` in the corpus directory; asserts exit code 2 and returns stderr.
+fn check(name: &str) -> String {
+    Test::new().current_dir(&corpus_dir()).args(["check", name]).invalid()
+}
+
+/// The `FILE:LINE:COL` locations of the snippet headers (`╭─[FILE:LINE:COL]`).
+fn locations(stderr: &str) -> Vec<(String, usize, usize)> {
+    stderr
+        .split("╭─[")
+        .skip(1)
+        .filter_map(|rest| {
+            let inside = &rest[..rest.find(']')?];
+            let mut parts = inside.rsplitn(3, ':');
+            let col = parts.next()?.parse().ok()?;
+            let line = parts.next()?.parse().ok()?;
+            Some((parts.next()?.to_owned(), line, col))
+        })
+        .collect()
+}
+
+fn has_help(stderr: &str) -> bool {
+    stderr.lines().any(|l| l.trim_start().starts_with("help:"))
+}
+
+/// How many diagnostics were printed: one `×` marker each.
+fn diagnostic_count(stderr: &str) -> usize {
+    stderr.matches('×').count()
+}
+
+/// Every file is rejected with a located, labelled diagnostic and a help line.
+#[test]
+fn invalid_workflow() {
+    insta::glob!("invalid/*.{toml,yaml,yml}", |path| {
+        let name = file_name(path);
+        let stderr = check(name);
+        assert!(!stderr.contains("panicked"), "{name}: flow panicked:\n{stderr}");
+        let count = diagnostic_count(&stderr);
+        assert!(count >= 1, "{name}: no diagnostic printed:\n{stderr}");
+        let noun = if count == 1 { "problem" } else { "problems" };
+        assert!(stderr.ends_with(&format!("error: {count} {noun} in {name}\n")), "{name}: summary line:\n{stderr}");
+        let locations = locations(&stderr);
+        assert!(!locations.is_empty(), "{name}: no `╭─[FILE:LINE:COL]` snippet:\n{stderr}");
+        for (file, line, col) in &locations {
+            assert!(line * col > 0, "{name}: location {file}:{line}:{col} is not 1-based");
+            assert!(
+                file == name || file.starts_with("data/"),
+                "{name}: snippet of {file}, expected {name} or a data file:\n{stderr}"
+            );
+        }
+        assert!(has_help(&stderr), "{name}: every diagnostic says how to fix it, but no `help:` line:\n{stderr}");
+        insta::assert_snapshot!(stderr);
+    });
+}
+
+#[test]
+fn the_corpus_is_large_enough() {
+    let files: Vec<PathBuf> = fs_err::read_dir(corpus_dir())
+        .expect("read tests/invalid")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file() && is_workflow(p))
+        .collect();
+    assert!(files.len() >= 30, "expected at least 30 invalid workflows, found {}", files.len());
+    for (name, _) in SEVERAL_MISTAKES {
+        assert!(files.iter().any(|f| file_name(f) == *name), "{name} is missing from the corpus");
+    }
+}
+
+#[test]
+fn several_mistakes_are_reported_together() {
+    for &(name, expected) in SEVERAL_MISTAKES {
+        let stderr = check(name);
+        assert_eq!(diagnostic_count(&stderr), expected, "{name}: expected {expected} diagnostics:\n{stderr}");
+        assert!(stderr.ends_with(&format!("error: {expected} problems in {name}\n")), "{name}:\n{stderr}");
+        // Each diagnostic is on its own line of the file.
+        let mut lines: Vec<usize> = locations(&stderr).into_iter().map(|(_, line, _)| line).collect();
+        lines.dedup();
+        assert_eq!(lines.len(), expected, "{name}: diagnostics should be on {expected} different lines:\n{stderr}");
+    }
+}
