@@ -123,5 +123,5 @@ fn inputs_on_disk_need_no_producer() {
     t.args(["check"]).success();
     let t = Test::new().workflow(text).file("list.txt", "x\nz\n").file("data/x.smi", "");
     let err = t.args(["check"]).invalid();
-    assert!(err.contains("input `data/z.smi` does not exist") && err.contains("(instance 1)"), "{err}");
+    assert!(err.contains("input `data/z.smi` (in `a[1]`) does not exist"), "{err}");
 }
