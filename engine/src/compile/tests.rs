@@ -86,7 +86,7 @@ error_cases! {
     glob_matches_nothing: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ninputs = [\"d/*.csv\"]\n", &[("d/x.txt", "")]
         => [("flow::compile::missing_input", "\"d/*.csv\"")];
     own_output: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ninputs = [\"o\"]\noutputs = [\"o\"]\n", &[]
-        => [("flow::compile::missing_input", "\"o\"")];
+        => [("flow::compile::input_is_output", "\"o\"")];
     fractional_gpus: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ngpus = 1.5\n", &[]
         => [("flow::compile::impossible_resources", "1.5")];
     negative_cpus: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ncpus = -1\n", &[] => [("flow::compile::bad_value", "-1")];
