@@ -7,4 +7,5 @@
 pub mod compile;
 pub mod diag;
 pub mod ir;
+pub mod runtime;
 pub mod spec;

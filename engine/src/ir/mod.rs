@@ -12,6 +12,7 @@ mod domain;
 mod edge;
 mod graph;
 mod group;
+mod task_id;
 
 pub use amount::Amount;
 pub use critical_path::CriticalPath;
@@ -19,3 +20,4 @@ pub use domain::{Domain, IntRange, Item, StrPool};
 pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use graph::Graph;
 pub use group::{Command, Group, GroupId, Resources, Stream, TaskTemplate};
+pub use task_id::TaskId;

@@ -1,0 +1,154 @@
+//! [`RunDir`]: the directory of one run, `.flow/runs/<id>/`, and finding runs.
+//!
+//! ```text
+//! .flow/                  next to the workflow file
+//!   runs/<id>/            one per `flow run`; ids sort by start time
+//!     meta.json           workflow path and start time
+//!     graph.json          the compiled IR
+//!     journal             task state changes (framed records, append-only)
+//!     output.log          every task's stdout/stderr (framed records)
+//!     summary.json        written when the run ends (its presence = finished)
+//!   chunks/<task>/<i>.txt each_chunk inputs
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The state directory name, next to the workflow file.
+pub const STATE_DIR: &str = ".flow";
+
+/// One run's directory.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunDir {
+    /// The run's id (its directory name).
+    pub id: String,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    /// Creates a new, empty run directory under `state` (a `.flow` directory).
+    pub fn create(state: &Path) -> std::io::Result<RunDir> {
+        let runs = state.join("runs");
+        fs_err::create_dir_all(&runs)?;
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let (secs, nanos) = (now.as_secs(), now.subsec_nanos());
+        for attempt in 0..1000u32 {
+            let id = format!("{}-{:03}", format_utc(secs), (nanos / 1_000_000 + attempt) % 1000);
+            let path = runs.join(&id);
+            match fs_err::create_dir(&path) {
+                Ok(()) => return Ok(RunDir { id, path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::other("could not pick a fresh run id"))
+    }
+
+    /// Every run under `state`, oldest first.
+    pub fn list(state: &Path) -> Vec<RunDir> {
+        let Ok(entries) = fs_err::read_dir(state.join("runs")) else { return Vec::new() };
+        let mut runs: Vec<RunDir> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| Some(RunDir { id: e.file_name().into_string().ok()?, path: e.path() }))
+            .collect();
+        runs.sort_by(|a, b| a.id.cmp(&b.id));
+        runs
+    }
+
+    /// The newest run under `state`.
+    pub fn latest(state: &Path) -> Option<RunDir> {
+        Self::list(state).pop()
+    }
+
+    /// The run with `id` (or the unique run whose id starts with it).
+    pub fn find(state: &Path, id: &str) -> Option<RunDir> {
+        let runs = Self::list(state);
+        if let Some(exact) = runs.iter().find(|r| r.id == id) {
+            return Some(exact.clone());
+        }
+        let mut matching = runs.into_iter().filter(|r| r.id.starts_with(id));
+        match (matching.next(), matching.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// `meta.json`.
+    pub fn meta(&self) -> PathBuf {
+        self.path.join("meta.json")
+    }
+
+    /// `graph.json`: the compiled IR.
+    pub fn graph(&self) -> PathBuf {
+        self.path.join("graph.json")
+    }
+
+    /// `journal`: task state changes.
+    pub fn journal(&self) -> PathBuf {
+        self.path.join("journal")
+    }
+
+    /// `output.log`: all task output.
+    pub fn output_log(&self) -> PathBuf {
+        self.path.join("output.log")
+    }
+
+    /// `summary.json`: written when the run ends.
+    pub fn summary(&self) -> PathBuf {
+        self.path.join("summary.json")
+    }
+
+    /// Whether the run has ended (its summary exists).
+    pub fn is_finished(&self) -> bool {
+        self.summary().exists()
+    }
+}
+
+/// Finds the `.flow` directory for commands that inspect runs: `dir/.flow`
+/// for `dir` and each of its ancestors, nearest first.
+pub fn find_state_dir(start: &Path) -> Option<PathBuf> {
+    start.ancestors().map(|d| d.join(STATE_DIR)).find(|d| d.join("runs").is_dir())
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC for a Unix time.
+fn format_utc(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_format() {
+        assert_eq!(format_utc(0), "19700101-000000");
+        assert_eq!(format_utc(1_795_000_000), "20261118-110640");
+    }
+
+    #[test]
+    fn runs_sort_and_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join(STATE_DIR);
+        let a = RunDir::create(&state).unwrap();
+        let b = RunDir::create(&state).unwrap();
+        assert_ne!(a.id, b.id);
+        assert_eq!(RunDir::list(&state).len(), 2);
+        assert_eq!(RunDir::latest(&state).unwrap(), std::cmp::max(a.clone(), b.clone()).clone());
+        assert_eq!(RunDir::find(&state, &a.id), Some(a));
+        assert_eq!(find_state_dir(&dir.path().join("x/y")), Some(state));
+    }
+}
