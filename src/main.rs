@@ -25,15 +25,7 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
-            let g = &l.graph;
-            let name = &l.source.name;
-            println!(
-                "ok: {} ({name}) — {} tasks, {} instances, {} edges",
-                g.name,
-                g.groups.len(),
-                g.instance_count(),
-                g.edges.len()
-            );
+            println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));
         }),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {

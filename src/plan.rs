@@ -8,14 +8,7 @@ use flow_engine::ir::{Domain, EdgeKind, EdgeOrigin, Graph, Resources};
 pub fn summary(graph: &Graph) -> String {
     let mut out = String::new();
     let instances = graph.instance_count();
-    let _ = writeln!(
-        out,
-        "{}: {} tasks, {} instances, {} edges\n",
-        graph.name,
-        graph.groups.len(),
-        instances,
-        graph.edges.len()
-    );
+    let _ = writeln!(out, "{}: {}\n", graph.name, counts(graph));
     let rows: Vec<[String; 4]> = graph
         .groups
         .iter()
@@ -49,15 +42,30 @@ pub fn summary(graph: &Graph) -> String {
 
     let cpus: f64 = graph.groups.iter().map(|g| g.count as f64 * g.variants[0].cpus.as_f64()).sum();
     let gpus: f64 = graph.groups.iter().map(|g| g.count as f64 * g.variants[0].gpus.as_f64()).sum();
-    let _ = write!(out, "\ntotals: {instances} instances, {cpus} cpu-tasks");
+    let _ = write!(out, "\ntotals: {}, {cpus} cpu-tasks", plural(instances, "instance"));
     if gpus > 0.0 {
         let _ = write!(out, ", {gpus} gpu-tasks");
     }
     out.push_str(" (first variant of each task)\n");
     let path = graph.critical_path();
     let names: Vec<&str> = path.groups.iter().map(|&g| graph.group(g).name.as_str()).collect();
-    let _ = writeln!(out, "critical path: {} tasks ({})", path.length, names.join(" → "));
+    let _ = writeln!(out, "critical path: {} ({})", plural(path.length, "task"), names.join(" → "));
     out
+}
+
+/// `3 tasks, 1 instance, 2 edges`.
+pub fn counts(graph: &Graph) -> String {
+    format!(
+        "{}, {}, {}",
+        plural(graph.groups.len() as u64, "task"),
+        plural(graph.instance_count(), "instance"),
+        plural(graph.edges.len() as u64, "edge")
+    )
+}
+
+/// `1 task`, `2 tasks`.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 { format!("{n} {noun}") } else { format!("{n} {noun}s") }
 }
 
 fn expansion(graph: &Graph, domain: &Domain) -> String {

@@ -19,7 +19,7 @@ inputs = ["hello.txt"]
 #[test]
 fn valid_workflow_is_ok() {
     let out = Test::new().workflow(HELLO).args(["check"]).success();
-    assert_eq!(out, "ok: hello (workflow.toml) — 2 tasks, 2 instances, 1 edges\n");
+    assert_eq!(out, "ok: hello (workflow.toml) — 2 tasks, 2 instances, 1 edge\n");
 }
 
 #[test]

@@ -62,7 +62,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
         }
     };
 
-    let (domain, count) = expand::domain(c, r)?;
+    let domain = expand::domain(c, r);
     let variants = resources::variants(c, spec, &r.name_span);
     let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(c, q, "timeout"));
     let nodes = spec.nodes.as_ref().map_or(Some(1), |q| c.count(q, "nodes", 1));
@@ -71,6 +71,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
     let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(c, q));
 
     check_syntax(c, r);
+    let (domain, count) = domain?;
     let command = command.unwrap_or(Command::Argv(Vec::new()));
     let variants =
         variants.unwrap_or_else(|| vec![Resources { cpus: crate::ir::Amount::whole(1), ..Resources::default() }]);

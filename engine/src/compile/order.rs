@@ -77,7 +77,7 @@ fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind:
             Diagnostic::new("flow::compile::cycle", format!("task `{}` depends on itself", group.name))
                 .at(group.span.clone(), "waits for itself")
                 .help(format!(
-                    "a task may wait only for its own earlier instances, e.g. after = [\"{}[{{{{ index - 1 }}}}]\"]",
+                    "a task may wait only for its own earlier instances, e.g. after = [\"{{% if index > 0 %}}{}[{{{{ index - 1 }}}}]{{% endif %}}\"]",
                     group.name
                 )),
         );
