@@ -30,12 +30,16 @@ pub enum Color {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a workflow: compile it, execute its tasks, log their output.
+    Run(crate::run_cmd::RunArgs),
     /// Validate a workflow and report every problem at once.
     Check(CheckArgs),
     /// Summarise the compiled graph, or print it as JSON.
     Plan(PlanArgs),
     /// Draw the task graph as dot, mermaid or JSON.
     Graph(GraphArgs),
+    /// Read a run's log: list its tasks, print, follow, summarise, grep or export their output.
+    Log(crate::log_cmd::LogArgs),
     /// Print the JSON Schema of the workflow file.
     Schema,
     /// Print a shell completion script.

@@ -1,5 +1,6 @@
 //! Finding, reading, parsing and compiling the workflow named on the command line.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,6 +17,8 @@ pub struct Loaded {
     pub graph: Graph,
     /// The workflow file's text.
     pub source: Arc<Source>,
+    /// The workflow file.
+    pub path: PathBuf,
 }
 
 /// Why a workflow could not be loaded.
@@ -64,7 +67,7 @@ pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Fa
     };
     let options = Options { base_dir, vars, worker };
     match compile::compile(&workflow, &source, &options) {
-        Ok(graph) if spec_diags.is_empty() => Ok(Loaded { graph, source }),
+        Ok(graph) if spec_diags.is_empty() => Ok(Loaded { graph, source, path }),
         Ok(_) => Err(invalid(spec_diags)),
         Err(compile_diags) => Err(invalid(merge(&workflow, spec_diags, compile_diags))),
     }
@@ -130,8 +133,20 @@ pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
         None => 0,
         Some(m) => compile::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
     };
-    let mut custom = std::collections::BTreeMap::new();
-    for pair in &args.resources {
+    let custom = custom_resources(&args.resources)?;
+    Ok(Some(Resources {
+        cpus: amount("cpus", args.cpus)?,
+        gpus: amount("gpus", args.gpus)?,
+        memory,
+        custom,
+        time_request: None,
+    }))
+}
+
+/// `--resource NAME=AMOUNT` flags as a map.
+pub fn custom_resources(pairs: &[String]) -> Result<BTreeMap<String, Amount>, Failure> {
+    let mut custom = BTreeMap::new();
+    for pair in pairs {
         let (name, value) = pair
             .split_once('=')
             .ok_or_else(|| Failure::Usage(format!("`--resource {pair}` needs the form NAME=AMOUNT")))?;
@@ -140,13 +155,7 @@ pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
             .ok_or_else(|| Failure::Usage(format!("`--resource {pair}`: the amount must be a non-negative number")))?;
         custom.insert(name.to_owned(), value);
     }
-    Ok(Some(Resources {
-        cpus: amount("cpus", args.cpus)?,
-        gpus: amount("gpus", args.gpus)?,
-        memory,
-        custom,
-        time_request: None,
-    }))
+    Ok(custom)
 }
 
 #[cfg(test)]

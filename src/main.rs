@@ -5,7 +5,9 @@ mod args;
 mod exit_codes;
 mod graph;
 mod load;
+mod log_cmd;
 mod plan;
+mod run_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -24,8 +26,10 @@ fn main() -> ExitCode {
         Color::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
     };
     let result = match &cli.command {
+        Command::Run(args) => run_cmd::run(args),
         Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
             println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));
+            exit_codes::SUCCESS
         }),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {
@@ -33,21 +37,24 @@ fn main() -> ExitCode {
             } else {
                 print!("{}", plan::summary(&graph));
             }
+            exit_codes::SUCCESS
         }),
         Command::Graph(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             print!("{}", graph::render(&graph, args.format, args.instances));
+            exit_codes::SUCCESS
         }),
+        Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Schema => {
             println!("{:#}", flow_engine::spec::json_schema());
-            Ok(())
+            Ok(exit_codes::SUCCESS)
         }
         Command::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "flow", &mut std::io::stdout());
-            Ok(())
+            Ok(exit_codes::SUCCESS)
         }
     };
     match result {
-        Ok(()) => ExitCode::from(exit_codes::SUCCESS),
+        Ok(code) => ExitCode::from(code),
         Err(failure) => {
             report(failure, color);
             ExitCode::from(exit_codes::INVALID_INPUT)

@@ -6,5 +6,6 @@ mod check;
 mod diagnostics;
 mod examples;
 mod graph;
+mod log;
 mod plan;
 mod schema;

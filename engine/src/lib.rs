@@ -7,5 +7,6 @@
 pub mod compile;
 pub mod diag;
 pub mod ir;
+pub mod log;
 pub mod runtime;
 pub mod spec;

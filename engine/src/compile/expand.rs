@@ -4,7 +4,6 @@
 use super::compiler::Compiler;
 use super::group::Draft;
 use super::merge::Resolved;
-use super::render::json_value;
 use super::units::parse_ranges;
 use crate::diag::{Diagnostic, Source};
 use crate::ir::{Domain, GroupId, IntRange, StrPool};
@@ -279,15 +278,13 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
         if let Some(d) = drafts[i].as_mut() {
             d.group.domain = Domain::Same { group: GroupId(j as u32) };
             d.group.count = count;
-            let mut task = serde_json::json!({ "name": d.group.name, "count": count });
-            if let Some(obj) = task.as_object_mut() {
-                obj.insert("for_each".into(), resolved[j].name.clone().into());
-            }
-            d.scope = std::sync::Arc::new(super::render::GroupScope {
-                vars: d.scope.vars.clone(),
-                task: json_value(&task),
-                resources: d.scope.resources.clone(),
-            });
+            d.scope = super::group::group_scope(
+                &c.vars_value,
+                &d.group.name,
+                count,
+                Some(&resolved[j].name),
+                &d.group.variants[0],
+            );
             d.for_each = None;
         }
     }

@@ -94,11 +94,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
         inputs: list(&spec.inputs),
         outputs: list(&spec.outputs),
     };
-    let scope = Arc::new(GroupScope {
-        vars: c.vars_value.clone(),
-        task: json_value(&serde_json::json!({ "name": r.name, "count": count })),
-        resources: resources_value(&variants[0]),
-    });
+    let scope = group_scope(&c.vars_value, &r.name, count, None, &variants[0]);
     let group = Group {
         name: r.name.clone(),
         span: r.name_span.clone(),
@@ -131,8 +127,25 @@ fn priority(c: &mut Compiler, q: &Sp<Quantity>) -> Option<i64> {
     c.quantity(q, "priority", whole, parse, "`priority` takes a whole number; higher runs first")
 }
 
+/// The context every instance of a group shares: `vars`, `task` (name,
+/// count, and `for_each` when it mirrors another task) and `resources` (of
+/// the variant the instance runs with).
+pub fn group_scope(
+    vars: &Value,
+    name: &str,
+    count: u64,
+    for_each: Option<&str>,
+    resources: &Resources,
+) -> Arc<GroupScope> {
+    let mut task = serde_json::json!({ "name": name, "count": count });
+    if let (Some(target), Some(obj)) = (for_each, task.as_object_mut()) {
+        obj.insert("for_each".into(), target.into());
+    }
+    Arc::new(GroupScope { vars: vars.clone(), task: json_value(&task), resources: resources_value(resources) })
+}
+
 /// `resources` in the template context: cpus, gpus, memory in MiB, custom ones by name.
-pub fn resources_value(r: &Resources) -> Value {
+fn resources_value(r: &Resources) -> Value {
     let mut map = serde_json::Map::new();
     map.insert("cpus".into(), number(r.cpus.as_f64()));
     map.insert("gpus".into(), number(r.gpus.as_f64()));

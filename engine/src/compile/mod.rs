@@ -26,7 +26,9 @@ mod units;
 mod tests;
 
 pub use compiler::{Options, compile};
+pub use group::group_scope;
 pub use instance::instance_scope;
-pub use render::{GroupScope, Renderer, Scope, Tmpl};
+pub use paths::{glob_matcher, glob_walk, is_glob};
+pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
 pub use selector::Selector;
 pub use units::{parse_duration, parse_size};

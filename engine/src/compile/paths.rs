@@ -2,7 +2,8 @@
 //! globs matched against the disk.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 /// `./a//b/../c` → `a/c`. Absolute paths stay absolute; leading `..` are kept.
 pub fn normalize(path: &str) -> Cow<'_, str> {
@@ -47,30 +48,53 @@ pub fn is_glob(path: &str) -> bool {
 
 /// Whether any file under `base` matches the glob `pattern`.
 pub fn glob_exists_on_disk(base: &Path, pattern: &str, matcher: &globset::GlobMatcher) -> bool {
+    glob_walk(base, pattern, matcher, &mut |_| ControlFlow::Break(())).is_break()
+}
+
+/// Calls `found` with every path under `base` that matches the glob
+/// `pattern` (relative to `base`, or absolute), until it breaks. Only the
+/// directories the pattern can reach are read.
+pub fn glob_walk(
+    base: &Path,
+    pattern: &str,
+    matcher: &globset::GlobMatcher,
+    found: &mut dyn FnMut(&Path) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     let literal: Vec<&str> = pattern.split('/').take_while(|p| !is_glob(p)).collect();
     let prefix = literal.join("/");
     let depth = if pattern.contains("**") { usize::MAX } else { pattern.split('/').count() - literal.len() };
-    let start = if prefix.is_empty() { base.to_path_buf() } else { base.join(&prefix) };
-    let strip = if pattern.starts_with('/') { Path::new("") } else { base };
-    walk(&start, strip, depth, matcher)
+    let absolute = pattern.starts_with('/');
+    let start = match (prefix.is_empty(), absolute) {
+        (true, true) => PathBuf::from("/"),
+        (true, false) => base.to_path_buf(),
+        (false, _) => base.join(&prefix),
+    };
+    let strip = if absolute { Path::new("") } else { base };
+    walk(&start, strip, depth, matcher, found)
 }
 
-fn walk(dir: &Path, strip: &Path, depth: usize, matcher: &globset::GlobMatcher) -> bool {
+fn walk(
+    dir: &Path,
+    strip: &Path,
+    depth: usize,
+    matcher: &globset::GlobMatcher,
+    found: &mut dyn FnMut(&Path) -> ControlFlow<()>,
+) -> ControlFlow<()> {
     if depth == 0 {
-        return false;
+        return ControlFlow::Continue(());
     }
-    let Ok(entries) = fs_err::read_dir(dir) else { return false };
+    let Ok(entries) = fs_err::read_dir(dir) else { return ControlFlow::Continue(()) };
     for entry in entries.flatten() {
         let path = entry.path();
         let rel = path.strip_prefix(strip).unwrap_or(&path);
         if matcher.is_match(rel) {
-            return true;
+            found(&path)?;
         }
-        if entry.file_type().is_ok_and(|t| t.is_dir()) && walk(&path, strip, depth - 1, matcher) {
-            return true;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            walk(&path, strip, depth - 1, matcher, found)?;
         }
     }
-    false
+    ControlFlow::Continue(())
 }
 
 /// Compiles a glob the way inputs use it: `*` stays within one directory, `**` crosses them.

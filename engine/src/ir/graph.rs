@@ -59,6 +59,15 @@ impl Graph {
         self.base_domain(id).position(index, self.group(id).count)
     }
 
+    /// `name[index]` for an instance, or just `name` for a plain task.
+    pub fn label(&self, task: super::TaskId) -> String {
+        let group = self.group(task.group);
+        match group.domain {
+            Domain::Single => group.name.clone(),
+            _ => format!("{}[{}]", group.name, self.index(task.group, task.instance)),
+        }
+    }
+
     /// The `item` of instance `i` of group `id`.
     pub fn item(&self, id: GroupId, i: u64) -> Item<'_> {
         self.base_domain(id).item(i)

@@ -1,4 +1,24 @@
 //! The runtime: executing a [`crate::ir::Graph`] — the scheduler core, the
 //! workers, the run directory, and the driver that ties them together.
+//!
+//! [`core`] is plain data structures (no tokio, no I/O); [`driver`] is the
+//! only place that meets tokio; workers report through the interface in
+//! [`worker`], so a remote worker is a new transport, not a new scheduler.
 
+pub mod core;
+pub mod detect;
+mod driver;
+pub mod event;
+pub mod fingerprint;
+pub mod job;
+pub mod local;
+pub mod options;
+pub mod resume;
+pub mod run;
 pub mod run_dir;
+mod spawn;
+pub mod worker;
+
+pub use event::{Event, Summary};
+pub use options::RunOptions;
+pub use run::{RunError, RunHandle, start};

@@ -1,0 +1,154 @@
+//! Scheduler core: the cost of one match — finish a task, then schedule one
+//! task onto the freed CPU — with 1,000,000 queued instances (one group, and
+//! ten groups of different priorities, and a two-stage element-wise
+//! pipeline), and the throughput of running 1,000,000 tasks through a 2-CPU
+//! worker.
+#![allow(missing_docs)] // criterion_group! generates an undocumented function
+
+use std::collections::{BTreeMap, VecDeque};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use flow_engine::ir::{
+    Amount, Command, Domain, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, IntRange, Resources, Stream, TaskId,
+    TaskTemplate,
+};
+use flow_engine::runtime::core::{
+    Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerResources,
+};
+
+const MILLION: u64 = 1_000_000;
+
+/// Keeps the running tasks in start order; ignores state changes.
+#[derive(Default)]
+struct Sink(VecDeque<TaskId>);
+
+impl Out for Sink {
+    fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation) {
+        black_box((attempt, worker, alloc));
+        self.0.push_back(task);
+    }
+
+    fn state(&mut self, task: TaskId, state: TaskState) {
+        black_box((task, state));
+    }
+}
+
+fn group(name: &str, count: u64, priority: i64) -> Group {
+    Group {
+        name: name.to_owned(),
+        span: 0..0,
+        count,
+        domain: Domain::Range { ranges: vec![IntRange { start: 0, count, step: 1 }] },
+        template: TaskTemplate {
+            command: Command::Shell("true".to_owned()),
+            cwd: None,
+            env: BTreeMap::new(),
+            stdin: None,
+            stdout: Stream::Log,
+            stderr: Stream::Log,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+        },
+        variants: vec![Resources { cpus: Amount::whole(1), ..Resources::default() }],
+        timeout: None,
+        nodes: 1,
+        priority,
+        retries: 0,
+        crash_limit: 5,
+    }
+}
+
+fn graph(groups: Vec<Group>, edges: Vec<Edge>) -> Graph {
+    Graph { name: "bench".to_owned(), vars: BTreeMap::new(), groups, edges }
+}
+
+/// One group of a million instances.
+fn one_group() -> Graph {
+    graph(vec![group("big", MILLION, 0)], vec![])
+}
+
+/// Ten groups of 100,000 instances, priorities 0 to 9.
+fn ten_groups() -> Graph {
+    graph((0..10).map(|i| group(&format!("g{i}"), MILLION / 10, i)).collect(), vec![])
+}
+
+/// `b[i]` waits for `a[i]`, 500,000 each.
+fn pipeline() -> Graph {
+    let edge = Edge { from: GroupId(0), to: GroupId(1), kind: EdgeKind::ElementWise, origin: EdgeOrigin::After };
+    graph(vec![group("a", MILLION / 2, 0), group("b", MILLION / 2, 0)], vec![edge])
+}
+
+/// A core for `graph` with one 2-CPU worker, both CPUs busy.
+fn busy_core(graph: &Graph, now: Instant) -> (Core, Sink) {
+    let mut core = Core::new(graph, CoreOptions::default());
+    core.add_worker(WorkerResources { cpus: vec![0, 1], ..WorkerResources::default() });
+    let mut sink = Sink::default();
+    core.schedule(now, &mut sink);
+    (core, sink)
+}
+
+/// Finishes the oldest running task and schedules one into its place.
+fn one_match(core: &mut Core, sink: &mut Sink, now: Instant) {
+    if let Some(task) = sink.0.pop_front() {
+        core.on_finished(task, TaskResult::Succeeded, sink);
+        core.schedule(now, sink);
+    }
+}
+
+/// Times `iters` matches, on fresh cores that keep at least half of their
+/// instances queued; building the cores is not timed.
+fn time_matches(graph: &Graph, iters: u64) -> Duration {
+    let now = Instant::now();
+    let budget = graph.instance_count() / 2;
+    let (mut total, mut left) = (Duration::ZERO, iters);
+    while left > 0 {
+        let (mut core, mut sink) = busy_core(graph, now);
+        let n = left.min(budget);
+        let start = Instant::now();
+        for _ in 0..n {
+            one_match(&mut core, &mut sink, now);
+        }
+        total += start.elapsed();
+        left -= n;
+    }
+    total
+}
+
+fn matching(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scheduler/match_1m_queued");
+    for (name, graph) in [("one_group", one_group()), ("ten_priorities", ten_groups()), ("element_wise", pipeline())] {
+        group.bench_function(name, |b| b.iter_custom(|iters| time_matches(&graph, iters)));
+    }
+    group.finish();
+}
+
+fn throughput(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scheduler");
+    group.sample_size(10);
+    let graph = one_group();
+    group.bench_function("new_1m", |b| b.iter(|| Core::new(black_box(&graph), CoreOptions::default())));
+    let now = Instant::now();
+    group.bench_function("run_1m_on_2_cpus", |b| {
+        b.iter_batched(
+            || busy_core(&graph, now),
+            |(mut core, mut sink)| {
+                while !sink.0.is_empty() {
+                    one_match(&mut core, &mut sink, now);
+                }
+                assert!(core.is_finished());
+                core
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = matching, throughput
+}
+criterion_main!(benches);

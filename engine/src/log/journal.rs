@@ -1,0 +1,241 @@
+//! [`JournalRecord`]: a task state change, the [`JournalWriter`] that appends
+//! records to `journal`, and [`read_journal`].
+//!
+//! A record's payload is little-endian fields, then the event's own:
+//!
+//! ```text
+//! time_us: u64 | group: u32 | instance: u64 | attempt: u32 | event tag: u8 | event fields
+//! Started   1  worker: u32
+//! Succeeded 2  fingerprint: [u8; 32]
+//! Cached    3  fingerprint: [u8; 32]
+//! Failed    4  has exit code: u8 | exit code: i32 | has signal: u8 | signal: i32 | reason (UTF-8, to the end)
+//! Cancelled 5  reason (UTF-8, to the end)
+//! Lost      6  worker: u32
+//! ```
+
+use std::io;
+use std::path::Path;
+
+use super::cursor::Cursor;
+use super::{FileKind, FrameReader, FrameWriter, LogError, TornTail};
+use crate::ir::{GroupId, TaskId};
+
+/// One change of one task instance's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalRecord {
+    /// When it happened, in µs since the Unix epoch.
+    pub time_us: u64,
+    /// The task instance.
+    pub task: TaskId,
+    /// Which run of it (0 for the first).
+    pub attempt: u32,
+    /// What happened.
+    pub event: JournalEvent,
+}
+
+/// What happened to a task instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalEvent {
+    /// It started on a worker.
+    Started {
+        /// The worker.
+        worker: u32,
+    },
+    /// It exited 0 and produced its declared outputs.
+    Succeeded {
+        /// Hash of its definition and inputs, to skip it next time.
+        fingerprint: [u8; 32],
+    },
+    /// It was skipped: an earlier run already did the same work.
+    Cached {
+        /// The fingerprint the earlier run recorded.
+        fingerprint: [u8; 32],
+    },
+    /// It failed.
+    Failed {
+        /// Its exit code, if it exited.
+        exit_code: Option<i32>,
+        /// The signal that killed it, if one did.
+        signal: Option<i32>,
+        /// Why, for people: "exit code 3", "timed out after 90s", "could not start: …".
+        reason: String,
+    },
+    /// It was cancelled before it could finish (Ctrl-C, a failed dependency).
+    Cancelled {
+        /// Why, for people.
+        reason: String,
+    },
+    /// The worker running it disappeared.
+    Lost {
+        /// The worker.
+        worker: u32,
+    },
+}
+
+impl JournalRecord {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend(self.time_us.to_le_bytes());
+        out.extend(self.task.group.0.to_le_bytes());
+        out.extend(self.task.instance.to_le_bytes());
+        out.extend(self.attempt.to_le_bytes());
+        match &self.event {
+            JournalEvent::Started { worker } => {
+                out.push(1);
+                out.extend(worker.to_le_bytes());
+            }
+            JournalEvent::Succeeded { fingerprint } => {
+                out.push(2);
+                out.extend(fingerprint);
+            }
+            JournalEvent::Cached { fingerprint } => {
+                out.push(3);
+                out.extend(fingerprint);
+            }
+            JournalEvent::Failed { exit_code, signal, reason } => {
+                out.push(4);
+                for field in [exit_code, signal] {
+                    out.push(u8::from(field.is_some()));
+                    out.extend(field.unwrap_or_default().to_le_bytes());
+                }
+                out.extend(reason.as_bytes());
+            }
+            JournalEvent::Cancelled { reason } => {
+                out.push(5);
+                out.extend(reason.as_bytes());
+            }
+            JournalEvent::Lost { worker } => {
+                out.push(6);
+                out.extend(worker.to_le_bytes());
+            }
+        }
+    }
+
+    fn decode(payload: &[u8]) -> Option<Self> {
+        let mut c = Cursor(payload);
+        let time_us = c.u64()?;
+        let task = TaskId::new(GroupId(c.u32()?), c.u64()?);
+        let attempt = c.u32()?;
+        let text = |c: Cursor<'_>| String::from_utf8_lossy(c.rest()).into_owned();
+        let event = match c.u8()? {
+            1 => JournalEvent::Started { worker: c.u32()? },
+            2 => JournalEvent::Succeeded { fingerprint: c.array()? },
+            3 => JournalEvent::Cached { fingerprint: c.array()? },
+            4 => {
+                let mut field = || {
+                    let present = c.u8()? == 1;
+                    let value = c.i32()?;
+                    Some(present.then_some(value))
+                };
+                let (exit_code, signal) = (field()?, field()?);
+                JournalEvent::Failed { exit_code, signal, reason: text(c) }
+            }
+            5 => JournalEvent::Cancelled { reason: text(c) },
+            6 => JournalEvent::Lost { worker: c.u32()? },
+            _ => return None,
+        };
+        Some(Self { time_us, task, attempt, event })
+    }
+}
+
+/// Appends records to `journal`. Used from one thread, the runtime's bookkeeping.
+#[derive(Debug)]
+pub struct JournalWriter {
+    frames: FrameWriter,
+    payload: Vec<u8>,
+}
+
+impl JournalWriter {
+    /// Creates `path`, or opens it for appending (see [`FrameWriter::open`]).
+    pub fn create(path: &Path) -> io::Result<Self> {
+        Ok(Self { frames: FrameWriter::open(path, FileKind::JOURNAL)?, payload: Vec::new() })
+    }
+
+    /// Appends `records` and hands them to the kernel.
+    pub fn append_batch(&mut self, records: &[JournalRecord]) -> io::Result<()> {
+        for r in records {
+            r.encode(&mut self.payload);
+            self.frames.append(&[&self.payload])?;
+        }
+        self.frames.flush()
+    }
+}
+
+/// Every intact record of a journal, in order, and the torn tail after them if any.
+pub fn read_journal(path: &Path) -> io::Result<(Vec<JournalRecord>, Option<TornTail>)> {
+    let mut frames = FrameReader::open(path, FileKind::JOURNAL)?;
+    let (mut records, mut payload) = (Vec::new(), Vec::new());
+    loop {
+        let offset = frames.offset();
+        if !frames.next_into(&mut payload)? {
+            return Ok((records, frames.torn_tail()));
+        }
+        let record = JournalRecord::decode(&payload).ok_or_else(|| LogError::Malformed {
+            path: path.to_path_buf(),
+            offset,
+            what: "unknown event or too short",
+        })?;
+        records.push(record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
+        JournalRecord { time_us, task: TaskId::new(GroupId(1), instance), attempt, event }
+    }
+
+    fn every_event() -> Vec<JournalRecord> {
+        let failed =
+            |exit_code, signal, reason: &str| JournalEvent::Failed { exit_code, signal, reason: reason.into() };
+        vec![
+            record(0, 0, 10, JournalEvent::Started { worker: 3 }),
+            record(0, 0, 20, JournalEvent::Succeeded { fingerprint: [7; 32] }),
+            record(1, 0, 30, JournalEvent::Cached { fingerprint: [9; 32] }),
+            record(2, 0, 40, failed(Some(3), None, "exit code 3")),
+            record(2, 1, 50, failed(None, Some(9), "timed out after 90s")),
+            record(2, 2, 55, failed(Some(-1), Some(0), "")),
+            record(3, 0, 60, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
+            record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
+        ]
+    }
+
+    #[test]
+    fn every_event_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let records = every_event();
+        let mut w = JournalWriter::create(&path).unwrap();
+        w.append_batch(&records[..3]).unwrap();
+        w.append_batch(&[]).unwrap();
+        drop(w);
+        JournalWriter::create(&path).unwrap().append_batch(&records[3..]).unwrap();
+        assert_eq!(read_journal(&path).unwrap(), (records, None));
+    }
+
+    #[test]
+    fn a_torn_tail_is_reported_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        JournalWriter::create(&path).unwrap().append_batch(&every_event()).unwrap();
+        let len = fs_err::metadata(&path).unwrap().len();
+        fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
+        let (records, torn) = read_journal(&path).unwrap();
+        assert_eq!(records, every_event()[..7]);
+        assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
+    }
+
+    #[test]
+    fn an_unknown_event_is_malformed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let mut frames = FrameWriter::open(&path, FileKind::JOURNAL).unwrap();
+        frames.append(&[&[0; 24], &[42]]).unwrap();
+        frames.flush().unwrap();
+        let err = read_journal(&path).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().ends_with("malformed: unknown event or too short"), "{err}");
+    }
+}

@@ -1,0 +1,206 @@
+//! [`JournalState`]: the latest [`JournalEntry`] of every task instance, folded from
+//! journal records. Resume asks it which instances already succeeded;
+//! `flow log list` prints it.
+
+use std::collections::BTreeMap;
+
+use super::{JournalEvent, JournalRecord};
+use crate::ir::TaskId;
+
+/// Where a task instance's last attempt got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum JournalStatus {
+    /// Started and not finished (or the run was interrupted).
+    Running,
+    /// Finished successfully.
+    Succeeded,
+    /// Skipped: an earlier run already did the same work.
+    Cached,
+    /// Failed.
+    Failed,
+    /// Cancelled before it finished.
+    Cancelled,
+    /// Its worker disappeared.
+    Lost,
+}
+
+impl JournalStatus {
+    /// The lowercase name: `running`, `succeeded`, `cached`, `failed`, `cancelled`, `lost`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JournalStatus::Running => "running",
+            JournalStatus::Succeeded => "succeeded",
+            JournalStatus::Cached => "cached",
+            JournalStatus::Failed => "failed",
+            JournalStatus::Cancelled => "cancelled",
+            JournalStatus::Lost => "lost",
+        }
+    }
+}
+
+/// The latest known state of one task instance: its last attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalEntry {
+    /// The last attempt seen (0 for the first).
+    pub attempt: u32,
+    /// Where that attempt got to.
+    pub status: JournalStatus,
+    /// The worker it ran on.
+    pub worker: Option<u32>,
+    /// When it started, in µs since the Unix epoch.
+    pub started_us: Option<u64>,
+    /// When it ended (succeeded, failed, was cancelled, cached or lost).
+    pub ended_us: Option<u64>,
+    /// The exit code of a failed attempt, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that killed a failed attempt, if one did.
+    pub signal: Option<i32>,
+    /// The fingerprint of a succeeded or cached attempt.
+    pub fingerprint: Option<[u8; 32]>,
+    /// Why it failed or was cancelled.
+    pub reason: Option<String>,
+}
+
+impl JournalEntry {
+    fn new(attempt: u32) -> Self {
+        Self {
+            attempt,
+            status: JournalStatus::Running,
+            worker: None,
+            started_us: None,
+            ended_us: None,
+            exit_code: None,
+            signal: None,
+            fingerprint: None,
+            reason: None,
+        }
+    }
+
+    /// How long the attempt ran, if it both started and ended.
+    pub fn duration_us(&self) -> Option<u64> {
+        Some(self.ended_us?.saturating_sub(self.started_us?))
+    }
+}
+
+/// The latest state of every task instance that has a journal record, in graph order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalState {
+    tasks: BTreeMap<TaskId, JournalEntry>,
+}
+
+impl JournalState {
+    /// The state after `records`, applied in order.
+    pub fn from_records(records: &[JournalRecord]) -> Self {
+        let mut state = Self::default();
+        records.iter().for_each(|r| state.apply(r));
+        state
+    }
+
+    /// Applies one record. A record of a later attempt starts afresh; one of
+    /// an earlier attempt than the latest seen is ignored.
+    pub fn apply(&mut self, record: &JournalRecord) {
+        let state = self.tasks.entry(record.task).or_insert_with(|| JournalEntry::new(record.attempt));
+        if record.attempt < state.attempt {
+            return;
+        }
+        if record.attempt > state.attempt {
+            *state = JournalEntry::new(record.attempt);
+        }
+        let time = Some(record.time_us);
+        match &record.event {
+            JournalEvent::Started { worker } => {
+                (state.status, state.worker, state.started_us) = (JournalStatus::Running, Some(*worker), time);
+            }
+            JournalEvent::Succeeded { fingerprint } => {
+                (state.status, state.fingerprint, state.ended_us) =
+                    (JournalStatus::Succeeded, Some(*fingerprint), time);
+            }
+            JournalEvent::Cached { fingerprint } => {
+                (state.status, state.fingerprint, state.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);
+            }
+            JournalEvent::Failed { exit_code, signal, reason } => {
+                (state.status, state.exit_code, state.signal) = (JournalStatus::Failed, *exit_code, *signal);
+                (state.reason, state.ended_us) = (Some(reason.clone()), time);
+            }
+            JournalEvent::Cancelled { reason } => {
+                (state.status, state.reason, state.ended_us) = (JournalStatus::Cancelled, Some(reason.clone()), time);
+            }
+            JournalEvent::Lost { worker } => {
+                (state.status, state.worker, state.ended_us) = (JournalStatus::Lost, Some(*worker), time);
+            }
+        }
+    }
+
+    /// The state of `task`, if it has any record.
+    pub fn get(&self, task: TaskId) -> Option<&JournalEntry> {
+        self.tasks.get(&task)
+    }
+
+    /// Every task instance with a record, in graph order.
+    pub fn iter(&self) -> impl Iterator<Item = (&TaskId, &JournalEntry)> {
+        self.tasks.iter()
+    }
+
+    /// Number of task instances with a record.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether no task has a record.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::GroupId;
+
+    fn at(group: u32, instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
+        JournalRecord { time_us, task: TaskId::new(GroupId(group), instance), attempt, event }
+    }
+
+    #[test]
+    fn the_last_attempt_wins() {
+        let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
+        let records = [
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
+            at(0, 5, 0, 100, JournalEvent::Cached { fingerprint: [1; 32] }),
+            at(1, 0, 0, 250, failed),
+            at(1, 0, 1, 300, JournalEvent::Started { worker: 2 }),
+            at(1, 1, 0, 310, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 1, 900, JournalEvent::Succeeded { fingerprint: [2; 32] }),
+            // A late record of an old attempt changes nothing.
+            at(1, 0, 0, 950, JournalEvent::Lost { worker: 1 }),
+            at(1, 2, 0, 960, JournalEvent::Cancelled { reason: "interrupted".into() }),
+        ];
+        let state = JournalState::from_records(&records);
+        assert_eq!(state.len(), 4);
+        let order: Vec<_> = state.iter().map(|(id, s)| (id.group.0, id.instance, s.status.as_str())).collect();
+        assert_eq!(order, [(0, 5, "cached"), (1, 0, "succeeded"), (1, 1, "running"), (1, 2, "cancelled")]);
+
+        let retried = state.get(TaskId::new(GroupId(1), 0)).unwrap();
+        assert_eq!((retried.attempt, retried.worker, retried.exit_code), (1, Some(2), None));
+        assert_eq!((retried.duration_us(), retried.fingerprint), (Some(600), Some([2; 32])));
+        assert_eq!(state.get(TaskId::new(GroupId(1), 1)).unwrap().duration_us(), None);
+        let cancelled = state.get(TaskId::new(GroupId(1), 2)).unwrap();
+        assert_eq!((cancelled.reason.as_deref(), cancelled.started_us), (Some("interrupted"), None));
+        assert!(JournalState::default().is_empty());
+    }
+
+    #[test]
+    fn a_failure_keeps_its_exit_code_signal_and_reason() {
+        let records = [
+            at(0, 0, 0, 1, JournalEvent::Started { worker: 0 }),
+            at(0, 0, 0, 5, JournalEvent::Failed { exit_code: None, signal: Some(9), reason: "timed out".into() }),
+        ];
+        let state = JournalState::from_records(&records);
+        let s = state.get(TaskId::new(GroupId(0), 0)).unwrap();
+        assert_eq!(
+            (s.status, s.exit_code, s.signal, s.reason.as_deref()),
+            (JournalStatus::Failed, None, Some(9), Some("timed out"))
+        );
+        assert_eq!(s.duration_us(), Some(4));
+    }
+}

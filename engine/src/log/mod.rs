@@ -1,0 +1,30 @@
+//! The run's records on disk: the output log (`output.log`, every task's
+//! stdout, stderr and system messages) and the journal (`journal`, task state
+//! changes, which makes runs resumable).
+//!
+//! Both are append-only files of checksummed frames ([`FrameWriter`],
+//! [`FrameReader`]) that survive a crash: a reader keeps every intact record
+//! and reports the incomplete one at the end as a [`TornTail`]. Records are
+//! binary, little-endian, with no per-record JSON: the output log is the hot
+//! path and is written by its own thread ([`OutputLog`]) at disk speed.
+//! [`JournalState`] folds the journal into the latest state per task.
+//! This module never knows how tasks run or how the CLI prints them; see
+//! DESIGN.md §6.
+
+mod cursor;
+mod frame;
+mod journal;
+mod journal_state;
+mod line_splitter;
+mod log_error;
+mod output;
+
+pub use frame::{FileKind, FrameReader, FrameWriter, TornTail};
+pub use journal::{JournalEvent, JournalRecord, JournalWriter, read_journal};
+pub use journal_state::{JournalEntry, JournalState, JournalStatus};
+pub use line_splitter::LineSplitter;
+pub use log_error::LogError;
+pub use output::{
+    CHANNEL_CAPACITY, OutputLog, OutputLogHandle, OutputLogSender, OutputReader, OutputRecord, OutputStream,
+    read_output,
+};

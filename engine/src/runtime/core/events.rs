@@ -1,0 +1,215 @@
+//! Events from the outside world: a task finished ([`Core::on_finished`]),
+//! a worker was lost ([`Core::remove_worker`]), the run is stopped
+//! ([`Core::stop`]) — and what follows from them: retries, failures and the
+//! cancellation of everything that depended on a failed task.
+
+use crate::ir::TaskId;
+
+use super::group_state::Instance;
+use super::out::{CancelReason, Out, TaskResult, TaskState};
+use super::scheduler::{Core, Running};
+use super::worker::WorkerId;
+
+/// A step of a cancellation cascade.
+#[derive(Debug, Clone, Copy)]
+enum Cascade {
+    /// Instance `.1` of group `.0` is cancelled: cancel what waits for it.
+    Instance(usize, u64),
+    /// Group `.0` waits for a failed group as a whole: cancel all of it.
+    Group(usize),
+}
+
+impl Core {
+    /// An attempt of `task` ended: frees its resources and updates its
+    /// dependents. A failed attempt is retried while the task has retries
+    /// left (state `Retrying`); otherwise the task fails and everything that
+    /// depends on it, directly or not, is cancelled. Reports for tasks that
+    /// are not running (already reported, or lost with their worker) are
+    /// ignored.
+    pub fn on_finished(&mut self, task: TaskId, result: TaskResult, out: &mut impl Out) {
+        let Some(run) = self.running.remove(&task) else { return };
+        self.free(task, &run);
+        match result {
+            TaskResult::Succeeded => {
+                self.groups[task.group.index()].finish(task.instance, Instance::Succeeded);
+                self.forget(task);
+                out.state(task, TaskState::Succeeded);
+                self.release_dependents(task);
+            }
+            TaskResult::Failed => {
+                let history = self.history.entry(task).or_default();
+                history.failures += 1;
+                let retry = history.failures <= self.groups[task.group.index()].retries;
+                if retry && self.stopped.is_none() {
+                    self.retry(task, run.attempt, out);
+                } else {
+                    self.fail(task, out);
+                }
+            }
+        }
+        self.recycle(run);
+    }
+
+    /// Removes a worker that is gone. Each task it was running is
+    /// rescheduled as its next attempt (state `Retrying`), unless the task
+    /// has now been on `crash_limit` lost workers: then it fails. After a
+    /// stop, such tasks are cancelled instead. A multi-node task is lost
+    /// with any of its workers; the others are freed.
+    pub fn remove_worker(&mut self, worker: WorkerId, out: &mut impl Out) {
+        let Some(slot) = self.workers.get_mut(worker.0 as usize) else { return };
+        if slot.take().is_none() {
+            return;
+        }
+        let mut lost: Vec<TaskId> = self
+            .running
+            .iter()
+            .filter(|(_, r)| r.worker == worker || r.alloc.nodes.contains(&worker))
+            .map(|(&t, _)| t)
+            .collect();
+        lost.sort_unstable();
+        for task in lost {
+            let Some(run) = self.running.remove(&task) else { continue };
+            self.free(task, &run);
+            let history = self.history.entry(task).or_default();
+            history.crashes += 1;
+            let crashed_out = history.crashes >= self.groups[task.group.index()].crash_limit;
+            if let Some(reason) = self.stopped {
+                self.groups[task.group.index()].finish(task.instance, Instance::Cancelled);
+                self.forget(task);
+                out.state(task, TaskState::Cancelled(reason));
+            } else if crashed_out {
+                self.fail(task, out);
+            } else {
+                self.retry(task, run.attempt, out);
+            }
+            self.recycle(run);
+        }
+    }
+
+    /// Stops the run (Ctrl-C): every task that is not running is cancelled
+    /// (`Cancelled(Stopped)`) and nothing starts any more. The driver kills
+    /// the running tasks and reports them through [`Core::on_finished`];
+    /// they are not retried.
+    pub fn stop(&mut self, out: &mut impl Out) {
+        self.stop_with(CancelReason::Stopped, out);
+    }
+
+    /// Cancels every pending task for `reason` and stops scheduling.
+    fn stop_with(&mut self, reason: CancelReason, out: &mut impl Out) {
+        self.stopped.get_or_insert(reason);
+        for g in 0..self.groups.len() {
+            if self.groups[g].pending == 0 {
+                continue;
+            }
+            for i in 0..self.groups[g].count {
+                if self.groups[g].end_pending(i, Instance::Cancelled) {
+                    self.pending -= 1;
+                    out.state(TaskId::new(Self::group_id(g), i), TaskState::Cancelled(reason));
+                }
+            }
+            self.sync_active(g);
+        }
+    }
+
+    /// Gives back what the run of `task` held.
+    fn free(&mut self, task: TaskId, run: &Running) {
+        if run.alloc.nodes.is_empty() {
+            let request = &self.groups[task.group.index()].variants[run.alloc.variant];
+            if let Some(worker) = self.workers.get_mut(run.worker.0 as usize).and_then(Option::as_mut) {
+                worker.give(request, &run.alloc);
+            }
+            return;
+        }
+        for node in &run.alloc.nodes {
+            if let Some(worker) = self.workers.get_mut(node.0 as usize).and_then(Option::as_mut) {
+                worker.reserved = false;
+                worker.stale = None;
+            }
+        }
+    }
+
+    /// Keeps the buffers of a finished run's allocation.
+    fn recycle(&mut self, run: Running) {
+        let mut alloc = run.alloc;
+        alloc.clear();
+        self.spare.push(alloc);
+    }
+
+    /// Drops the history of `task`, which reached its final state.
+    fn forget(&mut self, task: TaskId) {
+        if !self.history.is_empty() {
+            self.history.remove(&task);
+        }
+    }
+
+    /// Puts `task`, whose attempt `attempt` ended, back to run again.
+    fn retry(&mut self, task: TaskId, attempt: u32, out: &mut impl Out) {
+        let (g, next) = (task.group.index(), attempt + 1);
+        self.history.entry(task).or_default().attempt = next;
+        self.groups[g].requeue(task.instance);
+        self.pending += 1;
+        self.sync_active(g);
+        out.state(task, TaskState::Retrying { attempt: next });
+    }
+
+    /// `task` (running until now) failed for good.
+    fn fail(&mut self, task: TaskId, out: &mut impl Out) {
+        self.groups[task.group.index()].finish(task.instance, Instance::Failed);
+        self.forget(task);
+        self.failed += 1;
+        out.state(task, TaskState::Failed);
+        self.cancel_dependents(task, out);
+        if self.options.max_fails.is_some_and(|max| self.failed >= max) && self.stopped.is_none() {
+            self.stop_with(CancelReason::MaxFails, out);
+        }
+    }
+
+    /// Cancels every pending task that depends on `root`, transitively:
+    /// single instances through element-wise and explicit edges, whole
+    /// groups through `All` edges.
+    pub(super) fn cancel_dependents(&mut self, root: TaskId, out: &mut impl Out) {
+        let reason = TaskState::Cancelled(CancelReason::DependencyFailed(root));
+        let mut work = vec![Cascade::Instance(root.group.index(), root.instance)];
+        while let Some(step) = work.pop() {
+            let (g, instance) = match step {
+                Cascade::Instance(g, i) => (g, Some(i)),
+                Cascade::Group(g) => (g, None),
+            };
+            if let Some(i) = instance {
+                for link in &self.links[g] {
+                    let to = link.to();
+                    for &t in link.dependents(&i, self.groups[to].count) {
+                        if self.groups[to].end_pending(t, Instance::Cancelled) {
+                            self.pending -= 1;
+                            out.state(TaskId::new(Self::group_id(to), t), reason);
+                            work.push(Cascade::Instance(to, t));
+                        }
+                    }
+                }
+            } else {
+                let per_instance = self.links[g].iter().any(|l| l.is_per_instance());
+                for t in 0..self.groups[g].count {
+                    if self.groups[g].end_pending(t, Instance::Cancelled) {
+                        self.pending -= 1;
+                        out.state(TaskId::new(Self::group_id(g), t), reason);
+                        if per_instance {
+                            work.push(Cascade::Instance(g, t));
+                        }
+                    }
+                }
+            }
+            for link in &self.links[g] {
+                let to = link.to();
+                if !link.is_per_instance() && !self.groups[to].doomed {
+                    self.groups[to].doomed = true;
+                    work.push(Cascade::Group(to));
+                }
+            }
+            for l in 0..self.links[g].len() {
+                let to = self.links[g][l].to();
+                self.sync_active(to);
+            }
+            self.sync_active(g);
+        }
+    }
+}

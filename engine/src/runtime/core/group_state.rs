@@ -1,0 +1,256 @@
+//! [`GroupState`]: the run-time state of one group — one byte per instance,
+//! and its ready instances as a cursor over `0..count` plus a small queue.
+//!
+//! A group without per-instance dependencies never lists its instances: the
+//! ready ones are "everything from the cursor on", and only retried or lost
+//! instances go to the queue. A group with per-instance dependencies queues
+//! an instance when its last dependency succeeds.
+
+use std::collections::VecDeque;
+
+use crate::ir::Group;
+
+use super::request::Request;
+
+/// Where one instance is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Instance {
+    /// Not started yet: waiting for dependencies, or ready.
+    Pending,
+    /// Started and not finished.
+    Running,
+    /// Succeeded (or done in an earlier run).
+    Succeeded,
+    /// Failed for good.
+    Failed,
+    /// Will not run.
+    Cancelled,
+}
+
+/// One group's instances and counters.
+#[derive(Debug, Clone)]
+pub(super) struct GroupState {
+    /// Number of instances.
+    pub(super) count: u64,
+    /// Resource variants, in order of preference.
+    pub(super) variants: Vec<Request>,
+    /// Whole workers per instance.
+    pub(super) nodes: u32,
+    /// Reruns of a failed instance.
+    pub(super) retries: u32,
+    /// Lost workers that fail an instance.
+    pub(super) crash_limit: u32,
+    /// `All` sources not yet fully succeeded: instances are ready only at 0.
+    pub(super) blocked_by: u32,
+    /// Whole group cancelled by a failure upstream of an `All` edge.
+    pub(super) doomed: bool,
+    /// Counters by state.
+    pub(super) pending: u64,
+    pub(super) succeeded: u64,
+    pub(super) failed: u64,
+    pub(super) cancelled: u64,
+    states: Vec<Instance>,
+    /// Unfinished per-instance dependencies of each instance (empty when
+    /// the group has none).
+    remaining: Vec<u32>,
+    /// Pending instances from here on are ready (groups without
+    /// per-instance dependencies; `count` otherwise).
+    cursor: u64,
+    /// Ready instances outside the cursor range (released by dependencies,
+    /// retried, or lost with a worker), taken first; may hold stale entries.
+    queue: VecDeque<u64>,
+    /// Pending instances whose per-instance dependencies are done.
+    queued: u64,
+}
+
+impl GroupState {
+    /// The state of `group` before anything ran.
+    pub(super) fn new(group: &Group, variants: Vec<Request>, remaining: Vec<u32>, blocked_by: u32) -> Self {
+        let count = group.count;
+        let (cursor, queue) = if remaining.is_empty() {
+            (0, VecDeque::new())
+        } else {
+            (count, remaining.iter().enumerate().filter(|&(_, &r)| r == 0).map(|(i, _)| i as u64).collect())
+        };
+        let queued = if remaining.is_empty() { count } else { queue.len() as u64 };
+        Self {
+            count,
+            variants,
+            nodes: group.nodes,
+            retries: group.retries,
+            crash_limit: group.crash_limit,
+            blocked_by,
+            doomed: false,
+            pending: count,
+            succeeded: 0,
+            failed: 0,
+            cancelled: 0,
+            states: vec![Instance::Pending; count as usize],
+            remaining,
+            cursor,
+            queue,
+            queued,
+        }
+    }
+
+    /// Whether the group has an instance ready to start.
+    pub(super) fn is_active(&self) -> bool {
+        self.blocked_by == 0 && self.queued > 0
+    }
+
+    /// Ready instances (queued, and not blocked by an `All` source).
+    pub(super) fn ready(&self) -> u64 {
+        if self.blocked_by == 0 { self.queued } else { 0 }
+    }
+
+    /// Whether every instance succeeded.
+    pub(super) fn is_complete(&self) -> bool {
+        self.succeeded == self.count
+    }
+
+    /// Where instance `i` is (`Cancelled` for ids out of range).
+    pub(super) fn state(&self, i: u64) -> Instance {
+        self.states.get(i as usize).copied().unwrap_or(Instance::Cancelled)
+    }
+
+    fn is_queued(&self, i: u64) -> bool {
+        self.state(i) == Instance::Pending && self.remaining.get(i as usize).is_none_or(|&r| r == 0)
+    }
+
+    /// Takes the next ready instance and marks it running.
+    pub(super) fn take(&mut self) -> Option<u64> {
+        if !self.is_active() {
+            return None;
+        }
+        let i = loop {
+            if let Some(i) = self.queue.pop_front() {
+                if self.states[i as usize] == Instance::Pending {
+                    break i;
+                }
+            } else if self.cursor < self.count {
+                self.cursor += 1;
+                if self.states[self.cursor as usize - 1] == Instance::Pending {
+                    break self.cursor - 1;
+                }
+            } else {
+                return None;
+            }
+        };
+        self.states[i as usize] = Instance::Running;
+        self.pending -= 1;
+        self.unqueue();
+        Some(i)
+    }
+
+    /// One queued instance fewer; drops stale entries once none is left.
+    fn unqueue(&mut self) {
+        self.queued -= 1;
+        if self.queued == 0 {
+            self.queue.clear();
+            self.cursor = self.count;
+        }
+    }
+
+    /// Puts running instance `i` back to run again, after other queued
+    /// instances but before the cursor range.
+    pub(super) fn requeue(&mut self, i: u64) {
+        debug_assert_eq!(self.state(i), Instance::Running);
+        self.states[i as usize] = Instance::Pending;
+        self.pending += 1;
+        self.queued += 1;
+        self.queue.push_back(i);
+    }
+
+    /// One per-instance dependency of instance `i` succeeded.
+    pub(super) fn release(&mut self, i: u64) {
+        let Some(r) = self.remaining.get_mut(i as usize) else { return };
+        *r = r.saturating_sub(1);
+        if *r == 0 && self.states[i as usize] == Instance::Pending {
+            self.queued += 1;
+            self.queue.push_back(i);
+        }
+    }
+
+    /// Running instance `i` ended in `state` (succeeded, failed, cancelled).
+    pub(super) fn finish(&mut self, i: u64, state: Instance) {
+        debug_assert_eq!(self.state(i), Instance::Running);
+        self.states[i as usize] = state;
+        self.count_end(state);
+    }
+
+    fn count_end(&mut self, state: Instance) {
+        match state {
+            Instance::Succeeded => self.succeeded += 1,
+            Instance::Failed => self.failed += 1,
+            Instance::Cancelled => self.cancelled += 1,
+            Instance::Pending | Instance::Running => {}
+        }
+    }
+
+    /// Ends pending instance `i` without running it (cancelled, or done in
+    /// an earlier run); returns false if it was not pending.
+    pub(super) fn end_pending(&mut self, i: u64, state: Instance) -> bool {
+        if self.state(i) != Instance::Pending {
+            return false;
+        }
+        if self.is_queued(i) {
+            self.unqueue();
+        }
+        self.states[i as usize] = state;
+        self.pending -= 1;
+        self.count_end(state);
+        true
+    }
+
+    /// Bytes held per instance, for the memory test.
+    #[cfg(test)]
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.states.capacity() + self.remaining.capacity() * 4 + self.queue.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::core::tests::env::GroupSpec;
+
+    fn state(count: u64, remaining: Vec<u32>) -> GroupState {
+        GroupState::new(&GroupSpec::new("g", count).build(), vec![Request::default()], remaining, 0)
+    }
+
+    #[test]
+    fn cursor_then_requeued_instances() {
+        let mut g = state(3, vec![]);
+        assert_eq!((g.take(), g.take()), (Some(0), Some(1)));
+        g.requeue(0);
+        assert!(g.end_pending(2, Instance::Succeeded));
+        assert_eq!((g.take(), g.take()), (Some(0), None));
+        assert!(!g.is_active());
+        assert_eq!((g.pending, g.succeeded), (0, 1));
+    }
+
+    #[test]
+    fn counted_instances_queue_when_released() {
+        let mut g = state(3, vec![1, 0, 2]);
+        assert_eq!(g.ready(), 1);
+        assert_eq!(g.take(), Some(1));
+        g.release(2);
+        assert!(!g.is_active());
+        g.release(2);
+        g.release(0);
+        assert_eq!(g.ready(), 2);
+        assert!(g.end_pending(0, Instance::Cancelled));
+        assert_eq!((g.take(), g.take()), (Some(2), None));
+        assert_eq!(g.cancelled, 1);
+    }
+
+    #[test]
+    fn blocked_groups_are_not_ready() {
+        let mut g = state(2, vec![]);
+        g.blocked_by = 1;
+        assert_eq!((g.ready(), g.take()), (0, None));
+        g.blocked_by = 0;
+        assert_eq!(g.ready(), 2);
+    }
+}

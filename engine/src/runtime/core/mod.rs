@@ -1,0 +1,37 @@
+//! The scheduler core: which ready task runs on which worker, with which
+//! resources, and what happens when tasks finish, fail or lose their worker.
+//!
+//! [`Core`] is plain data structures, tested and benchmarked alone: no tokio,
+//! no sockets, no clock, no I/O. The driver calls it with events
+//! ([`Core::on_finished`], [`Core::add_worker`], [`Core::remove_worker`],
+//! [`Core::stop`]) and then [`Core::schedule`]; the core answers through an
+//! [`Out`] — start this task there, this task reached that state. It never
+//! prints and never knows file syntax, processes or transports.
+//!
+//! It stays compact with a million queued instances: one byte of state per
+//! instance, a dependency counter per instance only for groups with
+//! element-wise or explicit incoming edges, `All` edges counted per group,
+//! and the ready instances of a group as a cursor over its instances. A
+//! match visits groups in rank order (priority, then b-level, then id) and
+//! never looks at individual queued instances.
+
+mod allocation;
+mod deps;
+mod events;
+mod group_state;
+mod matching;
+mod order;
+mod out;
+mod pool;
+mod request;
+mod scheduler;
+mod unschedulable;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+pub use allocation::Allocation;
+pub use out::{CancelReason, Out, TaskResult, TaskState};
+pub use scheduler::{Core, CoreOptions, Counts};
+pub use worker::{WorkerId, WorkerResources};

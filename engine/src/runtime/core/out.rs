@@ -1,0 +1,60 @@
+//! [`Out`]: the core's only way to reach the outside world, and the task
+//! states it reports through it.
+
+use crate::ir::TaskId;
+
+use super::allocation::Allocation;
+use super::worker::WorkerId;
+
+/// What the core asks of the driver. The driver starts processes (or sends
+/// work to remote workers) and turns state changes into events; tests record
+/// the calls.
+pub trait Out {
+    /// Run `task` (attempt number `attempt`, 0 first) on `worker` with `alloc`.
+    fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation);
+
+    /// A task reached a state; emitted once per change (`Cancelled` for
+    /// every dependent of a failure).
+    fn state(&mut self, task: TaskId, state: TaskState);
+}
+
+/// How one attempt of a task ended, as the driver saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskResult {
+    /// The attempt succeeded.
+    Succeeded,
+    /// The attempt failed (exit code, signal, timeout, missing output, …).
+    Failed,
+}
+
+/// A state a task reaches, reported through [`Out::state`]. Starting is
+/// reported by [`Out::start`] instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskState {
+    /// The task succeeded.
+    Succeeded,
+    /// An attempt failed or its worker was lost; the task waits to run again
+    /// as attempt `attempt`.
+    Retrying {
+        /// The number of the coming attempt (0 was the first).
+        attempt: u32,
+    },
+    /// The task failed for good (retries or crash limit used up).
+    Failed,
+    /// The task will not run.
+    Cancelled(CancelReason),
+}
+
+/// Why a task was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelReason {
+    /// A task this one depends on, directly or not, failed or was itself
+    /// cancelled as unschedulable: the id is that task.
+    DependencyFailed(TaskId),
+    /// The run reached `max_fails` failed tasks.
+    MaxFails,
+    /// The run was stopped ([`super::Core::stop`]).
+    Stopped,
+    /// No worker can ever run the task ([`super::Core::cancel_unschedulable`]).
+    Unschedulable,
+}

@@ -1,0 +1,86 @@
+//! [`Request`]: one resource variant of a group, with custom resource names
+//! replaced by small indices ([`Names`]) so matching never touches strings.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hashbrown::HashMap;
+
+use crate::ir::{Amount, Resources};
+
+/// Custom resource names, interned: index `i` is `names[i]`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Names {
+    names: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, usize>,
+}
+
+impl Names {
+    /// The index of `name`, adding it if new.
+    pub(super) fn intern(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let name: Arc<str> = Arc::from(name);
+        self.names.push(name.clone());
+        self.index.insert(name, self.names.len() - 1);
+        self.names.len() - 1
+    }
+
+    /// The name at index `i`.
+    pub(super) fn get(&self, i: usize) -> &Arc<str> {
+        &self.names[i]
+    }
+}
+
+/// A resolved resource request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Request {
+    /// CPUs (indexed pool).
+    pub(super) cpus: Amount,
+    /// GPUs (indexed pool).
+    pub(super) gpus: Amount,
+    /// Memory in bytes (sum pool).
+    pub(super) memory: u64,
+    /// Custom resources by interned index (sum pools), without zero amounts.
+    pub(super) custom: Vec<(usize, Amount)>,
+    /// Expected run time.
+    pub(super) time: Option<Duration>,
+}
+
+impl Request {
+    /// Resolves `resources`, interning its custom resource names.
+    pub(super) fn new(resources: &Resources, names: &mut Names) -> Self {
+        Self {
+            cpus: resources.cpus,
+            gpus: resources.gpus,
+            memory: resources.memory,
+            custom: resources
+                .custom
+                .iter()
+                .filter(|(_, a)| a.0 > 0)
+                .map(|(name, &amount)| (names.intern(name), amount))
+                .collect(),
+            time: resources.time_request.map(Duration::from_secs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_interned_once() {
+        let mut names = Names::default();
+        let resources = Resources {
+            custom: [("fpga".to_owned(), Amount::whole(2)), ("none".to_owned(), Amount::ZERO)].into(),
+            ..Resources::default()
+        };
+        let request = Request::new(&resources, &mut names);
+        assert_eq!(request.custom, [(0, Amount::whole(2))]);
+        assert_eq!(names.intern("fpga"), 0);
+        assert_eq!(names.intern("license"), 1);
+        assert_eq!(&**names.get(1), "license");
+    }
+}

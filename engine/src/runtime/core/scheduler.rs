@@ -1,0 +1,216 @@
+//! [`Core`]: the scheduler's state — groups, dependencies, workers and the
+//! tasks running on them — and the calls that build and inspect it.
+//! Matching is in `matching.rs`, event handling in `events.rs`.
+
+use hashbrown::HashMap;
+
+use crate::ir::{Graph, GroupId, TaskId};
+
+use super::allocation::Allocation;
+use super::deps::{Deps, Link};
+use super::group_state::{GroupState, Instance};
+use super::order::Order;
+use super::out::CancelReason;
+use super::request::{Names, Request};
+use super::worker::{Worker, WorkerId, WorkerResources};
+
+/// Settings of a run that the core enforces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoreOptions {
+    /// Stop the run (cancel everything not yet running) once this many
+    /// tasks have failed for good.
+    pub max_fails: Option<u64>,
+}
+
+/// How many tasks are in each state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Not started, waiting for dependencies.
+    pub waiting: u64,
+    /// Not started, dependencies done: waiting for resources.
+    pub ready: u64,
+    /// Started and not finished.
+    pub running: u64,
+    /// Succeeded (including instances done in an earlier run).
+    pub succeeded: u64,
+    /// Failed for good.
+    pub failed: u64,
+    /// Will not run.
+    pub cancelled: u64,
+}
+
+/// The scheduler core: plain data, no I/O. The driver feeds it events
+/// (workers coming and going, tasks finishing) and it answers through an
+/// [`super::Out`]: which task to start where, and which task reached which
+/// state.
+#[derive(Debug)]
+pub struct Core {
+    pub(super) groups: Vec<GroupState>,
+    pub(super) links: Vec<Vec<Link>>,
+    pub(super) order: Order,
+    pub(super) names: Names,
+    /// Indexed by [`WorkerId`]; `None` once removed.
+    pub(super) workers: Vec<Option<Worker>>,
+    pub(super) running: HashMap<TaskId, Running>,
+    /// Attempts, failures and crashes of tasks that have had any.
+    pub(super) history: HashMap<TaskId, History>,
+    pub(super) options: CoreOptions,
+    /// Set once the run stops; nothing starts afterwards.
+    pub(super) stopped: Option<CancelReason>,
+    /// Pending instances of all groups.
+    pub(super) pending: u64,
+    /// Tasks failed for good.
+    pub(super) failed: u64,
+    /// Bumped whenever a group gains ready instances, so workers that found
+    /// nothing to run are tried again.
+    pub(super) epoch: u64,
+    /// Whether some group needs several nodes.
+    pub(super) multinode: bool,
+    /// Allocations of finished tasks, kept for reuse.
+    pub(super) spare: Vec<Allocation>,
+    /// Scratch list of workers.
+    pub(super) scratch: Vec<usize>,
+}
+
+/// A running task.
+#[derive(Debug)]
+pub(super) struct Running {
+    pub(super) worker: WorkerId,
+    pub(super) attempt: u32,
+    pub(super) alloc: Allocation,
+}
+
+/// What happened to a task in earlier attempts.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct History {
+    /// The number of the next (or current) attempt.
+    pub(super) attempt: u32,
+    /// Attempts that failed.
+    pub(super) failures: u32,
+    /// Attempts whose worker was lost.
+    pub(super) crashes: u32,
+}
+
+impl Core {
+    /// A core for `graph` with no workers and nothing started.
+    pub fn new(graph: &Graph, options: CoreOptions) -> Core {
+        let mut names = Names::default();
+        let Deps { links, blocked_by, remaining } = Deps::new(graph);
+        let groups: Vec<GroupState> = graph
+            .groups
+            .iter()
+            .zip(remaining)
+            .zip(blocked_by)
+            .map(|((group, remaining), blocked_by)| {
+                let variants = group.variants.iter().map(|v| Request::new(v, &mut names)).collect();
+                GroupState::new(group, variants, remaining, blocked_by)
+            })
+            .collect();
+        let mut core = Core {
+            pending: groups.iter().map(|g| g.pending).sum(),
+            multinode: groups.iter().any(|g| g.nodes > 1),
+            order: Order::new(graph),
+            groups,
+            links,
+            names,
+            workers: Vec::new(),
+            running: HashMap::new(),
+            history: HashMap::new(),
+            options,
+            stopped: None,
+            failed: 0,
+            epoch: 0,
+            spare: Vec::new(),
+            scratch: Vec::new(),
+        };
+        for g in 0..core.groups.len() {
+            core.sync_active(g);
+        }
+        core
+    }
+
+    /// Adds a worker; it gets work at the next [`Core::schedule`].
+    pub fn add_worker(&mut self, resources: WorkerResources) -> WorkerId {
+        self.workers.push(Some(Worker::new(resources, &mut self.names)));
+        WorkerId(self.workers.len() as u32 - 1)
+    }
+
+    /// Records that `task` was done in an earlier run (resume): it counts as
+    /// succeeded, never starts, and releases its dependents. Call before
+    /// scheduling; returns false (and does nothing) unless `task` is pending.
+    pub fn mark_succeeded(&mut self, task: TaskId) -> bool {
+        let Some(group) = self.groups.get_mut(task.group.index()) else { return false };
+        if !group.end_pending(task.instance, Instance::Succeeded) {
+            return false;
+        }
+        self.pending -= 1;
+        self.sync_active(task.group.index());
+        self.release_dependents(task);
+        true
+    }
+
+    /// How many tasks are in each state.
+    pub fn counts(&self) -> Counts {
+        let ready: u64 = self.groups.iter().map(GroupState::ready).sum();
+        Counts {
+            waiting: self.pending - ready,
+            ready,
+            running: self.running.len() as u64,
+            succeeded: self.groups.iter().map(|g| g.succeeded).sum(),
+            failed: self.failed,
+            cancelled: self.groups.iter().map(|g| g.cancelled).sum(),
+        }
+    }
+
+    /// Whether nothing is waiting, ready or running.
+    pub fn is_finished(&self) -> bool {
+        self.pending == 0 && self.running.is_empty()
+    }
+
+    /// Whether the run was stopped ([`Core::stop`] or `max_fails`), and why.
+    pub fn stopped(&self) -> Option<CancelReason> {
+        self.stopped
+    }
+
+    /// Updates the ready-group set after `g` changed.
+    pub(super) fn sync_active(&mut self, g: usize) {
+        if self.order.set_active(g, self.groups[g].is_active()) {
+            self.epoch += 1;
+        }
+    }
+
+    /// The attempt number `task` runs as next.
+    pub(super) fn attempt_of(&self, task: TaskId) -> u32 {
+        if self.history.is_empty() { 0 } else { self.history.get(&task).map_or(0, |h| h.attempt) }
+    }
+
+    /// `task` succeeded: count it towards the instances and groups waiting for it.
+    pub(super) fn release_dependents(&mut self, task: TaskId) {
+        let (g, i) = (task.group.index(), task.instance);
+        let complete = self.groups[g].is_complete();
+        for l in 0..self.links[g].len() {
+            let link = &self.links[g][l];
+            let to = link.to();
+            let target = &mut self.groups[to];
+            match link {
+                Link::All { .. } if complete => target.blocked_by -= 1,
+                Link::All { .. } => continue,
+                _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
+            }
+            if self.order.set_active(to, self.groups[to].is_active()) {
+                self.epoch += 1;
+            }
+        }
+    }
+
+    /// The id of group `g`.
+    pub(super) fn group_id(g: usize) -> GroupId {
+        GroupId(g as u32)
+    }
+
+    /// Estimated heap bytes of the per-instance state, for the memory test.
+    #[cfg(test)]
+    pub(super) fn instance_heap_bytes(&self) -> usize {
+        self.groups.iter().map(GroupState::heap_bytes).sum()
+    }
+}

@@ -1,0 +1,296 @@
+//! Test helpers: graphs built by hand ([`GroupSpec`], [`graph`], edges), a
+//! recording [`Out`] ([`Recorder`]) and [`TestEnv`], which ties them to a
+//! [`Core`].
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use crate::ir::{
+    Amount, Command, Domain, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, IntRange, Resources, Stream, TaskId,
+    TaskTemplate,
+};
+use crate::runtime::core::{
+    Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId, WorkerResources,
+};
+
+/// A fractional amount.
+pub(crate) fn amount(units: f64) -> Amount {
+    Amount::from_f64(units).expect("valid amount")
+}
+
+/// A request for `cpus` and `gpus`.
+pub(crate) fn res(cpus: f64, gpus: f64) -> Resources {
+    Resources { cpus: amount(cpus), gpus: amount(gpus), ..Resources::default() }
+}
+
+/// A group under construction: one instance per index, one CPU each.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupSpec(Group);
+
+impl GroupSpec {
+    /// `count` instances named `name`, each asking for one CPU.
+    pub(crate) fn new(name: &str, count: u64) -> Self {
+        GroupSpec(Group {
+            name: name.to_owned(),
+            span: 0..0,
+            count,
+            domain: Domain::Range { ranges: vec![IntRange { start: 0, count, step: 1 }] },
+            template: TaskTemplate {
+                command: Command::Shell("true".to_owned()),
+                cwd: None,
+                env: BTreeMap::new(),
+                stdin: None,
+                stdout: Stream::Log,
+                stderr: Stream::Log,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            },
+            variants: vec![res(1.0, 0.0)],
+            timeout: None,
+            nodes: 1,
+            priority: 0,
+            retries: 0,
+            crash_limit: 5,
+        })
+    }
+
+    /// CPUs of the first variant.
+    pub(crate) fn cpus(mut self, cpus: f64) -> Self {
+        self.0.variants[0].cpus = amount(cpus);
+        self
+    }
+
+    /// GPUs of the first variant.
+    pub(crate) fn gpus(mut self, gpus: f64) -> Self {
+        self.0.variants[0].gpus = amount(gpus);
+        self
+    }
+
+    /// Memory (bytes) of the first variant.
+    pub(crate) fn memory(mut self, bytes: u64) -> Self {
+        self.0.variants[0].memory = bytes;
+        self
+    }
+
+    /// A custom resource of the first variant.
+    pub(crate) fn custom(mut self, name: &str, units: f64) -> Self {
+        self.0.variants[0].custom.insert(name.to_owned(), amount(units));
+        self
+    }
+
+    /// Time request (seconds) of the first variant.
+    pub(crate) fn time(mut self, secs: u64) -> Self {
+        self.0.variants[0].time_request = Some(secs);
+        self
+    }
+
+    /// Replaces the variants.
+    pub(crate) fn variants(mut self, variants: Vec<Resources>) -> Self {
+        self.0.variants = variants;
+        self
+    }
+
+    pub(crate) fn priority(mut self, priority: i64) -> Self {
+        self.0.priority = priority;
+        self
+    }
+
+    pub(crate) fn retries(mut self, retries: u32) -> Self {
+        self.0.retries = retries;
+        self
+    }
+
+    pub(crate) fn crash_limit(mut self, limit: u32) -> Self {
+        self.0.crash_limit = limit;
+        self
+    }
+
+    pub(crate) fn nodes(mut self, nodes: u32) -> Self {
+        self.0.nodes = nodes;
+        self
+    }
+
+    pub(crate) fn build(self) -> Group {
+        self.0
+    }
+}
+
+/// A graph of `groups` (ids in order) and `edges`.
+pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
+    Graph {
+        name: "test".to_owned(),
+        vars: BTreeMap::new(),
+        groups: groups.into_iter().map(GroupSpec::build).collect(),
+        edges,
+    }
+}
+
+fn edge(from: u32, to: u32, kind: EdgeKind) -> Edge {
+    Edge { from: GroupId(from), to: GroupId(to), kind, origin: EdgeOrigin::After }
+}
+
+/// Every instance of `to` waits for all of `from`.
+pub(crate) fn edge_all(from: u32, to: u32) -> Edge {
+    edge(from, to, EdgeKind::All)
+}
+
+/// Instance `i` of `to` waits for instance `i` of `from`.
+pub(crate) fn edge_each(from: u32, to: u32) -> Edge {
+    edge(from, to, EdgeKind::ElementWise)
+}
+
+/// Instance `i` of `to` waits for the `from` instances in `rows[i]`.
+pub(crate) fn edge_explicit(from: u32, to: u32, rows: &[&[u64]]) -> Edge {
+    let mut offsets = vec![0];
+    let mut sources = Vec::new();
+    for row in rows {
+        sources.extend_from_slice(row);
+        offsets.push(sources.len() as u64);
+    }
+    edge(from, to, EdgeKind::Explicit { offsets, sources })
+}
+
+/// Task `instance` of group `group`.
+pub(crate) fn t(group: u32, instance: u64) -> TaskId {
+    TaskId::new(GroupId(group), instance)
+}
+
+/// A call the core made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Event {
+    Start(TaskId, u32, WorkerId),
+    State(TaskId, TaskState),
+}
+
+/// A recording [`Out`], which also tracks what is running with which allocation.
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    pub(crate) events: Vec<Event>,
+    pub(crate) running: BTreeMap<TaskId, (WorkerId, Allocation)>,
+}
+
+impl Out for Recorder {
+    fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation) {
+        self.events.push(Event::Start(task, attempt, worker));
+        let previous = self.running.insert(task, (worker, alloc.clone()));
+        assert!(previous.is_none(), "{task:?} started twice");
+    }
+
+    fn state(&mut self, task: TaskId, state: TaskState) {
+        self.events.push(Event::State(task, state));
+    }
+}
+
+/// A core, a recorder and a clock.
+pub(crate) struct TestEnv {
+    pub(crate) core: Core,
+    pub(crate) out: Recorder,
+    pub(crate) now: Instant,
+}
+
+impl TestEnv {
+    pub(crate) fn new(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Self {
+        Self::with_options(groups, edges, CoreOptions::default())
+    }
+
+    pub(crate) fn with_options(groups: Vec<GroupSpec>, edges: Vec<Edge>, options: CoreOptions) -> Self {
+        TestEnv { core: Core::new(&graph(groups, edges), options), out: Recorder::default(), now: Instant::now() }
+    }
+
+    /// Adds a worker with CPU ids `0..cpus` and GPU ids `0..gpus`.
+    pub(crate) fn worker(&mut self, cpus: u32, gpus: u32) -> WorkerId {
+        self.core.add_worker(WorkerResources {
+            cpus: (0..cpus).collect(),
+            gpus: (0..gpus).collect(),
+            ..WorkerResources::default()
+        })
+    }
+
+    /// Schedules; returns the tasks started.
+    pub(crate) fn schedule(&mut self) -> Vec<TaskId> {
+        let before = self.out.events.len();
+        self.core.schedule(self.now, &mut self.out);
+        self.out.events[before..]
+            .iter()
+            .filter_map(|e| match e {
+                Event::Start(task, ..) => Some(*task),
+                Event::State(..) => None,
+            })
+            .collect()
+    }
+
+    /// Reports `task` as finished with `result`; returns the state events it caused.
+    pub(crate) fn report(&mut self, task: TaskId, result: TaskResult) -> Vec<(TaskId, TaskState)> {
+        self.out.running.remove(&task);
+        let before = self.out.events.len();
+        self.core.on_finished(task, result, &mut self.out);
+        self.states_since(before)
+    }
+
+    pub(crate) fn finish(&mut self, task: TaskId) -> Vec<(TaskId, TaskState)> {
+        self.report(task, TaskResult::Succeeded)
+    }
+
+    pub(crate) fn fail(&mut self, task: TaskId) -> Vec<(TaskId, TaskState)> {
+        self.report(task, TaskResult::Failed)
+    }
+
+    /// Removes a worker; returns the state events it caused.
+    pub(crate) fn lose(&mut self, worker: WorkerId) -> Vec<(TaskId, TaskState)> {
+        self.out.running.retain(|_, (w, a)| *w != worker && !a.nodes.contains(&worker));
+        let before = self.out.events.len();
+        self.core.remove_worker(worker, &mut self.out);
+        self.states_since(before)
+    }
+
+    /// Stops the run; returns the state events it caused.
+    pub(crate) fn stop(&mut self) -> Vec<(TaskId, TaskState)> {
+        let before = self.out.events.len();
+        self.core.stop(&mut self.out);
+        self.states_since(before)
+    }
+
+    pub(crate) fn states_since(&self, before: usize) -> Vec<(TaskId, TaskState)> {
+        self.out.events[before..]
+            .iter()
+            .filter_map(|e| match e {
+                Event::State(task, state) => Some((*task, *state)),
+                Event::Start(..) => None,
+            })
+            .collect()
+    }
+
+    /// Running tasks, in id order.
+    pub(crate) fn running(&self) -> Vec<TaskId> {
+        self.out.running.keys().copied().collect()
+    }
+
+    /// The allocation of running `task`.
+    pub(crate) fn alloc(&self, task: TaskId) -> &Allocation {
+        &self.out.running[&task].1
+    }
+
+    /// The attempt number of the last start of `task`.
+    pub(crate) fn attempt(&self, task: TaskId) -> Option<u32> {
+        self.out.events.iter().rev().find_map(|e| match e {
+            Event::Start(t, attempt, _) if *t == task => Some(*attempt),
+            _ => None,
+        })
+    }
+
+    /// Runs everything to the end, finishing each started task with
+    /// `result(task)`; returns the tasks in start order.
+    pub(crate) fn drain(&mut self, mut result: impl FnMut(TaskId) -> TaskResult) -> Vec<TaskId> {
+        let mut order = Vec::new();
+        loop {
+            order.extend(self.schedule());
+            let Some(&task) = self.out.running.keys().next() else { break };
+            self.report(task, result(task));
+        }
+        order
+    }
+
+    pub(crate) fn counts(&self) -> Counts {
+        self.core.counts()
+    }
+}

@@ -1,0 +1,10 @@
+//! Scenario tests of the scheduler core, on hand-built graphs with a
+//! recording [`super::Out`].
+
+mod dependencies;
+pub(crate) mod env;
+mod failures;
+mod ordering;
+mod placement;
+mod resources;
+mod scale;

@@ -1,0 +1,136 @@
+//! [`Core::unschedulable`]: groups that no current worker could ever run,
+//! each with a reason a user can act on, and [`Core::cancel_unschedulable`].
+
+use crate::ir::{Amount, TaskId};
+
+use super::group_state::{GroupState, Instance};
+use super::out::{CancelReason, Out, TaskState};
+use super::pool::ids_needed;
+use super::request::Request;
+use super::scheduler::Core;
+use super::worker::Worker;
+use crate::ir::GroupId;
+
+impl Core {
+    /// Groups with tasks left to run none of whose variants fits the total
+    /// resources of any current worker (or that need more nodes than there
+    /// are fitting workers), each with a reason such as
+    /// "needs 2 gpus, the largest worker has 0".
+    pub fn unschedulable(&self) -> Vec<(GroupId, String)> {
+        let workers: Vec<&Worker> = self.workers.iter().flatten().collect();
+        let mut found = Vec::new();
+        for (g, group) in self.groups.iter().enumerate() {
+            if group.pending == 0 {
+                continue;
+            }
+            if let Some(reason) = self.reason(group, &workers) {
+                found.push((Self::group_id(g), reason));
+            }
+        }
+        found
+    }
+
+    /// Cancels the groups [`Core::unschedulable`] reports (state
+    /// `Cancelled(Unschedulable)`) and everything that depends on them
+    /// (`Cancelled(DependencyFailed(..))`); returns them with their reasons.
+    pub fn cancel_unschedulable(&mut self, out: &mut impl Out) -> Vec<(GroupId, String)> {
+        let found = self.unschedulable();
+        let mut cancelled = Vec::new();
+        for (id, _) in &found {
+            let g = id.index();
+            self.groups[g].doomed = true;
+            for i in 0..self.groups[g].count {
+                if self.groups[g].end_pending(i, Instance::Cancelled) {
+                    self.pending -= 1;
+                    out.state(TaskId::new(*id, i), TaskState::Cancelled(CancelReason::Unschedulable));
+                    cancelled.push(TaskId::new(*id, i));
+                }
+            }
+            self.sync_active(g);
+        }
+        for task in cancelled {
+            self.cancel_dependents(task, out);
+        }
+        found
+    }
+
+    /// Why no worker can run `group`, if none can.
+    fn reason(&self, group: &GroupState, workers: &[&Worker]) -> Option<String> {
+        if workers.is_empty() {
+            return Some("there are no workers".to_owned());
+        }
+        if group.variants.is_empty() {
+            return Some("it has no resource request".to_owned());
+        }
+        let fits = |w: &&&Worker| group.variants.iter().any(|r| w.could_fit(r));
+        let nodes = group.nodes.max(1) as usize;
+        let fitting = workers.iter().filter(fits).count();
+        if fitting >= nodes {
+            return None;
+        }
+        if fitting > 0 {
+            let n = workers.len();
+            let have = if fitting == n { format!("there are {n}") } else { format!("{fitting} of the {n} fit") };
+            return Some(format!("needs {nodes} workers, {have}"));
+        }
+        let reasons: Vec<String> = group.variants.iter().map(|r| self.variant_reason(r, workers)).collect();
+        if let [only] = reasons.as_slice() {
+            return Some(only.clone());
+        }
+        let each = reasons.iter().enumerate().map(|(v, r)| format!("variant {} {r}", v + 1));
+        Some(format!("no variant fits: {}", each.collect::<Vec<_>>().join("; ")))
+    }
+
+    /// What of `request` no worker has.
+    fn variant_reason(&self, request: &Request, workers: &[&Worker]) -> String {
+        let max = |f: &dyn Fn(&Worker) -> u64| workers.iter().map(|w| f(w)).max().unwrap_or(0);
+        let cpus = max(&|w| w.cpus.len() as u64);
+        if ids_needed(request.cpus) > cpus {
+            return format!("needs {}, the largest worker has {cpus}", units(request.cpus, "cpu"));
+        }
+        let gpus = max(&|w| w.gpus.len() as u64);
+        if ids_needed(request.gpus) > gpus {
+            return format!("needs {}, the largest worker has {gpus}", units(request.gpus, "gpu"));
+        }
+        let memory = max(&|w| w.memory);
+        if request.memory > memory {
+            return format!("needs {} of memory, the largest worker has {}", bytes(request.memory), bytes(memory));
+        }
+        for &(i, amount) in &request.custom {
+            let name = self.names.get(i);
+            let most = max(&|w| w.custom_total(i));
+            if amount.0 > most {
+                return format!("needs {amount} `{name}`, the largest worker has {}", Amount(most));
+            }
+        }
+        "needs more than any one worker has of its resources together".to_owned()
+    }
+}
+
+/// `2 cpus`, `1 gpu`, `0.5 gpus`.
+fn units(amount: Amount, unit: &str) -> String {
+    let plural = if amount == Amount::whole(1) { "" } else { "s" };
+    format!("{amount} {unit}{plural}")
+}
+
+/// A byte count in the largest binary unit that keeps it at least 1.
+fn bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
+    let value = format!("{:.2}", n as f64 / size as f64);
+    format!("{} {unit}", value.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4 << 30), "4 GiB");
+        assert_eq!(bytes(3 << 29), "1.5 GiB");
+        assert_eq!(units(Amount::whole(1), "gpu"), "1 gpu");
+        assert_eq!(units(Amount(25_000), "gpu"), "2.5 gpus");
+    }
+}

@@ -1,0 +1,77 @@
+//! What this machine offers a local worker: CPU ids (the affinity mask),
+//! memory (`/proc/meminfo`) and GPUs (`CUDA_VISIBLE_DEVICES`, else
+//! `nvidia-smi -L`).
+
+/// Resources found on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detected {
+    /// CPU ids flow may use.
+    pub cpus: Vec<u32>,
+    /// GPU device ids.
+    pub gpus: Vec<u32>,
+    /// Total memory in bytes (0 when unknown).
+    pub memory: u64,
+}
+
+/// Detects this machine's resources.
+pub fn detect() -> Detected {
+    Detected { cpus: cpus(), gpus: gpus(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref()), memory: memory() }
+}
+
+fn cpus() -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    if let Ok(set) = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        let ids: Vec<u32> =
+            (0..nix::sched::CpuSet::count()).filter(|&i| set.is_set(i).unwrap_or(false)).map(|i| i as u32).collect();
+        if !ids.is_empty() {
+            return ids;
+        }
+    }
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..n as u32).collect()
+}
+
+/// GPU ids from `CUDA_VISIBLE_DEVICES` (numeric ids; `""` means none), else
+/// one per line of `nvidia-smi -L`.
+fn gpus(visible: Option<&str>) -> Vec<u32> {
+    if let Some(list) = visible {
+        let ids: Vec<u32> = list.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+        let named = list.split(',').filter(|s| !s.trim().is_empty()).count();
+        // Device UUIDs are numbered in order.
+        return if ids.len() == named { ids } else { (0..named as u32).collect() };
+    }
+    match std::process::Command::new("nvidia-smi").arg("-L").output() {
+        Ok(out) if out.status.success() => {
+            let n = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("GPU ")).count();
+            (0..n as u32).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn memory() -> u64 {
+    let Ok(info) = fs_err::read_to_string("/proc/meminfo") else { return 0 };
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_lists() {
+        assert_eq!(gpus(Some("0,2")), vec![0, 2]);
+        assert_eq!(gpus(Some("")), Vec::<u32>::new());
+        assert_eq!(gpus(Some("GPU-aa,GPU-bb")), vec![0, 1]);
+    }
+
+    #[test]
+    fn this_machine_has_cpus_and_memory() {
+        let d = detect();
+        assert!(!d.cpus.is_empty());
+        assert!(d.memory > 0);
+    }
+}

@@ -1,0 +1,101 @@
+//! [`Event`]: what a run reports to whoever displays it (progress bar,
+//! NDJSON, failure reports). The engine never prints; it sends events.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::worker::Status;
+use crate::ir::TaskId;
+
+/// Something that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The run began.
+    RunStarted {
+        /// The run's id.
+        run_id: String,
+        /// Its directory.
+        run_dir: PathBuf,
+        /// Task instances in the graph.
+        total: u64,
+    },
+    /// An attempt started on a worker.
+    TaskStarted {
+        /// Which instance.
+        task: TaskId,
+        /// `name[index]`.
+        label: String,
+        /// Attempt number, 0 first.
+        attempt: u32,
+    },
+    /// An attempt ended.
+    TaskFinished {
+        /// Which instance.
+        task: TaskId,
+        /// `name[index]`.
+        label: String,
+        /// Attempt number.
+        attempt: u32,
+        /// How it ended.
+        status: Status,
+        /// Whether it will be tried again.
+        retrying: bool,
+        /// How long it ran.
+        duration: Duration,
+        /// The end of its stderr (failures only).
+        stderr_tail: String,
+        /// `file:line:column` of the task in the workflow.
+        location: String,
+    },
+    /// An instance will not run.
+    TaskCancelled {
+        /// Which instance.
+        task: TaskId,
+        /// `name[index]`.
+        label: String,
+        /// Why.
+        reason: String,
+    },
+    /// The run ended.
+    RunFinished {
+        /// Final counts.
+        summary: Summary,
+    },
+}
+
+/// How a run ended, as written to `summary.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Summary {
+    /// The run's id.
+    pub run_id: String,
+    /// Instances in the graph.
+    pub total: u64,
+    /// Instances that ran and succeeded.
+    pub succeeded: u64,
+    /// Instances skipped because an earlier run did the same work.
+    pub cached: u64,
+    /// Instances that failed (after their retries).
+    pub failed: u64,
+    /// Instances that did not run because of a failure, `--max-fails` or Ctrl-C.
+    pub cancelled: u64,
+    /// Whether the run was interrupted.
+    pub interrupted: bool,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+impl Summary {
+    /// The process exit code: 0 all succeeded, 1 some failed or were cancelled, 130 interrupted.
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            130
+        } else if self.failed > 0 || self.cancelled > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}

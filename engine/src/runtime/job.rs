@@ -1,0 +1,276 @@
+//! [`Job`]: one task instance rendered into what a worker executes, and
+//! [`JobFactory`], which renders them from the graph.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::core::Allocation;
+use crate::compile::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
+use crate::ir::{Command, Domain, Graph, Item, Stream, TaskId};
+
+/// A task instance ready to execute: every template rendered, every path absolute.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// Which instance.
+    pub task: TaskId,
+    /// Attempt number, 0 first (`FLOW_INSTANCE`).
+    pub attempt: u32,
+    /// `name[index]`, or `name` for a plain task.
+    pub label: String,
+    /// What to execute.
+    pub command: JobCommand,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Environment added to flow's own (task `env` and `FLOW_*`).
+    pub env: Vec<(String, String)>,
+    /// Standard input: a file, or nothing.
+    pub stdin: Option<PathBuf>,
+    /// Where stdout goes.
+    pub stdout: Sink,
+    /// Where stderr goes.
+    pub stderr: Sink,
+    /// A chunk file to write before starting (`each_chunk`).
+    pub chunk: Option<(PathBuf, String)>,
+    /// Declared inputs (absolute; may be globs).
+    pub inputs: Vec<PathBuf>,
+    /// Declared outputs (absolute): each must exist after a successful exit.
+    pub outputs: Vec<PathBuf>,
+    /// Kill the task after this long.
+    pub timeout: Option<Duration>,
+    /// CPU ids the task was given (for binding).
+    pub cpus: Vec<u32>,
+    /// Canonical text of everything that determines the result, for fingerprints.
+    pub definition: String,
+}
+
+/// How a job is executed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobCommand {
+    /// `sh -c TEXT`.
+    Shell(String),
+    /// Program and arguments.
+    Argv(Vec<String>),
+}
+
+/// Destination of an output stream of a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sink {
+    /// Into the run log.
+    Log,
+    /// Discarded.
+    Null,
+    /// Into this file.
+    File(PathBuf),
+}
+
+/// Compiled templates of one group.
+struct GroupTemplates {
+    command: Result<Tmpl, Vec<Tmpl>>,
+    cwd: Option<Tmpl>,
+    env: Vec<(String, Tmpl)>,
+    stdin: Option<Tmpl>,
+    stdout: Option<Tmpl>,
+    stderr: Option<Tmpl>,
+    inputs: Vec<Tmpl>,
+    outputs: Vec<Tmpl>,
+    /// Context per variant.
+    scopes: Vec<Arc<GroupScope>>,
+}
+
+/// Renders [`Job`]s for the instances of a graph.
+pub struct JobFactory {
+    graph: Arc<Graph>,
+    renderer: Renderer,
+    groups: Vec<GroupTemplates>,
+    base_dir: PathBuf,
+    run_dir: PathBuf,
+}
+
+impl JobFactory {
+    /// Compiles every group's templates. `base_dir` is the workflow's
+    /// directory (absolute), `run_dir` the run's directory.
+    pub fn new(graph: Arc<Graph>, base_dir: &Path, run_dir: &Path) -> Result<Self, String> {
+        let mut renderer = Renderer::default();
+        let vars = json_value(&graph.vars);
+        let mut groups = Vec::with_capacity(graph.groups.len());
+        for group in &graph.groups {
+            let mut compile = |s: &str| renderer.compile(s).map_err(|e| format!("template of `{}`: {e}", group.name));
+            let t = &group.template;
+            let command = match &t.command {
+                Command::Shell(s) => Ok(compile(s)?),
+                Command::Argv(args) => Err(args.iter().map(|a| compile(a)).collect::<Result<_, _>>()?),
+            };
+            let stream = |s: &Stream, compile: &mut dyn FnMut(&str) -> Result<Tmpl, String>| match s {
+                Stream::File(path) => compile(path).map(Some),
+                Stream::Log | Stream::Null => Ok(None),
+            };
+            let for_each = match &group.domain {
+                Domain::Same { group } => Some(graph.group(*group).name.as_str()),
+                _ => None,
+            };
+            groups.push(GroupTemplates {
+                command,
+                cwd: t.cwd.as_deref().map(&mut compile).transpose()?,
+                env: t.env.iter().map(|(k, v)| Ok((k.clone(), compile(v)?))).collect::<Result<_, String>>()?,
+                stdin: t.stdin.as_deref().map(&mut compile).transpose()?,
+                stdout: stream(&t.stdout, &mut compile)?,
+                stderr: stream(&t.stderr, &mut compile)?,
+                inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                scopes: group
+                    .variants
+                    .iter()
+                    .map(|v| group_scope(&vars, &group.name, group.count, for_each, v))
+                    .collect(),
+            });
+        }
+        Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf() })
+    }
+
+    /// The graph jobs are made from.
+    pub fn graph(&self) -> &Arc<Graph> {
+        &self.graph
+    }
+
+    /// `name[index]` for an instance (just `name` for a plain task).
+    pub fn label(&self, task: TaskId) -> String {
+        self.graph.label(task)
+    }
+
+    /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.
+    pub fn job(&self, task: TaskId, attempt: u32, alloc: &Allocation) -> Result<Job, String> {
+        let graph = &self.graph;
+        let group = graph.group(task.group);
+        let t = &self.groups[task.group.index()];
+        let domain = graph.base_domain(task.group);
+        let scope_group = t.scopes.get(alloc.variant).unwrap_or(&t.scopes[0]);
+        let scope = instance_scope(scope_group, domain, task.instance);
+        let label = self.label(task);
+        let render = |tmpl: &Tmpl, key: &str| -> Result<String, String> {
+            self.renderer
+                .render(tmpl, &scope)
+                .map(|s| s.into_owned())
+                .map_err(|e| format!("cannot render `{key}` of {label}: {e}"))
+        };
+        let path = |text: String| -> PathBuf { self.base_dir.join(text) };
+
+        let command = match &t.command {
+            Ok(shell) => JobCommand::Shell(render(shell, "command")?),
+            Err(argv) => JobCommand::Argv(argv.iter().map(|a| render(a, "argv")).collect::<Result<_, _>>()?),
+        };
+        let cwd = match &t.cwd {
+            Some(c) => path(render(c, "cwd")?),
+            None => self.base_dir.clone(),
+        };
+        let sink = |stream: &Stream, tmpl: &Option<Tmpl>, key: &str| -> Result<Sink, String> {
+            Ok(match (stream, tmpl) {
+                (Stream::Null, _) => Sink::Null,
+                (Stream::File(_), Some(t)) => Sink::File(path(render(t, key)?)),
+                _ => Sink::Log,
+            })
+        };
+        let stdout = sink(&group.template.stdout, &t.stdout, "stdout")?;
+        let stderr = sink(&group.template.stderr, &t.stderr, "stderr")?;
+        let inputs = t.inputs.iter().map(|i| render(i, "inputs").map(path)).collect::<Result<Vec<_>, _>>()?;
+        let outputs = t.outputs.iter().map(|o| render(o, "outputs").map(path)).collect::<Result<Vec<_>, _>>()?;
+
+        let (chunk, mut stdin) = match domain {
+            Domain::Chunks { dir, stdin, .. } => {
+                let file = self.base_dir.join(format!("{dir}/{}.txt", task.instance));
+                let text = match graph.item(task.group, task.instance) {
+                    Item::Text(text) => text.to_owned(),
+                    _ => String::new(),
+                };
+                let feed = stdin.then(|| file.clone());
+                (Some((file, text)), feed)
+            }
+            _ => (None, None),
+        };
+        if let Some(s) = &t.stdin {
+            stdin = Some(path(render(s, "stdin")?));
+        }
+
+        let mut env: Vec<(String, String)> = t
+            .env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), render(v, &format!("env.{k}"))?)))
+            .collect::<Result<_, String>>()?;
+        let definition = definition(&command, &cwd, &env, stdin.as_deref(), &outputs);
+        env.extend(flow_env(graph, task, attempt, alloc, &self.run_dir, chunk.as_ref().map(|c| c.0.as_path())));
+        let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
+        Ok(Job {
+            task,
+            attempt,
+            label,
+            command,
+            cwd,
+            env,
+            stdin,
+            stdout,
+            stderr,
+            chunk,
+            inputs,
+            outputs,
+            timeout: group.timeout.map(Duration::from_secs),
+            cpus,
+            definition,
+        })
+    }
+}
+
+/// The `FLOW_*` variables (and `CUDA_VISIBLE_DEVICES`) a task sees.
+fn flow_env(
+    graph: &Graph,
+    task: TaskId,
+    attempt: u32,
+    alloc: &Allocation,
+    run_dir: &Path,
+    chunk: Option<&Path>,
+) -> Vec<(String, String)> {
+    let group = graph.group(task.group);
+    let ids = |v: &[(u32, crate::ir::Amount)]| v.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
+    let item = match graph.item(task.group, task.instance) {
+        Item::None => String::new(),
+        Item::Int(n) => n.to_string(),
+        Item::Text(t) | Item::Json(t) => t.to_owned(),
+        Item::Object(map) => serde_json::Value::Object(map).to_string(),
+    };
+    let mut env = vec![
+        ("FLOW_TASK".to_owned(), group.name.clone()),
+        ("FLOW_INDEX".to_owned(), graph.index(task.group, task.instance).to_string()),
+        ("FLOW_ITEM".to_owned(), item),
+        ("FLOW_INSTANCE".to_owned(), attempt.to_string()),
+        ("FLOW_RUN_DIR".to_owned(), run_dir.display().to_string()),
+        ("FLOW_VARIANT".to_owned(), alloc.variant.to_string()),
+        ("FLOW_CPUS".to_owned(), ids(&alloc.cpus)),
+    ];
+    if !alloc.gpus.is_empty() {
+        env.push(("FLOW_GPUS".to_owned(), ids(&alloc.gpus)));
+        env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
+    }
+    if let Some(chunk) = chunk {
+        env.push(("FLOW_CHUNK".to_owned(), chunk.display().to_string()));
+    }
+    env
+}
+
+/// What determines a job's result besides its input files, as one text.
+fn definition(
+    command: &JobCommand,
+    cwd: &Path,
+    env: &[(String, String)],
+    stdin: Option<&Path>,
+    outputs: &[PathBuf],
+) -> String {
+    let value = serde_json::json!({
+        "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
+        "cwd": cwd,
+        "env": env,
+        "stdin": stdin,
+        "outputs": outputs,
+    });
+    value.to_string()
+}

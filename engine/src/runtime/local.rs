@@ -1,0 +1,226 @@
+//! [`LocalWorker`]: executes jobs as processes on this machine — the
+//! embedded worker of `flow run`. Each job runs in its own tokio task: write
+//! the chunk file, check the fingerprint, start the process, stream its
+//! output into the run log, enforce the timeout, check declared outputs, and
+//! report one [`WorkerEvent`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::{mpsc, watch};
+
+use super::fingerprint::{Fingerprint, fingerprint, missing_output};
+use super::job::Job;
+use super::spawn::{signal_group, spawn};
+use super::worker::{Outcome, Status, WorkerEvent};
+use crate::ir::TaskId;
+use crate::log::{OutputLogSender, OutputRecord, OutputStream};
+
+/// Bytes of stderr kept per running task, to show when it fails.
+const STDERR_TAIL: usize = 2048;
+/// Grace between SIGTERM and SIGKILL when a task is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// Runs jobs as child processes of flow.
+pub struct LocalWorker {
+    log: OutputLogSender,
+    events: mpsc::UnboundedSender<WorkerEvent>,
+    stop: watch::Sender<bool>,
+    running: Arc<Mutex<HashMap<TaskId, u32>>>,
+    bind_cpus: bool,
+}
+
+impl LocalWorker {
+    /// A worker that writes output to `log` and reports to `events`.
+    pub fn new(log: OutputLogSender, events: mpsc::UnboundedSender<WorkerEvent>, bind_cpus: bool) -> Self {
+        let (stop, _) = watch::channel(false);
+        Self { log, events, stop, running: Arc::default(), bind_cpus }
+    }
+
+    /// Starts `job`; `previous` is the fingerprint of its last successful
+    /// run, if any: when it still matches and the outputs exist, the job is
+    /// reported [`Status::Cached`] without running.
+    pub fn start(&self, job: Job, previous: Option<Fingerprint>) {
+        let ctx = JobContext {
+            log: self.log.clone(),
+            stop: self.stop.subscribe(),
+            running: self.running.clone(),
+            bind_cpus: self.bind_cpus,
+        };
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let (task, attempt) = (job.task, job.attempt);
+            let outcome = ctx.execute(job, previous).await;
+            let _ = events.send(WorkerEvent::Finished { task, attempt, outcome });
+        });
+    }
+
+    /// Stops every running job: SIGTERM to each process group, SIGKILL after a grace period.
+    pub fn stop_all(&self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+struct JobContext {
+    log: OutputLogSender,
+    stop: watch::Receiver<bool>,
+    running: Arc<Mutex<HashMap<TaskId, u32>>>,
+    bind_cpus: bool,
+}
+
+impl JobContext {
+    async fn execute(mut self, job: Job, previous: Option<Fingerprint>) -> Outcome {
+        let started = Instant::now();
+        let failed = |reason: String| Outcome::new(Status::failed(None, None, reason), None, String::new(), started);
+        if let Some((path, text)) = &job.chunk {
+            if let Err(e) = write_chunk(path, text, &job.label) {
+                return failed(format!("could not write chunk file: {e}"));
+            }
+        }
+        let fp = if job.inputs.is_empty() {
+            fingerprint(&job)
+        } else {
+            let copy = job.clone();
+            match tokio::task::spawn_blocking(move || fingerprint(&copy)).await {
+                Ok(fp) => fp,
+                Err(e) => return failed(format!("could not hash inputs: {e}")),
+            }
+        };
+        if previous == Some(fp) && missing_output(&job).is_none() {
+            return Outcome::new(Status::Cached, Some(fp), String::new(), started);
+        }
+        for output in &job.outputs {
+            if let Some(parent) = output.parent() {
+                let _ = fs_err::create_dir_all(parent);
+            }
+        }
+        let mut child = match spawn(&job, self.bind_cpus) {
+            Ok(child) => child,
+            Err(e) => return failed(format!("could not start: {e}")),
+        };
+        let pgid = child.id().unwrap_or(0);
+        self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let readers = [
+            child.stdout.take().map(|s| pump(s, &job, OutputStream::Stdout, self.log.clone(), None)),
+            child.stderr.take().map(|s| pump(s, &job, OutputStream::Stderr, self.log.clone(), Some(tail.clone()))),
+        ];
+        let timeout = job.timeout;
+        let deadline = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        let stop = async {
+            let _ = self.stop.wait_for(|s| *s).await;
+        };
+        let mut stopped = false;
+        let mut timed_out = false;
+        let status = tokio::select! {
+            status = child.wait() => status,
+            () = deadline => { timed_out = true; terminate(pgid, &mut child).await }
+            () = stop => { stopped = true; terminate(pgid, &mut child).await }
+        };
+        // Whatever the task left behind in its group goes with it.
+        signal_group(pgid, Signal::SIGKILL);
+        for reader in readers.into_iter().flatten() {
+            let _ = reader.await;
+        }
+        self.running.lock().map(|mut r| r.remove(&job.task)).ok();
+        let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+        let status = match status {
+            _ if stopped => Status::Stopped,
+            _ if timed_out => {
+                Status::failed(None, None, format!("timed out after {}", humanize(timeout.unwrap_or_default())))
+            }
+            Ok(s) if s.success() => match missing_output(&job) {
+                Some(path) => {
+                    Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display()))
+                }
+                None => Status::Succeeded,
+            },
+            Ok(s) => {
+                use std::os::unix::process::ExitStatusExt;
+                let reason = match (s.code(), s.signal()) {
+                    (Some(code), _) => format!("exit code {code}"),
+                    (None, Some(sig)) => format!("killed by signal {sig}"),
+                    _ => "failed".to_owned(),
+                };
+                Status::failed(s.code(), s.signal(), reason)
+            }
+            Err(e) => Status::failed(None, None, format!("could not wait for the process: {e}")),
+        };
+        Outcome::new(status, Some(fp), stderr_tail, started)
+    }
+}
+
+/// SIGTERM to the group, then SIGKILL if it is still there after the grace period.
+async fn terminate(pgid: u32, child: &mut tokio::process::Child) -> std::io::Result<std::process::ExitStatus> {
+    signal_group(pgid, Signal::SIGTERM);
+    match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            signal_group(pgid, Signal::SIGKILL);
+            child.wait().await
+        }
+    }
+}
+
+/// Copies a pipe into the run log; keeps the last bytes in `tail` if given.
+fn pump(
+    mut pipe: impl AsyncRead + Unpin + Send + 'static,
+    job: &Job,
+    stream: OutputStream,
+    log: OutputLogSender,
+    tail: Option<Arc<Mutex<Vec<u8>>>>,
+) -> tokio::task::JoinHandle<()> {
+    let (task, attempt) = (job.task, job.attempt);
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match pipe.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if let Some(tail) = &tail
+                && let Ok(mut t) = tail.lock()
+            {
+                t.extend_from_slice(&buf[..n]);
+                let excess = t.len().saturating_sub(STDERR_TAIL);
+                t.drain(..excess);
+            }
+            let record = OutputRecord { task, attempt, stream, time_us: now_us(), data: buf[..n].to_vec() };
+            if log.send(record).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Writes a chunk file atomically (tasks sharing a chunk may write it at once).
+fn write_chunk(path: &std::path::Path, text: &str, writer: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        fs_err::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension(format!("tmp-{writer}"));
+    fs_err::write(&tmp, text)?;
+    fs_err::rename(&tmp, path)
+}
+
+/// Microseconds since the Unix epoch.
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+fn humanize(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}

@@ -1,0 +1,27 @@
+//! [`RunOptions`]: how `flow run` runs a graph.
+
+use std::path::PathBuf;
+
+use super::core::WorkerResources;
+use crate::compile::Selector;
+
+/// Settings of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The workflow file's directory (absolute): task `cwd`, relative paths.
+    pub base_dir: PathBuf,
+    /// The workflow file, recorded in the run's metadata.
+    pub workflow: PathBuf,
+    /// What the embedded worker owns.
+    pub worker: WorkerResources,
+    /// Stop scheduling after this many failed instances.
+    pub max_fails: Option<u64>,
+    /// Rerun every instance, even those an earlier run finished.
+    pub force: bool,
+    /// Rerun these instances and their dependents even if unchanged.
+    pub only: Vec<Selector>,
+    /// Complete tasks instantly without starting processes (engine throughput).
+    pub dry_exec: bool,
+    /// Bind each task to the CPU ids it was given.
+    pub bind_cpus: bool,
+}

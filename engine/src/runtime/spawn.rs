@@ -1,0 +1,81 @@
+//! Starting a job's process: `sh -c` or argv, its own process group, its
+//! streams, and — on Linux — death with flow and optional CPU binding.
+
+use std::process::Stdio;
+
+use tokio::process::{Child, Command};
+
+use super::job::{Job, JobCommand, Sink};
+
+/// The job's process, started; stdout/stderr are piped when they go to the log.
+pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Child> {
+    let mut cmd = match &job.command {
+        JobCommand::Shell(text) => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(text);
+            c
+        }
+        JobCommand::Argv(argv) => {
+            let mut c = Command::new(argv.first().map_or("", String::as_str));
+            c.args(argv.iter().skip(1));
+            c
+        }
+    };
+    cmd.current_dir(&job.cwd).envs(job.env.iter().map(|(k, v)| (k, v))).process_group(0).kill_on_drop(false);
+    cmd.stdin(match &job.stdin {
+        Some(path) => Stdio::from(fs_err::File::open(path)?.into_parts().0),
+        None => Stdio::null(),
+    });
+    cmd.stdout(sink(&job.stdout)?);
+    cmd.stderr(sink(&job.stderr)?);
+    let cpus = if bind_cpus { job.cpus.clone() } else { Vec::new() };
+    die_with_parent(&mut cmd, cpus);
+    cmd.spawn()
+}
+
+fn sink(sink: &Sink) -> std::io::Result<Stdio> {
+    Ok(match sink {
+        Sink::Log => Stdio::piped(),
+        Sink::Null => Stdio::null(),
+        Sink::File(path) => {
+            if let Some(parent) = path.parent() {
+                fs_err::create_dir_all(parent)?;
+            }
+            Stdio::from(fs_err::File::create(path)?.into_parts().0)
+        }
+    })
+}
+
+/// Makes the child receive SIGKILL when flow dies (even by `kill -9`), so no
+/// task outlives the run that started it, and binds it to `cpus` if given.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command, cpus: Vec<u32>) {
+    use nix::sched::{CpuSet, sched_setaffinity};
+    use nix::sys::signal::Signal;
+    use nix::unistd::Pid;
+    let mut set = CpuSet::new();
+    for &cpu in &cpus {
+        let _ = set.set(cpu as usize);
+    }
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // two async-signal-safe system calls (prctl, sched_setaffinity) on data
+    // prepared before the fork; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            if !cpus.is_empty() {
+                sched_setaffinity(Pid::from_raw(0), &set)?;
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command, _cpus: Vec<u32>) {}
+
+/// Sends `signal` to the process group `pgid` (ignoring one that is gone).
+pub fn signal_group(pgid: u32, signal: nix::sys::signal::Signal) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid as i32), signal);
+}

@@ -1,0 +1,495 @@
+//! `flow log`: read a run's journal and output log. Lists task instances,
+//! prints their output, follows a live run, summarises, greps and exports.
+//! A torn tail (what a crash leaves at the end of a file) is a warning.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use flow_engine::compile::Selector;
+use flow_engine::ir::{Graph, GroupId, IntRange, TaskId};
+use flow_engine::log::{
+    JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail, read_journal,
+    read_output,
+};
+use flow_engine::runtime::run_dir::{RunDir, STATE_DIR, find_state_dir};
+
+/// How often `tail -f` looks for new output.
+const POLL: Duration = Duration::from_millis(100);
+
+/// `flow log`.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE", global = true)]
+    pub workflow: Option<PathBuf>,
+    /// The run: its id or a unique prefix of it [default: the latest].
+    #[arg(long, value_name = "ID", global = true)]
+    pub run: Option<String>,
+    /// What to show.
+    #[command(subcommand)]
+    pub command: LogCommand,
+}
+
+/// `flow log` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LogCommand {
+    /// One line per task instance: status, exit code, duration, output sizes.
+    List {
+        /// Tasks to show: `score`, `score[1-10,20]` [default: all].
+        #[arg(value_name = "SELECTOR")]
+        selectors: Vec<String>,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the selected tasks' output as it was written, task by task in graph order.
+    Cat {
+        /// Tasks to show: `score`, `score[1-10,20]` [default: all].
+        #[arg(value_name = "SELECTOR")]
+        selectors: Vec<String>,
+        /// Which streams (`all` is stdout and stderr).
+        #[arg(long, value_enum, default_value_t = StreamChoice::All)]
+        stream: StreamChoice,
+        /// Only instances whose last attempt failed.
+        #[arg(long)]
+        failed: bool,
+    },
+    /// Print output lines prefixed with their task; with -f, follow the run until it ends.
+    Tail {
+        /// Tasks to show: `score`, `score[1-10,20]` [default: all].
+        #[arg(value_name = "SELECTOR")]
+        selectors: Vec<String>,
+        /// Keep printing new output until the run ends.
+        #[arg(short, long)]
+        follow: bool,
+    },
+    /// Counts per status, output sizes, durations per task, the slowest instances.
+    Summary,
+    /// Print output lines that contain PATTERN (a plain string).
+    Grep {
+        /// The text to look for.
+        pattern: String,
+        /// Tasks to show: `score`, `score[1-10,20]` [default: all].
+        #[arg(value_name = "SELECTOR")]
+        selectors: Vec<String>,
+        /// Ignore case.
+        #[arg(short, long)]
+        ignore_case: bool,
+    },
+    /// Print every output record.
+    Export {
+        /// Tasks to show: `score`, `score[1-10,20]` [default: all].
+        #[arg(value_name = "SELECTOR")]
+        selectors: Vec<String>,
+        /// As NDJSON: `{task, index, attempt, stream, time_us, data}` (the only format).
+        #[arg(long, required = true)]
+        json: bool,
+    },
+}
+
+/// `flow log cat --stream`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StreamChoice {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+    /// Messages from flow about the task.
+    System,
+    /// Standard output and standard error.
+    All,
+}
+
+impl StreamChoice {
+    fn matches(self, stream: OutputStream) -> bool {
+        match self {
+            StreamChoice::All => stream != OutputStream::System,
+            StreamChoice::Stdout => stream == OutputStream::Stdout,
+            StreamChoice::Stderr => stream == OutputStream::Stderr,
+            StreamChoice::System => stream == OutputStream::System,
+        }
+    }
+}
+
+/// Runs `flow log`; the error is a message for `error: …`.
+pub fn run(args: &LogArgs) -> Result<(), String> {
+    let run = Run::open(args).map_err(|e| e.to_string())?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let result = match &args.command {
+        LogCommand::List { selectors, json } => list(&run, &mut out, &run.select(selectors)?, *json),
+        LogCommand::Cat { selectors, stream, failed } => cat(&run, &mut out, &run.select(selectors)?, *stream, *failed),
+        LogCommand::Tail { selectors, follow } => tail(&run, &mut out, &run.select(selectors)?, *follow),
+        LogCommand::Summary => summary(&run, &mut out),
+        LogCommand::Grep { pattern, selectors, ignore_case } => {
+            grep(&run, &mut out, &run.select(selectors)?, pattern, *ignore_case)
+        }
+        LogCommand::Export { selectors, .. } => export(&run, &mut out, &run.select(selectors)?),
+    };
+    match result.and_then(|()| out.flush()) {
+        // `flow log cat | head` closing the pipe early is not an error.
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// The run being read and its graph.
+struct Run {
+    dir: RunDir,
+    graph: Graph,
+}
+
+impl Run {
+    fn open(args: &LogArgs) -> io::Result<Run> {
+        let state = match &args.workflow {
+            Some(file) => file.parent().unwrap_or(".".as_ref()).join(STATE_DIR),
+            None => find_state_dir(&std::env::current_dir()?).ok_or_else(|| {
+                io::Error::other("no `.flow` directory here or in a parent directory; name the workflow with -w")
+            })?,
+        };
+        let dir = match &args.run {
+            Some(id) => RunDir::find(&state, id).ok_or_else(|| {
+                io::Error::other(format!("no run `{id}` (or more than one) in `{}`", state.display()))
+            })?,
+            None => {
+                RunDir::latest(&state).ok_or_else(|| io::Error::other(format!("no runs in `{}`", state.display())))?
+            }
+        };
+        let text = fs_err::read_to_string(dir.graph())?;
+        let graph = serde_json::from_str(&text)
+            .map_err(|e| io::Error::other(format!("cannot read `{}`: {e}", dir.graph().display())))?;
+        Ok(Run { dir, graph })
+    }
+
+    /// `name[index]`, or `name` for a plain task.
+    fn label(&self, task: TaskId) -> String {
+        match self.graph.groups.get(task.group.index()) {
+            Some(_) => self.graph.label(task),
+            None => format!("#{}[{}]", task.group.0, task.instance),
+        }
+    }
+
+    /// The task's name and `index`.
+    fn name_index(&self, task: TaskId) -> (&str, i64) {
+        match self.graph.groups.get(task.group.index()) {
+            Some(g) => (&g.name, self.graph.index(task.group, task.instance)),
+            None => ("?", task.instance as i64),
+        }
+    }
+
+    fn select(&self, selectors: &[String]) -> Result<Selection, String> {
+        let mut picks = Vec::new();
+        for text in selectors {
+            let sel = Selector::parse(text)?;
+            let group = self.graph.find(&sel.name).ok_or_else(|| {
+                let names: Vec<_> = self.graph.groups.iter().map(|g| g.name.as_str()).collect();
+                format!("no task named `{}` in this run (tasks: {})", sel.name, names.join(", "))
+            })?;
+            if let Some(ranges) = &sel.indices {
+                let values = ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i)));
+                if !values.take(1_000_000).any(|index| self.graph.position(group, index).is_some()) {
+                    return Err(format!("`{text}` matches no instance of `{}`", sel.name));
+                }
+            }
+            picks.push((group, sel.indices));
+        }
+        Ok(Selection { picks })
+    }
+
+    /// The journal folded per task (empty if there is none yet).
+    fn journal(&self) -> io::Result<JournalState> {
+        if !self.dir.journal().exists() {
+            return Ok(JournalState::default());
+        }
+        let (records, torn) = read_journal(&self.dir.journal())?;
+        self.warn_torn("journal", torn);
+        Ok(JournalState::from_records(&records))
+    }
+
+    /// The output log, if the run has written one.
+    fn output(&self) -> io::Result<Option<OutputReader>> {
+        let path = self.dir.output_log();
+        if path.exists() { read_output(&path).map(Some) } else { Ok(None) }
+    }
+
+    /// Every record of the output log that `keep` accepts, in file order; warns about a torn tail.
+    fn each_record(&self, mut keep: impl FnMut(OutputRecord, u64) -> io::Result<()>) -> io::Result<()> {
+        let Some(mut reader) = self.output()? else { return Ok(()) };
+        loop {
+            let offset = reader.position();
+            let Some(record) = reader.next() else { break };
+            keep(record?, offset)?;
+        }
+        self.warn_torn("output.log", reader.torn_tail());
+        Ok(())
+    }
+
+    fn warn_torn(&self, file: &str, torn: Option<TornTail>) {
+        let Some(torn) = torn else { return };
+        let why = if self.dir.is_finished() {
+            "the run was interrupted"
+        } else {
+            "the run is still writing it or was interrupted"
+        };
+        eprintln!("warning: {file} ends with {} bytes of an incomplete record ({why}); ignored", torn.bytes);
+    }
+}
+
+/// The task instances the selectors name (all of them when there are none).
+struct Selection {
+    picks: Vec<(GroupId, Option<Vec<IntRange>>)>,
+}
+
+impl Selection {
+    fn contains(&self, graph: &Graph, task: TaskId) -> bool {
+        self.picks.is_empty()
+            || self.picks.iter().any(|(group, indices)| {
+                *group == task.group
+                    && indices.as_ref().is_none_or(|ranges| {
+                        let index = graph.index(task.group, task.instance);
+                        ranges.iter().any(|r| r.position(index).is_some())
+                    })
+            })
+    }
+}
+
+/// `flow log list`.
+fn list(run: &Run, out: &mut impl Write, selection: &Selection, json: bool) -> io::Result<()> {
+    let journal = run.journal()?;
+    let mut sizes: BTreeMap<TaskId, [u64; 2]> = BTreeMap::new();
+    run.each_record(|r, _| {
+        let size = sizes.entry(r.task).or_default();
+        match r.stream {
+            OutputStream::Stdout => size[0] += r.data.len() as u64,
+            OutputStream::Stderr => size[1] += r.data.len() as u64,
+            OutputStream::System => {}
+        }
+        Ok(())
+    })?;
+    let tasks: BTreeSet<TaskId> = journal.iter().map(|(id, _)| *id).chain(sizes.keys().copied()).collect();
+    let mut rows = vec![["TASK", "STATUS", "EXIT", "DURATION", "STDOUT", "STDERR"].map(String::from).to_vec()];
+    for task in tasks.into_iter().filter(|&t| selection.contains(&run.graph, t)) {
+        let state = journal.get(task);
+        let [stdout, stderr] = sizes.get(&task).copied().unwrap_or_default();
+        if json {
+            let (name, index) = run.name_index(task);
+            let line = serde_json::json!({
+                "task": name, "index": index, "label": run.label(task),
+                "status": state.map(|s| s.status.as_str()), "attempt": state.map(|s| s.attempt),
+                "exit_code": state.and_then(|s| s.exit_code), "signal": state.and_then(|s| s.signal),
+                "duration_us": state.and_then(|s| s.duration_us()), "reason": state.and_then(|s| s.reason.as_deref()),
+                "stdout_bytes": stdout, "stderr_bytes": stderr,
+            });
+            writeln!(out, "{line}")?;
+            continue;
+        }
+        let exit = match state {
+            Some(s) if s.exit_code.is_some() => s.exit_code.map(|c| c.to_string()),
+            Some(s) => s.signal.map(|sig| format!("signal {sig}")),
+            None => None,
+        };
+        rows.push(vec![
+            run.label(task),
+            state.map_or("-", |s| s.status.as_str()).to_owned(),
+            exit.unwrap_or_else(|| "-".into()),
+            state.and_then(|s| s.duration_us()).map_or_else(|| "-".into(), format_duration),
+            format_bytes(stdout),
+            format_bytes(stderr),
+        ]);
+    }
+    if json { Ok(()) } else { out.write_all(table(&rows).as_bytes()) }
+}
+
+/// `flow log cat`: one pass to find the records, then each task's in turn.
+fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamChoice, failed: bool) -> io::Result<()> {
+    let journal = if failed { Some(run.journal()?) } else { None };
+    let wanted = |task: TaskId| {
+        selection.contains(&run.graph, task)
+            && journal.as_ref().is_none_or(|j| j.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
+    };
+    let mut found: Vec<(TaskId, u64, u64)> = Vec::new();
+    run.each_record(|r, offset| {
+        if stream.matches(r.stream) && wanted(r.task) {
+            found.push((r.task, r.time_us, offset));
+        }
+        Ok(())
+    })?;
+    // Stable: chunks with the same time stay in file order.
+    found.sort_by_key(|&(task, time, _)| (task, time));
+    let Some(mut reader) = run.output()? else { return Ok(()) };
+    for (_, _, offset) in found {
+        out.write_all(&reader.read_at(offset)?.data)?;
+    }
+    Ok(())
+}
+
+/// `flow log tail [-f]`.
+fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) -> io::Result<()> {
+    let mut lines = LineSplitter::default();
+    let print = |out: &mut dyn Write, &(task, _): &(TaskId, OutputStream), line: &[u8]| {
+        writeln!(out, "{} | {}", run.label(task), String::from_utf8_lossy(line))
+    };
+    let mut reader = None;
+    loop {
+        // Looked at before reading, so the last pass sees everything the run wrote.
+        let ended = !follow || run.dir.is_finished();
+        if reader.is_none() {
+            reader = run.output()?;
+        }
+        for record in reader.iter_mut().flatten() {
+            let r = record?;
+            if selection.contains(&run.graph, r.task) {
+                lines.push(&(r.task, r.stream), &r.data, |key, line| print(out, key, line))?;
+            }
+        }
+        if ended {
+            break;
+        }
+        out.flush()?;
+        std::thread::sleep(POLL);
+    }
+    lines.finish(|key, line| print(out, key, line))?;
+    run.warn_torn("output.log", reader.and_then(|r| r.torn_tail()));
+    Ok(())
+}
+
+/// `flow log summary`.
+fn summary(run: &Run, out: &mut impl Write) -> io::Result<()> {
+    let journal = run.journal()?;
+    let (mut bytes, mut records) = (BTreeMap::<OutputStream, u64>::new(), 0u64);
+    run.each_record(|r, _| {
+        *bytes.entry(r.stream).or_default() += r.data.len() as u64;
+        records += 1;
+        Ok(())
+    })?;
+    let state = if run.dir.is_finished() { "finished" } else { "not finished (running, or interrupted)" };
+    writeln!(out, "run {}: {state}", run.dir.id)?;
+    let mut counts = BTreeMap::<JournalStatus, usize>::new();
+    journal.iter().for_each(|(_, s)| *counts.entry(s.status).or_default() += 1);
+    let counts: Vec<_> = counts.iter().map(|(status, n)| format!("{n} {}", status.as_str())).collect();
+    writeln!(out, "tasks: {} instances with records: {}", journal.len(), counts.join(", "))?;
+    let streams: Vec<_> = [OutputStream::Stdout, OutputStream::Stderr, OutputStream::System]
+        .iter()
+        .map(|s| format!("{} {}", format_bytes(bytes.get(s).copied().unwrap_or(0)), s.as_str()))
+        .collect();
+    writeln!(out, "output: {} in {records} records", streams.join(", "))?;
+
+    let mut per_group = BTreeMap::<GroupId, (u64, u64, u64)>::new();
+    let mut timed: Vec<(u64, TaskId)> = Vec::new();
+    for (&task, s) in journal.iter() {
+        let Some(us) = s.duration_us() else { continue };
+        let (n, total, max) = per_group.entry(task.group).or_default();
+        (*n, *total, *max) = (*n + 1, *total + us, (*max).max(us));
+        timed.push((us, task));
+    }
+    if !per_group.is_empty() {
+        let mut rows = vec![["TASK", "TIMED", "TOTAL", "MEAN", "MAX"].map(String::from).to_vec()];
+        for (group, (n, total, max)) in per_group {
+            let name = run.graph.groups.get(group.index()).map_or("?", |g| &g.name).to_owned();
+            let times = [total, total / n, max].map(format_duration);
+            rows.push([vec![name, n.to_string()], times.to_vec()].concat());
+        }
+        write!(out, "\ndurations:\n{}", indent(&table(&rows)))?;
+        timed.sort_by_key(|&(us, task)| (std::cmp::Reverse(us), task));
+        let slowest: Vec<_> = timed.iter().take(5).map(|&(us, t)| vec![run.label(t), format_duration(us)]).collect();
+        write!(out, "\nslowest:\n{}", indent(&table(&slowest)))?;
+    }
+    Ok(())
+}
+
+/// `flow log grep`.
+fn grep(run: &Run, out: &mut impl Write, selection: &Selection, pattern: &str, ignore_case: bool) -> io::Result<()> {
+    let pattern = if ignore_case { pattern.to_lowercase() } else { pattern.to_owned() };
+    let mut lines = LineSplitter::default();
+    let mut print = |&(task, stream): &(TaskId, OutputStream), line: &[u8]| {
+        let text = String::from_utf8_lossy(line);
+        let found = if ignore_case { text.to_lowercase().contains(&pattern) } else { text.contains(&pattern) };
+        if found { writeln!(out, "{}:{}: {text}", run.label(task), stream.as_str()) } else { Ok(()) }
+    };
+    run.each_record(|r, _| {
+        if selection.contains(&run.graph, r.task) {
+            lines.push(&(r.task, r.stream), &r.data, &mut print)?;
+        }
+        Ok(())
+    })?;
+    lines.finish(&mut print)
+}
+
+/// `flow log export --json`.
+fn export(run: &Run, out: &mut impl Write, selection: &Selection) -> io::Result<()> {
+    run.each_record(|r, _| {
+        if !selection.contains(&run.graph, r.task) {
+            return Ok(());
+        }
+        let (name, index) = run.name_index(r.task);
+        let line = serde_json::json!({
+            "task": name, "index": index, "attempt": r.attempt, "stream": r.stream.as_str(),
+            "time_us": r.time_us, "data": String::from_utf8_lossy(&r.data),
+        });
+        writeln!(out, "{line}")
+    })
+}
+
+/// Left-aligned columns two spaces apart.
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for row in rows {
+        let cells: Vec<_> = row.iter().zip(&widths).map(|(cell, &w)| format!("{cell:w$}")).collect();
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// `512 B`, `10.0 KiB`, `1.5 GiB`.
+fn format_bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{n} B") } else { format!("{value:.1} {}", units[unit]) }
+}
+
+/// `0.25s`, `12.00s`, `3m05s`, `2h07m`.
+fn format_duration(us: u64) -> String {
+    let secs = us / 1_000_000;
+    match secs {
+        0..60 => format!("{:.2}s", us as f64 / 1e6),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations_read_well() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(10 * 1024), "10.0 KiB");
+        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(format_duration(250_000), "0.25s");
+        assert_eq!(format_duration(185_000_000), "3m05s");
+        assert_eq!(format_duration(7_620_000_000), "2h07m");
+    }
+
+    #[test]
+    fn tables_align_and_trim() {
+        let rows = [vec!["a".to_owned(), "bb".to_owned()], vec!["ccc".to_owned(), "d".to_owned()]];
+        assert_eq!(table(&rows), "a    bb\nccc  d\n");
+    }
+}

@@ -1,0 +1,296 @@
+//! `flow log` on run directories built with the engine's writers: list,
+//! cat, tail (also following a live run), summary, grep, export, selectors
+//! and torn tails.
+
+use std::path::Path;
+use std::time::Duration;
+
+use flow_engine::ir::{GroupId, TaskId};
+use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog, OutputRecord, OutputStream};
+use flow_engine::runtime::run_dir::{RunDir, STATE_DIR};
+
+use crate::support::Test;
+
+const WORKFLOW: &str = r#"
+name = "demo"
+
+[[tasks]]
+name = "prep"
+command = "echo preparing"
+
+[[tasks]]
+name = "score"
+range = "10-30:10"
+command = "echo {{ index }}"
+after = ["prep"]
+
+[[tasks]]
+name = "report"
+command = "echo done"
+after = ["score"]
+"#;
+
+/// 2023-11-14T22:13:20Z, in µs.
+const T0: u64 = 1_700_000_000_000_000;
+const SECOND: u64 = 1_000_000;
+
+const PREP: TaskId = TaskId { group: GroupId(0), instance: 0 };
+const REPORT: TaskId = TaskId { group: GroupId(2), instance: 0 };
+
+/// `score[index]`: positions 0, 1, 2 are indices 10, 20, 30.
+fn score(index: u64) -> TaskId {
+    TaskId::new(GroupId(1), index / 10 - 1)
+}
+
+/// A workflow directory with one run: its graph, journal and output log.
+struct Fixture {
+    dir: tempfile::TempDir,
+    run: RunDir,
+}
+
+impl Fixture {
+    /// A run that ended: prep and score[10] succeeded, score[20] failed,
+    /// score[30] was cached, report was cancelled.
+    fn finished() -> Self {
+        let fixture = Self::started();
+        fixture.append(&[
+            out(score(20), OutputStream::Stdout, 24, "done\n"),
+            out(score(10), OutputStream::Stdout, 25, "ten again\n"),
+            out(score(20), OutputStream::System, 50, "exit code 3\n"),
+        ]);
+        fixture.finish();
+        fixture
+    }
+
+    /// A run in progress: the journal and the first records.
+    fn started() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        fs_err::write(dir.path().join("workflow.toml"), WORKFLOW).expect("write workflow");
+        let ir = Test::new().current_dir(dir.path()).args(["plan", "--json", "workflow.toml"]).success();
+        let run = RunDir::create(&dir.path().join(STATE_DIR)).expect("run dir");
+        fs_err::write(run.graph(), ir).expect("write graph");
+
+        let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
+        let journal = [
+            event(PREP, 0, JournalEvent::Started { worker: 0 }),
+            event(PREP, 15, JournalEvent::Succeeded { fingerprint: [1; 32] }),
+            event(score(10), 20, JournalEvent::Started { worker: 0 }),
+            event(score(20), 20, JournalEvent::Started { worker: 1 }),
+            event(score(30), 20, JournalEvent::Cached { fingerprint: [3; 32] }),
+            event(score(10), 40, JournalEvent::Succeeded { fingerprint: [2; 32] }),
+            event(score(20), 50, failed),
+            event(REPORT, 51, JournalEvent::Cancelled { reason: "`score[20]` failed".into() }),
+        ];
+        JournalWriter::create(&run.journal()).expect("journal").append_batch(&journal).expect("write journal");
+        let fixture = Self { dir, run };
+        fixture.append(&[
+            out(PREP, OutputStream::Stdout, 1, "preparing\n"),
+            out(score(20), OutputStream::Stdout, 21, "twenty "),
+            out(score(10), OutputStream::Stdout, 22, "ten: Hello\n"),
+            out(score(20), OutputStream::Stderr, 23, "boom: HELLO\n"),
+        ]);
+        fixture
+    }
+
+    /// Appends records to the output log through the writer thread.
+    fn append(&self, records: &[OutputRecord]) {
+        let (tx, handle) = OutputLog::create(&self.run.output_log()).expect("output log");
+        records.iter().for_each(|r| tx.blocking_send(r.clone()).expect("send"));
+        handle.finish().expect("write output log");
+    }
+
+    fn finish(&self) {
+        fs_err::write(self.run.summary(), "{}\n").expect("write summary");
+    }
+
+    /// `flow log ARGS` in the workflow directory.
+    fn log(&self, args: &[&str]) -> Test {
+        Test::new().current_dir(self.dir.path()).args(["log"].iter().chain(args))
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+fn event(task: TaskId, tenths: u64, event: JournalEvent) -> JournalRecord {
+    JournalRecord { time_us: T0 + tenths * SECOND / 10, task, attempt: 0, event }
+}
+
+fn out(task: TaskId, stream: OutputStream, tenths: u64, data: &str) -> OutputRecord {
+    OutputRecord { task, attempt: 0, stream, time_us: T0 + tenths * SECOND / 10, data: data.as_bytes().to_vec() }
+}
+
+/// Collapses runs of spaces, so table columns compare simply.
+fn words(text: &str) -> String {
+    text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn list_shows_every_instance_with_records() {
+    let f = Fixture::finished();
+    let out = words(&f.log(&["list"]).success());
+    assert_eq!(
+        out,
+        "TASK STATUS EXIT DURATION STDOUT STDERR\n\
+         prep succeeded - 1.50s 10 B 0 B\n\
+         score[10] succeeded - 2.00s 21 B 0 B\n\
+         score[20] failed 3 3.00s 12 B 12 B\n\
+         score[30] cached - - 0 B 0 B\n\
+         report cancelled - - 0 B 0 B"
+    );
+    let out = f.log(&["list", "--json", "score[20]"]).success();
+    let line: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(
+        line,
+        serde_json::json!({
+            "task": "score", "index": 20, "label": "score[20]", "status": "failed", "attempt": 0,
+            "exit_code": 3, "signal": null, "duration_us": 3_000_000, "reason": "exit code 3",
+            "stdout_bytes": 12, "stderr_bytes": 12,
+        })
+    );
+}
+
+#[test]
+fn cat_prints_each_task_in_graph_order() {
+    let f = Fixture::finished();
+    assert_eq!(f.log(&["cat"]).success(), "preparing\nten: Hello\nten again\ntwenty boom: HELLO\ndone\n");
+    assert_eq!(f.log(&["cat", "score[20]", "--stream", "stdout"]).success(), "twenty done\n");
+    assert_eq!(f.log(&["cat", "score[20]", "--stream", "system"]).success(), "exit code 3\n");
+    assert_eq!(f.log(&["cat", "score[30,10]", "prep"]).success(), "preparing\nten: Hello\nten again\n");
+    assert_eq!(f.log(&["cat", "--failed", "--stream", "stderr"]).success(), "boom: HELLO\n");
+    assert_eq!(f.log(&["cat", "--failed"]).success(), "twenty boom: HELLO\ndone\n");
+}
+
+#[test]
+fn selectors_must_name_tasks_and_instances() {
+    let f = Fixture::finished();
+    let err = f.log(&["cat", "scores"]).invalid();
+    assert_eq!(err, "error: no task named `scores` in this run (tasks: prep, score, report)\n");
+    let err = f.log(&["cat", "score[15]"]).invalid();
+    assert_eq!(err, "error: `score[15]` matches no instance of `score`\n");
+    assert!(f.log(&["cat", "score[1"]).invalid().contains("without a closing `]`"));
+}
+
+#[test]
+fn tail_prefixes_whole_lines() {
+    let f = Fixture::finished();
+    assert_eq!(
+        f.log(&["tail"]).success(),
+        "prep | preparing\nscore[10] | ten: Hello\nscore[20] | boom: HELLO\nscore[20] | twenty done\n\
+         score[10] | ten again\nscore[20] | exit code 3\n"
+    );
+    assert_eq!(f.log(&["tail", "score[10]"]).success(), "score[10] | ten: Hello\nscore[10] | ten again\n");
+}
+
+#[test]
+fn tail_follows_a_live_run_until_it_ends() {
+    let f = Fixture::started();
+    let writer = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(400));
+            f.append(&[out(score(20), OutputStream::Stdout, 24, "done\n")]);
+            std::thread::sleep(Duration::from_millis(300));
+            f.append(&[out(score(10), OutputStream::Stdout, 25, "ten again")]);
+            f.finish();
+        });
+        let out = f.log(&["tail", "-f", "score"]).run();
+        writer.join().expect("writer thread");
+        out
+    });
+    assert_eq!((writer.code, writer.stderr.as_str()), (0, ""));
+    assert_eq!(
+        writer.stdout,
+        "score[10] | ten: Hello\nscore[20] | boom: HELLO\nscore[20] | twenty done\nscore[10] | ten again\n"
+    );
+}
+
+#[test]
+fn summary_counts_sizes_and_durations() {
+    let f = Fixture::finished();
+    let out = f.log(&["summary"]).success();
+    let id = &f.run.id;
+    assert_eq!(
+        words(&out),
+        format!(
+            "run {id}: finished\n\
+             tasks: 5 instances with records: 2 succeeded, 1 cached, 1 failed, 1 cancelled\n\
+             output: 43 B stdout, 12 B stderr, 12 B system in 7 records\n\
+             \n\
+             durations:\n\
+             TASK TIMED TOTAL MEAN MAX\n\
+             prep 1 1.50s 1.50s 1.50s\n\
+             score 2 5.00s 2.50s 3.00s\n\
+             \n\
+             slowest:\n\
+             score[20] 3.00s\n\
+             score[10] 2.00s\n\
+             prep 1.50s"
+        )
+    );
+}
+
+#[test]
+fn grep_finds_lines_across_chunks() {
+    let f = Fixture::finished();
+    assert_eq!(
+        f.log(&["grep", "-i", "hello"]).success(),
+        "score[10]:stdout: ten: Hello\nscore[20]:stderr: boom: HELLO\n"
+    );
+    assert_eq!(f.log(&["grep", "hello"]).success(), "");
+    assert_eq!(f.log(&["grep", "ty do", "score[20]"]).success(), "score[20]:stdout: twenty done\n");
+}
+
+#[test]
+fn export_writes_every_record_as_json() {
+    let f = Fixture::finished();
+    let out = f.log(&["export", "--json"]).success();
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(lines.len(), 7);
+    assert_eq!(
+        lines[3],
+        serde_json::json!({
+            "task": "score", "index": 20, "attempt": 0, "stream": "stderr",
+            "time_us": T0 + 2_300_000, "data": "boom: HELLO\n",
+        })
+    );
+    assert!(f.log(&["export"]).invalid().contains("--json"));
+}
+
+#[test]
+fn a_torn_tail_is_a_warning() {
+    let f = Fixture::finished();
+    let path = f.run.output_log();
+    let len = fs_err::metadata(&path).expect("log").len();
+    fs_err::OpenOptions::new().write(true).open(&path).expect("open").set_len(len - 5).expect("truncate");
+    let out = f.log(&["cat", "score[20]"]).run();
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout, "twenty boom: HELLO\ndone\n");
+    // The lost record: 8 bytes of frame, 25 of header, "exit code 3\n"; 5 cut off.
+    assert_eq!(
+        out.stderr,
+        "warning: output.log ends with 40 bytes of an incomplete record (the run was interrupted); ignored\n"
+    );
+    assert!(f.log(&["summary"]).run().stderr.contains("warning: output.log ends with 40 bytes"));
+}
+
+#[test]
+fn runs_are_found_by_workflow_and_id() {
+    let f = Fixture::finished();
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let workflow = f.path().join("workflow.toml");
+    let out = Test::new()
+        .current_dir(elsewhere.path())
+        .args(["log", "cat", "prep", "-w", workflow.to_str().expect("utf-8 path")])
+        .success();
+    assert_eq!(out, "preparing\n");
+    let nested = f.path().join("sub/dir");
+    fs_err::create_dir_all(&nested).expect("mkdir");
+    let id = &f.run.id[..f.run.id.len() - 2];
+    assert_eq!(Test::new().current_dir(&nested).args(["log", "--run", id, "cat", "prep"]).success(), "preparing\n");
+
+    let err = f.log(&["--run", "nope", "list"]).invalid();
+    assert!(err.starts_with("error: no run `nope`"), "{err}");
+    let err = Test::new().current_dir(elsewhere.path()).args(["log", "list"]).invalid();
+    assert_eq!(err, "error: no `.flow` directory here or in a parent directory; name the workflow with -w\n");
+}
