@@ -52,6 +52,8 @@ pub(super) struct Driver {
     pub summary: Summary,
     /// Attempt each running task is on.
     pub running: HashMap<TaskId, u32>,
+    /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
+    pub stopped: std::collections::HashSet<TaskId>,
 }
 
 impl Driver {
@@ -139,7 +141,11 @@ impl Driver {
                 JournalEvent::Failed { exit_code: *exit_code, signal: *signal, reason: reason.clone() },
                 TaskResult::Failed,
             ),
-            Status::Stopped => (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed),
+            Status::Stopped => {
+                self.stopped.insert(task);
+                self.summary.cancelled += 1;
+                (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
+            }
         };
         self.journal(task, attempt, journal);
         let failed = matches!(outcome.status, Status::Failed { .. });
@@ -161,6 +167,7 @@ impl Driver {
 
     fn state(&mut self, task: TaskId, state: TaskState) {
         match state {
+            TaskState::Failed if self.stopped.contains(&task) => {}
             TaskState::Failed => self.summary.failed += 1,
             TaskState::Cancelled(reason) => {
                 self.summary.cancelled += 1;

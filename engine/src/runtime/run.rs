@@ -105,6 +105,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 source,
                 summary,
                 running: Default::default(),
+                stopped: Default::default(),
             };
             driver.run().await
         });
