@@ -13,6 +13,7 @@ pub mod fingerprint;
 pub mod job;
 pub mod local;
 pub mod options;
+mod orphans;
 pub mod resume;
 pub mod run;
 pub mod run_dir;

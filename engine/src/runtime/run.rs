@@ -61,6 +61,13 @@ impl RunHandle {
 pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<RunHandle, RunError> {
     let graph = Arc::new(graph);
     let state = options.base_dir.join(STATE_DIR);
+    if let Some(live) = RunDir::list(&state).into_iter().find(RunDir::is_live) {
+        return Err(RunError::Options(format!(
+            "another `flow run` is running this workflow's directory (run {}); wait for it or stop it",
+            live.id
+        )));
+    }
+    super::orphans::reap(&state);
     let mut previous = Previous::load(&state, &options.workflow, options.force);
     previous.force(&graph, &options.only).map_err(RunError::Options)?;
 
@@ -79,6 +86,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     }
 
     let run = RunDir::create(&state)?;
+    let lock = run.lock()?;
     write_run_files(&run, &graph, &options)?;
     let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
@@ -115,6 +123,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
         let text = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
         fs_err::write(run_for_thread.summary(), text + "\n")?;
         let _ = events.send(Event::RunFinished { summary: summary.clone() });
+        drop(lock);
         Ok(summary)
     })?;
     Ok(RunHandle { run, events: events_rx, thread })

@@ -104,6 +104,31 @@ impl RunDir {
     pub fn is_finished(&self) -> bool {
         self.summary().exists()
     }
+
+    /// `lock`: held by the process running the run.
+    fn lock_path(&self) -> PathBuf {
+        self.path.join("lock")
+    }
+
+    /// Takes the run's lock, held until the returned value is dropped (or
+    /// the process dies, however it dies).
+    pub fn lock(&self) -> std::io::Result<RunLock> {
+        let file = fs_err::File::create(self.lock_path())?.into_parts().0;
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map(|flock| RunLock { _flock: flock })
+            .map_err(|(_, errno)| std::io::Error::from(errno))
+    }
+
+    /// Whether a live process holds the run's lock (the run is in progress).
+    pub fn is_live(&self) -> bool {
+        !self.is_finished() && self.lock_path().exists() && self.lock().is_err()
+    }
+}
+
+/// The lock of a run in progress; released on drop.
+#[derive(Debug)]
+pub struct RunLock {
+    _flock: nix::fcntl::Flock<std::fs::File>,
 }
 
 /// Finds the `.flow` directory for commands that inspect runs: `dir/.flow`

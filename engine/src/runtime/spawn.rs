@@ -1,5 +1,6 @@
-//! Starting a job's process: `sh -c` or argv, its own process group, its
-//! streams, and — on Linux — death with flow and optional CPU binding.
+//! Starting a job's process: `sh -c` or argv, its own process group (so it
+//! and its children are signalled together), its streams, optional CPU
+//! binding.
 
 use std::process::Stdio;
 
@@ -28,8 +29,9 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Child> {
     });
     cmd.stdout(sink(&job.stdout)?);
     cmd.stderr(sink(&job.stderr)?);
-    let cpus = if bind_cpus { job.cpus.clone() } else { Vec::new() };
-    die_with_parent(&mut cmd, cpus);
+    if bind_cpus && !job.cpus.is_empty() {
+        bind(&mut cmd, &job.cpus);
+    }
     cmd.spawn()
 }
 
@@ -46,34 +48,31 @@ fn sink(sink: &Sink) -> std::io::Result<Stdio> {
     })
 }
 
-/// Makes the child receive SIGKILL when flow dies (even by `kill -9`), so no
-/// task outlives the run that started it, and binds it to `cpus` if given.
+/// Binds the child to `cpus` (`--bind-cpus`). Only then is a `pre_exec`
+/// hook installed: it makes the standard library fork instead of using the
+/// much cheaper `posix_spawn`.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn die_with_parent(cmd: &mut Command, cpus: Vec<u32>) {
+fn bind(cmd: &mut Command, cpus: &[u32]) {
     use nix::sched::{CpuSet, sched_setaffinity};
-    use nix::sys::signal::Signal;
     use nix::unistd::Pid;
     let mut set = CpuSet::new();
-    for &cpu in &cpus {
+    for &cpu in cpus {
         let _ = set.set(cpu as usize);
     }
-    // SAFETY: the closure runs in the forked child before exec and only makes
-    // two async-signal-safe system calls (prctl, sched_setaffinity) on data
-    // prepared before the fork; it allocates nothing.
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call (sched_setaffinity) on a set prepared
+    // before the fork; it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-            if !cpus.is_empty() {
-                sched_setaffinity(Pid::from_raw(0), &set)?;
-            }
+            sched_setaffinity(Pid::from_raw(0), &set)?;
             Ok(())
         });
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut Command, _cpus: Vec<u32>) {}
+fn bind(_cmd: &mut Command, _cpus: &[u32]) {}
 
 /// Sends `signal` to the process group `pgid` (ignoring one that is gone).
 pub fn signal_group(pgid: u32, signal: nix::sys::signal::Signal) {
