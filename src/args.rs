@@ -32,6 +32,10 @@ pub enum Color {
 pub enum Command {
     /// Run a workflow: compile it, execute its tasks, log their output.
     Run(crate::run_cmd::RunArgs),
+    /// Show where a run stands: counts of done, failed, running and queued tasks.
+    Status(crate::status_cmd::StatusArgs),
+    /// List the runs of a workflow.
+    Runs(crate::status_cmd::RunsArgs),
     /// Validate a workflow and report every problem at once.
     Check(CheckArgs),
     /// Summarise the compiled graph, or print it as JSON.

@@ -14,7 +14,7 @@ use flow_engine::log::{
     JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail, read_journal,
     read_output,
 };
-use flow_engine::runtime::run_dir::{RunDir, STATE_DIR, find_state_dir};
+use flow_engine::runtime::run_dir::{RunDir, locate};
 
 /// How often `tail -f` looks for new output.
 const POLL: Duration = Duration::from_millis(100);
@@ -143,20 +143,8 @@ struct Run {
 
 impl Run {
     fn open(args: &LogArgs) -> io::Result<Run> {
-        let state = match &args.workflow {
-            Some(file) => file.parent().unwrap_or(".".as_ref()).join(STATE_DIR),
-            None => find_state_dir(&std::env::current_dir()?).ok_or_else(|| {
-                io::Error::other("no `.flow` directory here or in a parent directory; name the workflow with -w")
-            })?,
-        };
-        let dir = match &args.run {
-            Some(id) => RunDir::find(&state, id).ok_or_else(|| {
-                io::Error::other(format!("no run `{id}` (or more than one) in `{}`", state.display()))
-            })?,
-            None => {
-                RunDir::latest(&state).ok_or_else(|| io::Error::other(format!("no runs in `{}`", state.display())))?
-            }
-        };
+        let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &std::env::current_dir()?)
+            .map_err(io::Error::other)?;
         let text = fs_err::read_to_string(dir.graph())?;
         let graph = serde_json::from_str(&text)
             .map_err(|e| io::Error::other(format!("cannot read `{}`: {e}", dir.graph().display())))?;

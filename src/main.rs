@@ -8,6 +8,7 @@ mod load;
 mod log_cmd;
 mod plan;
 mod run_cmd;
+mod status_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -27,6 +28,8 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Run(args) => run_cmd::run(args),
+        Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
             println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));
             exit_codes::SUCCESS

@@ -131,6 +131,28 @@ pub struct RunLock {
     _flock: nix::fcntl::Flock<std::fs::File>,
 }
 
+/// The run that `flow log`/`flow status` name: in the `.flow` directory next
+/// to `workflow`, or found from `cwd` upwards; `id` (or a unique prefix of
+/// it), or the latest.
+pub fn locate(workflow: Option<&Path>, id: Option<&str>, cwd: &Path) -> Result<RunDir, String> {
+    let state = state_dir(workflow, cwd)?;
+    match id {
+        Some(id) => {
+            RunDir::find(&state, id).ok_or_else(|| format!("no run `{id}` (or more than one) in `{}`", state.display()))
+        }
+        None => RunDir::latest(&state).ok_or_else(|| format!("no runs in `{}`", state.display())),
+    }
+}
+
+/// The `.flow` directory next to `workflow`, or found from `cwd` upwards.
+pub fn state_dir(workflow: Option<&Path>, cwd: &Path) -> Result<PathBuf, String> {
+    match workflow {
+        Some(file) => Ok(file.parent().unwrap_or(Path::new(".")).join(STATE_DIR)),
+        None => find_state_dir(cwd)
+            .ok_or_else(|| "no `.flow` directory here or in a parent directory; name the workflow with -w".to_owned()),
+    }
+}
+
 /// Finds the `.flow` directory for commands that inspect runs: `dir/.flow`
 /// for `dir` and each of its ancestors, nearest first.
 pub fn find_state_dir(start: &Path) -> Option<PathBuf> {

@@ -1,0 +1,149 @@
+//! `flow status` (one run, live or finished) and `flow runs` (all runs).
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use flow_engine::ir::Graph;
+use flow_engine::log::{JournalState, JournalStatus, read_journal};
+use flow_engine::runtime::Summary;
+use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
+
+/// `flow status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The run: its id or a unique prefix [default: the latest].
+    pub run: Option<String>,
+    /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+}
+
+/// `flow runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// The workflow whose runs to list [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+}
+
+/// Where a run stands, from its summary or, while it runs, its journal.
+struct Standing {
+    state: &'static str,
+    total: u64,
+    succeeded: u64,
+    cached: u64,
+    failed: u64,
+    cancelled: u64,
+    running: u64,
+    seconds: Option<f64>,
+}
+
+impl Standing {
+    fn of(run: &RunDir) -> Result<Standing, String> {
+        if let Ok(text) = fs_err::read_to_string(run.summary()) {
+            let s: Summary = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", run.summary().display()))?;
+            let state = match s.exit_code() {
+                0 => "succeeded",
+                130 => "interrupted",
+                _ => "failed",
+            };
+            return Ok(Standing {
+                state,
+                total: s.total,
+                succeeded: s.succeeded,
+                cached: s.cached,
+                failed: s.failed,
+                cancelled: s.cancelled,
+                running: 0,
+                seconds: Some(s.seconds),
+            });
+        }
+        let graph: Graph = fs_err::read_to_string(run.graph())
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{}: {e}", run.graph().display())))?;
+        let (records, _) = read_journal(&run.journal()).map_err(|e| e.to_string())?;
+        let journal = JournalState::from_records(&records);
+        let mut standing = Standing {
+            state: if run.is_live() { "running" } else { "crashed" },
+            total: graph.instance_count(),
+            succeeded: 0,
+            cached: 0,
+            failed: 0,
+            cancelled: 0,
+            running: 0,
+            seconds: None,
+        };
+        for (_, entry) in journal.iter() {
+            match entry.status {
+                JournalStatus::Succeeded => standing.succeeded += 1,
+                JournalStatus::Cached => standing.cached += 1,
+                JournalStatus::Failed => standing.failed += 1,
+                JournalStatus::Cancelled => standing.cancelled += 1,
+                JournalStatus::Running | JournalStatus::Lost => standing.running += 1,
+            }
+        }
+        Ok(standing)
+    }
+
+    fn queued(&self) -> u64 {
+        self.total.saturating_sub(self.succeeded + self.cached + self.failed + self.cancelled + self.running)
+    }
+}
+
+/// Prints one run's state and counts.
+pub fn status(args: &StatusArgs) -> Result<(), String> {
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+    let s = Standing::of(&run)?;
+    let done = s.succeeded + s.cached + s.failed + s.cancelled;
+    println!("run {}: {}", run.id, s.state);
+    println!(
+        "  {done}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
+        s.total,
+        s.succeeded,
+        s.cached,
+        s.failed,
+        s.cancelled,
+        s.running,
+        s.queued()
+    );
+    if let Some(secs) = s.seconds {
+        println!("  took {secs:.1}s");
+    }
+    println!("  {}", run.path.display());
+    Ok(())
+}
+
+/// Lists every run, oldest first.
+pub fn runs(args: &RunsArgs) -> Result<(), String> {
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let state = state_dir(args.workflow.as_deref(), &cwd)?;
+    let mut rows =
+        vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
+    for run in RunDir::list(&state) {
+        let Ok(s) = Standing::of(&run) else { continue };
+        rows.push([
+            run.id.clone(),
+            s.state.to_owned(),
+            s.total.to_string(),
+            s.succeeded.to_string(),
+            s.cached.to_string(),
+            s.failed.to_string(),
+            s.cancelled.to_string(),
+            s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
+        ]);
+    }
+    if rows.len() == 1 {
+        return Err(format!("no runs in `{}`", display(&state)));
+    }
+    let widths: Vec<usize> = (0..8).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    for row in &rows {
+        let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+    Ok(())
+}
+
+fn display(path: &Path) -> String {
+    path.display().to_string()
+}
