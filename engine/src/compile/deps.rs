@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use super::compiler::Compiler;
-use super::group::Draft;
+use super::group::{Draft, run_time_keys};
 use super::instance::instance_scope;
 use super::link::Linker;
 use super::merge::Resolved;
@@ -110,19 +110,8 @@ fn render_group(
     let mut inputs = keys(c, "inputs", &spec.inputs);
     let mut outputs = keys(c, "outputs", &spec.outputs);
     let mut after = keys(c, "after", &spec.after);
-    let mut others = keys(c, "argv", &spec.argv);
-    for (name, s) in [
-        ("command", &spec.command),
-        ("cwd", &spec.cwd),
-        ("stdin", &spec.stdin),
-        ("stdout", &spec.stdout),
-        ("stderr", &spec.stderr),
-    ] {
-        others.extend(s.iter().filter_map(|s| key(c, name.to_owned(), s.clone())));
-    }
-    for (k, v) in spec.env.iter().flat_map(|e| e.value.iter()) {
-        others.extend(key(c, format!("env.{k}"), Sp::new(v.value.0.clone(), v.span.clone())));
-    }
+    let mut others: Vec<Key> =
+        run_time_keys(spec).into_iter().filter_map(|(name, source)| key(c, name, source)).collect();
     let mut out = Rendered {
         input_spans: inputs.iter().map(|k| k.source.span.clone()).collect(),
         after_spans: after.iter().map(|k| k.source.span.clone()).collect(),

@@ -10,7 +10,7 @@ use super::render::{GroupScope, json_value, template_diagnostic};
 use super::{expand, merge::Resolved, resources};
 use crate::diag::Diagnostic;
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
-use crate::spec::{Quantity, Sp};
+use crate::spec::{Quantity, Sp, TaskSpec};
 
 /// A group being compiled.
 pub struct Draft {
@@ -161,36 +161,36 @@ fn number(n: f64) -> serde_json::Value {
     if n.fract() == 0.0 { serde_json::Value::from(n as i64) } else { serde_json::Value::from(n) }
 }
 
-/// Compiles every per-instance template so syntax errors show even for
-/// keys that are only rendered at run time.
-fn check_syntax(c: &mut Compiler, r: &Resolved) {
-    let spec = &r.spec;
-    let mut strings: Vec<(&str, &Sp<String>)> = Vec::new();
-    for (key, s) in [
+/// The template keys rendered only when an instance starts: `command`,
+/// `argv`, `cwd`, `stdin`, `stdout`, `stderr` and `env.NAME`, with their text.
+pub fn run_time_keys(spec: &TaskSpec) -> Vec<(String, Sp<String>)> {
+    let single = [
         ("command", &spec.command),
         ("cwd", &spec.cwd),
         ("stdin", &spec.stdin),
         ("stdout", &spec.stdout),
         ("stderr", &spec.stderr),
-    ] {
-        if let Some(s) = s {
-            strings.push((key, s));
-        }
+    ];
+    let mut keys: Vec<(String, Sp<String>)> =
+        single.into_iter().filter_map(|(key, s)| Some((key.to_owned(), s.clone()?))).collect();
+    keys.extend(spec.argv.iter().flat_map(|l| l.value.iter()).map(|s| ("argv".to_owned(), s.clone())));
+    keys.extend(
+        spec.env
+            .iter()
+            .flat_map(|e| e.value.iter())
+            .map(|(k, v)| (format!("env.{k}"), Sp::new(v.value.0.clone(), v.span.clone()))),
+    );
+    keys
+}
+
+/// Compiles every per-instance template so syntax errors show even for
+/// keys that are only rendered at run time.
+fn check_syntax(c: &mut Compiler, r: &Resolved) {
+    let spec = &r.spec;
+    let mut checks = run_time_keys(spec);
+    for (key, list) in [("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)] {
+        checks.extend(list.iter().flat_map(|l| l.value.iter()).map(|s| (key.to_owned(), s.clone())));
     }
-    for (key, list) in
-        [("argv", &spec.argv), ("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)]
-    {
-        if let Some(list) = list {
-            strings.extend(list.value.iter().map(|s| (key, s)));
-        }
-    }
-    let env: Vec<(String, Sp<String>)> = spec
-        .env
-        .iter()
-        .flat_map(|e| e.value.iter())
-        .map(|(k, v)| (format!("env.{k}"), Sp::new(v.value.0.clone(), v.span.clone())))
-        .collect();
-    let checks = strings.into_iter().map(|(k, s)| (k.to_owned(), s.clone())).chain(env);
     for (key, s) in checks {
         if let Err(e) = c.renderer.compile(&s.value) {
             let d = template_diagnostic(&e, &c.source.text, &s.span, &s.value, &key);
