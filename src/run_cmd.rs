@@ -67,8 +67,10 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         other => Failure::Usage(other.to_string()),
     })?;
     let mut display = Display::new(args.json);
-    for event in &handle.events {
-        display.show(&event);
+    for batch in &handle.events {
+        for event in &batch {
+            display.show(event);
+        }
     }
     let summary = handle.join().map_err(|e| Failure::Usage(e.to_string()))?;
     display.finish(&summary);

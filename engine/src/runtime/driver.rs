@@ -44,8 +44,11 @@ pub(super) struct Driver {
     pub factory: JobFactory,
     pub worker: LocalWorker,
     pub worker_events: mpsc::UnboundedReceiver<WorkerEvent>,
-    pub journal: std_mpsc::Sender<JournalRecord>,
-    pub events: std_mpsc::Sender<Event>,
+    pub journal: std_mpsc::Sender<Vec<JournalRecord>>,
+    pub events: std_mpsc::Sender<Vec<Event>>,
+    /// Records and events of the current step, sent together.
+    pub journal_batch: Vec<JournalRecord>,
+    pub event_batch: Vec<Event>,
     pub previous: Previous,
     pub options: RunOptions,
     pub source: Arc<Source>,
@@ -65,8 +68,7 @@ impl Driver {
     pub async fn run(mut self) -> Summary {
         let started = Instant::now();
         let mut out = Collect::default();
-        self.core.schedule(Instant::now(), &mut out);
-        self.apply(&mut out);
+        self.step(&mut out);
         let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
         while !self.core.is_finished() {
             tokio::select! {
@@ -84,11 +86,26 @@ impl Driver {
                     self.worker.stop_all();
                 }
             }
-            self.core.schedule(Instant::now(), &mut out);
-            self.apply(&mut out);
+            self.step(&mut out);
         }
         self.summary.seconds = started.elapsed().as_secs_f64();
         self.summary
+    }
+
+    /// Fills free slots and acts on the result, until nothing changes: with
+    /// `--dry-exec` tasks end as they start, freeing slots for the next ones.
+    fn step(&mut self, out: &mut Collect) {
+        loop {
+            self.core.schedule(Instant::now(), out);
+            if out.starts.is_empty() && out.states.is_empty() {
+                break;
+            }
+            self.apply(out);
+            if self.event_batch.len() >= 4096 {
+                self.flush();
+            }
+        }
+        self.flush();
     }
 
     /// Acts on what the core asked for: start jobs, record state changes.
@@ -114,7 +131,7 @@ impl Driver {
         };
         self.running.insert(task, attempt);
         self.journal(task, attempt, JournalEvent::Started { worker: 0 });
-        let _ = self.events.send(Event::TaskStarted { task, label: job.label.clone(), attempt });
+        self.event_batch.push(Event::TaskStarted { task, label: job.label.clone(), attempt });
         let previous = self.previous.fingerprint(task, &job.label);
         if self.options.dry_exec {
             let outcome = Outcome::instant(Status::Succeeded);
@@ -153,7 +170,7 @@ impl Driver {
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
         let group = self.graph().group(task.group);
         let location = self.source_location(group.span.start);
-        let _ = self.events.send(Event::TaskFinished {
+        self.event_batch.push(Event::TaskFinished {
             task,
             label: self.factory.label(task),
             attempt,
@@ -178,14 +195,24 @@ impl Driver {
                     CancelReason::Unschedulable => "no worker can satisfy its resources".to_owned(),
                 };
                 self.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
-                let _ = self.events.send(Event::TaskCancelled { task, label: self.factory.label(task), reason });
+                self.event_batch.push(Event::TaskCancelled { task, label: self.factory.label(task), reason });
             }
             TaskState::Succeeded | TaskState::Retrying { .. } => {}
         }
     }
 
-    fn journal(&self, task: TaskId, attempt: u32, event: JournalEvent) {
-        let _ = self.journal.send(JournalRecord { time_us: now_us(), task, attempt, event });
+    fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
+        self.journal_batch.push(JournalRecord { time_us: now_us(), task, attempt, event });
+    }
+
+    /// Hands this step's records and events to their threads (one wake-up each).
+    fn flush(&mut self) {
+        if !self.journal_batch.is_empty() {
+            let _ = self.journal.send(std::mem::take(&mut self.journal_batch));
+        }
+        if !self.event_batch.is_empty() {
+            let _ = self.events.send(std::mem::take(&mut self.event_batch));
+        }
     }
 
     fn source_location(&self, offset: usize) -> String {

@@ -45,8 +45,8 @@ pub enum RunError {
 pub struct RunHandle {
     /// The run's directory.
     pub run: RunDir,
-    /// Everything that happens, in order; ends when the run ends.
-    pub events: std_mpsc::Receiver<Event>,
+    /// Everything that happens, in order, in batches; ends when the run ends.
+    pub events: std_mpsc::Receiver<Vec<Event>>,
     thread: JoinHandle<Result<Summary, RunError>>,
 }
 
@@ -93,7 +93,11 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
     let (events, events_rx) = std_mpsc::channel();
     let summary = Summary { run_id: run.id.clone(), total: graph.instance_count(), ..Summary::default() };
-    let _ = events.send(Event::RunStarted { run_id: run.id.clone(), run_dir: run.path.clone(), total: summary.total });
+    let _ = events.send(vec![Event::RunStarted {
+        run_id: run.id.clone(),
+        run_dir: run.path.clone(),
+        total: summary.total,
+    }]);
 
     let run_for_thread = run.clone();
     let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {
@@ -113,6 +117,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 source,
                 summary,
                 running: Default::default(),
+                journal_batch: Vec::new(),
+                event_batch: Vec::new(),
                 stopped: Default::default(),
             };
             driver.run().await
@@ -122,7 +128,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
         journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))??;
         let text = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
         fs_err::write(run_for_thread.summary(), text + "\n")?;
-        let _ = events.send(Event::RunFinished { summary: summary.clone() });
+        let _ = events.send(vec![Event::RunFinished { summary: summary.clone() }]);
         drop(lock);
         Ok(summary)
     })?;
@@ -130,15 +136,16 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
 }
 
 /// The journal's thread: takes every record sent, writes them in batches.
-fn journal_thread(mut writer: JournalWriter) -> (std_mpsc::Sender<JournalRecord>, JoinHandle<std::io::Result<()>>) {
-    let (tx, rx) = std_mpsc::channel::<JournalRecord>();
+fn journal_thread(
+    mut writer: JournalWriter,
+) -> (std_mpsc::Sender<Vec<JournalRecord>>, JoinHandle<std::io::Result<()>>) {
+    let (tx, rx) = std_mpsc::channel::<Vec<JournalRecord>>();
     let handle = std::thread::spawn(move || {
-        let mut batch = Vec::new();
-        while let Ok(first) = rx.recv() {
-            batch.push(first);
-            batch.extend(rx.try_iter());
+        while let Ok(mut batch) = rx.recv() {
+            for more in rx.try_iter() {
+                batch.extend(more);
+            }
             writer.append_batch(&batch)?;
-            batch.clear();
         }
         Ok(())
     });
