@@ -166,7 +166,9 @@ impl Display {
                 bar.set_message(format!("{running} running · {failed} failed"));
             }
             Display::Plain => match event {
-                Event::RunStarted { run_id, total, .. } => eprintln!("run {run_id}: {total} tasks"),
+                Event::RunStarted { run_id, total, .. } => {
+                    eprintln!("run {run_id}: {}", crate::plan::plural(*total, "task"))
+                }
                 _ => {
                     if let Some(text) = failure_text(event) {
                         eprintln!("{text}");

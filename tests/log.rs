@@ -133,8 +133,8 @@ fn list_shows_every_instance_with_records() {
     assert_eq!(
         out,
         "TASK STATUS EXIT DURATION STDOUT STDERR\n\
-         prep succeeded - 1.50s 10 B 0 B\n\
-         score[10] succeeded - 2.00s 21 B 0 B\n\
+         prep succeeded 0 1.50s 10 B 0 B\n\
+         score[10] succeeded 0 2.00s 21 B 0 B\n\
          score[20] failed 3 3.00s 12 B 12 B\n\
          score[30] cached - - 0 B 0 B\n\
          report cancelled - - 0 B 0 B"

@@ -8,4 +8,5 @@ mod examples;
 mod graph;
 mod log;
 mod plan;
+mod run;
 mod schema;

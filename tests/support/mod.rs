@@ -10,6 +10,7 @@ pub struct Test {
     dir: tempfile::TempDir,
     args: Vec<String>,
     cwd: Option<PathBuf>,
+    env: Vec<(String, String)>,
 }
 
 /// What a finished invocation printed.
@@ -21,7 +22,7 @@ pub struct Output {
 
 impl Test {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), cwd: None }
+        Self { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), cwd: None, env: Vec::new() }
     }
 
     /// Writes `workflow.toml`.
@@ -50,6 +51,17 @@ impl Test {
         self
     }
 
+    /// Sets an environment variable for `flow` (e.g. a fake `CUDA_VISIBLE_DEVICES`).
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The temporary directory (where `workflow.toml` is written).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
     pub fn run(&self) -> Output {
         self.run_with(&self.args)
     }
@@ -62,6 +74,7 @@ impl Test {
             .current_dir(self.cwd.as_deref().unwrap_or(self.dir.path()))
             .env("NO_COLOR", "1")
             .env_remove("CLICOLOR_FORCE")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("run flow");
         Output {

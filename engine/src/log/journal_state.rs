@@ -112,8 +112,9 @@ impl JournalState {
                 (state.status, state.worker, state.started_us) = (JournalStatus::Running, Some(*worker), time);
             }
             JournalEvent::Succeeded { fingerprint } => {
-                (state.status, state.fingerprint, state.ended_us) =
-                    (JournalStatus::Succeeded, Some(*fingerprint), time);
+                // Success means exit code 0 (and the declared outputs exist).
+                (state.status, state.fingerprint, state.ended_us, state.exit_code) =
+                    (JournalStatus::Succeeded, Some(*fingerprint), time, Some(0));
             }
             JournalEvent::Cached { fingerprint } => {
                 (state.status, state.fingerprint, state.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);

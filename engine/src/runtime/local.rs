@@ -99,6 +99,9 @@ impl JobContext {
         }
         let mut child = match spawn(&job, self.bind_cpus) {
             Ok(child) => child,
+            Err(_) if !job.cwd.is_dir() => {
+                return failed(format!("could not start: working directory `{}` does not exist", job.cwd.display()));
+            }
             Err(e) => return failed(format!("could not start: {e}")),
         };
         let pgid = child.id().unwrap_or(0);

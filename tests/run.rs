@@ -1,0 +1,1012 @@
+//! `flow run` end to end: real processes, resources, failures, signals,
+//! resuming, the run directory and `flow log` on what a run left behind.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{Output, Test, root};
+
+/// The `flow` binary, for runs the test must signal while they are going.
+fn flow_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_flow"))
+}
+
+/// A file of the test directory, or "" when it does not exist.
+fn read(t: &Test, path: &str) -> String {
+    fs_err::read_to_string(t.path().join(path)).unwrap_or_default()
+}
+
+/// The non-empty lines of a file of the test directory.
+fn lines(t: &Test, path: &str) -> Vec<String> {
+    read(t, path).lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect()
+}
+
+/// Names of the entries of a directory (empty if it does not exist).
+fn entries(dir: &Path) -> BTreeSet<String> {
+    match fs_err::read_dir(dir) {
+        Ok(rd) => rd.flatten().filter_map(|e| e.file_name().into_string().ok()).collect(),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+/// Run ids under `dir/.flow/runs`, oldest first.
+fn run_ids(dir: &Path) -> Vec<String> {
+    entries(&dir.join(".flow/runs")).into_iter().collect()
+}
+
+/// `summary.json` of the newest run.
+fn last_summary(dir: &Path) -> serde_json::Value {
+    let id = run_ids(dir).pop().expect("a run directory");
+    let text = fs_err::read_to_string(dir.join(".flow/runs").join(id).join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+/// `flow log [--run ID] list --json`: label → status.
+fn statuses(t: &Test, run: Option<&str>) -> BTreeMap<String, String> {
+    let mut args = vec!["log"];
+    if let Some(id) = run {
+        args.extend(["--run", id]);
+    }
+    args.extend(["list", "--json"]);
+    let out = t.success_with(&args);
+    out.lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            (v["label"].as_str().expect("label").to_owned(), v["status"].as_str().unwrap_or("-").to_owned())
+        })
+        .collect()
+}
+
+fn assert_code(out: &Output, code: i32) {
+    assert_eq!(out.code, code, "expected exit code {code}\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+}
+
+/// Waits up to `limit` for `done`; returns whether it became true.
+fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+/// Starts `flow ARGS` in `dir` without waiting; its stderr goes to the file `dir/<stderr>`.
+fn spawn_flow(dir: &Path, args: &[&str], stderr: &str) -> Child {
+    Command::new(flow_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs_err::File::create(dir.join(stderr)).expect("stderr file").into_parts().0)
+        .spawn()
+        .expect("start flow")
+}
+
+/// Waits up to `limit` for the child to exit.
+fn wait_child(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let status = Command::new("kill").args([sig, &pid.to_string()]).status().expect("run kill");
+    assert!(status.success(), "kill {sig} {pid} failed");
+}
+
+/// Live (not zombie) processes whose process group is `pgid`, or whose pid is `pgid`.
+fn live_in_group(pgid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for name in entries(Path::new("/proc")) {
+        let Ok(pid) = name.parse::<u32>() else { continue };
+        let Ok(stat) = fs_err::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // pid (comm) state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let (state, pgrp) = (fields.first().copied().unwrap_or("Z"), fields.get(2).and_then(|p| p.parse().ok()));
+        if state != "Z" && (pid == pgid || pgrp == Some(pgid)) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// CPU ids this process may use (`Cpus_allowed_list`), as flow detects them.
+fn allowed_cpus() -> Vec<u32> {
+    let status = fs_err::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim();
+    let mut ids = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => ids.extend(a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()),
+            None => ids.push(part.parse().unwrap()),
+        }
+    }
+    ids
+}
+
+// 1
+#[test]
+fn hello_two_dependent_tasks() {
+    let t = Test::new()
+        .workflow(
+            r#"
+name = "hello"
+
+[[tasks]]
+name = "greet"
+command = "echo hello > hello.txt"
+outputs = ["hello.txt"]
+
+[[tasks]]
+name = "shout"
+command = "tr a-z A-Z < hello.txt > shout.txt"
+inputs = ["hello.txt"]
+outputs = ["shout.txt"]
+"#,
+        )
+        .args(["run"]);
+    let out = t.run();
+    assert_code(&out, 0);
+    assert_eq!(read(&t, "hello.txt"), "hello\n");
+    assert_eq!(read(&t, "shout.txt"), "HELLO\n");
+    let list = t.success_with(&["log", "list"]);
+    let rows: Vec<&str> = list.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{list}");
+    assert!(rows.iter().any(|r| r.starts_with("greet ") && r.contains("succeeded")), "{list}");
+    assert!(rows.iter().any(|r| r.starts_with("shout ") && r.contains("succeeded")), "{list}");
+    let summary = last_summary(t.path());
+    assert_eq!(summary["total"], 2);
+    assert_eq!(summary["succeeded"], 2);
+    assert_eq!(summary["interrupted"], false);
+}
+
+// 2
+#[test]
+fn cpus_are_never_oversubscribed() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "work"
+range = "1-12"
+cpus = 1
+command = '''
+mkdir lock-$FLOW_CPUS 2>/dev/null || echo "overlap on $FLOW_CPUS" >> overlaps
+echo "$FLOW_CPUS" >> cpus.txt
+sleep 0.1
+rmdir lock-$FLOW_CPUS
+'''
+"#,
+        )
+        .args(["run", "--cpus", "2"]);
+    assert_code(&t.run(), 0);
+    assert!(!t.path().join("overlaps").exists(), "two tasks held one CPU at once: {}", read(&t, "overlaps"));
+    let seen = lines(&t, "cpus.txt");
+    assert_eq!(seen.len(), 12, "{seen:?}");
+    let found = allowed_cpus();
+    let expected: BTreeSet<String> = (0..2).map(|i| found.get(i).copied().unwrap_or(i as u32).to_string()).collect();
+    let seen: BTreeSet<String> = seen.into_iter().collect();
+    assert!(seen.is_subset(&expected), "FLOW_CPUS {seen:?} not within {expected:?}");
+    assert_eq!(seen.len(), 2, "both CPUs are used: {seen:?}");
+}
+
+// 2, continued
+#[test]
+fn memory_and_custom_resources_are_limits_too() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "mem"
+range = "1-4"
+memory = "600 MiB"
+command = "mkdir mem.lock 2>/dev/null || echo mem >> overlaps; sleep 0.1; rmdir mem.lock"
+
+[[tasks]]
+name = "licensed"
+range = "1-4"
+resources = { licence = 1 }
+command = "mkdir lic.lock 2>/dev/null || echo licence >> overlaps; sleep 0.1; rmdir lic.lock"
+
+[[tasks]]
+name = "pair"
+cpus = 2
+command = "echo $FLOW_CPUS > pair.txt"
+"#,
+        )
+        .args(["run", "--cpus", "2", "--memory", "1GiB", "--resource", "licence=1"]);
+    assert_code(&t.run(), 0);
+    assert!(!t.path().join("overlaps").exists(), "oversubscribed: {}", read(&t, "overlaps"));
+    let found = allowed_cpus();
+    let ids: Vec<String> = (0..2).map(|i| found.get(i).copied().unwrap_or(i as u32).to_string()).collect();
+    assert_eq!(read(&t, "pair.txt").trim(), ids.join(","));
+}
+
+// 3
+#[test]
+fn quarter_gpus_share_one_device() {
+    // 8 CPUs so that the GPU, not the CPUs, keeps the fifth instance waiting.
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "gpu"
+range = "0-4"
+gpus = 0.25
+cpus = 1
+command = '''
+mkdir -p running live seen
+touch running/$FLOW_INDEX live/$FLOW_INDEX
+n=0
+while [ "$(ls running | wc -l)" -lt 4 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
+[ "$(ls running | wc -l)" -ge 4 ] || { echo "never saw four running" >&2; exit 1; }
+sleep 0.3
+ls live | wc -l >> concurrency
+echo "$CUDA_VISIBLE_DEVICES $FLOW_GPUS" > seen/$FLOW_INDEX
+rm live/$FLOW_INDEX
+'''
+"#,
+        )
+        .env("CUDA_VISIBLE_DEVICES", "0")
+        .args(["run", "--cpus", "8"]);
+    assert_code(&t.run(), 0);
+    for i in 0..5 {
+        assert_eq!(read(&t, &format!("seen/{i}")), "0 0\n", "gpu[{i}]");
+    }
+    let counts: Vec<u32> = lines(&t, "concurrency").iter().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(counts.len(), 5, "{counts:?}");
+    assert!(counts.iter().all(|&n| n <= 4), "more than four quarter-GPU tasks at once: {counts:?}");
+}
+
+// 4
+#[test]
+fn variants_fall_back_when_there_is_no_gpu() {
+    let workflow = r#"
+[[tasks]]
+name = "score"
+command = "echo $FLOW_VARIANT > variant.txt"
+
+[[tasks.variants]]
+gpus = 1
+cpus = 1
+
+[[tasks.variants]]
+cpus = 2
+"#;
+    let with_gpu = Test::new().workflow(workflow).env("CUDA_VISIBLE_DEVICES", "0").args(["run"]);
+    assert_code(&with_gpu.run(), 0);
+    assert_eq!(read(&with_gpu, "variant.txt"), "0\n");
+
+    let without = Test::new().workflow(workflow).env("CUDA_VISIBLE_DEVICES", "").args(["run", "--cpus", "2"]);
+    assert_code(&without.run(), 0);
+    assert_eq!(read(&without, "variant.txt"), "1\n");
+}
+
+// 5
+#[test]
+fn a_request_no_worker_can_satisfy_is_invalid_input() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "small"
+command = "touch small.done"
+
+[[tasks]]
+name = "big"
+gpus = 2
+command = "touch big.done"
+"#,
+        )
+        .env("CUDA_VISIBLE_DEVICES", "0")
+        .args(["run"]);
+    let err = t.invalid();
+    assert!(err.contains("`big`"), "{err}");
+    assert!(err.contains("workflow.toml:7:8"), "{err}");
+    assert!(err.contains("can never run"), "{err}");
+    assert!(!t.path().join("big.done").exists());
+    assert!(!t.path().join("small.done").exists(), "nothing runs when a task never can");
+}
+
+// 6
+#[test]
+fn higher_priority_runs_first() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "low"
+priority = 0
+command = "echo low >> order.txt"
+
+[[tasks]]
+name = "mid"
+priority = 5
+command = "echo mid >> order.txt"
+
+[[tasks]]
+name = "high"
+priority = 10
+command = "echo high >> order.txt"
+"#,
+        )
+        .args(["run", "--cpus", "1"]);
+    assert_code(&t.run(), 0);
+    assert_eq!(lines(&t, "order.txt"), ["high", "mid", "low"]);
+}
+
+// 7
+#[test]
+fn timeout_kills_the_task() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "slow"
+timeout = "1s"
+command = "sleep 5 & echo $! > sleep.pid; wait"
+"#,
+        )
+        .args(["run"]);
+    let start = Instant::now();
+    let out = t.run();
+    let elapsed = start.elapsed();
+    assert_code(&out, 1);
+    assert!(out.stderr.contains("timed out"), "{}", out.stderr);
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+    let pid: u32 = read(&t, "sleep.pid").trim().parse().expect("sleep pid");
+    assert!(wait_for(Duration::from_secs(2), || live_in_group(pid).is_empty()), "sleep {pid} still running");
+    assert_eq!(statuses(&t, None)["slow"], "failed");
+}
+
+// 8
+#[test]
+fn retries_rerun_a_failed_instance() {
+    let workflow = |retries: u32| {
+        format!(
+            r#"
+[[tasks]]
+name = "flaky"
+retries = {retries}
+command = "echo $FLOW_INSTANCE >> attempts.txt; test $FLOW_INSTANCE -ge 2"
+"#
+        )
+    };
+    let enough = Test::new().workflow(&workflow(2)).args(["run"]);
+    assert_code(&enough.run(), 0);
+    assert_eq!(lines(&enough, "attempts.txt"), ["0", "1", "2"]);
+
+    let too_few = Test::new().workflow(&workflow(1)).args(["run"]);
+    let out = too_few.run();
+    assert_code(&out, 1);
+    assert_eq!(lines(&too_few, "attempts.txt"), ["0", "1"]);
+    assert!(out.stderr.contains("retrying"), "{}", out.stderr);
+    assert_eq!(last_summary(too_few.path())["failed"], 1);
+}
+
+// 9
+#[test]
+fn a_failure_cancels_its_dependents_only() {
+    let t = Test::new()
+        .workflow(
+            r#"name = "fails"
+
+[[tasks]]
+name = "a"
+command = "echo oops-from-a >&2; exit 3"
+
+[[tasks]]
+name = "b"
+after = ["a"]
+command = "touch b.done"
+
+[[tasks]]
+name = "c"
+command = "touch c.done"
+"#,
+        )
+        .args(["run"]);
+    let out = t.run();
+    assert_code(&out, 1);
+    assert!(!t.path().join("b.done").exists());
+    assert!(t.path().join("c.done").exists());
+    for expected in ["a failed", "exit code 3", "oops-from-a", "workflow.toml:4:8"] {
+        assert!(out.stderr.contains(expected), "missing {expected:?} in:\n{}", out.stderr);
+    }
+    let s = statuses(&t, None);
+    assert_eq!((s["a"].as_str(), s["b"].as_str(), s["c"].as_str()), ("failed", "cancelled", "succeeded"));
+    let summary = last_summary(t.path());
+    assert_eq!((summary["succeeded"].as_u64(), summary["failed"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(summary["cancelled"], 1);
+}
+
+// 10
+#[test]
+fn max_fails_stops_starting_tasks() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "bad"
+range = "1-10"
+command = "mkdir -p ran && touch ran/{{ index }} && exit 1"
+"#,
+        )
+        .args(["run", "--cpus", "1", "--max-fails", "2"]);
+    let out = t.run();
+    assert_code(&out, 1);
+    let ran = entries(&t.path().join("ran")).len();
+    assert!((2..=3).contains(&ran), "{ran} instances ran");
+    let summary = last_summary(t.path());
+    assert_eq!(summary["failed"].as_u64(), Some(ran as u64));
+    assert_eq!(summary["cancelled"].as_u64(), Some(10 - ran as u64));
+    let s = statuses(&t, None);
+    assert_eq!(s.values().filter(|v| *v == "cancelled").count(), 10 - ran, "{s:?}");
+}
+
+// 11
+#[test]
+fn a_missing_declared_output_is_a_failure() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "liar"
+command = "true"
+outputs = ["never.txt"]
+"#,
+        )
+        .args(["run"]);
+    let out = t.run();
+    assert_code(&out, 1);
+    assert!(out.stderr.contains("declared output"), "{}", out.stderr);
+    assert!(out.stderr.contains("never.txt"), "{}", out.stderr);
+    assert_eq!(statuses(&t, None)["liar"], "failed");
+}
+
+// 12
+#[test]
+fn ctrl_c_stops_every_task_and_exits_130() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "wait"
+range = "1-4"
+command = "mkdir -p running && echo $$ > running/{{ index }} && sleep 30"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let running = t.path().join("running");
+    let two = wait_for(Duration::from_secs(10), || {
+        let files = entries(&running);
+        files.len() >= 2 && files.iter().all(|f| !read(&t, &format!("running/{f}")).trim().is_empty())
+    });
+    if !two {
+        let _ = flow.kill();
+        panic!("two tasks never started: {:?}", entries(&running));
+    }
+    let pids: Vec<u32> =
+        entries(&running).iter().map(|f| read(&t, &format!("running/{f}")).trim().parse().expect("pid")).collect();
+    for pid in &pids {
+        assert!(!live_in_group(*pid).is_empty(), "task {pid} is running before Ctrl-C");
+    }
+    let sent = Instant::now();
+    signal(flow.id(), "-INT");
+    let status = wait_child(&mut flow, Duration::from_secs(6));
+    let Some(status) = status else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 6 s of SIGINT");
+    };
+    assert!(sent.elapsed() < Duration::from_secs(5), "exit took {:?}", sent.elapsed());
+    assert_eq!(status.code(), Some(130), "{status:?}\n{}", read(&t, "flow.stderr"));
+    for pid in &pids {
+        assert!(
+            wait_for(Duration::from_secs(1), || live_in_group(*pid).is_empty()),
+            "task process group {pid} still has {:?}",
+            live_in_group(*pid)
+        );
+    }
+    assert_eq!(entries(&running).len(), 2, "no new task starts after Ctrl-C");
+    let summary = last_summary(t.path());
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    assert_eq!(summary["succeeded"], 0);
+    assert_eq!(summary["cancelled"], 4, "{summary}");
+    let s = statuses(&t, None);
+    assert!(s.values().all(|v| v != "running" && v != "succeeded"), "{s:?}");
+    t.success_with(&["log", "list"]);
+}
+
+// 12, continued
+#[test]
+fn ctrl_c_kills_a_task_that_ignores_sigterm() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "stubborn"
+command = "trap '' TERM; sleep 30 & echo $$ > pid; wait; wait; wait"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run"], "flow.stderr");
+    let started = wait_for(Duration::from_secs(10), || !read(&t, "pid").trim().is_empty());
+    if !started {
+        let _ = flow.kill();
+        panic!("the task never started");
+    }
+    let pid: u32 = read(&t, "pid").trim().parse().expect("pid");
+    assert!(wait_for(Duration::from_secs(2), || live_in_group(pid).len() >= 2), "sh and sleep run");
+    signal(flow.id(), "-INT");
+    let Some(status) = wait_child(&mut flow, Duration::from_secs(5)) else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 5 s of SIGINT");
+    };
+    assert_eq!(status.code(), Some(130), "{}", read(&t, "flow.stderr"));
+    assert!(
+        wait_for(Duration::from_secs(1), || live_in_group(pid).is_empty()),
+        "SIGKILL after the grace period: {:?} still running",
+        live_in_group(pid)
+    );
+}
+
+#[test]
+fn a_second_run_of_a_running_workflow_is_refused() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "long"
+command = "touch started; sleep 30"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run"], "flow.stderr");
+    let started = wait_for(Duration::from_secs(10), || t.path().join("started").exists());
+    let second = t.run_with(&["run"]);
+    signal(flow.id(), "-INT");
+    let status = wait_child(&mut flow, Duration::from_secs(5));
+    if status.is_none() {
+        let _ = flow.kill();
+    }
+    assert!(started, "the first run never started its task");
+    assert_code(&second, 2);
+    assert!(second.stderr.contains("another `flow run`"), "{}", second.stderr);
+    assert_eq!(status.and_then(|s| s.code()), Some(130));
+    assert_eq!(run_ids(t.path()).len(), 1, "the refused run made no run directory");
+}
+
+// 13
+#[test]
+fn kill_9_then_resume_skips_finished_work() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "step"
+range = "1-20"
+command = "echo step {{ index }}; sleep 0.2; echo {{ index }} >> done.txt"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow1.stderr");
+    let some_done = wait_for(Duration::from_secs(10), || lines(&t, "done.txt").len() >= 5);
+    signal(flow.id(), "-KILL");
+    let status = wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    assert!(some_done, "no task finished before the kill");
+    assert_eq!(status.code(), None, "killed by a signal");
+    let done_before = lines(&t, "done.txt");
+    assert!(done_before.len() < 20, "the run finished before it was killed");
+    let run1 = run_ids(t.path()).pop().expect("run 1");
+    assert!(!t.path().join(".flow/runs").join(&run1).join("summary.json").exists());
+
+    // Let any orphaned `sleep` of a killed task end before counting.
+    std::thread::sleep(Duration::from_millis(300));
+    let second = t.run_with(&["run", "--cpus", "2"]);
+    assert_code(&second, 0);
+    let run2 = run_ids(t.path()).pop().expect("run 2");
+    assert_ne!(run1, run2);
+
+    let first = statuses(&t, Some(&run1));
+    let again = statuses(&t, Some(&run2));
+    let succeeded: Vec<&String> = first.iter().filter(|(_, s)| *s == "succeeded").map(|(l, _)| l).collect();
+    assert!(!succeeded.is_empty(), "{first:?}");
+    assert_eq!(again.len(), 20, "{again:?}");
+    let mut counts = BTreeMap::<String, usize>::new();
+    for index in lines(&t, "done.txt") {
+        *counts.entry(format!("step[{index}]")).or_default() += 1;
+    }
+    for label in &succeeded {
+        assert_eq!(again[*label], "cached", "{label} succeeded in run 1\nrun 1: {first:?}\nrun 2: {again:?}");
+        assert_eq!(counts.get(*label), Some(&1), "{label} finished more than once: {counts:?}");
+    }
+    for i in 1..=20 {
+        assert!(counts.contains_key(&format!("step[{i}]")), "step[{i}] never finished: {counts:?}");
+    }
+    let summary = last_summary(t.path());
+    assert_eq!(summary["cached"].as_u64(), Some(succeeded.len() as u64), "{summary}");
+    assert_eq!(summary["succeeded"].as_u64(), Some(20 - succeeded.len() as u64), "{summary}");
+
+    let cat = t.run_with(&["log", "--run", &run1, "cat"]);
+    assert_code(&cat, 0);
+    for label in &succeeded {
+        let index = label.trim_start_matches("step[").trim_end_matches(']');
+        assert!(cat.stdout.contains(&format!("step {index}\n")), "{label} output missing:\n{}", cat.stdout);
+    }
+}
+
+// 13, continued
+#[test]
+fn the_next_run_kills_tasks_left_by_a_killed_run() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "wait"
+range = "1-2"
+command = "mkdir -p pids && echo $$ >> pids/{{ index }} && if [ ! -e second ]; then sleep 30; fi"
+"#,
+    );
+    let pids = t.path().join("pids");
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow1.stderr");
+    let started =
+        wait_for(Duration::from_secs(10), || (1..=2).all(|i| !read(&t, &format!("pids/{i}")).trim().is_empty()));
+    signal(flow.id(), "-KILL");
+    wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    assert!(started, "the tasks never started: {:?}", entries(&pids));
+    let orphans: Vec<u32> = (1..=2).map(|i| read(&t, &format!("pids/{i}")).trim().parse().expect("pid")).collect();
+
+    fs_err::write(t.path().join("second"), "").expect("write marker");
+    let start = Instant::now();
+    assert_code(&t.run_with(&["run", "--cpus", "2"]), 0);
+    assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+    for pid in orphans {
+        assert!(
+            wait_for(Duration::from_secs(1), || live_in_group(pid).is_empty()),
+            "task {pid} of the killed run still has {:?}",
+            live_in_group(pid)
+        );
+    }
+    assert_eq!(lines(&t, "pids/1").len(), 2, "wait[1] ran again");
+}
+
+// 14
+#[test]
+fn a_torn_output_log_tail_is_a_warning() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "one"
+command = "echo first-output"
+
+[[tasks]]
+name = "two"
+after = ["one"]
+command = "echo second-output"
+
+[[tasks]]
+name = "three"
+after = ["two"]
+command = "echo third-output"
+"#,
+        )
+        .args(["run"]);
+    assert_code(&t.run(), 0);
+    let before = t.success_with(&["log", "cat"]);
+    assert_eq!(before, "first-output\nsecond-output\nthird-output\n");
+    let run = run_ids(t.path()).pop().expect("run");
+    let log = t.path().join(".flow/runs").join(run).join("output.log");
+    let len = fs_err::metadata(&log).expect("output.log").len();
+    let file = fs_err::OpenOptions::new().write(true).open(&log).expect("open output.log");
+    file.set_len(len - 5).expect("truncate");
+    let out = t.run_with(&["log", "cat"]);
+    assert_code(&out, 0);
+    assert!(out.stdout.starts_with("first-output\nsecond-output\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("third-output"), "{}", out.stdout);
+    assert!(out.stderr.contains("incomplete record"), "{}", out.stderr);
+}
+
+// 15
+#[test]
+fn resume_reruns_only_what_changed() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "stage"
+each_line = "list.txt"
+command = "mkdir -p out && cat data/{{ item }} > out/{{ index }}.txt && echo stage-{{ index }} >> ran.txt"
+inputs = ["data/{{ item }}"]
+outputs = ["out/{{ index }}.txt"]
+
+[[tasks]]
+name = "combine"
+command = "cat out/*.txt > all.txt && echo combine >> ran.txt"
+inputs = ["out/*.txt"]
+outputs = ["all.txt"]
+"#,
+        )
+        .file("list.txt", "a\nb\nc\n")
+        .file("data/a", "apple\n")
+        .file("data/b", "banana\n")
+        .file("data/c", "cherry\n")
+        .args(["run"]);
+    let ran = |t: &Test| -> Vec<String> {
+        let all = lines(t, "ran.txt");
+        fs_err::remove_file(t.path().join("ran.txt")).ok();
+        let mut all = all;
+        all.sort();
+        all
+    };
+    assert_code(&t.run(), 0);
+    assert_eq!(ran(&t), ["combine", "stage-0", "stage-1", "stage-2"]);
+    assert_eq!(read(&t, "all.txt"), "apple\nbanana\ncherry\n");
+
+    assert_code(&t.run(), 0);
+    assert_eq!(ran(&t), Vec::<String>::new(), "an unchanged workflow reruns nothing");
+    assert_eq!(last_summary(t.path())["cached"], 4);
+
+    fs_err::write(t.path().join("data/b"), "blueberry\n").expect("write data/b");
+    assert_code(&t.run(), 0);
+    assert_eq!(ran(&t), ["combine", "stage-1"]);
+    assert_eq!(read(&t, "all.txt"), "apple\nblueberry\ncherry\n");
+    let summary = last_summary(t.path());
+    assert_eq!((summary["succeeded"].as_u64(), summary["cached"].as_u64()), (Some(2), Some(2)), "{summary}");
+
+    assert_code(&t.run_with(&["run", "--force"]), 0);
+    assert_eq!(ran(&t), ["combine", "stage-0", "stage-1", "stage-2"]);
+
+    assert_code(&t.run_with(&["run", "--only", "stage[1]"]), 0);
+    assert_eq!(ran(&t), ["combine", "stage-1"]);
+    let s = statuses(&t, None);
+    assert_eq!(s["stage[0]"], "cached");
+    assert_eq!(s["stage[2]"], "cached");
+    assert_eq!(s["stage[1]"], "succeeded");
+    assert_eq!(s["combine"], "succeeded");
+}
+
+// 16
+#[test]
+fn json_prints_events_as_ndjson() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "a"
+command = "echo a"
+
+[[tasks]]
+name = "b"
+after = ["a"]
+command = "echo b"
+"#,
+        )
+        .args(["run", "--json"]);
+    let out = t.success();
+    let events: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().expect("event")).collect();
+    assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"run_finished"), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "task_started").count(), 2, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "task_finished").count(), 2, "{kinds:?}");
+    let started: Vec<&str> =
+        events.iter().filter(|e| e["event"] == "task_started").map(|e| e["label"].as_str().unwrap()).collect();
+    assert_eq!(started, ["a", "b"]);
+    let finished = events.last().unwrap();
+    assert_eq!(finished["summary"]["succeeded"], 2, "{finished}");
+    assert!(events[0]["run_id"].is_string() && events[0]["total"] == 2, "{}", events[0]);
+}
+
+// 17
+#[test]
+fn dry_exec_starts_no_process() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "many"
+range = "1-10000"
+command = "mkdir -p made && touch made/{{ index }}"
+"#,
+    );
+    // Spawned, so that a stalled run fails the test instead of hanging it.
+    let mut flow = spawn_flow(t.path(), &["run", "--dry-exec"], "flow.stderr");
+    let status = wait_child(&mut flow, Duration::from_secs(30));
+    if status.is_none() {
+        let _ = flow.kill();
+        let _ = flow.wait();
+    }
+    let status = status.unwrap_or_else(|| panic!("--dry-exec stalled:\n{}", read(&t, "flow.stderr")));
+    assert_eq!(status.code(), Some(0), "{}", read(&t, "flow.stderr"));
+    assert!(!t.path().join("made").exists());
+    let summary = last_summary(t.path());
+    assert_eq!(summary["total"], 10000);
+    assert_eq!(summary["succeeded"], 10000);
+}
+
+// 18
+#[test]
+fn tasks_see_flow_variables_and_chunks() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "plain"
+command = '''
+mkdir -p env
+printf '%s|%s|%s|%s\n' "$FLOW_TASK" "$FLOW_INDEX" "$FLOW_ITEM" "$FLOW_INSTANCE" > env/plain
+test -d "$FLOW_RUN_DIR" && echo "$FLOW_RUN_DIR" > env/run_dir
+'''
+
+[[tasks]]
+name = "lines"
+each_line = "names.txt"
+command = '''
+mkdir -p env
+printf '%s|%s|%s\n' "$FLOW_TASK" "$FLOW_INDEX" "$FLOW_ITEM" > env/lines-$FLOW_INDEX
+'''
+
+[[tasks]]
+name = "json"
+from_json = "params.json"
+command = '''mkdir -p env && printf '%s' "$FLOW_ITEM" > env/json-$FLOW_INDEX'''
+
+[[tasks]]
+name = "chunks"
+each_chunk = { file = "big.txt", lines = 2, stdin = true }
+command = '''
+mkdir -p chunk stdin
+cp {{ chunk.path }} chunk/{{ index }}
+cat > stdin/{{ index }}
+echo "$FLOW_CHUNK" > chunk/{{ index }}.env
+echo "{{ chunk.path }}" > chunk/{{ index }}.path
+'''
+"#,
+        )
+        .file("names.txt", "alpha\n\nbeta gamma\n")
+        .file("params.json", r#"[{"lr": 0.1, "name": "x"}, {"depth": 4}]"#)
+        .file("big.txt", "l1\nl2\nl3\n\nl4\nl5\n")
+        .args(["run"]);
+    assert_code(&t.run(), 0);
+    assert_eq!(read(&t, "env/plain"), "plain|0||0\n");
+    let run = run_ids(t.path()).pop().unwrap();
+    let run_dir = PathBuf::from(read(&t, "env/run_dir").trim());
+    assert!(run_dir.ends_with(Path::new(".flow/runs").join(&run)), "{}", run_dir.display());
+    assert_eq!(read(&t, "env/lines-0"), "lines|0|alpha\n");
+    assert_eq!(read(&t, "env/lines-1"), "lines|1|beta gamma\n");
+    let item0: serde_json::Value = serde_json::from_str(&read(&t, "env/json-0")).expect("FLOW_ITEM is JSON");
+    assert_eq!(item0, serde_json::json!({"lr": 0.1, "name": "x"}));
+    let item1: serde_json::Value = serde_json::from_str(&read(&t, "env/json-1")).expect("FLOW_ITEM is JSON");
+    assert_eq!(item1, serde_json::json!({"depth": 4}));
+    let expected = ["l1\nl2\n", "l3\nl4\n", "l5\n"];
+    for (i, text) in expected.iter().enumerate() {
+        assert_eq!(read(&t, &format!("chunk/{i}")), *text, "chunk {i} file");
+        assert_eq!(read(&t, &format!("stdin/{i}")), *text, "chunk {i} on stdin");
+        // `chunk.path` is relative to the workflow directory; `FLOW_CHUNK` is absolute.
+        let relative = read(&t, &format!("chunk/{i}.path"));
+        assert_eq!(relative.trim(), format!(".flow/chunks/chunks/{i}.txt"));
+        let absolute = read(&t, &format!("chunk/{i}.env"));
+        assert_eq!(Path::new(absolute.trim()), t.path().join(relative.trim()), "FLOW_CHUNK");
+    }
+    assert!(!t.path().join("chunk/3").exists());
+}
+
+/// Copies an example directory without what its `.gitignore` lists (earlier runs' outputs).
+fn copy_example(from: &Path, to: &Path) {
+    let ignored: BTreeSet<String> = fs_err::read_to_string(from.join(".gitignore"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().trim_end_matches('/').to_owned())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    fn copy(from: &Path, to: &Path) {
+        if from.is_dir() {
+            fs_err::create_dir_all(to).expect("create dir");
+            for name in entries(from) {
+                copy(&from.join(&name), &to.join(&name));
+            }
+        } else {
+            fs_err::copy(from, to).expect("copy file");
+        }
+    }
+    fs_err::create_dir_all(to).expect("create dir");
+    for name in entries(from) {
+        if !ignored.contains(&name) {
+            copy(&from.join(&name), &to.join(&name));
+        }
+    }
+}
+
+// 19
+#[test]
+fn every_example_runs() {
+    let mut dirs: Vec<PathBuf> = fs_err::read_dir(root().join("examples/workflows"))
+        .expect("examples dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("workflow.toml").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 4, "{dirs:?}");
+    for dir in dirs {
+        let name = dir.file_name().and_then(|n| n.to_str()).expect("utf-8 name").to_owned();
+        let t = Test::new();
+        copy_example(&dir, t.path());
+        let out = t.run_with(&["run"]);
+        assert_eq!(out.code, 0, "{name}: expected success\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+        let summary = last_summary(t.path());
+        assert_eq!(summary["succeeded"], summary["total"], "{name}: {summary}");
+        if name == "ligand-screening" {
+            let ranked = read(&t, "ranked.csv");
+            let rows: Vec<&str> = ranked.lines().collect();
+            assert_eq!(rows.len(), 60, "{ranked}");
+            let scores: Vec<f64> = rows
+                .iter()
+                .map(|r| r.split(',').nth(1).and_then(|s| s.trim().parse().ok()).unwrap_or_else(|| panic!("{r}")))
+                .collect();
+            assert!(scores.windows(2).all(|w| w[0] <= w[1]), "not sorted by score: {scores:?}");
+            insta::assert_snapshot!("ligand_screening_ranked", ranked);
+        }
+    }
+}
+
+// 20
+#[test]
+fn cwd_env_stdin_stdout_and_argv() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "in_sub"
+cwd = "sub"
+command = "pwd > here.txt"
+
+[[tasks]]
+name = "with_env"
+env = { GREETING = "hi {{ task.name }}", THREADS = 4 }
+command = "echo \"$GREETING $THREADS\" > env.txt"
+
+[[tasks]]
+name = "from_stdin"
+stdin = "input.txt"
+command = "tr a-z A-Z > upper.txt"
+
+[[tasks]]
+name = "to_file"
+range = "1-2"
+stdout = "out/{{ index }}.log"
+command = "echo to-file-{{ index }}"
+
+[[tasks]]
+name = "quiet"
+stdout = "none"
+command = "echo discarded; echo kept-stderr >&2"
+
+[[tasks]]
+name = "raw"
+argv = ["printf", "%s\n", "a b; echo injected $HOME", "{{ index }}"]
+"#,
+        )
+        .file("sub/.keep", "")
+        .file("input.txt", "shout me\n")
+        .args(["run"]);
+    assert_code(&t.run(), 0);
+    let here = read(&t, "sub/here.txt");
+    assert!(here.trim_end().ends_with("/sub"), "{here}");
+    assert!(!t.path().join("here.txt").exists());
+    assert_eq!(read(&t, "env.txt"), "hi with_env 4\n");
+    assert_eq!(read(&t, "upper.txt"), "SHOUT ME\n");
+    assert_eq!(read(&t, "out/1.log"), "to-file-1\n");
+    assert_eq!(read(&t, "out/2.log"), "to-file-2\n");
+    let log = t.success_with(&["log", "cat"]);
+    assert!(!log.contains("to-file"), "{log}");
+    assert!(!log.contains("discarded"), "{log}");
+    assert!(log.contains("kept-stderr"), "{log}");
+    assert_eq!(t.success_with(&["log", "cat", "raw"]), "a b; echo injected $HOME\n0\n");
+}
