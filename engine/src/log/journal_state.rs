@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(order, [(0, 5, "cached"), (1, 0, "succeeded"), (1, 1, "running"), (1, 2, "cancelled")]);
 
         let retried = state.get(TaskId::new(GroupId(1), 0)).unwrap();
-        assert_eq!((retried.attempt, retried.worker, retried.exit_code), (1, Some(2), None));
+        assert_eq!((retried.attempt, retried.worker, retried.exit_code), (1, Some(2), Some(0)));
         assert_eq!((retried.duration_us(), retried.fingerprint), (Some(600), Some([2; 32])));
         assert_eq!(state.get(TaskId::new(GroupId(1), 1)).unwrap().duration_us(), None);
         let cancelled = state.get(TaskId::new(GroupId(1), 2)).unwrap();
