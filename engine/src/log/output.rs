@@ -30,7 +30,7 @@ const BATCH_BYTES: usize = 4 << 20;
 const HEAD_LEN: usize = 25;
 
 /// Which stream a chunk of output came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum OutputStream {
     /// The task's standard output.
     Stdout,
@@ -68,8 +68,9 @@ impl OutputStream {
     }
 }
 
-/// A chunk of one task's output, as it arrived.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A chunk of one task's output, as it arrived (serializable, so remote
+/// workers can send it to the coordinator).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutputRecord {
     /// The task instance.
     pub task: TaskId,

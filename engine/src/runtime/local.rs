@@ -17,7 +17,8 @@ use super::job::Job;
 use super::spawn::{signal_group, spawn};
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::ir::TaskId;
-use crate::log::{OutputLogSender, OutputRecord, OutputStream};
+use super::output_sink::OutputSink;
+use crate::log::{OutputRecord, OutputStream};
 
 /// Bytes of stderr kept per running task, to show when it fails.
 const STDERR_TAIL: usize = 2048;
@@ -26,7 +27,7 @@ const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs jobs as child processes of flow.
 pub struct LocalWorker {
-    log: OutputLogSender,
+    log: OutputSink,
     events: mpsc::UnboundedSender<WorkerEvent>,
     stop: watch::Sender<bool>,
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
@@ -35,7 +36,7 @@ pub struct LocalWorker {
 
 impl LocalWorker {
     /// A worker that writes output to `log` and reports to `events`.
-    pub fn new(log: OutputLogSender, events: mpsc::UnboundedSender<WorkerEvent>, bind_cpus: bool) -> Self {
+    pub fn new(log: OutputSink, events: mpsc::UnboundedSender<WorkerEvent>, bind_cpus: bool) -> Self {
         let (stop, _) = watch::channel(false);
         Self { log, events, stop, running: Arc::default(), bind_cpus }
     }
@@ -65,7 +66,7 @@ impl LocalWorker {
 }
 
 struct JobContext {
-    log: OutputLogSender,
+    log: OutputSink,
     stop: watch::Receiver<bool>,
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
     bind_cpus: bool,
@@ -178,7 +179,7 @@ fn pump(
     mut pipe: impl AsyncRead + Unpin + Send + 'static,
     job: &Job,
     stream: OutputStream,
-    log: OutputLogSender,
+    log: OutputSink,
     tail: Option<Arc<Mutex<Vec<u8>>>>,
 ) -> tokio::task::JoinHandle<()> {
     let (task, attempt) = (job.task, job.attempt);
@@ -197,7 +198,7 @@ fn pump(
                 t.drain(..excess);
             }
             let record = OutputRecord { task, attempt, stream, time_us: now_us(), data: buf[..n].to_vec() };
-            if log.send(record).await.is_err() {
+            if !log.send(record).await {
                 break;
             }
         }

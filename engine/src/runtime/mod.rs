@@ -13,6 +13,7 @@ pub mod fingerprint;
 pub mod job;
 pub mod local;
 pub mod options;
+mod output_sink;
 mod orphans;
 pub mod resume;
 pub mod run;

@@ -17,6 +17,7 @@ use super::driver::Driver;
 use super::event::{Event, Summary};
 use super::job::JobFactory;
 use super::local::LocalWorker;
+use super::output_sink::OutputSink;
 use super::options::RunOptions;
 use super::resume::Previous;
 use super::run_dir::{RunDir, STATE_DIR};
@@ -104,7 +105,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (worker_tx, worker_events) = mpsc::unbounded_channel();
         let summary = runtime.block_on(async {
-            let worker = LocalWorker::new(log, worker_tx, options.bind_cpus);
+            let worker = LocalWorker::new(OutputSink::Log(log), worker_tx, options.bind_cpus);
             let driver = Driver {
                 core,
                 factory,
