@@ -75,19 +75,20 @@ pub struct CheckArgs {
     pub worker: WorkerArgs,
 }
 
-/// The largest worker the workflow must fit on.
+/// A worker's resources: for `check`, the largest worker tasks must fit on;
+/// for `run` and `worker`, what the worker owns (default: detected).
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// CPUs of the largest worker.
+    /// CPUs of the worker (a whole number for `run` and `worker`).
     #[arg(long)]
     pub cpus: Option<f64>,
-    /// GPUs of the largest worker.
+    /// GPUs of the worker (a whole number for `run` and `worker`).
     #[arg(long)]
     pub gpus: Option<f64>,
-    /// Memory of the largest worker, e.g. "64 GiB".
+    /// Memory of the worker, e.g. "64 GiB".
     #[arg(long)]
     pub memory: Option<String>,
-    /// A custom resource of the largest worker: `fpga=2` (repeatable).
+    /// A custom resource of the worker: `fpga=2` (repeatable).
     #[arg(long = "resource", value_name = "NAME=AMOUNT")]
     pub resources: Vec<String>,
 }

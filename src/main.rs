@@ -20,6 +20,7 @@ use args::{Cli, Color, Command};
 use load::{Failure, Loaded};
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let color = match cli.color {
         Color::Always => true,
@@ -89,5 +90,17 @@ fn report(failure: Failure, color: bool) {
             eprint!("{out}");
             eprintln!("error: {n} {noun} in {}", source.name);
         }
+    }
+}
+
+/// Lets `flow … | head` end flow quietly, as it ends other Unix tools,
+/// instead of turning the closed pipe into a write error.
+#[allow(unsafe_code)]
+fn restore_sigpipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: called first thing in `main`, before any other thread exists;
+    // restoring the default action installs no handler code.
+    unsafe {
+        let _ = signal(Signal::SIGPIPE, SigHandler::SigDfl);
     }
 }

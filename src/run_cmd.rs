@@ -63,7 +63,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         bind_cpus: args.bind_cpus,
     };
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options).map_err(|e| match e {
-        flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\n")),
+        flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),
         other => Failure::Usage(other.to_string()),
     })?;
     let mut display = Display::new(args.json);
@@ -91,12 +91,16 @@ fn worker(args: &WorkerArgs) -> Result<WorkerResources, Failure> {
         Some(n) => {
             let n = whole("cpus", n)?;
             // More CPUs than the machine has are allowed (oversubscription by choice).
-            (0..n).map(|i| found.cpus.get(i).copied().unwrap_or(i as u32)).collect()
+            let next = found.cpus.iter().max().map_or(0, |m| m + 1);
+            found.cpus.iter().copied().chain(next..).take(n).collect()
         }
         None => found.cpus,
     };
     let gpus = match args.gpus {
-        Some(n) => (0..whole("gpus", n)?).map(|i| found.gpus.get(i).copied().unwrap_or(i as u32)).collect(),
+        Some(n) => {
+            let next = found.gpus.iter().max().map_or(0, |m| m + 1);
+            found.gpus.iter().copied().chain(next..).take(whole("gpus", n)?).collect()
+        }
         None => found.gpus,
     };
     let memory = match &args.memory {
@@ -190,8 +194,8 @@ impl Display {
                 parts.push(format!("{n} {what}"));
             }
         }
-        let how = if summary.interrupted { "interrupted after" } else { "in" };
-        eprintln!("run {}: {} {how} {:.1}s", summary.run_id, parts.join(", "), summary.seconds);
+        let how = if summary.interrupted { "; interrupted after" } else { " in" };
+        eprintln!("run {}: {}{how} {:.1}s", summary.run_id, parts.join(", "), summary.seconds);
         if summary.failed > 0 {
             eprintln!("see the output of failed tasks with `flow log cat --failed`");
         }

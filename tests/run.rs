@@ -1010,3 +1010,38 @@ argv = ["printf", "%s\n", "a b; echo injected $HOME", "{{ index }}"]
     assert!(log.contains("kept-stderr"), "{log}");
     assert_eq!(t.success_with(&["log", "cat", "raw"]), "a b; echo injected $HOME\n0\n");
 }
+
+#[test]
+fn sigterm_stops_the_run_like_ctrl_c() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"wait\"\nrange = \"1-2\"\ncommand = \"mkdir -p running && touch running/{{ index }} && sleep 30\"\n",
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let running = t.path().join("running");
+    if !wait_for(Duration::from_secs(10), || entries(&running).len() == 2) {
+        let _ = flow.kill();
+        panic!("tasks never started");
+    }
+    signal(flow.id(), "-TERM");
+    let Some(status) = wait_child(&mut flow, Duration::from_secs(6)) else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 6 s of SIGTERM");
+    };
+    assert_eq!(status.code(), Some(130), "{}", read(&t, "flow.stderr"));
+    assert_eq!(last_summary(t.path())["interrupted"], true);
+}
+
+#[test]
+fn a_changed_chunk_reruns_its_instance() {
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"count\"\neach_chunk = { file = \"data.txt\", lines = 2 }\ncommand = \"wc -l < {{ chunk.path }} >> counted.txt\"\n",
+        )
+        .file("data.txt", "a\nb\nc\nd\n");
+    t.success_with(&["run"]);
+    t.success_with(&["run"]);
+    assert_eq!(lines(&t, "counted.txt").len(), 2, "the second run skips both unchanged chunks");
+    fs_err::write(t.path().join("data.txt"), "a\nb\nc\nX\n").expect("edit data");
+    t.success_with(&["run"]);
+    assert_eq!(lines(&t, "counted.txt").len(), 3, "only the chunk whose lines changed runs again");
+}

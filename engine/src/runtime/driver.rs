@@ -69,7 +69,7 @@ impl Driver {
         let started = Instant::now();
         let mut out = Collect::default();
         self.step(&mut out);
-        let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
+        let mut interrupt = std::pin::pin!(interrupted());
         while !self.core.is_finished() {
             tokio::select! {
                 event = self.worker_events.recv() => {
@@ -80,7 +80,7 @@ impl Driver {
                         self.finished(event, &mut out);
                     }
                 }
-                _ = &mut interrupt, if !self.summary.interrupted => {
+                () = &mut interrupt, if !self.summary.interrupted => {
                     self.summary.interrupted = true;
                     self.core.stop(&mut out);
                     self.worker.stop_all();
@@ -218,5 +218,20 @@ impl Driver {
     fn source_location(&self, offset: usize) -> String {
         let (line, col) = self.source.line_col(offset);
         format!("{}:{line}:{col}", self.source.name)
+    }
+}
+
+/// Resolves on Ctrl-C (SIGINT), SIGTERM (a CI job cancelled, `kill`) or
+/// SIGHUP (the terminal closed): each stops the run the same way.
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
     }
 }

@@ -198,7 +198,7 @@ impl JobFactory {
             .iter()
             .map(|(k, v)| Ok((k.clone(), render(v, &format!("env.{k}"))?)))
             .collect::<Result<_, String>>()?;
-        let definition = definition(&command, &cwd, &env, stdin.as_deref(), &outputs);
+        let definition = definition(&command, &cwd, &env, stdin.as_deref(), &outputs, &item_text(graph, task));
         env.extend(flow_env(graph, task, attempt, alloc, &self.run_dir, chunk.as_ref().map(|c| c.0.as_path())));
         let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
         Ok(Job {
@@ -232,12 +232,7 @@ fn flow_env(
 ) -> Vec<(String, String)> {
     let group = graph.group(task.group);
     let ids = |v: &[(u32, crate::ir::Amount)]| v.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
-    let item = match graph.item(task.group, task.instance) {
-        Item::None => String::new(),
-        Item::Int(n) => n.to_string(),
-        Item::Text(t) | Item::Json(t) => t.to_owned(),
-        Item::Object(map) => serde_json::Value::Object(map).to_string(),
-    };
+    let item = item_text(graph, task);
     let mut env = vec![
         ("FLOW_TASK".to_owned(), group.name.clone()),
         ("FLOW_INDEX".to_owned(), graph.index(task.group, task.instance).to_string()),
@@ -247,25 +242,38 @@ fn flow_env(
         ("FLOW_VARIANT".to_owned(), alloc.variant.to_string()),
         ("FLOW_CPUS".to_owned(), ids(&alloc.cpus)),
     ];
-    if !alloc.gpus.is_empty() {
-        env.push(("FLOW_GPUS".to_owned(), ids(&alloc.gpus)));
-        env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
-    }
+    // A task without GPUs must not see (and grab) the worker's devices.
+    env.push(("FLOW_GPUS".to_owned(), ids(&alloc.gpus)));
+    env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
     if let Some(chunk) = chunk {
         env.push(("FLOW_CHUNK".to_owned(), chunk.display().to_string()));
     }
     env
 }
 
-/// What determines a job's result besides its input files, as one text.
+/// An instance's item as text (`FLOW_ITEM`): the line, the chunk, the JSON.
+fn item_text(graph: &Graph, task: TaskId) -> String {
+    match graph.item(task.group, task.instance) {
+        Item::None => String::new(),
+        Item::Int(n) => n.to_string(),
+        Item::Text(t) | Item::Json(t) => t.to_owned(),
+        Item::Object(map) => serde_json::Value::Object(map).to_string(),
+    }
+}
+
+/// What determines a job's result besides its input files, as one text:
+/// also the item, which reaches the task through `FLOW_ITEM` or the chunk
+/// file even when no template mentions it.
 fn definition(
     command: &JobCommand,
     cwd: &Path,
     env: &[(String, String)],
     stdin: Option<&Path>,
     outputs: &[PathBuf],
+    item: &str,
 ) -> String {
     let value = serde_json::json!({
+        "item": item,
         "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
         "cwd": cwd,
         "env": env,

@@ -14,10 +14,10 @@ use tokio::sync::{mpsc, watch};
 
 use super::fingerprint::{Fingerprint, fingerprint, missing_output};
 use super::job::Job;
+use super::output_sink::OutputSink;
 use super::spawn::{signal_group, spawn};
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::ir::TaskId;
-use super::output_sink::OutputSink;
 use crate::log::{OutputRecord, OutputStream};
 
 /// Bytes of stderr kept per running task, to show when it fails.

@@ -20,27 +20,26 @@ pub struct Previous {
 }
 
 impl Previous {
-    /// Reads the newest earlier run of `workflow` under `state`; with `force`, nothing is reused.
+    /// Reads the earlier runs of `workflow` under `state`, oldest first, so
+    /// each instance keeps the fingerprint of its latest success; with
+    /// `force`, nothing is reused.
     pub fn load(state: &Path, workflow: &Path, force: bool) -> Previous {
+        let mut fingerprints = HashMap::new();
         if force {
-            return Previous::default();
+            return Previous { fingerprints, forced: None };
         }
-        let Some(run) = RunDir::list(state).into_iter().rev().find(|r| same_workflow(r, workflow)) else {
-            return Previous::default();
-        };
-        let Ok(text) = fs_err::read_to_string(run.graph()) else { return Previous::default() };
-        let Ok(graph) = serde_json::from_str::<Graph>(&text) else { return Previous::default() };
-        let (records, _torn) = read_journal(&run.journal()).unwrap_or_default();
-        let state = JournalState::from_records(&records);
-        let fingerprints = state
-            .iter()
-            .filter_map(|(task, entry)| match entry.status {
-                JournalStatus::Succeeded | JournalStatus::Cached => {
-                    entry.fingerprint.map(|fp| (graph.label(*task), fp))
+        for run in RunDir::list(state).into_iter().filter(|r| same_workflow(r, workflow)) {
+            let Ok(text) = fs_err::read_to_string(run.graph()) else { continue };
+            let Ok(graph) = serde_json::from_str::<Graph>(&text) else { continue };
+            let Ok((records, _torn)) = read_journal(&run.journal()) else { continue };
+            for (task, entry) in JournalState::from_records(&records).iter() {
+                let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
+                // `--dry-exec` successes have no fingerprint and did no work.
+                if let (true, Some(fp)) = (done, entry.fingerprint.filter(|fp| *fp != Fingerprint::default())) {
+                    fingerprints.insert(graph.label(*task), fp);
                 }
-                _ => None,
-            })
-            .collect();
+            }
+        }
         Previous { fingerprints, forced: None }
     }
 

@@ -1,0 +1,342 @@
+//! The encrypted message channel: a Noise handshake, then a [`Sender`] and a
+//! [`Receiver`] that work independently (see [`crate::net`] for the protocol).
+
+use std::io;
+use std::mem;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use snow::{HandshakeState, StatelessTransportState};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::time::timeout;
+
+use crate::net::{NetError, Secret};
+
+/// The largest application message, in encoded bytes, that is sent or accepted.
+pub const MAX_MESSAGE: usize = 64 << 20;
+
+/// How long a peer has to complete the handshake (and a worker to open the
+/// TCP connection) before it is refused, so a silent peer cannot hold a slot.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The Noise protocol: no static keys, authentication by the pre-shared key.
+const NOISE_PARAMS: &str = "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s";
+/// Mixed into the handshake hash: peers speaking another protocol version fail the handshake.
+const PROLOGUE: &[u8] = b"flow-net/1";
+/// The largest Noise message (the length prefix is a `u16`).
+const MAX_FRAME: usize = 65535;
+/// The ChaChaPoly authentication tag on every transport frame.
+const TAG_LEN: usize = 16;
+/// The most plaintext one frame carries.
+const MAX_CHUNK: usize = MAX_FRAME - TAG_LEN;
+/// Each message's plaintext starts with its encoded length as a `u32` (big-endian).
+const HEADER_LEN: usize = 4;
+/// NNpsk0's two handshake messages are 48 bytes each; anything much larger is not a flow peer.
+const MAX_HANDSHAKE_FRAME: usize = 256;
+/// How much room the receiver makes for each socket read.
+const READ_CHUNK: usize = 256 * 1024;
+/// Buffers grown past this by a large message are shrunk back to it afterwards.
+const KEEP_CAPACITY: usize = 1 << 20;
+
+/// Dials the coordinator at `address` (`host:port`) and runs the handshake
+/// as the initiator. Fails with [`NetError::Connect`] if the TCP connection
+/// cannot be made and with [`NetError::Refused`] if the coordinator does not
+/// accept `secret`.
+pub async fn connect(address: &str, secret: &Secret) -> Result<(Sender, Receiver), NetError> {
+    let connect_error = |source| NetError::Connect { address: address.to_owned(), source };
+    let mut stream = match timeout(HANDSHAKE_TIMEOUT, TcpStream::connect(address)).await {
+        Ok(stream) => stream.map_err(connect_error)?,
+        Err(_) => return Err(connect_error(io::Error::new(io::ErrorKind::TimedOut, "connection timed out"))),
+    };
+    let handshake = async {
+        let state = new_handshake(secret, true)?;
+        initiate(&mut stream, state).await
+    };
+    let transport = finish_handshake(address.to_owned(), timeout(HANDSHAKE_TIMEOUT, handshake).await)?;
+    Ok(split(stream, transport))
+}
+
+/// Runs the handshake as the responder on a connection the coordinator has
+/// just accepted. A peer that does not know `secret`, speaks anything else,
+/// or does not finish within [`HANDSHAKE_TIMEOUT`] gets [`NetError::Refused`]
+/// (which names it, for the log) and is disconnected.
+pub async fn accept(stream: TcpStream, secret: &Secret) -> Result<(Sender, Receiver), NetError> {
+    accept_within(stream, secret, HANDSHAKE_TIMEOUT).await
+}
+
+/// [`accept`] with a chosen handshake deadline.
+pub(super) async fn accept_within(
+    mut stream: TcpStream,
+    secret: &Secret,
+    limit: Duration,
+) -> Result<(Sender, Receiver), NetError> {
+    let peer = stream.peer_addr().map_or_else(|_| "unknown peer".to_owned(), |a| a.to_string());
+    let handshake = async {
+        let state = new_handshake(secret, false)?;
+        respond(&mut stream, state).await
+    };
+    let transport = finish_handshake(peer, timeout(limit, handshake).await)?;
+    Ok(split(stream, transport))
+}
+
+/// Turns the handshake's outcome into the transport state or a [`NetError::Refused`].
+fn finish_handshake(
+    peer: String,
+    outcome: Result<Result<StatelessTransportState, String>, tokio::time::error::Elapsed>,
+) -> Result<StatelessTransportState, NetError> {
+    match outcome {
+        Ok(Ok(transport)) => Ok(transport),
+        Ok(Err(reason)) => Err(NetError::Refused { peer, reason }),
+        Err(_) => Err(NetError::Refused { peer, reason: "the handshake did not complete in time".to_owned() }),
+    }
+}
+
+fn new_handshake(secret: &Secret, initiator: bool) -> Result<HandshakeState, String> {
+    let setup = |e: snow::Error| format!("cannot set up the Noise handshake: {e}");
+    let builder = snow::Builder::new(NOISE_PARAMS.parse().map_err(setup)?)
+        .prologue(PROLOGUE)
+        .and_then(|b| b.psk(0, secret.as_bytes()))
+        .map_err(setup)?;
+    if initiator { builder.build_initiator() } else { builder.build_responder() }.map_err(setup)
+}
+
+/// The initiator's side: `-> psk, e` then `<- e, ee`.
+async fn initiate(stream: &mut TcpStream, mut state: HandshakeState) -> Result<StatelessTransportState, String> {
+    let mut frame = [0; MAX_HANDSHAKE_FRAME];
+    let len = state.write_message(&[], &mut frame).map_err(|e| format!("handshake failed: {e}"))?;
+    write_handshake_frame(stream, &frame[..len]).await?;
+    let len = read_handshake_frame(stream, &mut frame).await?;
+    let mut payload = [0; MAX_HANDSHAKE_FRAME];
+    state
+        .read_message(&frame[..len], &mut payload)
+        .map_err(|_| "the coordinator's handshake reply does not authenticate".to_owned())?;
+    state.into_stateless_transport_mode().map_err(|e| format!("handshake failed: {e}"))
+}
+
+/// The responder's side: reading the first message checks the peer's secret.
+async fn respond(stream: &mut TcpStream, mut state: HandshakeState) -> Result<StatelessTransportState, String> {
+    let mut frame = [0; MAX_HANDSHAKE_FRAME];
+    let len = read_handshake_frame(stream, &mut frame).await?;
+    let mut payload = [0; MAX_HANDSHAKE_FRAME];
+    state
+        .read_message(&frame[..len], &mut payload)
+        .map_err(|_| "wrong secret, or not a flow peer (the handshake does not authenticate)".to_owned())?;
+    let len = state.write_message(&[], &mut frame).map_err(|e| format!("handshake failed: {e}"))?;
+    write_handshake_frame(stream, &frame[..len]).await?;
+    state.into_stateless_transport_mode().map_err(|e| format!("handshake failed: {e}"))
+}
+
+async fn write_handshake_frame(stream: &mut TcpStream, message: &[u8]) -> Result<(), String> {
+    let mut frame = Vec::with_capacity(2 + message.len());
+    frame.extend_from_slice(&(message.len() as u16).to_be_bytes());
+    frame.extend_from_slice(message);
+    stream.write_all(&frame).await.map_err(|e| format!("handshake failed: {e}"))
+}
+
+/// Reads one length-prefixed handshake message into `frame`; returns its length.
+async fn read_handshake_frame(stream: &mut TcpStream, frame: &mut [u8; MAX_HANDSHAKE_FRAME]) -> Result<usize, String> {
+    let io_error = |e: io::Error| match e.kind() {
+        io::ErrorKind::UnexpectedEof => "the peer hung up during the handshake (wrong secret?)".to_owned(),
+        _ => format!("handshake failed: {e}"),
+    };
+    let mut prefix = [0; 2];
+    stream.read_exact(&mut prefix).await.map_err(io_error)?;
+    let len = usize::from(u16::from_be_bytes(prefix));
+    if len > MAX_HANDSHAKE_FRAME {
+        return Err(format!("sent a {len}-byte handshake message: not a flow peer"));
+    }
+    stream.read_exact(&mut frame[..len]).await.map_err(io_error)?;
+    Ok(len)
+}
+
+fn split(stream: TcpStream, transport: StatelessTransportState) -> (Sender, Receiver) {
+    // Jobs and replies are small and latency-bound: do not let Nagle hold them back.
+    // Failing to set it only costs latency, so the error is ignored.
+    let _ = stream.set_nodelay(true);
+    let transport = Arc::new(transport);
+    let (read, write) = stream.into_split();
+    let sender =
+        Sender { stream: write, transport: Arc::clone(&transport), nonce: 0, plain: Vec::new(), out: Vec::new(), sent: 0 };
+    let receiver = Receiver { stream: read, transport, nonce: 0, raw: Vec::new(), start: 0, message: Vec::new() };
+    (sender, receiver)
+}
+
+/// The sending half of a channel. It can live in a different task from its
+/// [`Receiver`]; dropping it closes the sending direction, which the peer's
+/// receiver sees as the end of the stream.
+pub struct Sender {
+    stream: OwnedWriteHalf,
+    transport: Arc<StatelessTransportState>,
+    /// The nonce of the next frame; each frame uses a new one.
+    nonce: u64,
+    /// The message being encoded: header then postcard bytes.
+    plain: Vec<u8>,
+    /// The encrypted frames of the last message.
+    out: Vec<u8>,
+    /// How much of `out` is already written to the socket.
+    sent: usize,
+}
+
+impl Sender {
+    /// Encodes `msg` with postcard, encrypts it and writes it out.
+    ///
+    /// If this future is cancelled after the message was encoded, the
+    /// remaining bytes go out at the start of the next `send` or `close`,
+    /// so the stream stays well-formed.
+    pub async fn send<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
+        self.flush().await?;
+        self.encode(msg)?;
+        self.flush().await
+    }
+
+    /// Finishes any interrupted send and closes the sending direction.
+    pub async fn close(mut self) -> Result<(), NetError> {
+        self.flush().await?;
+        self.stream.shutdown().await?;
+        Ok(())
+    }
+
+    /// Fills `out` with the frames of `msg`, advancing the nonce only if all of them were made.
+    fn encode<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
+        let mut plain = mem::take(&mut self.plain);
+        plain.clear();
+        plain.extend_from_slice(&[0; HEADER_LEN]);
+        self.plain = postcard::to_extend(msg, plain).map_err(NetError::Encode)?;
+        let size = self.plain.len() - HEADER_LEN;
+        if size > MAX_MESSAGE {
+            return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
+        }
+        self.plain[..HEADER_LEN].copy_from_slice(&(size as u32).to_be_bytes());
+
+        self.out.clear();
+        self.sent = 0;
+        let mut nonce = self.nonce;
+        for chunk in self.plain.chunks(MAX_CHUNK) {
+            let start = self.out.len();
+            self.out.resize(start + 2 + chunk.len() + TAG_LEN, 0);
+            let len = match self.transport.write_message(nonce, chunk, &mut self.out[start + 2..]) {
+                Ok(len) => len,
+                Err(e) => {
+                    self.out.clear();
+                    return Err(NetError::Io(io::Error::other(format!("cannot encrypt a frame: {e}"))));
+                }
+            };
+            self.out[start..start + 2].copy_from_slice(&(len as u16).to_be_bytes());
+            nonce += 1;
+        }
+        self.nonce = nonce;
+        Ok(())
+    }
+
+    /// Writes the rest of `out`. Each `write` is cancel-safe, and `sent` only counts written bytes.
+    async fn flush(&mut self) -> Result<(), NetError> {
+        while self.sent < self.out.len() {
+            let written = self.stream.write(&self.out[self.sent..]).await?;
+            if written == 0 {
+                return Err(NetError::Io(io::ErrorKind::WriteZero.into()));
+            }
+            self.sent += written;
+        }
+        self.out.clear();
+        self.sent = 0;
+        self.out.shrink_to(KEEP_CAPACITY);
+        self.plain.shrink_to(KEEP_CAPACITY);
+        Ok(())
+    }
+}
+
+/// The receiving half of a channel. It can live in a different task from its
+/// [`Sender`]. [`Receiver::recv`] is cancel-safe: a partially received
+/// message is kept and completed by the next call.
+pub struct Receiver {
+    stream: OwnedReadHalf,
+    transport: Arc<StatelessTransportState>,
+    /// The nonce the next frame must have been encrypted with.
+    nonce: u64,
+    /// Bytes read from the socket; `raw[start..]` is not yet decrypted.
+    raw: Vec<u8>,
+    start: usize,
+    /// The decrypted part of the message being assembled, header included.
+    message: Vec<u8>,
+}
+
+impl Receiver {
+    /// Receives the next message, or `Ok(None)` when the peer closed the
+    /// connection cleanly between messages. After an error the channel is
+    /// out of step with its peer and should be dropped.
+    pub async fn recv<T: DeserializeOwned>(&mut self) -> Result<Option<T>, NetError> {
+        loop {
+            if self.assemble()? {
+                let result = postcard::take_from_bytes(&self.message[HEADER_LEN..]);
+                let decoded = match result {
+                    Ok((msg, [])) => Ok(Some(msg)),
+                    Ok((_, rest)) => Err(NetError::Corrupt(format!("{} bytes left over after a message", rest.len()))),
+                    Err(e) => Err(NetError::Decode(e)),
+                };
+                self.message.clear();
+                self.message.shrink_to(KEEP_CAPACITY);
+                return decoded;
+            }
+            if self.start > 0 {
+                self.raw.drain(..self.start);
+                self.start = 0;
+            }
+            self.raw.reserve(READ_CHUNK);
+            if self.stream.read_buf(&mut self.raw).await? == 0 {
+                if self.raw.is_empty() && self.message.is_empty() {
+                    return Ok(None);
+                }
+                return Err(NetError::Corrupt("the connection closed in the middle of a message".to_owned()));
+            }
+        }
+    }
+
+    /// The message's total length (header included), once its header has arrived.
+    fn expected_len(&self) -> Result<Option<usize>, NetError> {
+        let Some(header) = self.message.first_chunk::<HEADER_LEN>() else { return Ok(None) };
+        let size = u32::from_be_bytes(*header) as usize;
+        if size > MAX_MESSAGE {
+            return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
+        }
+        Ok(Some(HEADER_LEN + size))
+    }
+
+    /// Decrypts the complete frames in `raw` into `message` until a message
+    /// is complete (`true`) or more bytes are needed (`false`).
+    fn assemble(&mut self) -> Result<bool, NetError> {
+        loop {
+            let expected = self.expected_len()?;
+            match expected {
+                Some(len) if self.message.len() == len => return Ok(true),
+                Some(len) if self.message.len() > len => {
+                    return Err(NetError::Corrupt("a frame runs past the end of its message".to_owned()));
+                }
+                _ => {}
+            }
+            let available = &self.raw[self.start..];
+            let Some(prefix) = available.first_chunk::<2>() else { return Ok(false) };
+            let len = usize::from(u16::from_be_bytes(*prefix));
+            if len < TAG_LEN {
+                return Err(NetError::Corrupt(format!("a {len}-byte frame is shorter than its tag")));
+            }
+            let Some(frame) = available.get(2..2 + len) else { return Ok(false) };
+            let filled = self.message.len();
+            self.message.resize(filled + len - TAG_LEN, 0);
+            let decrypted = self.transport.read_message(self.nonce, frame, &mut self.message[filled..]).map_err(|_| {
+                NetError::Corrupt(format!("frame {} does not authenticate (tampered, replayed or out of order)", self.nonce))
+            })?;
+            self.message.truncate(filled + decrypted);
+            self.nonce += 1;
+            self.start += 2 + len;
+            if expected.is_none() {
+                // The header just arrived: make room for the whole message at once.
+                let total = self.expected_len()?.unwrap_or(0);
+                self.message.reserve(total.saturating_sub(self.message.len()));
+            }
+        }
+    }
+}
