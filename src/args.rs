@@ -36,6 +36,10 @@ pub enum Command {
     Status(crate::status_cmd::StatusArgs),
     /// List the runs of a workflow.
     Runs(crate::status_cmd::RunsArgs),
+    /// Join a run as a worker: `flow worker --access .flow/runs/<id>/access.json`.
+    Worker(crate::worker_cmd::WorkerCmdArgs),
+    /// List the workers of a run.
+    Workers(crate::worker_cmd::WorkersArgs),
     /// Validate a workflow and report every problem at once.
     Check(CheckArgs),
     /// Summarise the compiled graph, or print it as JSON.

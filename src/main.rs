@@ -7,8 +7,10 @@ mod graph;
 mod load;
 mod log_cmd;
 mod plan;
+mod resources;
 mod run_cmd;
 mod status_cmd;
+mod worker_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -20,8 +22,12 @@ use args::{Cli, Color, Command};
 use load::{Failure, Loaded};
 
 fn main() -> ExitCode {
-    restore_sigpipe();
     let cli = Cli::parse();
+    // A run keeps going when its `--json` reader goes away; other commands
+    // just end, like any Unix tool, when their output pipe closes.
+    if !matches!(cli.command, Command::Run(_) | Command::Worker(_)) {
+        restore_sigpipe();
+    }
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
@@ -31,6 +37,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Worker(args) => worker_cmd::worker(args),
+        Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
             println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));
             exit_codes::SUCCESS
@@ -98,7 +106,7 @@ fn report(failure: Failure, color: bool) {
 #[allow(unsafe_code)]
 fn restore_sigpipe() {
     use nix::sys::signal::{SigHandler, Signal, signal};
-    // SAFETY: called first thing in `main`, before any other thread exists;
+    // SAFETY: called at the start of `main`, before any other thread exists;
     // restoring the default action installs no handler code.
     unsafe {
         let _ = signal(Signal::SIGPIPE, SigHandler::SigDfl);

@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use clap::Args;
 use flow_engine::compile::Selector;
-use flow_engine::runtime::core::WorkerResources;
-use flow_engine::runtime::detect::detect;
 use flow_engine::runtime::worker::Status;
 use flow_engine::runtime::{Event, RunOptions, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -44,6 +42,13 @@ pub struct RunArgs {
     /// Bind each task to the CPU ids it was given.
     #[arg(long)]
     pub bind_cpus: bool,
+    /// Accept remote workers on this address, e.g. `0.0.0.0:0` (port 0 picks a free port);
+    /// they join with `flow worker --access .flow/runs/<id>/access.json`.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: Option<String>,
+    /// Run no tasks in this process: only on remote workers (needs `--listen`).
+    #[arg(long, requires = "listen")]
+    pub no_local_worker: bool,
 }
 
 /// Runs the workflow; returns the process exit code.
@@ -55,12 +60,14 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     let options = RunOptions {
         base_dir,
         workflow,
-        worker: worker(&args.worker)?,
+        worker: crate::resources::local(&args.worker)?,
         max_fails: args.max_fails,
         force: args.force,
         only,
         dry_exec: args.dry_exec,
         bind_cpus: args.bind_cpus,
+        listen: args.listen.clone(),
+        local: !args.no_local_worker,
     };
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options).map_err(|e| match e {
         flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),
@@ -75,40 +82,6 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     let summary = handle.join().map_err(|e| Failure::Usage(e.to_string()))?;
     display.finish(&summary);
     Ok(summary.exit_code())
-}
-
-/// The embedded worker's resources: detected, then narrowed by the flags.
-fn worker(args: &WorkerArgs) -> Result<WorkerResources, Failure> {
-    let found = detect();
-    let whole = |flag: &str, v: f64| {
-        if v.fract() == 0.0 && v >= 0.0 {
-            Ok(v as usize)
-        } else {
-            Err(Failure::Usage(format!("`--{flag}` takes a whole number")))
-        }
-    };
-    let cpus = match args.cpus {
-        Some(n) => {
-            let n = whole("cpus", n)?;
-            // More CPUs than the machine has are allowed (oversubscription by choice).
-            let next = found.cpus.iter().max().map_or(0, |m| m + 1);
-            found.cpus.iter().copied().chain(next..).take(n).collect()
-        }
-        None => found.cpus,
-    };
-    let gpus = match args.gpus {
-        Some(n) => {
-            let next = found.gpus.iter().max().map_or(0, |m| m + 1);
-            found.gpus.iter().copied().chain(next..).take(whole("gpus", n)?).collect()
-        }
-        None => found.gpus,
-    };
-    let memory = match &args.memory {
-        Some(m) => flow_engine::compile::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
-        None => found.memory,
-    };
-    let custom = load::custom_resources(&args.resources)?;
-    Ok(WorkerResources { cpus, gpus, memory, custom, deadline: None })
 }
 
 /// How events are shown.
@@ -147,9 +120,11 @@ impl Display {
             }
             Display::Bar { bar, running, failed } => {
                 match event {
-                    Event::RunStarted { total, run_id, .. } => {
+                    Event::RunStarted { total, .. } => {
                         bar.set_length(*total);
-                        bar.println(format!("run {run_id}"));
+                        if let Some(text) = notice(event) {
+                            bar.println(text);
+                        }
                     }
                     Event::TaskStarted { .. } => *running += 1,
                     Event::TaskFinished { retrying, status, .. } => {
@@ -166,19 +141,19 @@ impl Display {
                     }
                     Event::TaskCancelled { .. } => bar.inc(1),
                     Event::RunFinished { .. } => bar.finish_and_clear(),
+                    other => {
+                        if let Some(text) = notice(other) {
+                            bar.println(text);
+                        }
+                    }
                 }
                 bar.set_message(format!("{running} running · {failed} failed"));
             }
-            Display::Plain => match event {
-                Event::RunStarted { run_id, total, .. } => {
-                    eprintln!("run {run_id}: {}", crate::plan::plural(*total, "task"))
+            Display::Plain => {
+                if let Some(text) = notice(event).or_else(|| failure_text(event)) {
+                    eprintln!("{text}");
                 }
-                _ => {
-                    if let Some(text) = failure_text(event) {
-                        eprintln!("{text}");
-                    }
-                }
-            },
+            }
         }
     }
 
@@ -199,6 +174,28 @@ impl Display {
         if summary.failed > 0 {
             eprintln!("see the output of failed tasks with `flow log cat --failed`");
         }
+    }
+}
+
+/// A line about the run or its workers, if the event deserves one.
+fn notice(event: &Event) -> Option<String> {
+    match event {
+        Event::RunStarted { run_id, total, run_dir } => {
+            let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
+            let access = run_dir.join("access.json");
+            if access.exists() {
+                text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
+            }
+            Some(text)
+        }
+        Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
+            Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus} cpus, {gpus} gpus"))
+        }
+        Event::WorkerLost { worker, hostname, reason } => {
+            Some(format!("- worker {worker} ({hostname}) lost: {reason}; its tasks are rescheduled"))
+        }
+        Event::WorkerRefused { peer, reason } => Some(format!("! refused a connection from {peer}: {reason}")),
+        _ => None,
     }
 }
 

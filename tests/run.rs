@@ -3,33 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::process::{entries, lines, read, signal, spawn_flow, wait_child, wait_for};
 use crate::support::{Output, Test, root};
-
-/// The `flow` binary, for runs the test must signal while they are going.
-fn flow_bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_flow"))
-}
-
-/// A file of the test directory, or "" when it does not exist.
-fn read(t: &Test, path: &str) -> String {
-    fs_err::read_to_string(t.path().join(path)).unwrap_or_default()
-}
-
-/// The non-empty lines of a file of the test directory.
-fn lines(t: &Test, path: &str) -> Vec<String> {
-    read(t, path).lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect()
-}
-
-/// Names of the entries of a directory (empty if it does not exist).
-fn entries(dir: &Path) -> BTreeSet<String> {
-    match fs_err::read_dir(dir) {
-        Ok(rd) => rd.flatten().filter_map(|e| e.file_name().into_string().ok()).collect(),
-        Err(_) => BTreeSet::new(),
-    }
-}
 
 /// Run ids under `dir/.flow/runs`, oldest first.
 fn run_ids(dir: &Path) -> Vec<String> {
@@ -61,50 +38,6 @@ fn statuses(t: &Test, run: Option<&str>) -> BTreeMap<String, String> {
 
 fn assert_code(out: &Output, code: i32) {
     assert_eq!(out.code, code, "expected exit code {code}\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
-}
-
-/// Waits up to `limit` for `done`; returns whether it became true.
-fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    done()
-}
-
-/// Starts `flow ARGS` in `dir` without waiting; its stderr goes to the file `dir/<stderr>`.
-fn spawn_flow(dir: &Path, args: &[&str], stderr: &str) -> Child {
-    Command::new(flow_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(fs_err::File::create(dir.join(stderr)).expect("stderr file").into_parts().0)
-        .spawn()
-        .expect("start flow")
-}
-
-/// Waits up to `limit` for the child to exit.
-fn wait_child(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return Some(status);
-        }
-        if start.elapsed() > limit {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(pid: u32, sig: &str) {
-    let status = Command::new("kill").args([sig, &pid.to_string()]).status().expect("run kill");
-    assert!(status.success(), "kill {sig} {pid} failed");
 }
 
 /// Live (not zombie) processes whose process group is `pgid`, or whose pid is `pgid`.

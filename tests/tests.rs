@@ -10,3 +10,4 @@ mod log;
 mod plan;
 mod run;
 mod schema;
+mod workers;

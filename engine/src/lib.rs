@@ -8,5 +8,6 @@ pub mod compile;
 pub mod diag;
 pub mod ir;
 pub mod log;
+pub mod net;
 pub mod runtime;
 pub mod spec;

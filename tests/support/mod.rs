@@ -1,6 +1,8 @@
 //! A builder for CLI tests: a temporary directory with files, one `flow`
 //! invocation, and assertions on its exit code and output.
 
+pub mod process;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -67,8 +67,8 @@ impl AccessFile {
         };
         let wire: Wire =
             serde_json::from_str(&text).map_err(|source| NetError::AccessParse { path: path.to_owned(), source })?;
-        let secret =
-            Secret::from_hex(&wire.secret).map_err(|reason| NetError::AccessSecret { path: path.to_owned(), reason })?;
+        let secret = Secret::from_hex(&wire.secret)
+            .map_err(|reason| NetError::AccessSecret { path: path.to_owned(), reason })?;
         Ok(Self { address: wire.address, secret, run_id: wire.run_id })
     }
 }

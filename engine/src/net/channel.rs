@@ -159,8 +159,14 @@ fn split(stream: TcpStream, transport: StatelessTransportState) -> (Sender, Rece
     let _ = stream.set_nodelay(true);
     let transport = Arc::new(transport);
     let (read, write) = stream.into_split();
-    let sender =
-        Sender { stream: write, transport: Arc::clone(&transport), nonce: 0, plain: Vec::new(), out: Vec::new(), sent: 0 };
+    let sender = Sender {
+        stream: write,
+        transport: Arc::clone(&transport),
+        nonce: 0,
+        plain: Vec::new(),
+        out: Vec::new(),
+        sent: 0,
+    };
     let receiver = Receiver { stream: read, transport, nonce: 0, raw: Vec::new(), start: 0, message: Vec::new() };
     (sender, receiver)
 }
@@ -326,9 +332,13 @@ impl Receiver {
             let Some(frame) = available.get(2..2 + len) else { return Ok(false) };
             let filled = self.message.len();
             self.message.resize(filled + len - TAG_LEN, 0);
-            let decrypted = self.transport.read_message(self.nonce, frame, &mut self.message[filled..]).map_err(|_| {
-                NetError::Corrupt(format!("frame {} does not authenticate (tampered, replayed or out of order)", self.nonce))
-            })?;
+            let decrypted =
+                self.transport.read_message(self.nonce, frame, &mut self.message[filled..]).map_err(|_| {
+                    NetError::Corrupt(format!(
+                        "frame {} does not authenticate (tampered, replayed or out of order)",
+                        self.nonce
+                    ))
+                })?;
             self.message.truncate(filled + decrypted);
             self.nonce += 1;
             self.start += 2 + len;
@@ -338,5 +348,45 @@ impl Receiver {
                 self.message.reserve(total.saturating_sub(self.message.len()));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::tests::pair;
+
+    /// Sends one raw, correctly encrypted frame through `sender`.
+    async fn send_frame(sender: &mut Sender, plain: &[u8]) {
+        let mut frame = vec![0; 2 + plain.len() + TAG_LEN];
+        let len = sender.transport.write_message(sender.nonce, plain, &mut frame[2..]).expect("encrypt");
+        frame[..2].copy_from_slice(&(len as u16).to_be_bytes());
+        sender.nonce += 1;
+        sender.stream.write_all(&frame).await.expect("write frame");
+    }
+
+    #[tokio::test]
+    async fn oversized_header_is_refused_before_buffering() {
+        let secret = Secret::generate().expect("secret");
+        let ((mut tx, _), (_, mut rx)) = pair(&secret).await;
+        send_frame(&mut tx, &(MAX_MESSAGE as u32 + 1).to_be_bytes()).await;
+        assert!(matches!(rx.recv::<()>().await, Err(NetError::TooLarge { .. })));
+    }
+
+    #[tokio::test]
+    async fn frame_past_the_message_end_is_corrupt() {
+        let secret = Secret::generate().expect("secret");
+        let ((mut tx, _), (_, mut rx)) = pair(&secret).await;
+        send_frame(&mut tx, &[0, 0, 0, 1, 7, 7]).await;
+        assert!(matches!(rx.recv::<u8>().await, Err(NetError::Corrupt(_))));
+    }
+
+    #[tokio::test]
+    async fn eof_inside_a_message_is_corrupt() {
+        let secret = Secret::generate().expect("secret");
+        let ((mut tx, _), (_, mut rx)) = pair(&secret).await;
+        send_frame(&mut tx, &[0, 0, 0, 9, 1]).await;
+        drop(tx);
+        assert!(matches!(rx.recv::<Vec<u8>>().await, Err(NetError::Corrupt(_))));
     }
 }

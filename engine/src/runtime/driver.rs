@@ -10,11 +10,15 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 
-use super::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId};
+use tokio::sync::oneshot;
+
+use super::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId, WorkerResources};
 use super::event::{Event, Summary};
-use super::job::JobFactory;
-use super::local::{LocalWorker, now_us};
+use super::job::{Job, JobFactory};
+use super::links::{Link, Links};
+use super::local::now_us;
 use super::options::RunOptions;
+use super::protocol::{Offer, ToWorker};
 use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
@@ -38,12 +42,48 @@ impl Out for Collect {
     }
 }
 
+/// What reaches the run loop from workers and the listener.
+pub enum DriverEvent {
+    /// A worker reported on a job.
+    Worker {
+        /// Which worker.
+        worker: WorkerId,
+        /// What it said.
+        event: WorkerEvent,
+    },
+    /// A remote worker connected and introduced itself.
+    Joined {
+        /// What it offers.
+        offer: Offer,
+        /// Where to send it jobs.
+        link: mpsc::UnboundedSender<ToWorker>,
+        /// Its address.
+        peer: String,
+        /// Gets the id the worker was given.
+        reply: oneshot::Sender<WorkerId>,
+    },
+    /// A remote worker disconnected or fell silent.
+    Lost {
+        /// Which worker.
+        worker: WorkerId,
+        /// Why.
+        reason: String,
+    },
+    /// A peer failed the handshake (wrong or no secret) and was turned away.
+    Refused {
+        /// Its address.
+        peer: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
 /// The run loop's state.
 pub(super) struct Driver {
     pub core: Core,
     pub factory: JobFactory,
-    pub worker: LocalWorker,
-    pub worker_events: mpsc::UnboundedReceiver<WorkerEvent>,
+    pub links: Links,
+    pub driver_events: mpsc::UnboundedReceiver<DriverEvent>,
     pub journal: std_mpsc::Sender<Vec<JournalRecord>>,
     pub events: std_mpsc::Sender<Vec<Event>>,
     /// Records and events of the current step, sent together.
@@ -51,10 +91,12 @@ pub(super) struct Driver {
     pub event_batch: Vec<Event>,
     pub previous: Previous,
     pub options: RunOptions,
+    /// The run's directory.
+    pub run_dir: std::path::PathBuf,
     pub source: Arc<Source>,
     pub summary: Summary,
-    /// Attempt each running task is on.
-    pub running: HashMap<TaskId, u32>,
+    /// Attempt and worker of each running task.
+    pub running: HashMap<TaskId, (u32, WorkerId)>,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     pub stopped: std::collections::HashSet<TaskId>,
 }
@@ -72,24 +114,81 @@ impl Driver {
         let mut interrupt = std::pin::pin!(interrupted());
         while !self.core.is_finished() {
             tokio::select! {
-                event = self.worker_events.recv() => {
+                event = self.driver_events.recv() => {
                     let Some(event) = event else { break };
-                    self.finished(event, &mut out);
+                    self.handle(event, &mut out);
                     // Drain everything that is ready before refilling slots.
-                    while let Ok(event) = self.worker_events.try_recv() {
-                        self.finished(event, &mut out);
+                    while let Ok(event) = self.driver_events.try_recv() {
+                        self.handle(event, &mut out);
                     }
                 }
                 () = &mut interrupt, if !self.summary.interrupted => {
                     self.summary.interrupted = true;
                     self.core.stop(&mut out);
-                    self.worker.stop_all();
+                    self.links.stop_all();
                 }
             }
             self.step(&mut out);
         }
+        self.links.shutdown();
         self.summary.seconds = started.elapsed().as_secs_f64();
         self.summary
+    }
+
+    /// Acts on one event from a worker or the listener.
+    fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
+        match event {
+            DriverEvent::Worker { worker, event } => self.finished(worker, event, out),
+            DriverEvent::Joined { offer, link, peer, reply } => {
+                let deadline = offer.time_limit.map(|t| Instant::now() + t);
+                let resources = WorkerResources {
+                    cpus: offer.cpus.clone(),
+                    gpus: offer.gpus.clone(),
+                    memory: offer.memory,
+                    custom: offer.custom.clone(),
+                    deadline,
+                };
+                let id = self.core.add_worker(resources);
+                self.event_batch.push(Event::WorkerJoined {
+                    worker: id.0,
+                    hostname: offer.hostname.clone(),
+                    peer: peer.clone(),
+                    cpus: offer.cpus.len(),
+                    gpus: offer.gpus.len(),
+                });
+                self.links.insert(id, Link::Remote { tx: link, offer, peer });
+                let _ = reply.send(id);
+                self.write_workers();
+            }
+            DriverEvent::Lost { worker, reason } => {
+                let hostname = self.links.hostname(worker);
+                if self.links.remove(worker).is_none() {
+                    return;
+                }
+                let lost: Vec<(TaskId, u32)> =
+                    self.running.iter().filter(|(_, (_, w))| *w == worker).map(|(t, (a, _))| (*t, *a)).collect();
+                for (task, attempt) in lost {
+                    self.running.remove(&task);
+                    self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
+                }
+                self.core.remove_worker(worker, out);
+                self.event_batch.push(Event::WorkerLost { worker: worker.0, hostname, reason });
+                self.write_workers();
+            }
+            DriverEvent::Refused { peer, reason } => self.event_batch.push(Event::WorkerRefused { peer, reason }),
+        }
+    }
+
+    /// Writes `workers.json` for `flow workers`.
+    fn write_workers(&self) {
+        let mut counts: HashMap<WorkerId, u64> = HashMap::new();
+        for (_, w) in self.running.values() {
+            *counts.entry(*w).or_default() += 1;
+        }
+        let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
+        if let Ok(text) = serde_json::to_string_pretty(&infos) {
+            let _ = fs_err::write(self.run_dir.join("workers.json"), text + "\n");
+        }
     }
 
     /// Fills free slots and acts on the result, until nothing changes: with
@@ -114,35 +213,57 @@ impl Driver {
             for (task, state) in std::mem::take(&mut out.states) {
                 self.state(task, state);
             }
-            for (task, attempt, _worker, alloc) in std::mem::take(&mut out.starts) {
-                self.start(task, attempt, &alloc, out);
+            for (task, attempt, worker, alloc) in std::mem::take(&mut out.starts) {
+                self.start(task, attempt, worker, &alloc, out);
             }
         }
     }
 
-    fn start(&mut self, task: TaskId, attempt: u32, alloc: &Allocation, out: &mut Collect) {
-        let job = match self.factory.job(task, attempt, alloc) {
+    fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
+        self.running.insert(task, (attempt, worker));
+        let mut job = match self.factory.job(task, attempt, alloc) {
             Ok(job) => job,
             Err(reason) => {
                 let outcome = Outcome::instant(Status::failed(None, None, reason));
-                self.finished(WorkerEvent::Finished { task, attempt, outcome }, out);
+                self.finished(worker, WorkerEvent::Finished { task, attempt, outcome }, out);
                 return;
             }
         };
-        self.running.insert(task, attempt);
-        self.journal(task, attempt, JournalEvent::Started { worker: 0 });
+        if !alloc.nodes.is_empty() {
+            self.add_nodes(&mut job, alloc);
+        }
+        self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
         self.event_batch.push(Event::TaskStarted { task, label: job.label.clone(), attempt });
         let previous = self.previous.fingerprint(task, &job.label);
         if self.options.dry_exec {
             let outcome = Outcome::instant(Status::Succeeded);
-            self.finished(WorkerEvent::Finished { task, attempt, outcome }, out);
-        } else {
-            self.worker.start(job, previous);
+            self.finished(worker, WorkerEvent::Finished { task, attempt, outcome }, out);
+        } else if !self.links.start(worker, job, previous) {
+            // The worker left between matching and dispatch; its loss requeues the task.
         }
     }
 
-    fn finished(&mut self, event: WorkerEvent, out: &mut Collect) {
+    /// `FLOW_HOSTS` and `FLOW_NODEFILE` for a task holding several workers.
+    fn add_nodes(&self, job: &mut Job, alloc: &Allocation) {
+        let hosts: Vec<String> = alloc.nodes.iter().map(|&w| self.links.hostname(w)).collect();
+        let file = self.run_dir.join("nodes").join(format!("{}.{}", job.label, job.attempt));
+        let written = file
+            .parent()
+            .map(fs_err::create_dir_all)
+            .transpose()
+            .and_then(|_| fs_err::write(&file, hosts.join("\n") + "\n"));
+        if written.is_ok() {
+            job.env.push(("FLOW_NODEFILE".to_owned(), file.display().to_string()));
+        }
+        job.env.push(("FLOW_HOSTS".to_owned(), hosts.join(",")));
+    }
+
+    fn finished(&mut self, worker: WorkerId, event: WorkerEvent, out: &mut Collect) {
         let WorkerEvent::Finished { task, attempt, outcome } = event;
+        // A late report from a worker that lost the task (or an older attempt) changes nothing.
+        if self.running.get(&task) != Some(&(attempt, worker)) {
+            return;
+        }
         self.running.remove(&task);
         let fingerprint = outcome.fingerprint.unwrap_or_default();
         let (journal, result) = match &outcome.status {
@@ -222,16 +343,36 @@ impl Driver {
 }
 
 /// Resolves on Ctrl-C (SIGINT), SIGTERM (a CI job cancelled, `kill`) or
-/// SIGHUP (the terminal closed): each stops the run the same way.
+/// SIGHUP (the terminal closed): each stops the run the same way. SIGHUP is
+/// left alone when it is ignored at start (`nohup flow run`).
 async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
         let _ = tokio::signal::ctrl_c().await;
         return;
+    };
+    let mut hup = if hangup_ignored() { None } else { signal(SignalKind::hangup()).ok() };
+    let hangup = async {
+        match &mut hup {
+            Some(hup) => {
+                hup.recv().await;
+            }
+            None => std::future::pending().await,
+        }
     };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
-        _ = hup.recv() => {}
+        () = hangup => {}
     }
+}
+
+/// Whether SIGHUP is ignored (`SigIgn` in `/proc/self/status`; bit 0 is SIGHUP).
+fn hangup_ignored() -> bool {
+    let Ok(status) = fs_err::read_to_string("/proc/self/status") else { return false };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & 1 != 0)
 }

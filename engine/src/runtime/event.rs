@@ -59,6 +59,35 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A remote worker joined.
+    WorkerJoined {
+        /// Its id in this run.
+        worker: u32,
+        /// Its host name.
+        hostname: String,
+        /// Its address.
+        peer: String,
+        /// CPUs it offers.
+        cpus: usize,
+        /// GPUs it offers.
+        gpus: usize,
+    },
+    /// A remote worker left or fell silent; its running tasks are rescheduled.
+    WorkerLost {
+        /// Its id in this run.
+        worker: u32,
+        /// Its host name.
+        hostname: String,
+        /// Why it is considered gone.
+        reason: String,
+    },
+    /// A connection was refused (wrong or missing secret, or garbage).
+    WorkerRefused {
+        /// Where it came from.
+        peer: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The run ended.
     RunFinished {
         /// Final counts.

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
+use super::core::WorkerResources;
 use super::fingerprint::{Fingerprint, fingerprint, missing_output};
 use super::job::Job;
 use super::output_sink::OutputSink;
@@ -25,20 +26,30 @@ const STDERR_TAIL: usize = 2048;
 /// Grace between SIGTERM and SIGKILL when a task is stopped.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
+/// Where a worker reports finished jobs.
+pub type Report = Arc<dyn Fn(WorkerEvent) + Send + Sync>;
+
 /// Runs jobs as child processes of flow.
 pub struct LocalWorker {
+    resources: WorkerResources,
     log: OutputSink,
-    events: mpsc::UnboundedSender<WorkerEvent>,
+    report: Report,
     stop: watch::Sender<bool>,
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
     bind_cpus: bool,
 }
 
 impl LocalWorker {
-    /// A worker that writes output to `log` and reports to `events`.
-    pub fn new(log: OutputSink, events: mpsc::UnboundedSender<WorkerEvent>, bind_cpus: bool) -> Self {
+    /// A worker owning `resources` that writes output to `log` and calls
+    /// `report` when a job ends.
+    pub fn new(resources: WorkerResources, log: OutputSink, report: Report, bind_cpus: bool) -> Self {
         let (stop, _) = watch::channel(false);
-        Self { log, events, stop, running: Arc::default(), bind_cpus }
+        Self { resources, log, report, stop, running: Arc::default(), bind_cpus }
+    }
+
+    /// What this worker owns.
+    pub fn resources(&self) -> &WorkerResources {
+        &self.resources
     }
 
     /// Starts `job`; `previous` is the fingerprint of its last successful
@@ -51,12 +62,17 @@ impl LocalWorker {
             running: self.running.clone(),
             bind_cpus: self.bind_cpus,
         };
-        let events = self.events.clone();
+        let report = self.report.clone();
         tokio::spawn(async move {
             let (task, attempt) = (job.task, job.attempt);
             let outcome = ctx.execute(job, previous).await;
-            let _ = events.send(WorkerEvent::Finished { task, attempt, outcome });
+            report(WorkerEvent::Finished { task, attempt, outcome });
         });
+    }
+
+    /// How many jobs are running.
+    pub fn running(&self) -> usize {
+        self.running.lock().map_or(0, |r| r.len())
     }
 
     /// Stops every running job: SIGTERM to each process group, SIGKILL after a grace period.

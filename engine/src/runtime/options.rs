@@ -24,4 +24,8 @@ pub struct RunOptions {
     pub dry_exec: bool,
     /// Bind each task to the CPU ids it was given.
     pub bind_cpus: bool,
+    /// Accept remote workers on this address (`host:port`; port 0 picks one).
+    pub listen: Option<String>,
+    /// Run tasks on the embedded worker too (off: only remote workers).
+    pub local: bool,
 }

@@ -35,8 +35,17 @@ impl Previous {
             for (task, entry) in JournalState::from_records(&records).iter() {
                 let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
                 // `--dry-exec` successes have no fingerprint and did no work.
-                if let (true, Some(fp)) = (done, entry.fingerprint.filter(|fp| *fp != Fingerprint::default())) {
-                    fingerprints.insert(graph.label(*task), fp);
+                let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
+                match (done, fp) {
+                    (true, Some(fp)) => {
+                        fingerprints.insert(graph.label(*task), fp);
+                    }
+                    // An attempt that started and did not succeed may have
+                    // overwritten the outputs of an earlier success.
+                    (false, _) if entry.started_us.is_some() => {
+                        fingerprints.remove(&graph.label(*task));
+                    }
+                    _ => {}
                 }
             }
         }

@@ -14,8 +14,10 @@ use tokio::sync::mpsc;
 
 use super::core::{Core, CoreOptions};
 use super::driver::Driver;
+use super::driver::DriverEvent;
 use super::event::{Event, Summary};
 use super::job::JobFactory;
+use super::links::{Link, Links};
 use super::local::LocalWorker;
 use super::options::RunOptions;
 use super::output_sink::OutputSink;
@@ -24,6 +26,7 @@ use super::run_dir::{RunDir, STATE_DIR};
 use crate::diag::Source;
 use crate::ir::Graph;
 use crate::log::{JournalRecord, JournalWriter, OutputLog};
+use crate::net::{AccessFile, Secret};
 
 /// Why a run could not start.
 #[derive(Debug, Error)]
@@ -73,8 +76,9 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     previous.force(&graph, &options.only).map_err(RunError::Options)?;
 
     let mut core = Core::new(&graph, CoreOptions { max_fails: options.max_fails });
-    core.add_worker(options.worker.clone());
-    let impossible = core.unschedulable();
+    let local = options.local.then(|| core.add_worker(options.worker.clone()));
+    // With remote workers still to come, nothing is impossible yet.
+    let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
     if !impossible.is_empty() {
         let lines = impossible
             .into_iter()
@@ -89,6 +93,10 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let run = RunDir::create(&state)?;
     let lock = run.lock()?;
     write_run_files(&run, &graph, &options)?;
+    let listener = match &options.listen {
+        Some(address) => Some(listen(address, &run)?),
+        None => None,
+    };
     let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
@@ -103,14 +111,37 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let run_for_thread = run.clone();
     let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let (worker_tx, worker_events) = mpsc::unbounded_channel();
+        let (driver_tx, driver_events) = mpsc::unbounded_channel();
         let summary = runtime.block_on(async {
-            let worker = LocalWorker::new(OutputSink::Log(log), worker_tx, options.bind_cpus);
+            let mut links = Links::default();
+            if let Some(id) = local {
+                let tx = driver_tx.clone();
+                let report = Arc::new(move |event| {
+                    let _ = tx.send(DriverEvent::Worker { worker: id, event });
+                });
+                let worker =
+                    LocalWorker::new(options.worker.clone(), OutputSink::Log(log.clone()), report, options.bind_cpus);
+                links.insert(id, Link::Local(worker));
+            }
+            let accepting = match listener {
+                Some((listener, secret)) => {
+                    let listener = tokio::net::TcpListener::from_std(listener)?;
+                    Some(tokio::spawn(super::remote::listen(
+                        listener,
+                        secret,
+                        driver_tx.clone(),
+                        OutputSink::Log(log.clone()),
+                    )))
+                }
+                None => None,
+            };
+            drop((driver_tx, log));
             let driver = Driver {
                 core,
                 factory,
-                worker,
-                worker_events,
+                links,
+                driver_events,
+                run_dir: run_for_thread.path.clone(),
                 journal,
                 events: events.clone(),
                 previous,
@@ -122,8 +153,12 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 event_batch: Vec::new(),
                 stopped: Default::default(),
             };
-            driver.run().await
-        });
+            let summary = driver.run().await;
+            if let Some(task) = accepting {
+                task.abort();
+            }
+            Ok::<_, RunError>(summary)
+        })?;
         drop(runtime);
         log_thread.finish()?;
         journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))??;
@@ -151,6 +186,26 @@ fn journal_thread(
         Ok(())
     });
     (tx, handle)
+}
+
+/// Binds the coordinator's address and writes the access file workers read.
+fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret), RunError> {
+    let listener = std::net::TcpListener::bind(address)
+        .map_err(|e| RunError::Options(format!("cannot listen on `{address}`: {e}")))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    // A worker must dial a real address, not the wildcard one bound to.
+    let host = if bound.ip().is_unspecified() { hostname() } else { bound.ip().to_string() };
+    let secret = Secret::generate().map_err(|e| RunError::Options(e.to_string()))?;
+    let access =
+        AccessFile { address: format!("{host}:{}", bound.port()), secret: secret.clone(), run_id: run.id.clone() };
+    access.write(&run.access()).map_err(|e| RunError::Options(e.to_string()))?;
+    Ok((listener, secret))
+}
+
+/// This machine's host name.
+pub fn hostname() -> String {
+    nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".to_owned())
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {

@@ -95,6 +95,16 @@ impl RunDir {
         self.path.join("output.log")
     }
 
+    /// `access.json`: address and secret remote workers join with (mode 0600).
+    pub fn access(&self) -> PathBuf {
+        self.path.join("access.json")
+    }
+
+    /// `workers.json`: the workers of the run, for `flow workers`.
+    pub fn workers(&self) -> PathBuf {
+        self.path.join("workers.json")
+    }
+
     /// `summary.json`: written when the run ends.
     pub fn summary(&self) -> PathBuf {
         self.path.join("summary.json")

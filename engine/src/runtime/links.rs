@@ -1,0 +1,136 @@
+//! [`Links`]: the workers a run dispatches to — the embedded one and the
+//! remote ones — behind one interface, so the driver does not care which.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::core::WorkerId;
+use super::fingerprint::Fingerprint;
+use super::job::Job;
+use super::local::LocalWorker;
+use super::protocol::{Offer, ToWorker};
+
+/// How jobs reach one worker.
+pub enum Link {
+    /// The embedded worker, in this process.
+    Local(LocalWorker),
+    /// A remote worker, through its connection.
+    Remote {
+        /// Messages to the worker.
+        tx: mpsc::UnboundedSender<ToWorker>,
+        /// What it offered.
+        offer: Offer,
+        /// Its address.
+        peer: String,
+    },
+}
+
+/// A worker as `flow workers` shows it (`workers.json` in the run directory).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct WorkerInfo {
+    /// The worker's id in this run.
+    pub id: u32,
+    /// Host name (`local` for the embedded worker).
+    pub hostname: String,
+    /// Address it connected from (empty for the embedded worker).
+    pub peer: String,
+    /// CPU ids.
+    pub cpus: usize,
+    /// GPU ids.
+    pub gpus: usize,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// Tasks running there now.
+    pub running: u64,
+}
+
+/// Every worker of a run.
+#[derive(Default)]
+pub struct Links {
+    links: BTreeMap<WorkerId, Link>,
+}
+
+impl Links {
+    /// Adds a worker under the id the core gave it.
+    pub fn insert(&mut self, id: WorkerId, link: Link) {
+        self.links.insert(id, link);
+    }
+
+    /// Forgets a worker that left.
+    pub fn remove(&mut self, id: WorkerId) -> Option<Link> {
+        self.links.remove(&id)
+    }
+
+    /// The host name of a worker (`localhost` for the embedded one).
+    pub fn hostname(&self, id: WorkerId) -> String {
+        match self.links.get(&id) {
+            Some(Link::Remote { offer, .. }) => offer.hostname.clone(),
+            _ => "localhost".to_owned(),
+        }
+    }
+
+    /// Sends a job to worker `id`; `false` if that worker is gone.
+    pub fn start(&self, id: WorkerId, job: Job, previous: Option<Fingerprint>) -> bool {
+        match self.links.get(&id) {
+            Some(Link::Local(local)) => {
+                local.start(job, previous);
+                true
+            }
+            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), previous }).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Stops every running job everywhere.
+    pub fn stop_all(&self) {
+        for link in self.links.values() {
+            match link {
+                Link::Local(local) => local.stop_all(),
+                Link::Remote { tx, .. } => {
+                    let _ = tx.send(ToWorker::StopAll);
+                }
+            }
+        }
+    }
+
+    /// Tells remote workers the run is over.
+    pub fn shutdown(&self) {
+        for link in self.links.values() {
+            if let Link::Remote { tx, .. } = link {
+                let _ = tx.send(ToWorker::Shutdown);
+            }
+        }
+    }
+
+    /// The workers for `workers.json`, given how many tasks run on each.
+    pub fn infos(&self, running: impl Fn(WorkerId) -> u64) -> Vec<WorkerInfo> {
+        self.links
+            .iter()
+            .map(|(&id, link)| match link {
+                Link::Local(local) => {
+                    let r = local.resources();
+                    WorkerInfo {
+                        id: id.0,
+                        hostname: "local".to_owned(),
+                        peer: String::new(),
+                        cpus: r.cpus.len(),
+                        gpus: r.gpus.len(),
+                        memory: r.memory,
+                        running: running(id),
+                    }
+                }
+                Link::Remote { offer, peer, .. } => WorkerInfo {
+                    id: id.0,
+                    hostname: offer.hostname.clone(),
+                    peer: peer.clone(),
+                    cpus: offer.cpus.len(),
+                    gpus: offer.gpus.len(),
+                    memory: offer.memory,
+                    running: running(id),
+                },
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,71 @@
+//! The messages between the coordinator and a remote worker (sent over an
+//! encrypted [`crate::net`] channel).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::fingerprint::Fingerprint;
+use super::job::Job;
+use super::worker::Outcome;
+use crate::ir::{Amount, TaskId};
+use crate::log::OutputRecord;
+
+/// How often a worker says it is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+/// Silence after which the coordinator considers a worker lost.
+pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a worker offers when it joins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Offer {
+    /// The worker's host name (for `FLOW_HOSTS` and `flow workers`).
+    pub hostname: String,
+    /// CPU ids.
+    pub cpus: Vec<u32>,
+    /// GPU ids.
+    pub gpus: Vec<u32>,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// Custom resources.
+    pub custom: BTreeMap<String, Amount>,
+    /// How long the worker will live from now (`--time-limit`, or its allocation's).
+    pub time_limit: Option<Duration>,
+}
+
+/// Coordinator → worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToWorker {
+    /// Run a job; skip it if its fingerprint still equals `previous`.
+    Start {
+        /// The rendered job.
+        job: Box<Job>,
+        /// Fingerprint of its last successful run, if any.
+        previous: Option<Fingerprint>,
+    },
+    /// Stop every running job (the run was interrupted).
+    StopAll,
+    /// The run is over: stop and exit.
+    Shutdown,
+}
+
+/// Worker → coordinator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToCoordinator {
+    /// The first message: what the worker offers.
+    Hello(Offer),
+    /// A job ended.
+    Finished {
+        /// Which instance.
+        task: TaskId,
+        /// Which attempt.
+        attempt: u32,
+        /// How it ended.
+        outcome: Outcome,
+    },
+    /// A chunk of a job's output.
+    Output(OutputRecord),
+    /// Still alive.
+    Heartbeat,
+}

@@ -1,0 +1,100 @@
+//! The coordinator's side of remote workers: accept connections, check the
+//! secret, register the worker, and relay its messages — results to the
+//! driver, output to the run log — until it leaves or falls silent.
+
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
+
+use super::core::WorkerId;
+use super::driver::DriverEvent;
+use super::output_sink::OutputSink;
+use super::protocol::{HEARTBEAT_TIMEOUT, ToCoordinator, ToWorker};
+use super::worker::WorkerEvent;
+use crate::net::{self, Receiver, Secret, Sender};
+
+/// Accepts workers forever (the task is dropped when the run ends).
+pub async fn listen(
+    listener: TcpListener,
+    secret: Secret,
+    driver: mpsc::UnboundedSender<DriverEvent>,
+    log: OutputSink,
+) {
+    loop {
+        let Ok((stream, peer)) = listener.accept().await else { continue };
+        let (secret, driver, log) = (secret.clone(), driver.clone(), log.clone());
+        tokio::spawn(async move {
+            let peer = peer.to_string();
+            match net::accept(stream, &secret).await {
+                Ok((tx, rx)) => serve(peer, tx, rx, driver, log).await,
+                Err(e) => {
+                    let _ = driver.send(DriverEvent::Refused { peer, reason: e.to_string() });
+                }
+            }
+        });
+    }
+}
+
+/// One connected worker: hello, then relay both ways.
+async fn serve(
+    peer: String,
+    mut tx: Sender,
+    mut rx: Receiver,
+    driver: mpsc::UnboundedSender<DriverEvent>,
+    log: OutputSink,
+) {
+    let offer = match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToCoordinator>()).await {
+        Ok(Ok(Some(ToCoordinator::Hello(offer)))) => offer,
+        _ => {
+            let reason = "did not introduce itself".to_owned();
+            let _ = driver.send(DriverEvent::Refused { peer, reason });
+            return;
+        }
+    };
+    let (jobs, mut to_worker) = mpsc::unbounded_channel::<ToWorker>();
+    let (reply, id) = oneshot::channel();
+    if driver.send(DriverEvent::Joined { offer, link: jobs, peer, reply }).is_err() {
+        return;
+    }
+    let Ok(worker) = id.await else { return };
+    let writer = tokio::spawn(async move {
+        while let Some(msg) = to_worker.recv().await {
+            let last = matches!(msg, ToWorker::Shutdown);
+            if tx.send(&msg).await.is_err() || last {
+                break;
+            }
+        }
+    });
+    let reason = relay(worker, &mut rx, &driver, &log).await;
+    writer.abort();
+    let _ = driver.send(DriverEvent::Lost { worker, reason });
+}
+
+/// Forwards a worker's messages until it goes away; returns why it went.
+async fn relay(
+    worker: WorkerId,
+    rx: &mut Receiver,
+    driver: &mpsc::UnboundedSender<DriverEvent>,
+    log: &OutputSink,
+) -> String {
+    loop {
+        match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToCoordinator>()).await {
+            Err(_) => return format!("no heartbeat for {}s", HEARTBEAT_TIMEOUT.as_secs()),
+            Ok(Err(e)) => return format!("connection failed: {e}"),
+            Ok(Ok(None)) => return "disconnected".to_owned(),
+            Ok(Ok(Some(msg))) => match msg {
+                ToCoordinator::Finished { task, attempt, outcome } => {
+                    let event = WorkerEvent::Finished { task, attempt, outcome };
+                    if driver.send(DriverEvent::Worker { worker, event }).is_err() {
+                        return "the run ended".to_owned();
+                    }
+                }
+                ToCoordinator::Output(record) => {
+                    if !log.send(record).await {
+                        return "the run ended".to_owned();
+                    }
+                }
+                ToCoordinator::Heartbeat | ToCoordinator::Hello(_) => {}
+            },
+        }
+    }
+}

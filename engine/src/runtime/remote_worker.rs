@@ -1,0 +1,137 @@
+//! `flow worker`: a generic worker that joins a run over the network, runs
+//! the jobs it is sent with the same code as the embedded worker, and
+//! streams their output and results back.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use tokio::sync::mpsc;
+
+use super::core::WorkerResources;
+use super::local::LocalWorker;
+use super::output_sink::OutputSink;
+use super::protocol::{HEARTBEAT, Offer, ToCoordinator, ToWorker};
+use super::worker::WorkerEvent;
+use crate::log::OutputRecord;
+use crate::net::{self, AccessFile, NetError};
+
+/// How a worker is set up.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The run's access file (address and secret).
+    pub access: AccessFile,
+    /// Dial this address instead of the access file's.
+    pub connect: Option<String>,
+    /// What the worker owns.
+    pub resources: WorkerResources,
+    /// Leave after this long (tasks are only given if they fit before).
+    pub time_limit: Option<Duration>,
+    /// Leave after this long without any task.
+    pub idle_timeout: Option<Duration>,
+    /// Bind tasks to their CPU ids.
+    pub bind_cpus: bool,
+}
+
+/// Why a worker stopped with an error.
+#[derive(Debug, Error)]
+pub enum WorkerError {
+    /// Could not reach or talk to the coordinator.
+    #[error("{0}")]
+    Net(#[from] NetError),
+    /// Could not start the async runtime.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a worker left normally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leave {
+    /// The run ended (or the coordinator went away).
+    RunEnded,
+    /// `--time-limit` was reached.
+    TimeLimit,
+    /// `--idle-timeout` passed without work.
+    Idle,
+}
+
+/// Runs a worker until the run ends or a limit is reached.
+pub fn run(options: WorkerOptions) -> Result<Leave, WorkerError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
+    let address = options.connect.clone().unwrap_or_else(|| options.access.address.clone());
+    let (mut tx, mut rx) = net::connect(&address, &options.access.secret).await?;
+    let r = &options.resources;
+    let offer = Offer {
+        hostname: super::run::hostname(),
+        cpus: r.cpus.clone(),
+        gpus: r.gpus.clone(),
+        memory: r.memory,
+        custom: r.custom.clone(),
+        time_limit: options.time_limit,
+    };
+    tx.send(&ToCoordinator::Hello(offer)).await?;
+
+    // One writer owns the connection: results and heartbeats, and output
+    // with backpressure (a bounded channel) so a slow link slows the tasks.
+    let (control, mut control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
+    let (output, mut output_rx) = mpsc::channel::<OutputRecord>(1024);
+    let writer = tokio::spawn(async move {
+        let mut heartbeat = tokio::time::interval(HEARTBEAT);
+        loop {
+            let msg = tokio::select! {
+                Some(msg) = control_rx.recv() => msg,
+                Some(record) = output_rx.recv() => ToCoordinator::Output(record),
+                _ = heartbeat.tick() => ToCoordinator::Heartbeat,
+                else => break,
+            };
+            if tx.send(&msg).await.is_err() {
+                break;
+            }
+        }
+    });
+    let report_tx = control.clone();
+    let report = Arc::new(move |WorkerEvent::Finished { task, attempt, outcome }| {
+        let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
+    });
+    let local = LocalWorker::new(options.resources.clone(), OutputSink::Channel(output), report, options.bind_cpus);
+
+    let started = Instant::now();
+    let mut last_busy = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    let leave = loop {
+        tokio::select! {
+            msg = rx.recv::<ToWorker>() => match msg {
+                Ok(Some(ToWorker::Start { job, previous })) => {
+                    last_busy = Instant::now();
+                    local.start(*job, previous);
+                }
+                Ok(Some(ToWorker::StopAll)) => local.stop_all(),
+                Ok(Some(ToWorker::Shutdown)) | Ok(None) | Err(_) => break Leave::RunEnded,
+            },
+            _ = tick.tick() => {
+                if local.running() > 0 {
+                    last_busy = Instant::now();
+                }
+                if options.time_limit.is_some_and(|t| started.elapsed() >= t) {
+                    break Leave::TimeLimit;
+                }
+                if options.idle_timeout.is_some_and(|t| last_busy.elapsed() >= t) {
+                    break Leave::Idle;
+                }
+            }
+        }
+    };
+    local.stop_all();
+    // Let stopped tasks report, then close the connection.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while local.running() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop((control, local));
+    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+    Ok(leave)
+}

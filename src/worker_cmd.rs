@@ -1,0 +1,101 @@
+//! `flow worker` (join a run over the network) and `flow workers` (list the
+//! workers of a run).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use flow_engine::compile::parse_duration;
+use flow_engine::net::AccessFile;
+use flow_engine::runtime::links::WorkerInfo;
+use flow_engine::runtime::remote_worker::{self, Leave, WorkerOptions};
+use flow_engine::runtime::run_dir::locate;
+
+use crate::args::WorkerArgs;
+use crate::load::Failure;
+
+/// `flow worker`.
+#[derive(Debug, Args)]
+pub struct WorkerCmdArgs {
+    /// The run's access file (`.flow/runs/<id>/access.json`): address and secret.
+    #[arg(long, value_name = "FILE")]
+    pub access: PathBuf,
+    /// Dial this address instead of the one in the access file.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Option<String>,
+    /// Resources this worker offers (default: this machine's).
+    #[command(flatten)]
+    pub resources: WorkerArgs,
+    /// Leave after this long; tasks whose `time_request` does not fit are not sent here.
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<String>,
+    /// Leave after this long without any task.
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
+    /// Bind each task to the CPU ids it was given.
+    #[arg(long)]
+    pub bind_cpus: bool,
+}
+
+/// `flow workers`.
+#[derive(Debug, Args)]
+pub struct WorkersArgs {
+    /// The run: its id or a unique prefix [default: the latest].
+    pub run: Option<String>,
+    /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+}
+
+/// Runs a worker until its run ends.
+pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
+    let access = AccessFile::read(&args.access).map_err(|e| Failure::Usage(e.to_string()))?;
+    let duration = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|t| parse_duration(t).map(std::time::Duration::from_secs))
+            .transpose()
+            .map_err(|e| Failure::Usage(format!("`--{flag}`: {e}")))
+    };
+    let options = WorkerOptions {
+        access,
+        connect: args.connect.clone(),
+        resources: crate::resources::local(&args.resources)?,
+        time_limit: duration("time-limit", &args.time_limit)?,
+        idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
+        bind_cpus: args.bind_cpus,
+    };
+    let leave = remote_worker::run(options).map_err(|e| Failure::Usage(format!("worker: {e}")))?;
+    let why = match leave {
+        Leave::RunEnded => "the run ended",
+        Leave::TimeLimit => "its time limit was reached",
+        Leave::Idle => "it had no work for its idle timeout",
+    };
+    eprintln!("worker left: {why}");
+    Ok(crate::exit_codes::SUCCESS)
+}
+
+/// Prints the workers of a run.
+pub fn workers(args: &WorkersArgs) -> Result<(), String> {
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+    let text = fs_err::read_to_string(run.workers()).map_err(|_| format!("run {} has no workers yet", run.id))?;
+    let workers: Vec<WorkerInfo> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let state = if run.is_live() { "running" } else { "ended" };
+    println!("run {} ({state}): {} workers", run.id, workers.len());
+    println!(
+        "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>10} {:>8}",
+        "ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"
+    );
+    for w in workers {
+        println!(
+            "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>7} GiB {:>8}",
+            w.id,
+            w.hostname,
+            w.peer,
+            w.cpus,
+            w.gpus,
+            w.memory >> 30,
+            w.running
+        );
+    }
+    Ok(())
+}

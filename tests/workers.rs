@@ -1,0 +1,147 @@
+//! Remote workers end to end: `flow run --listen` with `flow worker
+//! --access` processes on this machine, over real TCP.
+
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::Duration;
+
+use crate::support::Test;
+use crate::support::process::{entries, lines, read, spawn_flow, wait_child, wait_for};
+
+/// Starts `flow run --listen 127.0.0.1:0` with `extra` flags and waits for the access file.
+fn start_run(t: &Test, extra: &[&str]) -> (Child, PathBuf) {
+    let mut args = vec!["run", "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut run = spawn_flow(t.path(), &args, "run.stderr");
+    let runs = t.path().join(".flow/runs");
+    let found = wait_for(Duration::from_secs(10), || {
+        entries(&runs).iter().any(|id| runs.join(id).join("access.json").exists())
+    });
+    if !found {
+        let _ = run.kill();
+        panic!("no access file; stderr:\n{}", read(t, "run.stderr"));
+    }
+    let id = entries(&runs).into_iter().next_back().expect("a run");
+    (run, runs.join(id).join("access.json"))
+}
+
+fn start_worker(t: &Test, access: &Path, extra: &[&str], stderr: &str) -> Child {
+    let access = access.to_str().expect("utf-8 path");
+    let mut args = vec!["worker", "--access", access];
+    args.extend_from_slice(extra);
+    spawn_flow(t.path(), &args, stderr)
+}
+
+fn finish(t: &Test, run: &mut Child, limit: Duration) -> i32 {
+    match wait_child(run, limit) {
+        Some(status) => status.code().unwrap_or(-1),
+        None => {
+            let _ = run.kill();
+            panic!("the run did not finish in {limit:?}; stderr:\n{}", read(t, "run.stderr"));
+        }
+    }
+}
+
+#[test]
+fn a_workflow_runs_on_a_remote_worker_only() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"gen\"\nrange = \"1-4\"\ncommand = \"echo from $FLOW_TASK $FLOW_INDEX\"\noutputs = []\n\
+         [[tasks]]\nname = \"after\"\ncommand = \"echo done > done.txt\"\nafter = [\"gen\"]\noutputs = [\"done.txt\"]\n",
+    );
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut worker = start_worker(&t, &access, &["--cpus", "2"], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "done.txt"), "done\n");
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("+ worker 0 joined"), "{stderr}");
+    // The worker leaves when the run ends.
+    assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()), "worker did not leave");
+    assert!(read(&t, "worker.stderr").contains("the run ended"));
+    // Output streamed from the worker is in the one run log.
+    let out = t.success_with(&["log", "cat", "gen"]);
+    assert_eq!(out.lines().count(), 4, "{out}");
+    assert!(out.contains("from gen 3"));
+    let workers = t.success_with(&["workers"]);
+    assert!(workers.contains("1 workers") || workers.contains("1 worker"), "{workers}");
+    // The access file is private.
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(fs_err::metadata(&access).expect("access file").permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn a_peer_with_the_wrong_secret_is_refused_and_the_run_goes_on() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\nrange = \"1-2\"\ncommand = \"sleep 0.5\"\n");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut wrong: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(&access).expect("access")).expect("JSON");
+    wrong["secret"] = serde_json::Value::String("00".repeat(32));
+    let bad = t.path().join("bad-access.json");
+    fs_err::write(&bad, wrong.to_string()).expect("write");
+    let mut intruder = start_worker(&t, &bad, &[], "intruder.stderr");
+    let status = wait_child(&mut intruder, Duration::from_secs(15)).expect("the refused worker exits");
+    assert_eq!(status.code(), Some(2), "{}", read(&t, "intruder.stderr"));
+    assert!(read(&t, "intruder.stderr").contains("refused"), "{}", read(&t, "intruder.stderr"));
+    let mut worker = start_worker(&t, &access, &["--cpus", "2"], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0);
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("! refused a connection"), "{stderr}");
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+}
+
+#[test]
+fn a_killed_workers_tasks_run_again_elsewhere() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"job\"\nrange = \"1-4\"\n\
+         command = \"echo $FLOW_INDEX:$FLOW_INSTANCE >> started.txt; sleep 1.5; echo $FLOW_INDEX >> finished.txt\"\n",
+    );
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut first = start_worker(&t, &access, &["--cpus", "2"], "first.stderr");
+    assert!(wait_for(Duration::from_secs(10), || lines(&t, "started.txt").len() >= 2), "tasks never started");
+    first.kill().expect("kill the first worker");
+    let _ = first.wait();
+    let mut second = start_worker(&t, &access, &["--cpus", "4"], "second.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(40)), 0, "{}", read(&t, "run.stderr"));
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("worker 0 (") && stderr.contains("lost"), "{stderr}");
+    // Every instance finished, and the ones that were running on the lost
+    // worker were started again with FLOW_INSTANCE bumped.
+    let started = lines(&t, "started.txt");
+    assert!(started.iter().any(|l| l.ends_with(":1")), "no second attempt in {started:?}");
+    let summary = t.success_with(&["log", "list", "--json"]);
+    assert_eq!(summary.lines().filter(|l| l.contains("\"succeeded\"")).count(), 4, "{summary}");
+    let _ = wait_child(&mut second, Duration::from_secs(10));
+}
+
+#[test]
+fn a_task_goes_only_to_a_worker_whose_time_left_covers_it() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"long\"\ncommand = \"echo ok > long.txt\"\ntime_request = \"2h\"\noutputs = [\"long.txt\"]\n",
+    );
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut short = start_worker(&t, &access, &["--cpus", "1", "--time-limit", "1h"], "short.stderr");
+    assert!(wait_for(Duration::from_secs(10), || read(&t, "run.stderr").contains("joined")), "no worker joined");
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!t.path().join("long.txt").exists(), "a 2h task ran on a worker with 1h left");
+    let mut roomy = start_worker(&t, &access, &["--cpus", "1"], "roomy.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "long.txt"), "ok\n");
+    for w in [&mut short, &mut roomy] {
+        let _ = wait_child(w, Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn a_multi_node_task_gets_every_host() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"mpi\"\nnodes = 2\ncommand = \"echo $FLOW_HOSTS > hosts.txt; cat $FLOW_NODEFILE > nodefile.txt\"\n",
+    );
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut a = start_worker(&t, &access, &["--cpus", "1"], "a.stderr");
+    let mut b = start_worker(&t, &access, &["--cpus", "1"], "b.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "hosts.txt").trim().split(',').count(), 2, "{}", read(&t, "hosts.txt"));
+    assert_eq!(lines(&t, "nodefile.txt").len(), 2);
+    for w in [&mut a, &mut b] {
+        let _ = wait_child(w, Duration::from_secs(10));
+    }
+}
