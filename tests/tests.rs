@@ -6,6 +6,7 @@ mod check;
 mod diagnostics;
 mod examples;
 mod graph;
+mod interrupt;
 mod log;
 mod plan;
 mod run;

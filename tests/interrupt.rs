@@ -1,0 +1,338 @@
+//! Stopping and resuming: Ctrl-C, SIGTERM, `kill -9`, torn logs, one run
+//! at a time, and what a second run skips or redoes.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::run::{assert_code, last_summary, live_in_group, run_ids, statuses};
+use crate::support::Test;
+use crate::support::process::{entries, lines, read, signal, spawn_flow, wait_child, wait_for};
+
+#[test]
+fn ctrl_c_stops_every_task_and_exits_130() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "wait"
+range = "1-4"
+command = "mkdir -p running && echo $$ > running/{{ index }} && sleep 30"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let running = t.path().join("running");
+    let two = wait_for(Duration::from_secs(10), || {
+        let files = entries(&running);
+        files.len() >= 2 && files.iter().all(|f| !read(&t, &format!("running/{f}")).trim().is_empty())
+    });
+    if !two {
+        let _ = flow.kill();
+        panic!("two tasks never started: {:?}", entries(&running));
+    }
+    let pids: Vec<u32> =
+        entries(&running).iter().map(|f| read(&t, &format!("running/{f}")).trim().parse().expect("pid")).collect();
+    for pid in &pids {
+        assert!(!live_in_group(*pid).is_empty(), "task {pid} is running before Ctrl-C");
+    }
+    let sent = Instant::now();
+    signal(flow.id(), "-INT");
+    let status = wait_child(&mut flow, Duration::from_secs(6));
+    let Some(status) = status else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 6 s of SIGINT");
+    };
+    assert!(sent.elapsed() < Duration::from_secs(5), "exit took {:?}", sent.elapsed());
+    assert_eq!(status.code(), Some(130), "{status:?}\n{}", read(&t, "flow.stderr"));
+    for pid in &pids {
+        assert!(
+            wait_for(Duration::from_secs(1), || live_in_group(*pid).is_empty()),
+            "task process group {pid} still has {:?}",
+            live_in_group(*pid)
+        );
+    }
+    assert_eq!(entries(&running).len(), 2, "no new task starts after Ctrl-C");
+    let summary = last_summary(t.path());
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    assert_eq!(summary["succeeded"], 0);
+    assert_eq!(summary["cancelled"], 4, "{summary}");
+    let s = statuses(&t, None);
+    assert!(s.values().all(|v| v != "running" && v != "succeeded"), "{s:?}");
+    t.success_with(&["log", "list"]);
+}
+
+// 12, continued
+#[test]
+fn ctrl_c_kills_a_task_that_ignores_sigterm() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "stubborn"
+command = "trap '' TERM; sleep 30 & echo $$ > pid; wait; wait; wait"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run"], "flow.stderr");
+    let started = wait_for(Duration::from_secs(10), || !read(&t, "pid").trim().is_empty());
+    if !started {
+        let _ = flow.kill();
+        panic!("the task never started");
+    }
+    let pid: u32 = read(&t, "pid").trim().parse().expect("pid");
+    assert!(wait_for(Duration::from_secs(2), || live_in_group(pid).len() >= 2), "sh and sleep run");
+    signal(flow.id(), "-INT");
+    let Some(status) = wait_child(&mut flow, Duration::from_secs(5)) else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 5 s of SIGINT");
+    };
+    assert_eq!(status.code(), Some(130), "{}", read(&t, "flow.stderr"));
+    assert!(
+        wait_for(Duration::from_secs(1), || live_in_group(pid).is_empty()),
+        "SIGKILL after the grace period: {:?} still running",
+        live_in_group(pid)
+    );
+}
+
+#[test]
+fn a_second_run_of_a_running_workflow_is_refused() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "long"
+command = "touch started; sleep 30"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run"], "flow.stderr");
+    let started = wait_for(Duration::from_secs(10), || t.path().join("started").exists());
+    let second = t.run_with(&["run"]);
+    signal(flow.id(), "-INT");
+    let status = wait_child(&mut flow, Duration::from_secs(5));
+    if status.is_none() {
+        let _ = flow.kill();
+    }
+    assert!(started, "the first run never started its task");
+    assert_code(&second, 2);
+    assert!(second.stderr.contains("another `flow run`"), "{}", second.stderr);
+    assert_eq!(status.and_then(|s| s.code()), Some(130));
+    assert_eq!(run_ids(t.path()).len(), 1, "the refused run made no run directory");
+}
+
+// 13
+#[test]
+fn kill_9_then_resume_skips_finished_work() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "step"
+range = "1-20"
+command = "echo step {{ index }}; sleep 0.2; echo {{ index }} >> done.txt"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow1.stderr");
+    let some_done = wait_for(Duration::from_secs(10), || lines(&t, "done.txt").len() >= 5);
+    signal(flow.id(), "-KILL");
+    let status = wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    assert!(some_done, "no task finished before the kill");
+    assert_eq!(status.code(), None, "killed by a signal");
+    let done_before = lines(&t, "done.txt");
+    assert!(done_before.len() < 20, "the run finished before it was killed");
+    let run1 = run_ids(t.path()).pop().expect("run 1");
+    assert!(!t.path().join(".flow/runs").join(&run1).join("summary.json").exists());
+
+    // Let any orphaned `sleep` of a killed task end before counting.
+    std::thread::sleep(Duration::from_millis(300));
+    let second = t.run_with(&["run", "--cpus", "2"]);
+    assert_code(&second, 0);
+    let run2 = run_ids(t.path()).pop().expect("run 2");
+    assert_ne!(run1, run2);
+
+    let first = statuses(&t, Some(&run1));
+    let again = statuses(&t, Some(&run2));
+    let succeeded: Vec<&String> = first.iter().filter(|(_, s)| *s == "succeeded").map(|(l, _)| l).collect();
+    assert!(!succeeded.is_empty(), "{first:?}");
+    assert_eq!(again.len(), 20, "{again:?}");
+    let mut counts = BTreeMap::<String, usize>::new();
+    for index in lines(&t, "done.txt") {
+        *counts.entry(format!("step[{index}]")).or_default() += 1;
+    }
+    for label in &succeeded {
+        assert_eq!(again[*label], "cached", "{label} succeeded in run 1\nrun 1: {first:?}\nrun 2: {again:?}");
+        assert_eq!(counts.get(*label), Some(&1), "{label} finished more than once: {counts:?}");
+    }
+    for i in 1..=20 {
+        assert!(counts.contains_key(&format!("step[{i}]")), "step[{i}] never finished: {counts:?}");
+    }
+    let summary = last_summary(t.path());
+    assert_eq!(summary["cached"].as_u64(), Some(succeeded.len() as u64), "{summary}");
+    assert_eq!(summary["succeeded"].as_u64(), Some(20 - succeeded.len() as u64), "{summary}");
+
+    let cat = t.run_with(&["log", "--run", &run1, "cat"]);
+    assert_code(&cat, 0);
+    for label in &succeeded {
+        let index = label.trim_start_matches("step[").trim_end_matches(']');
+        assert!(cat.stdout.contains(&format!("step {index}\n")), "{label} output missing:\n{}", cat.stdout);
+    }
+}
+
+// 13, continued
+#[test]
+fn the_next_run_kills_tasks_left_by_a_killed_run() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "wait"
+range = "1-2"
+command = "mkdir -p pids && echo $$ >> pids/{{ index }} && if [ ! -e second ]; then sleep 30; fi"
+"#,
+    );
+    let pids = t.path().join("pids");
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow1.stderr");
+    let started =
+        wait_for(Duration::from_secs(10), || (1..=2).all(|i| !read(&t, &format!("pids/{i}")).trim().is_empty()));
+    signal(flow.id(), "-KILL");
+    wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    assert!(started, "the tasks never started: {:?}", entries(&pids));
+    let orphans: Vec<u32> = (1..=2).map(|i| read(&t, &format!("pids/{i}")).trim().parse().expect("pid")).collect();
+
+    fs_err::write(t.path().join("second"), "").expect("write marker");
+    let start = Instant::now();
+    assert_code(&t.run_with(&["run", "--cpus", "2"]), 0);
+    assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+    for pid in orphans {
+        assert!(
+            wait_for(Duration::from_secs(1), || live_in_group(pid).is_empty()),
+            "task {pid} of the killed run still has {:?}",
+            live_in_group(pid)
+        );
+    }
+    assert_eq!(lines(&t, "pids/1").len(), 2, "wait[1] ran again");
+}
+
+// 14
+#[test]
+fn a_torn_output_log_tail_is_a_warning() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "one"
+command = "echo first-output"
+
+[[tasks]]
+name = "two"
+after = ["one"]
+command = "echo second-output"
+
+[[tasks]]
+name = "three"
+after = ["two"]
+command = "echo third-output"
+"#,
+        )
+        .args(["run"]);
+    assert_code(&t.run(), 0);
+    let before = t.success_with(&["log", "cat"]);
+    assert_eq!(before, "first-output\nsecond-output\nthird-output\n");
+    let run = run_ids(t.path()).pop().expect("run");
+    let log = t.path().join(".flow/runs").join(run).join("output.log");
+    let len = fs_err::metadata(&log).expect("output.log").len();
+    let file = fs_err::OpenOptions::new().write(true).open(&log).expect("open output.log");
+    file.set_len(len - 5).expect("truncate");
+    let out = t.run_with(&["log", "cat"]);
+    assert_code(&out, 0);
+    assert!(out.stdout.starts_with("first-output\nsecond-output\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("third-output"), "{}", out.stdout);
+    assert!(out.stderr.contains("incomplete record"), "{}", out.stderr);
+}
+
+// 15
+#[test]
+fn resume_reruns_only_what_changed() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "stage"
+each_line = "list.txt"
+command = "mkdir -p out && cat data/{{ item }} > out/{{ index }}.txt && echo stage-{{ index }} >> ran.txt"
+inputs = ["data/{{ item }}"]
+outputs = ["out/{{ index }}.txt"]
+
+[[tasks]]
+name = "combine"
+command = "cat out/*.txt > all.txt && echo combine >> ran.txt"
+inputs = ["out/*.txt"]
+outputs = ["all.txt"]
+"#,
+        )
+        .file("list.txt", "a\nb\nc\n")
+        .file("data/a", "apple\n")
+        .file("data/b", "banana\n")
+        .file("data/c", "cherry\n")
+        .args(["run"]);
+    let ran = |t: &Test| -> Vec<String> {
+        let all = lines(t, "ran.txt");
+        fs_err::remove_file(t.path().join("ran.txt")).ok();
+        let mut all = all;
+        all.sort();
+        all
+    };
+    assert_code(&t.run(), 0);
+    assert_eq!(ran(&t), ["combine", "stage-0", "stage-1", "stage-2"]);
+    assert_eq!(read(&t, "all.txt"), "apple\nbanana\ncherry\n");
+
+    assert_code(&t.run(), 0);
+    assert_eq!(ran(&t), Vec::<String>::new(), "an unchanged workflow reruns nothing");
+    assert_eq!(last_summary(t.path())["cached"], 4);
+
+    fs_err::write(t.path().join("data/b"), "blueberry\n").expect("write data/b");
+    assert_code(&t.run(), 0);
+    assert_eq!(ran(&t), ["combine", "stage-1"]);
+    assert_eq!(read(&t, "all.txt"), "apple\nblueberry\ncherry\n");
+    let summary = last_summary(t.path());
+    assert_eq!((summary["succeeded"].as_u64(), summary["cached"].as_u64()), (Some(2), Some(2)), "{summary}");
+
+    assert_code(&t.run_with(&["run", "--force"]), 0);
+    assert_eq!(ran(&t), ["combine", "stage-0", "stage-1", "stage-2"]);
+
+    assert_code(&t.run_with(&["run", "--only", "stage[1]"]), 0);
+    assert_eq!(ran(&t), ["combine", "stage-1"]);
+    let s = statuses(&t, None);
+    assert_eq!(s["stage[0]"], "cached");
+    assert_eq!(s["stage[2]"], "cached");
+    assert_eq!(s["stage[1]"], "succeeded");
+    assert_eq!(s["combine"], "succeeded");
+}
+
+// 16
+#[test]
+fn sigterm_stops_the_run_like_ctrl_c() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"wait\"\nrange = \"1-2\"\ncommand = \"mkdir -p running && touch running/{{ index }} && sleep 30\"\n",
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let running = t.path().join("running");
+    if !wait_for(Duration::from_secs(10), || entries(&running).len() == 2) {
+        let _ = flow.kill();
+        panic!("tasks never started");
+    }
+    signal(flow.id(), "-TERM");
+    let Some(status) = wait_child(&mut flow, Duration::from_secs(6)) else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 6 s of SIGTERM");
+    };
+    assert_eq!(status.code(), Some(130), "{}", read(&t, "flow.stderr"));
+    assert_eq!(last_summary(t.path())["interrupted"], true);
+}
+
+#[test]
+fn a_changed_chunk_reruns_its_instance() {
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"count\"\neach_chunk = { file = \"data.txt\", lines = 2 }\ncommand = \"wc -l < {{ chunk.path }} >> counted.txt\"\n",
+        )
+        .file("data.txt", "a\nb\nc\nd\n");
+    t.success_with(&["run"]);
+    t.success_with(&["run"]);
+    assert_eq!(lines(&t, "counted.txt").len(), 2, "the second run skips both unchanged chunks");
+    fs_err::write(t.path().join("data.txt"), "a\nb\nc\nX\n").expect("edit data");
+    t.success_with(&["run"]);
+    assert_eq!(lines(&t, "counted.txt").len(), 3, "only the chunk whose lines changed runs again");
+}
