@@ -25,6 +25,9 @@ use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalEvent, JournalRecord};
 
+/// The longest events wait before going to the display.
+const EVENT_DELAY: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// What the core asked for during one step.
 #[derive(Default)]
 struct Collect {
@@ -97,6 +100,8 @@ pub(super) struct Driver {
     pub summary: Summary,
     /// Attempt and worker of each running task.
     pub running: HashMap<TaskId, (u32, WorkerId)>,
+    /// When events were last sent.
+    pub last_events: Instant,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     pub stopped: std::collections::HashSet<TaskId>,
 }
@@ -112,6 +117,7 @@ impl Driver {
         let mut out = Collect::default();
         self.step(&mut out);
         let mut interrupt = std::pin::pin!(interrupted());
+        let mut tick = tokio::time::interval(EVENT_DELAY);
         while !self.core.is_finished() {
             tokio::select! {
                 event = self.driver_events.recv() => {
@@ -122,6 +128,7 @@ impl Driver {
                         self.handle(event, &mut out);
                     }
                 }
+                _ = tick.tick(), if !self.event_batch.is_empty() => self.flush_events(),
                 () = &mut interrupt, if !self.summary.interrupted => {
                     self.summary.interrupted = true;
                     self.core.stop(&mut out);
@@ -130,6 +137,7 @@ impl Driver {
             }
             self.step(&mut out);
         }
+        self.flush_events();
         self.links.shutdown();
         self.summary.seconds = started.elapsed().as_secs_f64();
         self.summary
@@ -327,13 +335,25 @@ impl Driver {
     }
 
     /// Hands this step's records and events to their threads (one wake-up each).
+    ///
+    /// Journal records go at once: they are what a resumed run trusts.
+    /// Events only feed the display, so they wait up to [`EVENT_DELAY`] to
+    /// travel together (one wake-up of the display thread, not one per task).
     fn flush(&mut self) {
         if !self.journal_batch.is_empty() {
             let _ = self.journal.send(std::mem::take(&mut self.journal_batch));
         }
+        if !self.event_batch.is_empty() && self.last_events.elapsed() >= EVENT_DELAY {
+            self.flush_events();
+        }
+    }
+
+    /// Sends the waiting events now.
+    fn flush_events(&mut self) {
         if !self.event_batch.is_empty() {
             let _ = self.events.send(std::mem::take(&mut self.event_batch));
         }
+        self.last_events = Instant::now();
     }
 
     fn source_location(&self, offset: usize) -> String {

@@ -23,6 +23,8 @@ use crate::log::{OutputRecord, OutputStream};
 
 /// Bytes of stderr kept per running task, to show when it fails.
 const STDERR_TAIL: usize = 2048;
+/// Most bytes read from a task's pipe into one log record.
+const READ_CHUNK: usize = 64 * 1024;
 /// Grace between SIGTERM and SIGKILL when a task is stopped.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
@@ -200,20 +202,21 @@ fn pump(
 ) -> tokio::task::JoinHandle<()> {
     let (task, attempt) = (job.task, job.attempt);
     tokio::spawn(async move {
-        let mut buf = vec![0u8; 64 * 1024];
         loop {
-            let n = match pipe.read(&mut buf).await {
+            // Read straight into the record's buffer: no zeroing, no copy.
+            let mut data = Vec::with_capacity(READ_CHUNK);
+            match pipe.read_buf(&mut data).await {
                 Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
+                Ok(_) => {}
+            }
             if let Some(tail) = &tail
                 && let Ok(mut t) = tail.lock()
             {
-                t.extend_from_slice(&buf[..n]);
+                t.extend_from_slice(&data);
                 let excess = t.len().saturating_sub(STDERR_TAIL);
                 t.drain(..excess);
             }
-            let record = OutputRecord { task, attempt, stream, time_us: now_us(), data: buf[..n].to_vec() };
+            let record = OutputRecord { task, attempt, stream, time_us: now_us(), data };
             if !log.send(record).await {
                 break;
             }
