@@ -190,13 +190,22 @@ pub struct Sender {
 impl Sender {
     /// Encodes `msg` with postcard, encrypts it and writes it out.
     ///
-    /// If this future is cancelled after the message was encoded, the
-    /// remaining bytes go out at the start of the next `send` or `close`,
-    /// so the stream stays well-formed.
-    pub async fn send<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
-        self.flush().await?;
-        self.encode(msg)?;
-        self.flush().await
+    /// `msg` is encoded before the returned future is first polled, and the
+    /// future does not borrow it, so `T` need not be `Sync` for the future to
+    /// be `Send`. If the future is cancelled, the message was either not sent
+    /// at all or its remaining bytes go out at the start of the next `send`
+    /// or `close`: the stream stays well-formed either way.
+    pub fn send<T: Serialize + ?Sized>(
+        &mut self,
+        msg: &T,
+    ) -> impl Future<Output = Result<(), NetError>> + Send + use<'_, T> {
+        let encoded = self.encode(msg);
+        async move {
+            encoded?;
+            self.flush().await?; // the rest of a cancelled send
+            self.encrypt()?;
+            self.flush().await
+        }
     }
 
     /// Finishes any interrupted send and closes the sending direction.
@@ -206,7 +215,7 @@ impl Sender {
         Ok(())
     }
 
-    /// Fills `out` with the frames of `msg`, advancing the nonce only if all of them were made.
+    /// Fills `plain` with the length header and the postcard encoding of `msg`.
     fn encode<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
         let mut plain = mem::take(&mut self.plain);
         plain.clear();
@@ -214,10 +223,15 @@ impl Sender {
         self.plain = postcard::to_extend(msg, plain).map_err(NetError::Encode)?;
         let size = self.plain.len() - HEADER_LEN;
         if size > MAX_MESSAGE {
+            self.plain.clear();
             return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
         }
         self.plain[..HEADER_LEN].copy_from_slice(&(size as u32).to_be_bytes());
+        Ok(())
+    }
 
+    /// Fills `out` with the frames of `plain`, advancing the nonce only if all of them were made.
+    fn encrypt(&mut self) -> Result<(), NetError> {
         self.out.clear();
         self.sent = 0;
         let mut nonce = self.nonce;
