@@ -164,7 +164,8 @@ impl Driver {
                     cpus: offer.cpus.len(),
                     gpus: offer.gpus.len(),
                 });
-                self.links.insert(id, Link::Remote { tx: link, offer, peer });
+                let deadline_us = offer.time_limit.map(|t| now_us() + t.as_micros() as u64);
+                self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline_us });
                 let _ = reply.send(id);
                 self.write_workers();
             }

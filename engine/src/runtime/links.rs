@@ -11,6 +11,7 @@ use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
 use super::protocol::{Offer, ToWorker};
+use crate::ir::Amount;
 
 /// How jobs reach one worker.
 pub enum Link {
@@ -24,6 +25,8 @@ pub enum Link {
         offer: Offer,
         /// Its address.
         peer: String,
+        /// When it leaves (µs since the epoch), if it has a time limit.
+        deadline_us: Option<u64>,
     },
 }
 
@@ -42,6 +45,15 @@ pub struct WorkerInfo {
     pub gpus: usize,
     /// Memory in bytes.
     pub memory: u64,
+    /// Custom resources.
+    #[serde(default)]
+    pub custom: BTreeMap<String, Amount>,
+    /// When it leaves (µs since the epoch), if it has a time limit.
+    #[serde(default)]
+    pub deadline_us: Option<u64>,
+    /// The cluster job it runs in (Slurm or PBS job id), if any.
+    #[serde(default)]
+    pub allocation: Option<String>,
     /// Tasks running there now.
     pub running: u64,
 }
@@ -118,16 +130,22 @@ impl Links {
                         cpus: r.cpus.len(),
                         gpus: r.gpus.len(),
                         memory: r.memory,
+                        custom: r.custom.clone(),
+                        deadline_us: None,
+                        allocation: None,
                         running: running(id),
                     }
                 }
-                Link::Remote { offer, peer, .. } => WorkerInfo {
+                Link::Remote { offer, peer, deadline_us, .. } => WorkerInfo {
                     id: id.0,
                     hostname: offer.hostname.clone(),
                     peer: peer.clone(),
                     cpus: offer.cpus.len(),
                     gpus: offer.gpus.len(),
                     memory: offer.memory,
+                    custom: offer.custom.clone(),
+                    deadline_us: *deadline_us,
+                    allocation: offer.allocation.clone(),
                     running: running(id),
                 },
             })

@@ -32,6 +32,8 @@ pub struct Offer {
     pub custom: BTreeMap<String, Amount>,
     /// How long the worker will live from now (`--time-limit`, or its allocation's).
     pub time_limit: Option<Duration>,
+    /// The cluster job the worker runs in (`SLURM_JOB_ID`, `PBS_JOBID`), if any.
+    pub allocation: Option<String>,
 }
 
 /// Coordinator → worker.

@@ -1,0 +1,95 @@
+//! [`QueueSettings`]: how a profile describes an allocation queue.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Which resource manager a queue submits to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Manager {
+    /// Slurm: `sbatch`, `scancel`, `squeue`.
+    Slurm,
+    /// PBS Pro / OpenPBS / Torque: `qsub`, `qdel`, `qstat`.
+    Pbs,
+}
+
+impl Manager {
+    /// The manager's name as users know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Manager::Slurm => "Slurm",
+            Manager::Pbs => "PBS",
+        }
+    }
+}
+
+/// An allocation queue, as a profile's `[profile.NAME.queue]` table gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSettings {
+    /// `slurm` or `pbs`.
+    pub manager: Manager,
+    /// Slurm partition / PBS queue (`-p` / `-q`); the manager's default if unset.
+    #[serde(default, alias = "queue")]
+    pub partition: Option<String>,
+    /// Account (project) to charge (`--account` / `-A`).
+    #[serde(default)]
+    pub account: Option<String>,
+    /// Wall-time of each allocation, e.g. `"1h"` (`--time` / `-l walltime`).
+    pub time_limit: String,
+    /// Workers (nodes) each allocation starts.
+    #[serde(default = "one")]
+    pub workers_per_allocation: u32,
+    /// Most workers alive or queued at once.
+    #[serde(default = "four")]
+    pub max_workers: u32,
+    /// Most allocations waiting in the manager's queue at once.
+    #[serde(default = "one")]
+    pub backlog: u32,
+    /// Workers exit after this long without work, e.g. `"5m"`.
+    #[serde(default = "five_minutes")]
+    pub idle_timeout: String,
+    /// What each worker owns (default: the whole node, detected).
+    #[serde(default)]
+    pub worker: WorkerShape,
+    /// Extra arguments for `sbatch` / `qsub`, e.g. `["--qos=short"]`.
+    #[serde(default)]
+    pub submit_args: Vec<String>,
+    /// Shell lines run before the worker starts (`module load …`).
+    #[serde(default)]
+    pub setup: Vec<String>,
+    /// The `flow` executable on the compute nodes (default: this one).
+    #[serde(default)]
+    pub flow: Option<String>,
+}
+
+/// The resources of one worker of a queue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerShape {
+    /// CPUs (requested per node; unset: the whole node, `--exclusive`).
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    /// GPUs per node.
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    /// Memory per node, e.g. `"16 GiB"`.
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// Custom resources, e.g. `{ fpga = 2 }`.
+    #[serde(default)]
+    pub resources: BTreeMap<String, f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn four() -> u32 {
+    4
+}
+
+fn five_minutes() -> String {
+    "5m".to_owned()
+}
