@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_spanned::Spanned;
 
 /// Which resource manager a queue submits to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +38,7 @@ pub struct QueueSettings {
     #[serde(default)]
     pub account: Option<String>,
     /// Wall-time of each allocation, e.g. `"1h"` (`--time` / `-l walltime`).
-    pub time_limit: String,
+    pub time_limit: Spanned<String>,
     /// Workers (nodes) each allocation starts.
     #[serde(default = "one")]
     pub workers_per_allocation: u32,
@@ -49,7 +50,11 @@ pub struct QueueSettings {
     pub backlog: u32,
     /// Workers exit after this long without work, e.g. `"5m"`.
     #[serde(default = "five_minutes")]
-    pub idle_timeout: String,
+    pub idle_timeout: Spanned<String>,
+    /// How often the manager is asked about allocations no worker has
+    /// come from yet (to notice ones that failed), e.g. `"30s"`.
+    #[serde(default = "thirty_seconds")]
+    pub poll_interval: Spanned<String>,
     /// What each worker owns (default: the whole node, detected).
     #[serde(default)]
     pub worker: WorkerShape,
@@ -76,7 +81,7 @@ pub struct WorkerShape {
     pub gpus: Option<u32>,
     /// Memory per node, e.g. `"16 GiB"`.
     #[serde(default)]
-    pub memory: Option<String>,
+    pub memory: Option<Spanned<String>>,
     /// Custom resources, e.g. `{ fpga = 2 }`.
     #[serde(default)]
     pub resources: BTreeMap<String, f64>,
@@ -90,6 +95,10 @@ fn four() -> u32 {
     4
 }
 
-fn five_minutes() -> String {
-    "5m".to_owned()
+fn five_minutes() -> Spanned<String> {
+    Spanned::new(0..0, "5m".to_owned())
+}
+
+fn thirty_seconds() -> Spanned<String> {
+    Spanned::new(0..0, "30s".to_owned())
 }

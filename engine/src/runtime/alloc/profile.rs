@@ -1,0 +1,240 @@
+//! Profiles: named cluster settings in `flow.profiles.toml` (next to the
+//! workflow, or in the user's config directory), so a workflow file moves
+//! between laptop and cluster unchanged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_spanned::Spanned;
+
+use super::settings::QueueSettings;
+use crate::compile::{parse_duration, parse_size};
+use crate::diag::{Diagnostic, Source, closest};
+use crate::ir::Amount;
+
+/// The profiles file's name next to a workflow.
+pub const PROFILES_FILE: &str = "flow.profiles.toml";
+
+/// A profile, checked and with its values parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Its name.
+    pub name: String,
+    /// Address the coordinator listens on for workers.
+    pub listen: Option<String>,
+    /// Whether the embedded worker runs tasks too.
+    pub local_worker: bool,
+    /// The allocation queue, if any.
+    pub queue: Option<Queue>,
+}
+
+/// An allocation queue with its values parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queue {
+    /// The settings as written.
+    pub settings: QueueSettings,
+    /// Wall-time of an allocation in seconds.
+    pub time_limit: u64,
+    /// Idle timeout of its workers in seconds.
+    pub idle_timeout: u64,
+    /// Seconds between polls of allocations no worker came from yet.
+    pub poll_interval: u64,
+    /// Memory of a worker in bytes, if given.
+    pub memory: Option<u64>,
+    /// Custom resources of a worker.
+    pub custom: BTreeMap<String, Amount>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    profile: BTreeMap<String, Spanned<RawProfile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    #[serde(default)]
+    listen: Option<String>,
+    #[serde(default)]
+    local_worker: Option<bool>,
+    #[serde(default)]
+    queue: Option<QueueSettings>,
+}
+
+/// Where the profiles for a workflow in `dir` are: `dir/flow.profiles.toml`,
+/// else `$XDG_CONFIG_HOME/flow/profiles.toml` (or `~/.config/flow/profiles.toml`).
+pub fn find(dir: &Path) -> Option<PathBuf> {
+    let here = dir.join(PROFILES_FILE);
+    if here.is_file() {
+        return Some(here);
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(config.join("flow").join("profiles.toml")).filter(|p| p.is_file())
+}
+
+/// Reads profile `name` from `source` (a profiles file). Every problem in
+/// that profile is reported at once, each at its place in the file.
+pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>> {
+    let at = |d: Diagnostic| d.in_source(source.clone());
+    let file: File = toml::from_str(&source.text).map_err(|e| {
+        let d = Diagnostic::new("flow::profile::syntax", e.message().to_owned());
+        let d = match e.span() {
+            Some(span) => d.at(span, "here"),
+            None => d,
+        };
+        vec![at(d.help("see the cluster guide for the profile settings"))]
+    })?;
+    let Some(raw) = file.profile.get(name) else {
+        let names: Vec<&str> = file.profile.keys().map(String::as_str).collect();
+        let mut d = Diagnostic::new("flow::profile::unknown", format!("there is no profile `{name}`"));
+        d = match closest(name, names.iter().copied()) {
+            Some(near) => d.help(format!("did you mean `{near}`?")),
+            None if names.is_empty() => d.help("add a `[profile.NAME]` table"),
+            None => d.help(format!("the profiles are: {}", names.join(", "))),
+        };
+        return Err(vec![at(d)]);
+    };
+    let mut problems = Vec::new();
+    let queue = raw.get_ref().queue.as_ref().map(|q| check_queue(q, &mut problems));
+    if !problems.is_empty() {
+        return Err(problems.into_iter().map(at).collect());
+    }
+    let raw = raw.get_ref();
+    let queue = queue.flatten();
+    Ok(Profile {
+        name: name.to_owned(),
+        // With a queue the coordinator must be reachable from compute nodes.
+        listen: raw.listen.clone().or_else(|| queue.as_ref().map(|_| "0.0.0.0:0".to_owned())),
+        local_worker: raw.local_worker.unwrap_or(queue.is_none()),
+        queue,
+    })
+}
+
+/// Parses the values of a queue's settings, collecting every problem.
+fn check_queue(q: &QueueSettings, problems: &mut Vec<Diagnostic>) -> Option<Queue> {
+    let mut duration = |field: &str, v: &Spanned<String>| match parse_duration(v.get_ref()) {
+        Ok(0) => {
+            let d = Diagnostic::new("flow::profile::value", format!("`{field}` must be longer than zero"));
+            problems.push(d.at(v.span(), "zero").help("write a duration such as \"30m\" or \"2h\""));
+            0
+        }
+        Ok(secs) => secs,
+        Err(e) => {
+            let d = Diagnostic::new("flow::profile::value", format!("`{field}`: {e}"));
+            problems.push(d.at(v.span(), "not a duration").help("write a duration such as \"30m\" or \"2h\""));
+            0
+        }
+    };
+    let time_limit = duration("time_limit", &q.time_limit);
+    let idle_timeout = duration("idle_timeout", &q.idle_timeout);
+    let poll_interval = duration("poll_interval", &q.poll_interval);
+    let memory = q.worker.memory.as_ref().and_then(|m| match parse_size(m.get_ref()) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            let d = Diagnostic::new("flow::profile::value", format!("`worker.memory`: {e}"));
+            problems.push(d.at(m.span(), "not a size").help("write a size such as \"16 GiB\""));
+            None
+        }
+    });
+    let mut custom = BTreeMap::new();
+    for (name, &amount) in &q.worker.resources {
+        match Amount::from_f64(amount) {
+            Some(a) => {
+                custom.insert(name.clone(), a);
+            }
+            None => problems.push(
+                Diagnostic::new("flow::profile::value", format!("resource `{name}` must be a non-negative number"))
+                    .at(q.time_limit.span(), "in this queue"),
+            ),
+        }
+    }
+    for (field, value) in [("workers_per_allocation", q.workers_per_allocation), ("max_workers", q.max_workers)] {
+        if value == 0 {
+            let d = Diagnostic::new("flow::profile::value", format!("`{field}` must be at least 1"));
+            problems.push(d.at(q.time_limit.span(), "in this queue"));
+        }
+    }
+    if q.max_workers < q.workers_per_allocation && q.max_workers > 0 {
+        let d = Diagnostic::new(
+            "flow::profile::value",
+            format!(
+                "`max_workers` ({}) is smaller than `workers_per_allocation` ({}): no allocation could ever be submitted",
+                q.max_workers, q.workers_per_allocation
+            ),
+        );
+        problems.push(d.at(q.time_limit.span(), "in this queue").help("raise `max_workers`"));
+    }
+    problems.is_empty().then(|| Queue {
+        settings: q.clone(),
+        time_limit,
+        idle_timeout,
+        poll_interval,
+        memory,
+        custom,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(text: &str, name: &str) -> Result<Profile, Vec<String>> {
+        let source = Source::new(PROFILES_FILE, text);
+        load(&source, name).map_err(|ds| ds.iter().map(|d| format!("{} {}", d.location(&source), d.message)).collect())
+    }
+
+    #[test]
+    fn a_slurm_queue_reads_with_defaults() {
+        let p = profile(
+            "[profile.hpc.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"1h\"\n",
+            "hpc",
+        )
+        .unwrap();
+        assert_eq!(p.listen.as_deref(), Some("0.0.0.0:0"));
+        assert!(!p.local_worker);
+        let q = p.queue.unwrap();
+        assert_eq!((q.time_limit, q.idle_timeout, q.poll_interval), (3600, 300, 30));
+        assert_eq!((q.settings.backlog, q.settings.max_workers, q.settings.workers_per_allocation), (1, 4, 1));
+    }
+
+    #[test]
+    fn pbs_queue_is_an_alias_of_partition() {
+        let p = profile("[profile.p.queue]\nmanager = \"pbs\"\nqueue = \"workq\"\ntime_limit = \"10m\"\n", "p");
+        assert_eq!(p.unwrap().queue.unwrap().settings.partition.as_deref(), Some("workq"));
+    }
+
+    #[test]
+    fn every_bad_value_is_reported_at_its_place() {
+        let text = "[profile.x.queue]\nmanager = \"slurm\"\ntime_limit = \"soon\"\nidle_timeout = \"0s\"\n\
+                    worker = { memory = \"lots\" }\n";
+        let errors = profile(text, "x").unwrap_err();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].starts_with("flow.profiles.toml:3:14 `time_limit`"), "{errors:?}");
+        assert!(errors[1].contains("idle_timeout"), "{errors:?}");
+        assert!(errors[2].starts_with("flow.profiles.toml:5:"), "{errors:?}");
+    }
+
+    #[test]
+    fn unknown_names_get_a_suggestion() {
+        let errors = profile("[profile.cluster]\nlisten = \"0.0.0.0:0\"\n", "clustr").unwrap_err();
+        assert!(errors[0].contains("there is no profile `clustr`"));
+        let errors = profile("[profile.c.queue]\nmanager = \"slurm\"\ntime_limt = \"1h\"\n", "c").unwrap_err();
+        assert!(errors[0].contains("flow.profiles.toml:3:1"), "{errors:?}");
+        let errors = profile("[profile.c.queue]\nmanager = \"lsf\"\ntime_limit = \"1h\"\n", "c").unwrap_err();
+        assert!(errors[0].contains("lsf"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_profile_without_a_queue_keeps_the_local_worker() {
+        let p = profile("[profile.shared]\nlisten = \"0.0.0.0:7000\"\n", "shared").unwrap();
+        assert!(p.local_worker && p.queue.is_none());
+        assert_eq!(p.listen.as_deref(), Some("0.0.0.0:7000"));
+    }
+}
