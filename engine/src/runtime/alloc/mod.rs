@@ -5,6 +5,7 @@
 //! submission script; [`record`] is what `allocs.json` in the run directory
 //! holds (read by `flow alloc` and `flow explain`).
 
+pub mod planner;
 pub mod profile;
 pub mod record;
 pub mod script;

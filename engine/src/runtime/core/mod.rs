@@ -16,6 +16,7 @@
 //! never looks at individual queued instances.
 
 mod allocation;
+mod backlog;
 mod deps;
 mod events;
 mod group_state;
@@ -32,6 +33,7 @@ mod worker;
 mod tests;
 
 pub use allocation::Allocation;
+pub use backlog::GroupBacklog;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
 pub use scheduler::{Core, CoreOptions, Counts};
 pub use worker::{WorkerId, WorkerResources};

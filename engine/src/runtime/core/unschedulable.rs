@@ -35,8 +35,16 @@ impl Core {
     /// (`Cancelled(DependencyFailed(..))`); returns them with their reasons.
     pub fn cancel_unschedulable(&mut self, out: &mut impl Out) -> Vec<(GroupId, String)> {
         let found = self.unschedulable();
+        let groups: Vec<GroupId> = found.iter().map(|(g, _)| *g).collect();
+        self.cancel_groups(&groups, out);
+        found
+    }
+
+    /// Cancels the pending instances of `groups`, which can never run
+    /// (`Cancelled(Unschedulable)`), and everything that depends on them.
+    pub fn cancel_groups(&mut self, groups: &[GroupId], out: &mut impl Out) {
         let mut cancelled = Vec::new();
-        for (id, _) in &found {
+        for id in groups {
             let g = id.index();
             self.groups[g].doomed = true;
             for i in 0..self.groups[g].count {
@@ -51,7 +59,6 @@ impl Core {
         for task in cancelled {
             self.cancel_dependents(task, out);
         }
-        found
     }
 
     /// Why no worker can run `group`, if none can.

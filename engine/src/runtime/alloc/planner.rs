@@ -1,0 +1,210 @@
+//! How many allocations to submit: the queue's view of the work that can
+//! run soon, measured in workers of the queue's shape. Plain functions, no
+//! I/O, so the policy is tested alone.
+
+use std::collections::HashSet;
+
+use super::profile::Queue;
+use crate::ir::{Amount, Graph, GroupId, Resources};
+use crate::runtime::core::GroupBacklog;
+
+/// How a group's tasks fit on one worker of the queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fit {
+    /// This many instances run side by side on one worker (per node for
+    /// multi-node tasks, which take whole workers).
+    Slots(u64),
+    /// Never: no variant fits a worker of this queue.
+    Never,
+}
+
+/// How each group fits the queue's workers, with the reason for those that
+/// never fit (e.g. "needs 4 cpus, the queue's workers have 2").
+pub fn fits(graph: &Graph, queue: &Queue) -> Vec<(Fit, Option<String>)> {
+    graph
+        .groups
+        .iter()
+        .map(|group| {
+            let nodes = u64::from(group.nodes.max(1));
+            if nodes > u64::from(queue.settings.max_workers) {
+                let why = format!("needs {nodes} workers, the queue allows at most {}", queue.settings.max_workers);
+                return (Fit::Never, Some(why));
+            }
+            let mut best: Option<u64> = None;
+            let mut first_reason = None;
+            for variant in &group.variants {
+                match slots(variant, queue) {
+                    Ok(n) => best = best.max(Some(if nodes > 1 { 1 } else { n })),
+                    Err(why) => {
+                        first_reason.get_or_insert(why);
+                    }
+                }
+            }
+            match best {
+                Some(n) => (Fit::Slots(n), None),
+                None => (Fit::Never, first_reason.or_else(|| Some("it has no resource request".to_owned()))),
+            }
+        })
+        .collect()
+}
+
+/// How many instances needing `r` fit on one worker of `queue`, or why none does.
+fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
+    if let Some(t) = r.time_request.filter(|&t| t > queue.time_limit) {
+        return Err(format!(
+            "its time_request ({}) is longer than the queue's time_limit ({})",
+            duration(t),
+            duration(queue.time_limit)
+        ));
+    }
+    let shape = &queue.settings.worker;
+    let mut n = u64::MAX;
+    let mut limit = |have: Option<u64>, need: u64, what: &str| -> Result<(), String> {
+        match have {
+            _ if need == 0 => Ok(()),
+            None => {
+                n = n.min(1);
+                Ok(())
+            }
+            Some(have) if have >= need => {
+                n = n.min(have / need);
+                Ok(())
+            }
+            Some(have) => Err(format!("needs {what} {}, the queue's workers have {}", shown(need, what), shown(have, what))),
+        }
+    };
+    let scaled = |v: Option<u32>| v.map(|c| Amount::whole(u64::from(c)).0);
+    limit(scaled(shape.cpus), r.cpus.0, "cpus")?;
+    limit(scaled(shape.gpus).or(Some(0)).filter(|_| shape.gpus.is_some() || r.gpus.0 > 0), r.gpus.0, "gpus")?;
+    limit(queue.memory, r.memory, "memory")?;
+    for (name, amount) in &r.custom {
+        let have = queue.custom.get(name).map_or(0, |a| a.0);
+        limit(Some(have), amount.0, name)?;
+    }
+    Ok(if n == u64::MAX { u64::from(shape.cpus.unwrap_or(1).max(1)) } else { n.max(1) })
+}
+
+/// Workers the queue should have (connected or queued) for the work that
+/// can run soon: ready and running instances, and blocked instances whose
+/// upstream groups have nothing blocked themselves (their dependencies are
+/// ready or running, so they will be done within an allocation's life).
+pub fn wanted_workers(graph: &Graph, backlog: &[GroupBacklog], fits: &[(Fit, Option<String>)]) -> u64 {
+    let blocked: HashSet<GroupId> = backlog.iter().filter(|b| b.blocked > 0).map(|b| b.group).collect();
+    let mut workers = 0f64;
+    for b in backlog {
+        let Fit::Slots(slots) = fits[b.group.index()].0 else { continue };
+        let upstream_blocked = graph.edges.iter().any(|e| e.to == b.group && blocked.contains(&e.from));
+        let soon = if upstream_blocked { 0 } else { b.blocked };
+        let nodes = graph.group(b.group).nodes.max(1) as f64;
+        workers += (b.ready + soon + b.running) as f64 * nodes / slots as f64;
+    }
+    workers.ceil() as u64
+}
+
+/// What a queue has now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueLoad {
+    /// Workers of the queue connected now.
+    pub connected: u64,
+    /// Allocations submitted (or being submitted) whose workers have not connected.
+    pub queued: u64,
+}
+
+/// How many allocations to submit now: enough for `wanted` workers, never
+/// more than `max_workers` alive or queued, nor more than `backlog`
+/// allocations waiting in the manager's queue.
+pub fn submissions(queue: &Queue, load: QueueLoad, wanted: u64) -> u64 {
+    let s = &queue.settings;
+    let per = u64::from(s.workers_per_allocation.max(1));
+    let alive = load.connected + load.queued * per;
+    let need = wanted.saturating_sub(alive).div_ceil(per);
+    let room = u64::from(s.max_workers).saturating_sub(alive) / per;
+    let waiting = u64::from(s.backlog).saturating_sub(load.queued);
+    need.min(room).min(waiting)
+}
+
+fn shown(v: u64, what: &str) -> String {
+    match what {
+        "memory" => format!("{} MiB", v.div_ceil(1 << 20)),
+        _ => Amount(v).to_string(),
+    }
+}
+
+/// `90s`, `15m`, `2h30m`.
+fn duration(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut text = String::new();
+    for (v, unit) in [(h, "h"), (m, "m"), (s, "s")] {
+        if v > 0 {
+            text.push_str(&format!("{v}{unit}"));
+        }
+    }
+    if text.is_empty() { "0s".to_owned() } else { text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Source;
+    use crate::runtime::alloc::profile;
+
+    fn queue(extra: &str) -> Queue {
+        let text = format!("[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\n{extra}");
+        profile::load(&Source::new("p.toml", text), "p").unwrap().queue.unwrap()
+    }
+
+    fn graph(text: &str) -> Graph {
+        let source = Source::new("workflow.toml", text);
+        let workflow = crate::spec::parse(&source, crate::spec::Format::Toml).unwrap();
+        crate::compile::compile(&workflow, &source, &crate::compile::Options::default()).unwrap()
+    }
+
+    fn backlog(group: u32, ready: u64, blocked: u64, running: u64) -> GroupBacklog {
+        GroupBacklog { group: GroupId(group), ready, blocked, running }
+    }
+
+    #[test]
+    fn submissions_respect_backlog_and_max_workers() {
+        let q = queue("max_workers = 5\nbacklog = 2\n");
+        let load = |connected, queued| QueueLoad { connected, queued };
+        assert_eq!(submissions(&q, load(0, 0), 100), 2, "backlog caps");
+        assert_eq!(submissions(&q, load(0, 2), 100), 0, "backlog full");
+        assert_eq!(submissions(&q, load(4, 0), 100), 1, "max_workers caps");
+        assert_eq!(submissions(&q, load(3, 0), 3), 0, "enough workers");
+        assert_eq!(submissions(&q, load(0, 0), 0), 0, "no work, no allocation");
+        let q = queue("max_workers = 8\nbacklog = 4\nworkers_per_allocation = 4\n");
+        assert_eq!(submissions(&q, load(0, 0), 5), 2);
+        assert_eq!(submissions(&q, load(4, 1), 20), 0, "a second allocation would exceed max_workers");
+    }
+
+    #[test]
+    fn only_work_that_can_run_soon_counts() {
+        let g = graph(
+            "[[tasks]]\nname = \"a\"\ncommand = \"true\"\nrange = \"1-8\"\n\
+             [[tasks]]\nname = \"b\"\ncommand = \"true\"\nrange = \"1-8\"\nafter = [\"a\"]\n\
+             [[tasks]]\nname = \"c\"\ncommand = \"true\"\nrange = \"1-8\"\nafter = [\"b\"]\n",
+        );
+        let q = queue("worker = { cpus = 2 }\n");
+        let fits = fits(&g, &q);
+        assert_eq!(fits[0].0, Fit::Slots(2));
+        // a: 4 ready + 4 running; b waits only on a (soon); c waits on b (far upstream).
+        let b = [backlog(0, 4, 0, 4), backlog(1, 0, 8, 0), backlog(2, 0, 8, 0)];
+        assert_eq!(wanted_workers(&g, &b, &fits), 8);
+    }
+
+    #[test]
+    fn tasks_the_queue_cannot_run_say_why() {
+        let g = graph(
+            "[[tasks]]\nname = \"big\"\ncommand = \"true\"\ncpus = 4\n\
+             [[tasks]]\nname = \"long\"\ncommand = \"true\"\ntime_request = \"2h\"\n\
+             [[tasks]]\nname = \"gpu\"\ncommand = \"true\"\ngpus = 1\n\
+             [[tasks]]\nname = \"small\"\ncommand = \"true\"\ncpus = 0.5\n",
+        );
+        let fits = fits(&g, &queue("worker = { cpus = 2 }\n"));
+        let why = |i: usize| fits[i].1.clone().unwrap_or_default();
+        assert_eq!(why(0), "needs cpus 4, the queue's workers have 2");
+        assert_eq!(why(1), "its time_request (2h) is longer than the queue's time_limit (1h)");
+        assert_eq!(why(2), "needs gpus 1, the queue's workers have 0");
+        assert_eq!(fits[3].0, Fit::Slots(4));
+    }
+}

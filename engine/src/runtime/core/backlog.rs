@@ -1,0 +1,44 @@
+//! [`Core::backlog`]: how much work each group still has, for deciding how
+//! many workers to ask a cluster for.
+
+use hashbrown::HashMap;
+
+use super::scheduler::Core;
+use crate::ir::GroupId;
+
+/// The unfinished instances of one group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupBacklog {
+    /// Which group.
+    pub group: GroupId,
+    /// Instances whose dependencies are done.
+    pub ready: u64,
+    /// Instances still waiting for dependencies.
+    pub blocked: u64,
+    /// Instances running now.
+    pub running: u64,
+}
+
+impl Core {
+    /// Every group with unfinished instances, in group order.
+    pub fn backlog(&self) -> Vec<GroupBacklog> {
+        let mut running: HashMap<u32, u64> = HashMap::new();
+        for task in self.running.keys() {
+            *running.entry(task.group.0).or_default() += 1;
+        }
+        self.groups
+            .iter()
+            .enumerate()
+            .filter_map(|(g, group)| {
+                let running = running.get(&(g as u32)).copied().unwrap_or(0);
+                let ready = group.ready();
+                (group.pending + running > 0).then(|| GroupBacklog {
+                    group: Self::group_id(g),
+                    ready,
+                    blocked: group.pending - ready,
+                    running,
+                })
+            })
+            .collect()
+    }
+}
