@@ -40,6 +40,8 @@ pub enum Command {
     Worker(crate::worker_cmd::WorkerCmdArgs),
     /// List the workers of a run.
     Workers(crate::worker_cmd::WorkersArgs),
+    /// Show a run's cluster allocations (`list`, `log ID`), or a queue's script (`--dry-run`).
+    Alloc(crate::alloc_cmd::AllocArgs),
     /// Validate a workflow and report every problem at once.
     Check(CheckArgs),
     /// Summarise the compiled graph, or print it as JSON.

@@ -1,12 +1,14 @@
 //! The `flow` command line: a thin shell over `flow_engine`. Errors are
 //! printed here, in one place, and turned into exit codes.
 
+mod alloc_cmd;
 mod args;
 mod exit_codes;
 mod graph;
 mod load;
 mod log_cmd;
 mod plan;
+mod profile;
 mod resources;
 mod run_cmd;
 mod status_cmd;
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Worker(args) => worker_cmd::worker(args),
+        Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
             println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 use flow_engine::compile::Selector;
+use flow_engine::runtime::alloc::AllocState;
 use flow_engine::runtime::worker::Status;
 use flow_engine::runtime::{Event, RunOptions, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -46,9 +47,13 @@ pub struct RunArgs {
     /// they join with `flow worker --access .flow/runs/<id>/access.json`.
     #[arg(long, value_name = "HOST:PORT")]
     pub listen: Option<String>,
-    /// Run no tasks in this process: only on remote workers (needs `--listen`).
-    #[arg(long, requires = "listen")]
+    /// Run no tasks in this process: only on remote workers (needs `--listen` or a profile that listens).
+    #[arg(long)]
     pub no_local_worker: bool,
+    /// Use the cluster settings of this profile (`flow.profiles.toml` next to the workflow,
+    /// or `~/.config/flow/profiles.toml`): an allocation queue, a listen address.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 /// Runs the workflow; returns the process exit code.
@@ -56,6 +61,15 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     let loaded = load::load(&args.workflow, None)?;
     let workflow = loaded.path.canonicalize().map_err(|e| Failure::Usage(format!("{}: {e}", loaded.path.display())))?;
     let base_dir = workflow.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let profile = args.profile.as_deref().map(|name| crate::profile::load(&base_dir, name)).transpose()?;
+    let listen = args.listen.clone().or_else(|| profile.as_ref().and_then(|p| p.listen.clone()));
+    if args.no_local_worker && listen.is_none() {
+        return Err(Failure::Usage(
+            "`--no-local-worker` needs `--listen` (or a profile with a queue): otherwise nothing runs the tasks".into(),
+        ));
+    }
+    let local = !args.no_local_worker && profile.as_ref().is_none_or(|p| p.local_worker);
+    let queue = profile.and_then(|p| p.queue.map(|q| (p.name, q)));
     let only = args.only.iter().map(|s| Selector::parse(s).map_err(Failure::Usage)).collect::<Result<_, _>>()?;
     let options = RunOptions {
         base_dir,
@@ -66,8 +80,9 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         only,
         dry_exec: args.dry_exec,
         bind_cpus: args.bind_cpus,
-        listen: args.listen.clone(),
-        local: !args.no_local_worker,
+        listen,
+        local,
+        queue,
     };
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options).map_err(|e| match e {
         flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),
@@ -195,8 +210,25 @@ fn notice(event: &Event) -> Option<String> {
             Some(format!("- worker {worker} ({hostname}) lost: {reason}; its tasks are rescheduled"))
         }
         Event::WorkerRefused { peer, reason } => Some(format!("! refused a connection from {peer}: {reason}")),
+        Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
+        Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
+        Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
         _ => None,
     }
+}
+
+/// One line about an allocation's new state (none while it is being submitted).
+fn allocation_text(id: u32, job_id: &str, state: AllocState, reason: Option<&str>) -> Option<String> {
+    let job = if job_id.is_empty() { String::new() } else { format!(" (job {job_id})") };
+    let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+    Some(match state {
+        AllocState::Queued if job_id.is_empty() => return None,
+        AllocState::Queued => format!("+ allocation {id}{job} queued"),
+        AllocState::Running => format!("+ allocation {id}{job} started"),
+        AllocState::Finished => format!("- allocation {id}{job} finished{why}"),
+        AllocState::Failed => format!("✗ allocation {id}{job} failed{why}"),
+        AllocState::Cancelled => format!("- allocation {id}{job} cancelled"),
+    })
 }
 
 /// The report of a failed attempt: name, reason, source line, stderr tail.

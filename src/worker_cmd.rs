@@ -68,6 +68,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         Leave::RunEnded => "the run ended",
         Leave::TimeLimit => "its time limit was reached",
         Leave::Idle => "it had no work for its idle timeout",
+        Leave::Signal(name) => &format!("it was stopped by {name}; its tasks run again elsewhere"),
     };
     eprintln!("worker left: {why}");
     Ok(crate::exit_codes::SUCCESS)

@@ -22,7 +22,8 @@ use super::protocol::{Offer, ToWorker};
 use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
-use crate::ir::{Graph, TaskId};
+use super::alloc::queue::AllocQueue;
+use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord};
 
 /// The longest events wait before going to the display.
@@ -30,7 +31,7 @@ const EVENT_DELAY: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// What the core asked for during one step.
 #[derive(Default)]
-struct Collect {
+pub(super) struct Collect {
     starts: Vec<(TaskId, u32, WorkerId, Allocation)>,
     states: Vec<(TaskId, TaskState)>,
 }
@@ -71,6 +72,22 @@ pub enum DriverEvent {
         worker: WorkerId,
         /// Why.
         reason: String,
+        /// Whether the worker planned to leave (idle, time limit) rather than being killed or vanishing.
+        clean: bool,
+    },
+    /// The manager answered a submission: the job id, or its error.
+    Submitted {
+        /// The allocation's number.
+        id: u32,
+        /// The job id or the error.
+        result: Result<String, String>,
+    },
+    /// The manager listed which of `ids` are still queued or running.
+    Polled {
+        /// The job ids asked about.
+        ids: Vec<String>,
+        /// Those still alive, or the manager's error.
+        result: super::driver_queue::Alive,
     },
     /// A peer failed the handshake (wrong or no secret) and was turned away.
     Refused {
@@ -104,6 +121,12 @@ pub(super) struct Driver {
     pub last_events: Instant,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     pub stopped: std::collections::HashSet<TaskId>,
+    /// The run's allocation queue, if it has one.
+    pub queue: Option<AllocQueue>,
+    /// Sends events to this loop (answers of the resource manager).
+    pub self_tx: mpsc::UnboundedSender<DriverEvent>,
+    /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
+    pub unschedulable: HashMap<GroupId, String>,
 }
 
 impl Driver {
@@ -115,9 +138,11 @@ impl Driver {
     pub async fn run(mut self) -> Summary {
         let started = Instant::now();
         let mut out = Collect::default();
+        self.queue_start(&mut out);
         self.step(&mut out);
         let mut interrupt = std::pin::pin!(interrupted());
         let mut tick = tokio::time::interval(EVENT_DELAY);
+        let mut queue_tick = tokio::time::interval(super::driver_queue::QUEUE_TICK);
         while !self.core.is_finished() {
             tokio::select! {
                 event = self.driver_events.recv() => {
@@ -129,6 +154,7 @@ impl Driver {
                     }
                 }
                 _ = tick.tick(), if !self.event_batch.is_empty() => self.flush_events(),
+                _ = queue_tick.tick(), if self.queue.is_some() => self.queue_tick(&mut out),
                 () = &mut interrupt, if !self.summary.interrupted => {
                     self.summary.interrupted = true;
                     self.core.stop(&mut out);
@@ -137,8 +163,9 @@ impl Driver {
             }
             self.step(&mut out);
         }
-        self.flush_events();
         self.links.shutdown();
+        self.queue_finish().await;
+        self.flush_events();
         self.summary.seconds = started.elapsed().as_secs_f64();
         self.summary
     }
@@ -147,7 +174,9 @@ impl Driver {
     fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
         match event {
             DriverEvent::Worker { worker, event } => self.finished(worker, event, out),
+            event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => self.queue_event(event),
             DriverEvent::Joined { offer, link, peer, reply } => {
+                let change = offer.allocation.as_deref().and_then(|job| self.queue.as_mut()?.joined(job));
                 let deadline = offer.time_limit.map(|t| Instant::now() + t);
                 let resources = WorkerResources {
                     cpus: offer.cpus.clone(),
@@ -168,11 +197,17 @@ impl Driver {
                 self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline_us });
                 let _ = reply.send(id);
                 self.write_workers();
+                if let Some(change) = change {
+                    self.queue_change(change);
+                }
             }
-            DriverEvent::Lost { worker, reason } => {
+            DriverEvent::Lost { worker, reason, clean } => {
                 let hostname = self.links.hostname(worker);
-                if self.links.remove(worker).is_none() {
-                    return;
+                let Some(link) = self.links.remove(worker) else { return };
+                if let Link::Remote { offer: Offer { allocation: Some(job), .. }, .. } = &link
+                    && let Some(change) = self.queue.as_mut().and_then(|q| q.left(job, clean, &reason))
+                {
+                    self.queue_change(change);
                 }
                 let lost: Vec<(TaskId, u32)> =
                     self.running.iter().filter(|(_, (_, w))| *w == worker).map(|(t, (a, _))| (*t, *a)).collect();
@@ -322,7 +357,10 @@ impl Driver {
                     CancelReason::DependencyFailed(dep) => format!("{} failed", self.factory.label(dep)),
                     CancelReason::MaxFails => "--max-fails reached".to_owned(),
                     CancelReason::Stopped => "interrupted".to_owned(),
-                    CancelReason::Unschedulable => "no worker can satisfy its resources".to_owned(),
+                    CancelReason::Unschedulable => match self.unschedulable.get(&task.group) {
+                        Some(why) => why.clone(),
+                        None => "no worker can satisfy its resources".to_owned(),
+                    },
                 };
                 self.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
                 self.event_batch.push(Event::TaskCancelled { task, label: self.factory.label(task), reason });

@@ -88,6 +88,29 @@ pub enum Event {
         /// What went wrong.
         reason: String,
     },
+    /// An allocation of the run's queue changed state.
+    Allocation {
+        /// Its number in this run.
+        id: u32,
+        /// The manager's job id (empty if submission failed).
+        job_id: String,
+        /// Its new state.
+        state: crate::runtime::alloc::AllocState,
+        /// Why it failed or ended, if known.
+        reason: Option<String>,
+    },
+    /// The queue stopped submitting after repeated failures.
+    QueuePaused {
+        /// Why, quoting the manager's or the worker's error.
+        reason: String,
+    },
+    /// A task can never run on the run's queue (reported once).
+    QueueUnschedulable {
+        /// The task's name.
+        task: String,
+        /// Why.
+        reason: String,
+    },
     /// The run ended.
     RunFinished {
         /// Final counts.

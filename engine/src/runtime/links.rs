@@ -70,6 +70,11 @@ impl Links {
         self.links.insert(id, link);
     }
 
+    /// Whether there is no worker at all.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
     /// Forgets a worker that left.
     pub fn remove(&mut self, id: WorkerId) -> Option<Link> {
         self.links.remove(&id)

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::alloc::profile::Queue;
 use super::core::WorkerResources;
 use crate::compile::Selector;
 
@@ -28,4 +29,6 @@ pub struct RunOptions {
     pub listen: Option<String>,
     /// Run tasks on the embedded worker too (off: only remote workers).
     pub local: bool,
+    /// Submit allocations to this queue (from the named profile).
+    pub queue: Option<(String, Queue)>,
 }

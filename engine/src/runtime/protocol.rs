@@ -70,4 +70,12 @@ pub enum ToCoordinator {
     Output(OutputRecord),
     /// Still alive.
     Heartbeat,
+    /// The worker is leaving on its own: the jobs it still runs are being
+    /// killed and must run again elsewhere (their reports that follow are void).
+    Leaving {
+        /// Why it leaves.
+        reason: String,
+        /// Whether it planned to (idle, time limit) rather than being killed (a signal).
+        planned: bool,
+    },
 }

@@ -64,35 +64,40 @@ async fn serve(
             }
         }
     });
-    let reason = relay(worker, &mut rx, &driver, &log).await;
+    let (reason, clean) = relay(worker, &mut rx, &driver, &log).await;
     writer.abort();
-    let _ = driver.send(DriverEvent::Lost { worker, reason });
+    let _ = driver.send(DriverEvent::Lost { worker, reason, clean });
 }
 
-/// Forwards a worker's messages until it goes away; returns why it went.
+/// Forwards a worker's messages until it goes away; returns why it went,
+/// and whether it planned to (`true`: idle, time limit) or was killed or vanished.
 async fn relay(
     worker: WorkerId,
     rx: &mut Receiver,
     driver: &mpsc::UnboundedSender<DriverEvent>,
     log: &OutputSink,
-) -> String {
+) -> (String, bool) {
+    let mut leaving = None;
     loop {
         match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToCoordinator>()).await {
-            Err(_) => return format!("no heartbeat for {}s", HEARTBEAT_TIMEOUT.as_secs()),
-            Ok(Err(e)) => return format!("connection failed: {e}"),
-            Ok(Ok(None)) => return "disconnected".to_owned(),
+            Err(_) => return (format!("no heartbeat for {}s", HEARTBEAT_TIMEOUT.as_secs()), false),
+            Ok(Err(e)) => return leaving.unwrap_or_else(|| (format!("connection failed: {e}"), false)),
+            Ok(Ok(None)) => return leaving.unwrap_or_else(|| ("disconnected".to_owned(), false)),
             Ok(Ok(Some(msg))) => match msg {
+                // Jobs killed because their worker leaves run again elsewhere.
+                ToCoordinator::Finished { .. } if leaving.is_some() => {}
                 ToCoordinator::Finished { task, attempt, outcome } => {
                     let event = WorkerEvent::Finished { task, attempt, outcome };
                     if driver.send(DriverEvent::Worker { worker, event }).is_err() {
-                        return "the run ended".to_owned();
+                        return ("the run ended".to_owned(), true);
                     }
                 }
                 ToCoordinator::Output(record) => {
                     if !log.send(record).await {
-                        return "the run ended".to_owned();
+                        return ("the run ended".to_owned(), true);
                     }
                 }
+                ToCoordinator::Leaving { reason, planned } => leaving = Some((reason, planned)),
                 ToCoordinator::Heartbeat | ToCoordinator::Hello(_) => {}
             },
         }

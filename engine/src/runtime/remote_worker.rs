@@ -53,6 +53,9 @@ pub enum Leave {
     TimeLimit,
     /// `--idle-timeout` passed without work.
     Idle,
+    /// A signal (SIGTERM from the resource manager at the end of the
+    /// allocation, Ctrl-C): its jobs were killed and run again elsewhere.
+    Signal(&'static str),
 }
 
 /// Runs a worker until the run ends or a limit is reached.
@@ -103,8 +106,10 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let started = Instant::now();
     let mut last_busy = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_millis(500));
+    let mut signals = std::pin::pin!(signalled());
     let leave = loop {
         tokio::select! {
+            name = &mut signals => break Leave::Signal(name),
             msg = rx.recv::<ToWorker>() => match msg {
                 Ok(Some(ToWorker::Start { job, previous })) => {
                     last_busy = Instant::now();
@@ -126,6 +131,15 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
             }
         }
     };
+    let leaving = match leave {
+        Leave::RunEnded => None,
+        Leave::TimeLimit => Some(("it reached its time limit".to_owned(), true)),
+        Leave::Idle => Some(("it had no work for its idle timeout".to_owned(), true)),
+        Leave::Signal(name) => Some((format!("it was stopped by {name}"), false)),
+    };
+    if let Some((reason, planned)) = leaving {
+        let _ = control.send(ToCoordinator::Leaving { reason, planned });
+    }
     local.stop_all();
     // Let stopped tasks report, then close the connection.
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -135,4 +149,16 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     drop((control, local));
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
     Ok(leave)
+}
+
+/// Resolves on SIGTERM (the manager ends the allocation) or SIGINT, with the signal's name.
+async fn signalled() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
 }

@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use thiserror::Error;
 use tokio::sync::mpsc;
 
+use super::alloc::queue::AllocQueue;
 use super::core::{Core, CoreOptions};
 use super::driver::Driver;
 use super::driver::DriverEvent;
@@ -135,7 +136,11 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 }
                 None => None,
             };
-            drop((driver_tx, log));
+            drop(log);
+            let queue = options.queue.clone().map(|(profile, queue)| {
+                let fits = super::alloc::planner::fits(&graph, &queue);
+                AllocQueue::new(&profile, queue, fits, &run_for_thread.path, &run_for_thread.id)
+            });
             let driver = Driver {
                 core,
                 factory,
@@ -153,6 +158,9 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 event_batch: Vec::new(),
                 stopped: Default::default(),
                 last_events: std::time::Instant::now(),
+                queue,
+                self_tx: driver_tx,
+                unschedulable: Default::default(),
             };
             let summary = driver.run().await;
             if let Some(task) = accepting {

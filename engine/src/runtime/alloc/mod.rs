@@ -5,8 +5,10 @@
 //! submission script; [`record`] is what `allocs.json` in the run directory
 //! holds (read by `flow alloc` and `flow explain`).
 
+pub mod manager;
 pub mod planner;
 pub mod profile;
+pub mod queue;
 pub mod record;
 pub mod script;
 pub mod settings;

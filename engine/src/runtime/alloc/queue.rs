@@ -1,0 +1,330 @@
+//! [`AllocQueue`]: the allocations of one run's queue and their states,
+//! learned from workers connecting and leaving (and a rare poll of the
+//! manager for allocations no worker came from). It decides nothing about
+//! when to submit (that is [`super::planner`]) and runs no commands itself
+//! (that is [`super::manager`]); it keeps the books and writes `allocs.json`.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::planner::{Fit, QueueLoad};
+use super::profile::Queue;
+use super::record::{ALLOCS_FILE, AllocRecord, AllocState, AllocsFile, QueueRecord};
+use super::script::{ScriptContext, script};
+use crate::runtime::local::now_us;
+
+/// Allocations failing in a row before the queue pauses.
+pub const FAILURES_TO_PAUSE: u32 = 3;
+/// A worker that leaves uncleanly sooner than this after joining "died at once".
+const QUICK_DEATH: Duration = Duration::from_secs(30);
+
+/// What changed, for the run's display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// The allocation.
+    pub record: AllocRecord,
+    /// Set when this change paused the queue: why.
+    pub paused: Option<String>,
+}
+
+/// The allocations of a run's queue.
+#[derive(Debug)]
+pub struct AllocQueue {
+    /// The queue's settings.
+    pub queue: Queue,
+    /// How each group fits the queue's workers.
+    pub fits: Vec<(Fit, Option<String>)>,
+    record: QueueRecord,
+    allocations: Vec<AllocRecord>,
+    /// When each allocation's workers joined, by allocation index.
+    joined_at: Vec<Vec<Instant>>,
+    failures_in_row: u32,
+    run_dir: PathBuf,
+    run_id: String,
+    flow: String,
+    last_poll: Instant,
+}
+
+impl AllocQueue {
+    /// A queue with nothing submitted yet.
+    pub fn new(profile: &str, queue: Queue, fits: Vec<(Fit, Option<String>)>, run_dir: &Path, run_id: &str) -> Self {
+        let s = &queue.settings;
+        let record = QueueRecord {
+            profile: profile.to_owned(),
+            manager: s.manager,
+            time_limit_s: queue.time_limit,
+            workers_per_allocation: s.workers_per_allocation,
+            max_workers: s.max_workers,
+            backlog: s.backlog,
+            paused: None,
+            unschedulable: Vec::new(),
+        };
+        let flow = s.flow.clone().unwrap_or_else(|| {
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "flow".to_owned())
+        });
+        AllocQueue {
+            queue,
+            fits,
+            record,
+            allocations: Vec::new(),
+            joined_at: Vec::new(),
+            failures_in_row: 0,
+            run_dir: run_dir.to_path_buf(),
+            run_id: run_id.to_owned(),
+            flow,
+            last_poll: Instant::now(),
+        }
+    }
+
+    /// The manager's job name for this run's allocations.
+    pub fn job_name(&self) -> String {
+        format!("flow-{}", self.run_id)
+    }
+
+    /// Why the queue stopped submitting, if it did.
+    pub fn paused(&self) -> Option<&str> {
+        self.record.paused.as_deref()
+    }
+
+    /// Stops submitting, saying why.
+    pub fn pause(&mut self, reason: String) {
+        self.record.paused = Some(reason);
+        self.write();
+    }
+
+    /// The state of allocation `id`.
+    pub fn record(&self, id: u32) -> super::record::AllocState {
+        self.index(id).map_or(AllocState::Failed, |i| self.allocations[i].state)
+    }
+
+    /// Records that a task can never run on this queue (shown once).
+    pub fn unschedulable(&mut self, line: String) {
+        self.record.unschedulable.push(line);
+        self.write();
+    }
+
+    /// Connected workers and allocations not yet started.
+    pub fn load(&self) -> QueueLoad {
+        let mut load = QueueLoad::default();
+        for a in &self.allocations {
+            match a.state {
+                AllocState::Queued => load.queued += 1,
+                AllocState::Running => load.connected += u64::from(a.connected),
+                _ => {}
+            }
+        }
+        load
+    }
+
+    /// Whether an allocation is still being submitted or waits in the manager's queue.
+    pub fn has_active(&self) -> bool {
+        self.allocations.iter().any(|a| a.state.is_active())
+    }
+
+    /// Allocations being submitted right now.
+    pub fn submitting(&self) -> usize {
+        self.allocations.iter().filter(|a| a.state == AllocState::Queued && a.job_id.is_empty()).count()
+    }
+
+    /// Writes the script of a new allocation; returns its id and the script's path.
+    pub fn prepare(&mut self) -> std::io::Result<(u32, PathBuf)> {
+        let id = self.allocations.len() as u32 + 1;
+        let dir = self.run_dir.join("allocs");
+        fs_err::create_dir_all(&dir)?;
+        let script_path = dir.join(format!("{id}.sh"));
+        let output = dir.join(format!("{id}.out"));
+        let cx = ScriptContext {
+            run_id: &self.run_id,
+            access: &self.run_dir.join("access.json"),
+            output: &output,
+            flow: &self.flow,
+        };
+        fs_err::write(&script_path, script(&self.queue, &cx))?;
+        self.allocations.push(AllocRecord {
+            id,
+            job_id: String::new(),
+            state: AllocState::Queued,
+            workers: self.queue.settings.workers_per_allocation,
+            connected: 0,
+            joined: 0,
+            submitted_us: now_us(),
+            started_us: None,
+            ended_us: None,
+            reason: None,
+            script: format!("allocs/{id}.sh"),
+            output: format!("allocs/{id}.out"),
+        });
+        self.joined_at.push(Vec::new());
+        self.write();
+        Ok((id, script_path))
+    }
+
+    /// The manager answered a submission.
+    pub fn submitted(&mut self, id: u32, result: Result<String, String>) -> Option<Change> {
+        let i = self.index(id)?;
+        match result {
+            Ok(job_id) => {
+                let a = &mut self.allocations[i];
+                a.job_id = job_id;
+                // Cancelled while being submitted: cancel it now it has an id.
+                if a.state == AllocState::Cancelled {
+                    let _ = super::manager::cancel(self.queue.settings.manager, std::slice::from_ref(&a.job_id));
+                }
+                self.write();
+                Some(Change { record: self.allocations[i].clone(), paused: None })
+            }
+            Err(error) => Some(self.failed(i, error)),
+        }
+    }
+
+    /// A worker of job `job_id` connected; `None` if the job is not ours.
+    pub fn joined(&mut self, job_id: &str) -> Option<Change> {
+        let i = self.allocations.iter().position(|a| a.job_id == job_id)?;
+        self.joined_at[i].push(Instant::now());
+        let a = &mut self.allocations[i];
+        a.connected += 1;
+        a.joined += 1;
+        let first = a.state == AllocState::Queued;
+        if first {
+            a.state = AllocState::Running;
+            a.started_us = Some(now_us());
+        }
+        self.write();
+        first.then(|| Change { record: self.allocations[i].clone(), paused: None })
+    }
+
+    /// A worker of job `job_id` left; `clean` if it said why (idle, time
+    /// limit, run over) rather than vanishing.
+    pub fn left(&mut self, job_id: &str, clean: bool, reason: &str) -> Option<Change> {
+        let i = self.allocations.iter().position(|a| a.job_id == job_id)?;
+        let lived = self.joined_at[i].pop().map(|t| t.elapsed()).unwrap_or_default();
+        let a = &mut self.allocations[i];
+        a.connected = a.connected.saturating_sub(1);
+        if !clean && lived < QUICK_DEATH {
+            return Some(self.failed(i, format!("its worker died {}s after starting: {reason}", lived.as_secs())));
+        }
+        if clean || lived >= QUICK_DEATH {
+            self.failures_in_row = 0;
+        }
+        let a = &mut self.allocations[i];
+        if a.connected > 0 || a.state != AllocState::Running {
+            self.write();
+            return None;
+        }
+        a.state = AllocState::Finished;
+        a.ended_us = Some(now_us());
+        a.reason = Some(reason.to_owned());
+        self.write();
+        Some(Change { record: self.allocations[i].clone(), paused: None })
+    }
+
+    /// Whether it is time to ask the manager about allocations no worker came from.
+    pub fn poll_due(&mut self) -> Option<Vec<String>> {
+        if self.last_poll.elapsed() < Duration::from_secs(self.queue.poll_interval) {
+            return None;
+        }
+        let ids: Vec<String> = self
+            .allocations
+            .iter()
+            .filter(|a| a.state == AllocState::Queued && !a.job_id.is_empty())
+            .map(|a| a.job_id.clone())
+            .collect();
+        if ids.is_empty() {
+            return None;
+        }
+        self.last_poll = Instant::now();
+        Some(ids)
+    }
+
+    /// The manager listed `alive` among the allocations polled (`ids`):
+    /// the others ended before any worker connected.
+    pub fn polled(&mut self, ids: &[String], alive: &HashSet<String>) -> Vec<Change> {
+        let mut changes = Vec::new();
+        for id in ids {
+            if alive.contains(id) {
+                continue;
+            }
+            let Some(i) = self.allocations.iter().position(|a| &a.job_id == id) else { continue };
+            if self.allocations[i].state != AllocState::Queued {
+                continue;
+            }
+            let tail = self.output_tail(i);
+            let why = if tail.is_empty() {
+                "it ended before any worker connected".to_owned()
+            } else {
+                format!("it ended before any worker connected; its output ends with: {tail}")
+            };
+            changes.push(self.failed(i, why));
+        }
+        changes
+    }
+
+    /// Cancels every allocation still queued or running (the run is over);
+    /// returns the manager's error if cancelling failed.
+    pub fn cancel_all(&mut self) -> Result<(), String> {
+        let mut ids = Vec::new();
+        for a in self.allocations.iter_mut().filter(|a| a.state.is_active()) {
+            if !a.job_id.is_empty() {
+                ids.push(a.job_id.clone());
+            }
+            a.state = if a.joined > 0 { AllocState::Finished } else { AllocState::Cancelled };
+            a.connected = 0;
+            a.ended_us = Some(now_us());
+            a.reason.get_or_insert_with(|| "the run ended".to_owned());
+        }
+        let result = super::manager::cancel(self.queue.settings.manager, &ids);
+        self.write();
+        result
+    }
+
+    /// The job ids of every allocation submitted.
+    pub fn job_ids(&self) -> Vec<String> {
+        self.allocations.iter().filter(|a| !a.job_id.is_empty()).map(|a| a.job_id.clone()).collect()
+    }
+
+    /// Rewrites `allocs.json`, for `flow alloc` and `flow explain`.
+    pub fn write(&self) {
+        let file = AllocsFile { queue: Some(self.record.clone()), allocations: self.allocations.clone() };
+        if let Ok(text) = serde_json::to_string_pretty(&file) {
+            let _ = fs_err::write(self.run_dir.join(ALLOCS_FILE), text + "\n");
+        }
+    }
+
+    fn index(&self, id: u32) -> Option<usize> {
+        let i = id.checked_sub(1)? as usize;
+        (i < self.allocations.len()).then_some(i)
+    }
+
+    /// Allocation `i` failed: count it, and pause the queue after
+    /// [`FAILURES_TO_PAUSE`] in a row.
+    fn failed(&mut self, i: usize, reason: String) -> Change {
+        let a = &mut self.allocations[i];
+        if a.state.is_active() {
+            a.state = AllocState::Failed;
+            a.ended_us = Some(now_us());
+            a.reason = Some(reason.clone());
+            self.failures_in_row += 1;
+        }
+        let mut paused = None;
+        if self.failures_in_row >= FAILURES_TO_PAUSE && self.record.paused.is_none() {
+            let manager = self.queue.settings.manager.name();
+            let why = format!(
+                "the {manager} queue is paused after {} failed allocations in a row; the last one: {reason}",
+                self.failures_in_row
+            );
+            self.record.paused = Some(why.clone());
+            paused = Some(why);
+        }
+        self.write();
+        Change { record: self.allocations[i].clone(), paused }
+    }
+
+    /// The last lines of allocation `i`'s output file, on one line.
+    fn output_tail(&self, i: usize) -> String {
+        let path = self.run_dir.join(&self.allocations[i].output);
+        let text = fs_err::read_to_string(path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(3)..].join(" | ")
+    }
+}

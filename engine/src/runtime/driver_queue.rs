@@ -1,0 +1,159 @@
+//! The driver's side of an allocation queue: submit allocations as work
+//! waits, learn their state from workers and rare polls, give up on tasks
+//! the queue can never run, and cancel every allocation when the run ends.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use super::alloc::manager;
+use super::alloc::planner::{self, Fit};
+use super::alloc::queue::Change;
+use super::driver::{Collect, Driver, DriverEvent};
+use super::event::Event;
+use crate::ir::GroupId;
+
+/// How often the queue looks at the waiting work.
+pub(super) const QUEUE_TICK: Duration = Duration::from_secs(1);
+/// The longest the end of a run waits for submissions in flight (to cancel them).
+const SUBMIT_WAIT: Duration = Duration::from_secs(30);
+/// The longest the end of a run waits for cancelled allocations to leave the manager's queue.
+const CANCEL_WAIT: Duration = Duration::from_secs(15);
+
+impl Driver {
+    /// At the start: report the tasks the queue can never run; without an
+    /// embedded worker nothing else could run them either, so cancel them.
+    pub(super) fn queue_start(&mut self, out: &mut Collect) {
+        let Some(queue) = self.queue.as_mut() else { return };
+        let mut never = Vec::new();
+        for b in self.core.backlog() {
+            let (Fit::Never, Some(reason)) = queue.fits[b.group.index()].clone() else { continue };
+            let task = self.factory.graph().group(b.group).name.clone();
+            queue.unschedulable(format!("{task}: {reason}"));
+            self.event_batch.push(Event::QueueUnschedulable { task, reason: reason.clone() });
+            never.push((b.group, format!("the queue cannot run it: {reason}")));
+        }
+        if !self.options.local {
+            self.cancel_for(never, out);
+        }
+    }
+
+    /// Submits what the waiting work needs, polls when due, and gives up on
+    /// the remaining work once the queue is paused and nothing is left to run it.
+    pub(super) fn queue_tick(&mut self, out: &mut Collect) {
+        let Some(queue) = self.queue.as_mut() else { return };
+        if queue.paused().is_none() && self.core.stopped().is_none() {
+            let wanted = planner::wanted_workers(self.factory.graph(), &self.core.backlog(), &queue.fits);
+            for _ in 0..planner::submissions(&queue.queue, queue.load(), wanted) {
+                let (id, script) = match queue.prepare() {
+                    Ok(prepared) => prepared,
+                    Err(e) => {
+                        let reason = format!("cannot write a submission script: {e}");
+                        queue.pause(reason.clone());
+                        self.event_batch.push(Event::QueuePaused { reason });
+                        break;
+                    }
+                };
+                let (settings, cwd, tx) = (queue.queue.clone(), self.options.base_dir.clone(), self.self_tx.clone());
+                tokio::spawn(async move {
+                    let result = manager::submit(&settings, &script, &cwd).await;
+                    let _ = tx.send(DriverEvent::Submitted { id, result });
+                });
+                let record = queue.record(id);
+                self.event_batch.push(Event::Allocation { id, job_id: String::new(), state: record, reason: None });
+            }
+        }
+        if let Some(ids) = queue.poll_due() {
+            let (manager, name, tx) = (queue.queue.settings.manager, queue.job_name(), self.self_tx.clone());
+            tokio::spawn(async move {
+                let result = manager::alive(manager, &name, &ids).await;
+                let _ = tx.send(DriverEvent::Polled { ids, result });
+            });
+        }
+        if let Some(reason) = queue.paused()
+            && !queue.has_active()
+            && self.links.is_empty()
+        {
+            let why = format!("no worker is left and {}", lowercase_first(reason));
+            let groups = self.core.backlog().into_iter().map(|b| (b.group, why.clone())).collect();
+            self.cancel_for(groups, out);
+        }
+    }
+
+    /// Acts on the manager's answer to a submission or a poll.
+    pub(super) fn queue_event(&mut self, event: DriverEvent) {
+        let Some(queue) = self.queue.as_mut() else { return };
+        let changes = match event {
+            DriverEvent::Submitted { id, result } => queue.submitted(id, result).into_iter().collect(),
+            DriverEvent::Polled { ids, result: Ok(alive) } => queue.polled(&ids, &alive),
+            // The manager could not be asked; workers still tell us what happens.
+            DriverEvent::Polled { result: Err(_), .. } => Vec::new(),
+            _ => Vec::new(),
+        };
+        for change in changes {
+            self.queue_change(change);
+        }
+    }
+
+    /// Shows an allocation's new state.
+    pub(super) fn queue_change(&mut self, change: Change) {
+        let Change { record, paused } = change;
+        self.event_batch.push(Event::Allocation {
+            id: record.id,
+            job_id: record.job_id,
+            state: record.state,
+            reason: record.reason,
+        });
+        if let Some(reason) = paused {
+            self.event_batch.push(Event::QueuePaused { reason });
+        }
+    }
+
+    /// The run is over: wait for submissions in flight, then cancel every
+    /// allocation still queued or running, so none is left behind.
+    pub(super) async fn queue_finish(&mut self) {
+        let Some(queue) = self.queue.as_ref() else { return };
+        let deadline = Instant::now() + SUBMIT_WAIT;
+        let mut submitting = queue.submitting();
+        while submitting > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.driver_events.recv()).await {
+                Ok(Some(event @ DriverEvent::Submitted { .. })) => self.queue_event(event),
+                Ok(Some(_)) => continue,
+                _ => break,
+            }
+            submitting = self.queue.as_ref().map_or(0, |q| q.submitting());
+        }
+        let Some(queue) = self.queue.as_mut() else { return };
+        if let Err(reason) = queue.cancel_all() {
+            self.event_batch.push(Event::QueuePaused { reason: format!("cancelling allocations failed: {reason}") });
+        }
+        // Leave only when the manager lists none of them any more.
+        let (manager, name, ids) = (queue.queue.settings.manager, queue.job_name(), queue.job_ids());
+        let deadline = Instant::now() + CANCEL_WAIT;
+        while Instant::now() < deadline {
+            match manager::alive(manager, &name, &ids).await {
+                Ok(alive) if !alive.is_empty() => tokio::time::sleep(Duration::from_millis(250)).await,
+                _ => break,
+            }
+        }
+    }
+
+    /// Cancels the pending instances of `groups`, remembering why.
+    fn cancel_for(&mut self, groups: Vec<(GroupId, String)>, out: &mut Collect) {
+        if groups.is_empty() {
+            return;
+        }
+        let ids: Vec<GroupId> = groups.iter().map(|(g, _)| *g).collect();
+        self.unschedulable.extend(groups);
+        self.core.cancel_groups(&ids, out);
+    }
+}
+
+/// `The Slurm queue…` → `the Slurm queue…`.
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// Job ids the manager still lists (for [`DriverEvent::Polled`]).
+pub(super) type Alive = Result<HashSet<String>, String>;

@@ -1,0 +1,180 @@
+//! `flow alloc`: the allocations a run submitted (`list`, `log ID`), and the
+//! submission script a profile's queue would use (`--dry-run`).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use flow_engine::runtime::alloc::planner::{Fit, fits};
+use flow_engine::runtime::alloc::record::ALLOCS_FILE;
+use flow_engine::runtime::alloc::script::{ScriptContext, script, submit_command};
+use flow_engine::runtime::alloc::{AllocRecord, AllocsFile};
+use flow_engine::runtime::run_dir::{RunDir, locate};
+
+use crate::args::WorkflowArgs;
+use crate::load::{self, Failure};
+
+/// `flow alloc`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct AllocArgs {
+    /// What to show.
+    #[command(subcommand)]
+    pub action: Option<AllocAction>,
+    /// Print the submission script (and submit command) the profile's queue would use, and submit nothing.
+    #[arg(long, requires = "profile")]
+    pub dry_run: bool,
+    /// The profile whose queue to show (with `--dry-run`).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+}
+
+/// `flow alloc list|log`.
+#[derive(Debug, Subcommand)]
+pub enum AllocAction {
+    /// List a run's allocations and their states.
+    List(RunArgs),
+    /// Print the output (stdout and stderr) of one allocation's job.
+    Log {
+        /// The allocation's number (`flow alloc list`) or its job id.
+        id: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+}
+
+/// Which run.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The run: its id or a unique prefix [default: the latest].
+    #[arg(long)]
+    pub run: Option<String>,
+    /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+}
+
+/// Runs `flow alloc`.
+pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
+    match &args.action {
+        Some(AllocAction::List(run)) => list(run).map_err(Failure::Usage),
+        Some(AllocAction::Log { id, run }) => log(id, run).map_err(Failure::Usage),
+        None if args.dry_run => dry_run(args),
+        None => Err(Failure::Usage("say what to show: `flow alloc list`, `flow alloc log ID` or `flow alloc --dry-run --profile NAME`".into())),
+    }
+}
+
+/// Prints the script and submit command of the profile's queue.
+fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
+    let name = args.profile.as_deref().unwrap_or_default();
+    let loaded = load::load(&args.workflow, None)?;
+    let workflow = loaded.path.canonicalize().map_err(|e| Failure::Usage(format!("{}: {e}", loaded.path.display())))?;
+    let base = workflow.parent().map(Path::to_path_buf).unwrap_or_default();
+    let profile = crate::profile::load(&base, name)?;
+    let queue = profile.queue.ok_or_else(|| Failure::Usage(format!("profile `{name}` has no `queue` table")))?;
+    let run = base.join(".flow/runs/RUN_ID");
+    let flow = queue.settings.flow.clone().unwrap_or_else(|| {
+        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "flow".to_owned())
+    });
+    let cx = ScriptContext {
+        run_id: "RUN_ID",
+        access: &run.join("access.json"),
+        output: &run.join("allocs/N.out"),
+        flow: &flow,
+    };
+    let (program, submit) = submit_command(&queue, &run.join("allocs/N.sh"));
+    println!("# submitted with: {program} {}", submit.join(" "));
+    for (group, (fit, why)) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
+        if let (Fit::Never, Some(why)) = (fit, why) {
+            println!("# never runs on this queue: {}: {why}", group.name);
+        }
+    }
+    print!("{}", script(&queue, &cx));
+    Ok(())
+}
+
+fn read(run: &RunDir) -> Result<AllocsFile, String> {
+    let path = run.path.join(ALLOCS_FILE);
+    let text = fs_err::read_to_string(&path).map_err(|_| format!("run {} has no allocation queue", run.id))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn run_dir(args: &RunArgs) -> Result<RunDir, String> {
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)
+}
+
+/// Prints a run's allocations.
+fn list(args: &RunArgs) -> Result<(), String> {
+    let run = run_dir(args)?;
+    let file = read(&run)?;
+    if let Some(q) = &file.queue {
+        let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
+        println!(
+            "run {}: profile `{}`, {} queue, {} allocations{paused}",
+            run.id,
+            q.profile,
+            q.manager.name(),
+            file.allocations.len()
+        );
+        for line in &q.unschedulable {
+            println!("  never runs on this queue: {line}");
+        }
+    }
+    println!("  {:<4} {:<14} {:<10} {:>7} {:>9} {:>9}  REASON", "ID", "JOB", "STATE", "WORKERS", "WAITED", "RAN");
+    for a in &file.allocations {
+        println!(
+            "  {:<4} {:<14} {:<10} {:>7} {:>9} {:>9}  {}",
+            a.id,
+            if a.job_id.is_empty() { "-" } else { &a.job_id },
+            format!("{:?}", a.state).to_lowercase(),
+            format!("{}/{}", a.connected, a.workers),
+            waited(a),
+            ran(a),
+            a.reason.as_deref().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+/// Prints one allocation's output file.
+fn log(id: &str, args: &RunArgs) -> Result<(), String> {
+    let run = run_dir(args)?;
+    let file = read(&run)?;
+    let found = file.allocations.iter().find(|a| a.id.to_string() == id || a.job_id == id).ok_or_else(|| {
+        let n = file.allocations.len();
+        format!("run {} has no allocation `{id}` (it has {n}; see `flow alloc list`)", run.id)
+    })?;
+    let path = run.path.join(&found.output);
+    match fs_err::read(&path) {
+        Ok(bytes) => {
+            use std::io::Write;
+            std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())
+        }
+        Err(_) => {
+            let state = format!("{:?}", found.state).to_lowercase();
+            eprintln!("allocation {} ({state}) has no output yet", found.id);
+            Ok(())
+        }
+    }
+}
+
+/// How long the allocation waited in the manager's queue.
+fn waited(a: &AllocRecord) -> String {
+    let end = a.started_us.or(a.ended_us);
+    end.map(|e| seconds(e.saturating_sub(a.submitted_us))).unwrap_or_else(|| "-".to_owned())
+}
+
+/// How long its workers ran.
+fn ran(a: &AllocRecord) -> String {
+    match (a.started_us, a.ended_us) {
+        (Some(s), Some(e)) => seconds(e.saturating_sub(s)),
+        (Some(_), None) => "running".to_owned(),
+        _ => "-".to_owned(),
+    }
+}
+
+fn seconds(us: u64) -> String {
+    format!("{:.1}s", us as f64 / 1e6)
+}
