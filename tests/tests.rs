@@ -11,4 +11,5 @@ mod log;
 mod plan;
 mod run;
 mod schema;
+mod slurm;
 mod workers;

@@ -1,0 +1,242 @@
+//! Allocation queues on a real single-node Slurm (started by
+//! `../shared/slurm/start.sh`; `.ci/run` does it). Outside CI these tests
+//! skip, saying so, when `SLURM_CONF` is unset; under `CI=true` they fail.
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::support::Test;
+use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
+
+/// The cluster has two CPUs: one test at a time.
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+/// Whether Slurm is there; panics under CI when it is not.
+fn slurm() -> bool {
+    if std::env::var_os("SLURM_CONF").is_some() {
+        return true;
+    }
+    assert!(std::env::var("CI").is_err(), "SLURM_CONF is unset under CI: start ../shared/slurm/start.sh first");
+    eprintln!("SKIPPED: SLURM_CONF is unset; start Slurm with `eval \"$(../shared/slurm/start.sh)\"` to run this test");
+    false
+}
+
+/// A profile `slurm` with a queue of 1-CPU workers and these extra settings.
+fn profile(extra: &str) -> String {
+    format!(
+        "[profile.slurm.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"10m\"\n\
+         idle_timeout = \"5s\"\npoll_interval = \"2s\"\nworker = {{ cpus = 1 }}\n{extra}"
+    )
+}
+
+/// The run directory of the only run in `t`.
+fn run_dir(t: &Test) -> PathBuf {
+    let runs = t.path().join(".flow/runs");
+    runs.join(entries(&runs).into_iter().next_back().expect("a run"))
+}
+
+/// Job ids and states Slurm lists for the run in `t`.
+fn squeue(t: &Test) -> Vec<(String, String)> {
+    let Some(id) = entries(&t.path().join(".flow/runs")).into_iter().next_back() else { return Vec::new() };
+    let out = Command::new("squeue")
+        .args(["-h", "-o", "%i %T", &format!("--name=flow-{id}")])
+        .output()
+        .expect("run squeue");
+    assert!(out.status.success(), "squeue: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(a, b)| (a.to_owned(), b.to_owned())))
+        .collect()
+}
+
+fn allocs(t: &Test) -> serde_json::Value {
+    serde_json::from_str(&fs_err::read_to_string(run_dir(t).join("allocs.json")).expect("allocs.json")).expect("json")
+}
+
+fn finish(t: &Test, run: &mut Child, limit: Duration) -> i32 {
+    match wait_child(run, limit) {
+        Some(status) => status.code().unwrap_or(-1),
+        None => {
+            let _ = run.kill();
+            panic!("the run did not finish in {limit:?}; stderr:\n{}", read(t, "run.stderr"));
+        }
+    }
+}
+
+/// Waits until an allocation of the run in `t` has a connected worker.
+fn wait_running(t: &Test, limit: Duration) {
+    let running = wait_for(limit, || {
+        run_dir_exists(t)
+            && fs_err::read_to_string(run_dir(t).join("allocs.json")).is_ok_and(|s| s.contains("\"running\""))
+    });
+    assert!(running, "no allocation started; stderr:\n{}", read(t, "run.stderr"));
+}
+
+fn run_dir_exists(t: &Test) -> bool {
+    !entries(&t.path().join(".flow/runs")).is_empty()
+}
+
+#[test]
+fn a_multi_stage_workflow_runs_through_allocations_and_leaves_nothing_queued() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"prep\"\ncommand = \"echo ready > prep.txt\"\noutputs = [\"prep.txt\"]\n\
+             [[tasks]]\nname = \"work\"\nrange = \"1-4\"\ninputs = [\"prep.txt\"]\n\
+             command = \"sleep 0.5; echo {{ index }} job=$SLURM_JOB_ID > w{{ index }}.txt\"\noutputs = [\"w{{ index }}.txt\"]\n\
+             [[tasks]]\nname = \"merge\"\ncommand = \"cat w*.txt > all.txt\"\nafter = [\"work\"]\noutputs = [\"all.txt\"]\n",
+        )
+        .file("flow.profiles.toml", &profile("max_workers = 2\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
+    let all = read(&t, "all.txt");
+    assert_eq!(all.lines().count(), 4, "{all}");
+    assert!(all.lines().all(|l| !l.ends_with("job=")), "tasks ran inside Slurm jobs: {all}");
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("+ allocation 1 (job "), "{stderr}");
+    assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
+    let allocs = allocs(&t);
+    let list = allocs["allocations"].as_array().expect("allocations");
+    assert!((1..=2).contains(&list.len()), "never more allocations than workers the work needs: {allocs:#}");
+    assert!(list.iter().all(|a| a["state"] == "finished"), "{allocs:#}");
+    // `flow alloc` shows them and their output.
+    let listed = t.success_with(&["alloc", "list"]);
+    assert!(listed.contains("Slurm queue") && listed.contains("finished"), "{listed}");
+    let log = t.success_with(&["alloc", "log", "1"]);
+    assert!(log.contains("worker left"), "{log}");
+}
+
+#[test]
+fn a_cancelled_allocations_tasks_run_again_on_a_new_one() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"long\"\nrange = \"1-2\"\n\
+             command = \"sleep 4; echo attempt $FLOW_INSTANCE > out{{ index }}.txt\"\noutputs = [\"out{{ index }}.txt\"]\n",
+        )
+        .file("flow.profiles.toml", &profile("max_workers = 1\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    wait_running(&t, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1500));
+    let jobs = squeue(&t);
+    let (job, _) = jobs.first().expect("a job in squeue");
+    assert!(Command::new("scancel").arg(job).status().expect("scancel").success());
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("lost"), "the worker's loss is reported: {stderr}");
+    assert!(stderr.contains("+ allocation 2 (job "), "a new allocation ran the tasks: {stderr}");
+    // The task that ran on the killed allocation ran again with its instance bumped.
+    assert!(read(&t, "out1.txt").starts_with("attempt 1") || read(&t, "out2.txt").starts_with("attempt 1"));
+    assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
+}
+
+#[test]
+fn max_workers_and_backlog_are_respected() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\nrange = \"1-8\"\ncommand = \"sleep 1.5\"\n")
+        // Four allocations could run side by side if flow asked for them; it may have 2, 1 queued.
+        .file("flow.profiles.toml", &profile("max_workers = 2\nbacklog = 1\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    let (mut most, mut most_pending) = (0, 0);
+    while wait_child(&mut run, Duration::from_millis(100)).is_none() {
+        let jobs: Vec<_> = squeue(&t).into_iter().filter(|(_, s)| s == "PENDING" || s == "RUNNING").collect();
+        most = most.max(jobs.len());
+        most_pending = most_pending.max(jobs.iter().filter(|(_, s)| s == "PENDING").count());
+    }
+    assert_eq!(run.wait().expect("exit").code(), Some(0), "{}", read(&t, "run.stderr"));
+    assert!(most <= 2, "at most 2 allocations at once, saw {most}");
+    assert!(most_pending <= 1, "at most 1 queued allocation, saw {most_pending}");
+    assert!(most >= 1);
+    assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
+}
+
+#[test]
+fn ctrl_c_cancels_every_allocation() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\nrange = \"1-3\"\ncommand = \"sleep 60\"\n")
+        .file("flow.profiles.toml", &profile("max_workers = 3\nbacklog = 2\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    wait_running(&t, Duration::from_secs(60));
+    assert!(!squeue(&t).is_empty());
+    signal(run.id(), "-INT");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(40)), 130, "{}", read(&t, "run.stderr"));
+    assert!(squeue(&t).is_empty(), "left in squeue after Ctrl-C: {:?}", squeue(&t));
+    let allocs = allocs(&t);
+    let states: Vec<&str> = allocs["allocations"].as_array().unwrap().iter().filter_map(|a| a["state"].as_str()).collect();
+    assert!(states.iter().all(|s| *s == "finished" || *s == "cancelled"), "{states:?}");
+}
+
+#[test]
+fn a_queue_whose_submissions_fail_pauses_quoting_slurm() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")
+        .file("flow.profiles.toml", &profile("submit_args = [\"--partition=nosuch\"]\n"));
+    let out = t.run_with(&["run", "--profile", "slurm"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("paused after 3 failed allocations"), "{}", out.stderr);
+    assert!(out.stderr.contains("Invalid partition name specified"), "quotes sbatch: {}", out.stderr);
+    assert_eq!(out.stderr.matches("✗ allocation").count(), 3, "then stops submitting: {}", out.stderr);
+    assert!(out.stderr.contains("1 cancelled"), "{}", out.stderr);
+}
+
+#[test]
+fn a_task_longer_than_the_queue_allows_is_reported_once_and_others_run() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"long\"\ncommand = \"true\"\ntime_request = \"2h\"\n\
+             [[tasks]]\nname = \"short\"\ncommand = \"echo ok > ok.txt\"\noutputs = [\"ok.txt\"]\n",
+        )
+        .file("flow.profiles.toml", &profile(""));
+    let out = t.run_with(&["run", "--profile", "slurm"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let line = "the queue can never run `long`: its time_request (2h) is longer than the queue's time_limit (10m)";
+    assert_eq!(out.stderr.matches(line).count(), 1, "{}", out.stderr);
+    assert_eq!(read(&t, "ok.txt"), "ok\n");
+    assert_eq!(allocs(&t)["allocations"].as_array().map(Vec::len), Some(1), "one allocation, for `short` only");
+}
+
+#[test]
+fn tasks_of_an_allocation_that_reaches_its_time_limit_run_on_a_new_one() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    // The first attempt outlives the 1-minute allocation; the second is quick.
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"t\"\n\
+             command = \"if [ $FLOW_INSTANCE = 0 ]; then sleep 300; fi; echo attempt $FLOW_INSTANCE > out.txt\"\n\
+             outputs = [\"out.txt\"]\n",
+        )
+        .file("flow.profiles.toml", &profile("max_workers = 1\n").replace("\"10m\"", "\"1m\""));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(240)), 0, "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "out.txt"), "attempt 1\n");
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("+ allocation 2 (job "), "{stderr}");
+    assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
+}
