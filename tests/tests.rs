@@ -8,6 +8,7 @@ mod examples;
 mod graph;
 mod interrupt;
 mod log;
+mod pbs;
 mod plan;
 mod run;
 mod schema;

@@ -1,0 +1,123 @@
+//! The PBS queue, driven through a fake `qsub`/`qdel`/`qstat` on PATH
+//! (`tests/fake-pbs/`; PBS cannot run here) that records what it is given
+//! and runs each job script the way a PBS mom would.
+
+use std::path::Path;
+
+use crate::support::Test;
+use crate::support::process::{entries, flow_bin};
+
+const PROFILES: &str = "[profile.pbs.queue]\nmanager = \"pbs\"\nqueue = \"workq\"\naccount = \"proj7\"\n\
+                        time_limit = \"30m\"\nidle_timeout = \"5s\"\npoll_interval = \"1s\"\n\
+                        worker = { cpus = 2, memory = \"1 GiB\" }\nsubmit_args = [\"-m\", \"n\"]\n";
+
+/// A test whose PATH finds the fake PBS first.
+fn pbs(workflow: &str, profiles: &str) -> Test {
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-pbs");
+    let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default());
+    let t = Test::new().workflow(workflow).file("flow.profiles.toml", profiles);
+    let server = t.path().join("pbs");
+    t.env("PATH", &path).env("FAKE_PBS_DIR", server.to_str().expect("utf-8 path"))
+}
+
+/// What the fake server recorded in `name`, with this test's paths made neutral.
+fn recorded(t: &Test, name: &str) -> String {
+    let text = fs_err::read_to_string(t.path().join("pbs").join(name)).unwrap_or_default();
+    neutral(t, &text)
+}
+
+fn neutral(t: &Test, text: &str) -> String {
+    let run = entries(&t.path().join(".flow/runs")).into_iter().next_back().unwrap_or_default();
+    let dir = t.path().canonicalize().expect("dir");
+    let mut text = text.replace(&flow_bin().display().to_string(), "[FLOW]").replace(&dir.display().to_string(), "[DIR]");
+    if !run.is_empty() {
+        text = text.replace(&run, "[RUN]").replace(&format!("flow-{}", &run[..10.min(run.len())]), "flow-[RUN]");
+    }
+    text
+}
+
+#[test]
+fn a_workflow_runs_through_pbs_allocations() {
+    let t = pbs(
+        "[[tasks]]\nname = \"gen\"\nrange = \"1-3\"\ncommand = \"echo $FLOW_INDEX on $PBS_JOBID > g{{ index }}.txt\"\n\
+         outputs = [\"g{{ index }}.txt\"]\n\
+         [[tasks]]\nname = \"sum\"\ncommand = \"cat g*.txt > all.txt\"\nafter = [\"gen\"]\noutputs = [\"all.txt\"]\n",
+        PROFILES,
+    );
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let all = fs_err::read_to_string(t.path().join("all.txt")).expect("all.txt");
+    assert!(all.lines().all(|l| l.ends_with(".fakepbs")), "tasks ran inside the PBS job: {all}");
+    assert!(out.stderr.contains("+ allocation 1 (job 1.fakepbs) started"), "{}", out.stderr);
+    // What qsub was given: the extra arguments, then the script, which is what real PBS would read.
+    assert_eq!(recorded(&t, "qsub.log").lines().next(), Some("-m n [DIR]/.flow/runs/[RUN]/allocs/1.sh"));
+    insta::assert_snapshot!("pbs_job_script", recorded(&t, "1.sh"));
+    // Every allocation is deleted as the run ends.
+    let deleted = recorded(&t, "qdel.log");
+    let submitted = fs_err::read_to_string(t.path().join("pbs/next")).expect("count");
+    let ids: Vec<String> = (1..=submitted.trim().parse::<u32>().unwrap()).map(|n| format!("{n}.fakepbs")).collect();
+    assert_eq!(deleted.trim(), ids.join(" "), "qdel got every job");
+    let listed = t.success_with(&["alloc", "list"]);
+    assert!(listed.contains("PBS queue") && listed.contains("1.fakepbs"), "{listed}");
+}
+
+#[test]
+fn a_refused_submission_pauses_the_queue_quoting_qsub() {
+    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES)
+        .env("FAKE_PBS_FAIL", "Unknown queue MSG=requested queue not found");
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("the PBS queue is paused after 3 failed allocations"), "{}", out.stderr);
+    assert!(out.stderr.contains("qsub: Unknown queue MSG=requested queue not found"), "{}", out.stderr);
+    assert_eq!(recorded(&t, "qsub.log").lines().count(), 3, "no submissions after the pause");
+    let listed = t.success_with(&["alloc", "list"]);
+    assert!(listed.contains("paused"), "{listed}");
+}
+
+#[test]
+fn a_job_that_ends_before_its_worker_connects_is_noticed_by_polling() {
+    // The job's setup line fails, so no worker ever connects: only qstat can tell.
+    let profiles = PROFILES.replace("submit_args", "setup = [\"echo no such module >&2; exit 3\"]\nsubmit_args");
+    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", &profiles);
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("it ended before any worker connected; its output ends with: no such module"), "{}", out.stderr);
+    assert!(out.stderr.contains("paused"), "{}", out.stderr);
+    assert!(!recorded(&t, "qstat.log").is_empty(), "qstat was asked");
+}
+
+#[test]
+fn dry_run_prints_the_script_and_submits_nothing() {
+    let t = pbs(
+        "[[tasks]]\nname = \"t\"\ncommand = \"true\"\n[[tasks]]\nname = \"huge\"\ncommand = \"true\"\ncpus = 64\n",
+        &format!("{PROFILES}\n[profile.slurm.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"2h\"\nflow = \"/opt/flow/bin/flow\"\n"),
+    );
+    let pbs_script = t.success_with(&["alloc", "--dry-run", "--profile", "pbs"]);
+    insta::assert_snapshot!("dry_run_pbs", neutral(&t, &pbs_script));
+    let slurm_script = t.success_with(&["alloc", "--dry-run", "--profile", "slurm"]);
+    insta::assert_snapshot!("dry_run_slurm", neutral(&t, &slurm_script));
+    assert!(!t.path().join("pbs").exists(), "nothing was submitted");
+    assert!(!t.path().join(".flow").exists(), "no run was made");
+}
+
+#[test]
+fn profile_mistakes_are_reported_with_their_place() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n").file(
+        "flow.profiles.toml",
+        "[profile.hpc.queue]\nmanager = \"slurm\"\ntime_limit = \"forever\"\nmax_wrkers = 2\n",
+    );
+    let out = t.run_with(&["run", "--profile", "hpc"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("flow.profiles.toml"), "{}", out.stderr);
+    assert!(out.stderr.contains("max_wrkers"), "{}", out.stderr);
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")
+        .file("flow.profiles.toml", "[profile.hpc]\nlisten = \"0.0.0.0:0\"\n");
+    let out = t.run_with(&["run", "--profile", "hcp"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("there is no profile `hcp`") && out.stderr.contains("did you mean `hpc`?"), "{}", out.stderr);
+    let bare = Test::new().workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n").env("HOME", "/nonexistent");
+    let out = bare.run_with(&["run", "--profile", "hpc"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no profiles file"), "{}", out.stderr);
+}
