@@ -61,7 +61,9 @@ pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
         Some(AllocAction::List(run)) => list(run).map_err(Failure::Usage),
         Some(AllocAction::Log { id, run }) => log(id, run).map_err(Failure::Usage),
         None if args.dry_run => dry_run(args),
-        None => Err(Failure::Usage("say what to show: `flow alloc list`, `flow alloc log ID` or `flow alloc --dry-run --profile NAME`".into())),
+        None => Err(Failure::Usage(
+            "say what to show: `flow alloc list`, `flow alloc log ID` or `flow alloc --dry-run --profile NAME`".into(),
+        )),
     }
 }
 

@@ -6,6 +6,9 @@ use clap::Args;
 use flow_engine::ir::Graph;
 use flow_engine::log::{JournalState, JournalStatus, read_journal};
 use flow_engine::runtime::Summary;
+use flow_engine::runtime::alloc::record::ALLOCS_FILE;
+use flow_engine::runtime::alloc::{AllocState, AllocsFile};
+use flow_engine::runtime::links::WorkerInfo;
 use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
 
 /// `flow status`.
@@ -110,8 +113,43 @@ pub fn status(args: &StatusArgs) -> Result<(), String> {
     if let Some(secs) = s.seconds {
         println!("  took {secs:.1}s");
     }
+    if run.is_live() {
+        workers(&run);
+    }
+    allocations(&run);
     println!("  {}", run.path.display());
     Ok(())
+}
+
+/// The workers of a live run, one line each.
+fn workers(run: &RunDir) {
+    let Ok(text) = fs_err::read_to_string(run.workers()) else { return };
+    let Ok(workers) = serde_json::from_str::<Vec<WorkerInfo>>(&text) else { return };
+    println!("  {} connected:", crate::plan::plural(workers.len() as u64, "worker"));
+    for w in workers {
+        let job = w.allocation.map(|j| format!(", job {j}")).unwrap_or_default();
+        println!("    {} {} ({} cpus, {} gpus{job}): {} running", w.id, w.hostname, w.cpus, w.gpus, w.running);
+    }
+}
+
+/// A line about the run's allocations, if it has a queue.
+fn allocations(run: &RunDir) {
+    let Ok(text) = fs_err::read_to_string(run.path.join(ALLOCS_FILE)) else { return };
+    let Ok(file) = serde_json::from_str::<AllocsFile>(&text) else { return };
+    let Some(queue) = file.queue else { return };
+    let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
+    println!(
+        "  {} queue (profile `{}`): {} allocations, {} queued, {} running, {} failed",
+        queue.manager.name(),
+        queue.profile,
+        file.allocations.len(),
+        count(AllocState::Queued),
+        count(AllocState::Running),
+        count(AllocState::Failed)
+    );
+    if let Some(paused) = queue.paused {
+        println!("  {paused}");
+    }
 }
 
 /// Lists every run, oldest first.

@@ -29,7 +29,8 @@ fn recorded(t: &Test, name: &str) -> String {
 fn neutral(t: &Test, text: &str) -> String {
     let run = entries(&t.path().join(".flow/runs")).into_iter().next_back().unwrap_or_default();
     let dir = t.path().canonicalize().expect("dir");
-    let mut text = text.replace(&flow_bin().display().to_string(), "[FLOW]").replace(&dir.display().to_string(), "[DIR]");
+    let mut text =
+        text.replace(&flow_bin().display().to_string(), "[FLOW]").replace(&dir.display().to_string(), "[DIR]");
     if !run.is_empty() {
         text = text.replace(&run, "[RUN]").replace(&format!("flow-{}", &run[..10.min(run.len())]), "flow-[RUN]");
     }
@@ -81,7 +82,11 @@ fn a_job_that_ends_before_its_worker_connects_is_noticed_by_polling() {
     let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", &profiles);
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("it ended before any worker connected; its output ends with: no such module"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("it ended before any worker connected; its output ends with: no such module"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("paused"), "{}", out.stderr);
     assert!(!recorded(&t, "qstat.log").is_empty(), "qstat was asked");
 }
@@ -90,7 +95,9 @@ fn a_job_that_ends_before_its_worker_connects_is_noticed_by_polling() {
 fn dry_run_prints_the_script_and_submits_nothing() {
     let t = pbs(
         "[[tasks]]\nname = \"t\"\ncommand = \"true\"\n[[tasks]]\nname = \"huge\"\ncommand = \"true\"\ncpus = 64\n",
-        &format!("{PROFILES}\n[profile.slurm.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"2h\"\nflow = \"/opt/flow/bin/flow\"\n"),
+        &format!(
+            "{PROFILES}\n[profile.slurm.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"2h\"\nflow = \"/opt/flow/bin/flow\"\n"
+        ),
     );
     let pbs_script = t.success_with(&["alloc", "--dry-run", "--profile", "pbs"]);
     insta::assert_snapshot!("dry_run_pbs", neutral(&t, &pbs_script));
@@ -115,7 +122,11 @@ fn profile_mistakes_are_reported_with_their_place() {
         .file("flow.profiles.toml", "[profile.hpc]\nlisten = \"0.0.0.0:0\"\n");
     let out = t.run_with(&["run", "--profile", "hcp"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("there is no profile `hcp`") && out.stderr.contains("the profiles are: hpc"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("there is no profile `hcp`") && out.stderr.contains("the profiles are: hpc"),
+        "{}",
+        out.stderr
+    );
     let bare = Test::new().workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n").env("HOME", "/nonexistent");
     let out = bare.run_with(&["run", "--profile", "hpc"]);
     assert_eq!(out.code, 2);

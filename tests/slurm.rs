@@ -40,10 +40,8 @@ fn run_dir(t: &Test) -> PathBuf {
 /// Job ids and states Slurm lists for the run in `t`.
 fn squeue(t: &Test) -> Vec<(String, String)> {
     let Some(id) = entries(&t.path().join(".flow/runs")).into_iter().next_back() else { return Vec::new() };
-    let out = Command::new("squeue")
-        .args(["-h", "-o", "%i %T", &format!("--name=flow-{id}")])
-        .output()
-        .expect("run squeue");
+    let out =
+        Command::new("squeue").args(["-h", "-o", "%i %T", &format!("--name=flow-{id}")]).output().expect("run squeue");
     assert!(out.status.success(), "squeue: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -174,11 +172,15 @@ fn ctrl_c_cancels_every_allocation() {
     let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
     wait_running(&t, Duration::from_secs(60));
     assert!(!squeue(&t).is_empty());
+    let status = t.success_with(&["status"]);
+    assert!(status.contains("Slurm queue (profile `slurm`)") && status.contains("running"), "{status}");
+    assert!(status.contains("connected:") && status.contains(", job "), "{status}");
     signal(run.id(), "-INT");
     assert_eq!(finish(&t, &mut run, Duration::from_secs(40)), 130, "{}", read(&t, "run.stderr"));
     assert!(squeue(&t).is_empty(), "left in squeue after Ctrl-C: {:?}", squeue(&t));
     let allocs = allocs(&t);
-    let states: Vec<&str> = allocs["allocations"].as_array().unwrap().iter().filter_map(|a| a["state"].as_str()).collect();
+    let states: Vec<&str> =
+        allocs["allocations"].as_array().unwrap().iter().filter_map(|a| a["state"].as_str()).collect();
     assert!(states.iter().all(|s| *s == "finished" || *s == "cancelled"), "{states:?}");
 }
 

@@ -145,3 +145,39 @@ fn a_multi_node_task_gets_every_host() {
         let _ = wait_child(w, Duration::from_secs(10));
     }
 }
+
+/// Relays TCP connections from a new port on localhost to `target` (as an
+/// SSH tunnel or a gateway would); returns the new port.
+fn forward(target: std::net::SocketAddr) -> u16 {
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(target) else { continue };
+            let (mut c2, mut s2) = (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
+            let (mut client, mut server) = (client, server);
+            std::thread::spawn(move || std::io::copy(&mut client, &mut server));
+            std::thread::spawn(move || std::io::copy(&mut s2, &mut c2));
+        }
+    });
+    port
+}
+
+#[test]
+fn a_worker_reaching_the_run_through_a_second_port_joins_while_it_runs() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"first\"\ncommand = \"echo first\"\n\
+         [[tasks]]\nname = \"later\"\nrange = \"1-3\"\ncommand = \"echo later on $FLOW_INDEX > l{{ index }}.txt\"\n\
+         after = [\"first\"]\noutputs = [\"l{{ index }}.txt\"]\n",
+    );
+    // The run starts with nobody to run its tasks, then a worker joins through a relay.
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let file: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&access).unwrap()).unwrap();
+    let port = forward(file["address"].as_str().and_then(|a| a.parse().ok()).expect("a 127.0.0.1 address"));
+    let connect = format!("127.0.0.1:{port}");
+    let mut worker = start_worker(&t, &access, &["--cpus", "1", "--connect", &connect], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "l3.txt"), "later on 3\n");
+    assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()));
+}

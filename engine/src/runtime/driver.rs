@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use tokio::sync::oneshot;
 
+use super::alloc::queue::AllocQueue;
 use super::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId, WorkerResources};
 use super::event::{Event, Summary};
 use super::job::{Job, JobFactory};
@@ -22,7 +23,6 @@ use super::protocol::{Offer, ToWorker};
 use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
-use super::alloc::queue::AllocQueue;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord};
 

@@ -1,7 +1,8 @@
 //! Leftovers of a run whose flow process was killed (`kill -9`, a crash):
 //! its tasks may still be running. The next run finds them by the
 //! `FLOW_RUN_DIR` in their environment and kills their process groups
-//! before starting, so no old task races a new one.
+//! before starting, so no old task races a new one, and cancels the
+//! cluster allocations it left queued or running.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ pub fn reap(state: &Path) -> usize {
         RunDir::list(state).into_iter().filter(|r| !r.is_finished() && !r.is_live()).map(|r| r.path).collect();
     if dead.is_empty() {
         return 0;
+    }
+    for dir in &dead {
+        cancel_allocations(dir);
     }
     let Ok(procs) = fs_err::read_dir("/proc") else { return 0 };
     let mut found = 0;
@@ -36,4 +40,27 @@ pub fn reap(state: &Path) -> usize {
         }
     }
     found
+}
+
+/// Cancels the allocations a dead run left queued or running, and records that.
+fn cancel_allocations(dir: &Path) {
+    use super::alloc::record::{ALLOCS_FILE, AllocState, AllocsFile};
+    let path = dir.join(ALLOCS_FILE);
+    let Ok(text) = fs_err::read_to_string(&path) else { return };
+    let Ok(mut file) = serde_json::from_str::<AllocsFile>(&text) else { return };
+    let Some(manager) = file.queue.as_ref().map(|q| q.manager) else { return };
+    let mut ids = Vec::new();
+    for a in file.allocations.iter_mut().filter(|a| a.state.is_active()) {
+        ids.push(a.job_id.clone());
+        a.state = AllocState::Cancelled;
+        a.reason = Some("its run's flow process was gone".to_owned());
+    }
+    ids.retain(|id| !id.is_empty());
+    if ids.is_empty() {
+        return;
+    }
+    let _ = super::alloc::manager::cancel(manager, &ids);
+    if let Ok(text) = serde_json::to_string_pretty(&file) {
+        let _ = fs_err::write(&path, text + "\n");
+    }
 }

@@ -70,7 +70,9 @@ fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
                 n = n.min(have / need);
                 Ok(())
             }
-            Some(have) => Err(format!("needs {what} {}, the queue's workers have {}", shown(need, what), shown(have, what))),
+            Some(have) => {
+                Err(format!("needs {what} {}, the queue's workers have {}", shown(need, what), shown(have, what)))
+            }
         }
     };
     let scaled = |v: Option<u32>| v.map(|c| Amount::whole(u64::from(c)).0);

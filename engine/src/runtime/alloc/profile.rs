@@ -171,14 +171,7 @@ fn check_queue(q: &QueueSettings, problems: &mut Vec<Diagnostic>) -> Option<Queu
         );
         problems.push(d.at(q.time_limit.span(), "in this queue").help("raise `max_workers`"));
     }
-    problems.is_empty().then(|| Queue {
-        settings: q.clone(),
-        time_limit,
-        idle_timeout,
-        poll_interval,
-        memory,
-        custom,
-    })
+    problems.is_empty().then(|| Queue { settings: q.clone(), time_limit, idle_timeout, poll_interval, memory, custom })
 }
 
 #[cfg(test)]
@@ -192,11 +185,9 @@ mod tests {
 
     #[test]
     fn a_slurm_queue_reads_with_defaults() {
-        let p = profile(
-            "[profile.hpc.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"1h\"\n",
-            "hpc",
-        )
-        .unwrap();
+        let p =
+            profile("[profile.hpc.queue]\nmanager = \"slurm\"\npartition = \"debug\"\ntime_limit = \"1h\"\n", "hpc")
+                .unwrap();
         assert_eq!(p.listen.as_deref(), Some("0.0.0.0:0"));
         assert!(!p.local_worker);
         let q = p.queue.unwrap();

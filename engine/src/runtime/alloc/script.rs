@@ -162,7 +162,9 @@ fn pbs_name(name: &str) -> String {
 /// Single-quotes `text` for the shell when it needs it.
 fn quote(text: &str) -> String {
     let plain = !text.is_empty()
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '=' | ':' | ',' | '+'));
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '=' | ':' | ',' | '+'));
     if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
