@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use flow_engine::log::{OutputRecord, OutputStream, read_output};
 use flow_engine::runtime::alloc::planner::{Fit, fits};
 use flow_engine::runtime::alloc::record::ALLOCS_FILE;
 use flow_engine::runtime::alloc::script::{ScriptContext, script, submit_command};
@@ -148,18 +149,36 @@ fn log(id: &str, args: &RunArgs) -> Result<(), String> {
         let n = file.allocations.len();
         format!("run {} has no allocation `{id}` (it has {n}; see `flow alloc list`)", run.id)
     })?;
-    let path = run.path.join(&found.output);
-    match fs_err::read(&path) {
-        Ok(bytes) => {
-            use std::io::Write;
-            std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())
-        }
-        Err(_) => {
-            let state = format!("{:?}", found.state).to_lowercase();
-            eprintln!("allocation {} ({state}) has no output yet", found.id);
-            Ok(())
+    // The job's own file while it lives; the copy in the run log once the
+    // run ended (the file may be gone, e.g. cleaned from scratch space).
+    let bytes = match fs_err::read(run.path.join(&found.output)) {
+        Ok(bytes) => bytes,
+        Err(_) => from_run_log(&run, found.id)?,
+    };
+    if bytes.is_empty() {
+        let state = format!("{:?}", found.state).to_lowercase();
+        eprintln!("allocation {} ({state}) has no output yet", found.id);
+        return Ok(());
+    }
+    use std::io::Write;
+    std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())
+}
+
+/// Allocation `id`'s output as copied into the run log.
+fn from_run_log(run: &RunDir, id: u32) -> Result<Vec<u8>, String> {
+    let path = run.output_log();
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let task = OutputRecord::allocation(id);
+    let mut bytes = Vec::new();
+    for record in read_output(&path).map_err(|e| e.to_string())? {
+        let record = record.map_err(|e| e.to_string())?;
+        if record.stream == OutputStream::Allocation && record.task == task {
+            bytes.extend(record.data);
         }
     }
+    Ok(bytes)
 }
 
 /// How long the allocation waited in the manager's queue.

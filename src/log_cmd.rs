@@ -208,7 +208,11 @@ impl Run {
         loop {
             let offset = reader.position();
             let Some(record) = reader.next() else { break };
-            keep(record?, offset)?;
+            let record = record?;
+            // Allocation output is not a task's (`flow alloc log` shows it).
+            if record.stream != OutputStream::Allocation {
+                keep(record, offset)?;
+            }
         }
         self.warn_torn("output.log", reader.torn_tail());
         Ok(())
@@ -252,7 +256,7 @@ fn list(run: &Run, out: &mut impl Write, selection: &Selection, json: bool) -> i
         match r.stream {
             OutputStream::Stdout => size[0] += r.data.len() as u64,
             OutputStream::Stderr => size[1] += r.data.len() as u64,
-            OutputStream::System => {}
+            OutputStream::System | OutputStream::Allocation => {}
         }
         Ok(())
     })?;
@@ -328,7 +332,7 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
         }
         for record in reader.iter_mut().flatten() {
             let r = record?;
-            if selection.contains(&run.graph, r.task) {
+            if r.stream != OutputStream::Allocation && selection.contains(&run.graph, r.task) {
                 lines.push(&(r.task, r.stream), &r.data, |key, line| print(out, key, line))?;
             }
         }

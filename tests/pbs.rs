@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use crate::support::Test;
-use crate::support::process::{entries, flow_bin};
+use std::time::Duration;
+
+use crate::support::process::{entries, flow_bin, signal, wait_child, wait_for};
 
 const PROFILES: &str = "[profile.pbs.queue]\nmanager = \"pbs\"\nqueue = \"workq\"\naccount = \"proj7\"\n\
                         time_limit = \"30m\"\nidle_timeout = \"5s\"\npoll_interval = \"1s\"\n\
@@ -24,6 +26,10 @@ fn pbs(workflow: &str, profiles: &str) -> Test {
 fn recorded(t: &Test, name: &str) -> String {
     let text = fs_err::read_to_string(t.path().join("pbs").join(name)).unwrap_or_default();
     neutral(t, &text)
+}
+
+fn read_server(t: &Test, name: &str) -> String {
+    fs_err::read_to_string(t.path().join("pbs").join(name)).expect("fake server file")
 }
 
 fn neutral(t: &Test, text: &str) -> String {
@@ -53,13 +59,22 @@ fn a_workflow_runs_through_pbs_allocations() {
     // What qsub was given: the extra arguments, then the script, which is what real PBS would read.
     assert_eq!(recorded(&t, "qsub.log").lines().next(), Some("-m n [DIR]/.flow/runs/[RUN]/allocs/1.sh"));
     insta::assert_snapshot!("pbs_job_script", recorded(&t, "1.sh"));
-    // Every allocation is deleted as the run ends.
-    let deleted = recorded(&t, "qdel.log");
-    let submitted = fs_err::read_to_string(t.path().join("pbs/next")).expect("count");
-    let ids: Vec<String> = (1..=submitted.trim().parse::<u32>().unwrap()).map(|n| format!("{n}.fakepbs")).collect();
-    assert_eq!(deleted.trim(), ids.join(" "), "qdel got every job");
+    // No job is left: each ended with its worker when the run was over, or was deleted.
+    let submitted: u32 = read_server(&t, "next").trim().parse().expect("count");
+    for n in 1..=submitted {
+        let pid = read_server(&t, &format!("{n}.pid"));
+        assert!(!Path::new("/proc").join(pid.trim()).exists(), "job {n} still runs");
+    }
     let listed = t.success_with(&["alloc", "list"]);
     assert!(listed.contains("PBS queue") && listed.contains("1.fakepbs"), "{listed}");
+    // The job's output went into the run log too: it outlives the job's own file.
+    let from_file = t.success_with(&["alloc", "log", "1"]);
+    assert!(from_file.contains("worker left"), "{from_file}");
+    let run = entries(&t.path().join(".flow/runs")).into_iter().next_back().expect("a run");
+    fs_err::remove_file(t.path().join(".flow/runs").join(run).join("allocs/1.out")).expect("remove");
+    assert_eq!(t.success_with(&["alloc", "log", "1.fakepbs"]), from_file);
+    // It is not a task's output.
+    assert!(!t.success_with(&["log", "cat"]).contains("worker left"));
 }
 
 #[test]
@@ -131,4 +146,37 @@ fn profile_mistakes_are_reported_with_their_place() {
     let out = bare.run_with(&["run", "--profile", "hpc"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("no profiles file"), "{}", out.stderr);
+}
+
+#[test]
+fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
+    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES);
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-pbs");
+    let mut run = std::process::Command::new(flow_bin())
+        .args(["run", "--profile", "pbs"])
+        .current_dir(t.path())
+        .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("FAKE_PBS_DIR", t.path().join("pbs"))
+        .env("FAKE_PBS_HOLD", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start flow");
+    let queued = wait_for(Duration::from_secs(30), || {
+        let runs = t.path().join(".flow/runs");
+        entries(&runs)
+            .into_iter()
+            .any(|r| fs_err::read_to_string(runs.join(r).join("allocs.json")).is_ok_and(|s| s.contains("1.fakepbs")))
+    });
+    assert!(queued, "no job was queued");
+    // It stays queued: polling (every second here) sees it alive and does not submit again.
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(run.id(), "-INT");
+    let status = wait_child(&mut run, Duration::from_secs(30)).expect("the run ends");
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(read_server(&t, "qsub.log").lines().count(), 1, "backlog 1: one queued job is enough");
+    assert!(!read_server(&t, "qstat.log").is_empty(), "the queued job was polled");
+    assert_eq!(read_server(&t, "qdel.log").trim(), "1.fakepbs", "qdel was given the queued job");
+    let pid = read_server(&t, "1.pid");
+    assert!(wait_for(Duration::from_secs(5), || !Path::new("/proc").join(pid.trim()).exists()), "the job is gone");
 }

@@ -38,6 +38,10 @@ pub enum OutputStream {
     Stderr,
     /// A message from flow or a worker about the task.
     System,
+    /// The output of a cluster allocation's job (its workers' own messages
+    /// and the manager's), copied in as the run ends; such a record's
+    /// `task` is [`OutputRecord::allocation`]`(id)`, not a task of the graph.
+    Allocation,
 }
 
 impl OutputStream {
@@ -47,6 +51,7 @@ impl OutputStream {
             OutputStream::Stdout => "stdout",
             OutputStream::Stderr => "stderr",
             OutputStream::System => "system",
+            OutputStream::Allocation => "allocation",
         }
     }
 
@@ -55,6 +60,7 @@ impl OutputStream {
             OutputStream::Stdout => 1,
             OutputStream::Stderr => 2,
             OutputStream::System => 3,
+            OutputStream::Allocation => 4,
         }
     }
 
@@ -63,6 +69,7 @@ impl OutputStream {
             1 => Some(OutputStream::Stdout),
             2 => Some(OutputStream::Stderr),
             3 => Some(OutputStream::System),
+            4 => Some(OutputStream::Allocation),
             _ => None,
         }
     }
@@ -85,6 +92,11 @@ pub struct OutputRecord {
 }
 
 impl OutputRecord {
+    /// The `task` of the records of allocation `id`'s output.
+    pub fn allocation(id: u32) -> TaskId {
+        TaskId::new(crate::ir::GroupId(u32::MAX), u64::from(id))
+    }
+
     fn head(&self) -> [u8; HEAD_LEN] {
         let mut head = [0; HEAD_LEN];
         head[..4].copy_from_slice(&self.task.group.0.to_le_bytes());

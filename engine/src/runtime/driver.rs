@@ -127,6 +127,8 @@ pub(super) struct Driver {
     pub self_tx: mpsc::UnboundedSender<DriverEvent>,
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     pub unschedulable: HashMap<GroupId, String>,
+    /// The run log, for copying allocations' output into it as the run ends.
+    pub log: Option<super::output_sink::OutputSink>,
 }
 
 impl Driver {
@@ -171,7 +173,7 @@ impl Driver {
     }
 
     /// Acts on one event from a worker or the listener.
-    fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
+    pub(super) fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
         match event {
             DriverEvent::Worker { worker, event } => self.finished(worker, event, out),
             event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => self.queue_event(event),

@@ -16,6 +16,10 @@ use crate::ir::GroupId;
 pub(super) const QUEUE_TICK: Duration = Duration::from_secs(1);
 /// The longest the end of a run waits for submissions in flight (to cancel them).
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);
+/// How long a finished allocation may linger in the manager's queue before it is cancelled too.
+const STRAGGLER_WAIT: Duration = Duration::from_secs(2);
+/// The longest the end of a run waits for workers to leave on their own.
+const LEAVE_WAIT: Duration = Duration::from_secs(3);
 /// The longest the end of a run waits for cancelled allocations to leave the manager's queue.
 const CANCEL_WAIT: Duration = Duration::from_secs(15);
 
@@ -111,17 +115,29 @@ impl Driver {
     /// The run is over: wait for submissions in flight, then cancel every
     /// allocation still queued or running, so none is left behind.
     pub(super) async fn queue_finish(&mut self) {
-        let Some(queue) = self.queue.as_ref() else { return };
-        let deadline = Instant::now() + SUBMIT_WAIT;
-        let mut submitting = queue.submitting();
-        while submitting > 0 {
+        if self.queue.is_none() {
+            return;
+        }
+        // Workers were told the run is over: let them leave on their own
+        // (briefly), and let submissions in flight return their job ids.
+        let mut out = Collect::default();
+        let (leave_by, submit_by) = (Instant::now() + LEAVE_WAIT, Instant::now() + SUBMIT_WAIT);
+        loop {
+            let submitting = self.queue.as_ref().map_or(0, |q| q.submitting());
+            if submitting == 0 && !self.links.has_remote() {
+                break;
+            }
+            let deadline = if submitting > 0 { submit_by } else { leave_by };
             let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
             match tokio::time::timeout(left, self.driver_events.recv()).await {
                 Ok(Some(event @ DriverEvent::Submitted { .. })) => self.queue_event(event),
-                Ok(Some(_)) => continue,
-                _ => break,
+                Ok(Some(event @ DriverEvent::Lost { .. })) => self.handle(event, &mut out),
+                Ok(None) => break,
+                Ok(Some(_)) | Err(_) => {}
             }
-            submitting = self.queue.as_ref().map_or(0, |q| q.submitting());
         }
         let Some(queue) = self.queue.as_mut() else { return };
         if let Err(reason) = queue.cancel_all() {
@@ -129,11 +145,26 @@ impl Driver {
         }
         // Leave only when the manager lists none of them any more.
         let (manager, name, ids) = (queue.queue.settings.manager, queue.job_name(), queue.job_ids());
-        let deadline = Instant::now() + CANCEL_WAIT;
-        while Instant::now() < deadline {
-            match manager::alive(manager, &name, &ids).await {
-                Ok(alive) if !alive.is_empty() => tokio::time::sleep(Duration::from_millis(250)).await,
+        let (started, mut stragglers_cancelled) = (Instant::now(), false);
+        while started.elapsed() < CANCEL_WAIT {
+            let alive = match manager::alive(manager, &name, &ids).await {
+                Ok(alive) if !alive.is_empty() => alive,
                 _ => break,
+            };
+            // A job whose workers left should end by itself; if it lingers, cancel it too.
+            if !stragglers_cancelled && started.elapsed() > STRAGGLER_WAIT {
+                let alive: Vec<String> = alive.into_iter().collect();
+                let _ = manager::cancel(manager, &alive);
+                stragglers_cancelled = true;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        // Their output, complete now, joins the run log.
+        if let (Some(log), Some(queue)) = (self.log.take(), self.queue.as_ref()) {
+            for record in queue.outputs() {
+                if !log.send(record).await {
+                    break;
+                }
             }
         }
     }

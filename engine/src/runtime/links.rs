@@ -70,6 +70,11 @@ impl Links {
         self.links.insert(id, link);
     }
 
+    /// Whether some remote worker is still connected.
+    pub fn has_remote(&self) -> bool {
+        self.links.values().any(|l| matches!(l, Link::Remote { .. }))
+    }
+
     /// Whether there is no worker at all.
     pub fn is_empty(&self) -> bool {
         self.links.is_empty()

@@ -136,6 +136,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 }
                 None => None,
             };
+            let alloc_log = options.queue.is_some().then(|| OutputSink::Log(log.clone()));
             drop(log);
             let queue = options.queue.clone().map(|(profile, queue)| {
                 let fits = super::alloc::planner::fits(&graph, &queue);
@@ -161,6 +162,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 queue,
                 self_tx: driver_tx,
                 unschedulable: Default::default(),
+                log: alloc_log,
             };
             let summary = driver.run().await;
             if let Some(task) = accepting {

@@ -12,6 +12,7 @@ use super::planner::{Fit, QueueLoad};
 use super::profile::Queue;
 use super::record::{ALLOCS_FILE, AllocRecord, AllocState, AllocsFile, QueueRecord};
 use super::script::{ScriptContext, script};
+use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::local::now_us;
 
 /// Allocations failing in a row before the queue pauses.
@@ -276,6 +277,24 @@ impl AllocQueue {
         let result = super::manager::cancel(self.queue.settings.manager, &ids);
         self.write();
         result
+    }
+
+    /// Each allocation's output file as run-log records (stream `allocation`).
+    pub fn outputs(&self) -> Vec<OutputRecord> {
+        let mut records = Vec::new();
+        for a in &self.allocations {
+            let Ok(data) = fs_err::read(self.run_dir.join(&a.output)) else { continue };
+            for chunk in data.chunks(1 << 20) {
+                records.push(OutputRecord {
+                    task: OutputRecord::allocation(a.id),
+                    attempt: 0,
+                    stream: OutputStream::Allocation,
+                    time_us: a.ended_us.unwrap_or_else(now_us),
+                    data: chunk.to_vec(),
+                });
+            }
+        }
+        records
     }
 
     /// The job ids of every allocation submitted.
