@@ -347,3 +347,96 @@ impl AllocQueue {
         lines[lines.len().saturating_sub(3)..].join(" | ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Source;
+    use crate::runtime::alloc::profile;
+
+    fn queue(dir: &Path) -> AllocQueue {
+        let text = "[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\nbacklog = 2\n";
+        let q = profile::load(&Source::new("p.toml", text), "p").unwrap().queue.unwrap();
+        AllocQueue::new("p", q, Vec::new(), dir, "run1")
+    }
+
+    fn saved(dir: &Path) -> AllocsFile {
+        serde_json::from_str(&fs_err::read_to_string(dir.join(ALLOCS_FILE)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_allocation_goes_from_queued_to_running_to_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = queue(dir.path());
+        let (id, script) = q.prepare().unwrap();
+        assert!(fs_err::read_to_string(script).unwrap().contains("#SBATCH --job-name=flow-run1"));
+        assert_eq!(q.load(), QueueLoad { connected: 0, queued: 1 });
+        assert_eq!(q.submitting(), 1);
+        q.submitted(id, Ok("42".into()));
+        assert_eq!(q.submitting(), 0);
+        assert_eq!(q.joined("42").map(|c| c.record.state), Some(AllocState::Running));
+        assert!(q.joined("7").is_none(), "not our job");
+        assert_eq!(q.load(), QueueLoad { connected: 1, queued: 0 });
+        let change = q.left("42", true, "it had no work for its idle timeout").unwrap();
+        assert_eq!(change.record.state, AllocState::Finished);
+        assert!(change.paused.is_none());
+        assert_eq!(saved(dir.path()).allocations[0].state, AllocState::Finished);
+    }
+
+    #[test]
+    fn three_failures_in_a_row_pause_the_queue_quoting_the_last_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = queue(dir.path());
+        for n in 0..3 {
+            let (id, _) = q.prepare().unwrap();
+            let change = q.submitted(id, Err("sbatch: error: Invalid account".into())).unwrap();
+            assert_eq!(change.record.state, AllocState::Failed);
+            assert_eq!(change.paused.is_some(), n == 2);
+        }
+        let paused = q.paused().unwrap();
+        assert!(
+            paused.contains("3 failed allocations") && paused.ends_with("sbatch: error: Invalid account"),
+            "{paused}"
+        );
+        assert_eq!(saved(dir.path()).queue.unwrap().paused.as_deref(), Some(paused));
+    }
+
+    #[test]
+    fn a_worker_dying_at_once_counts_as_a_failure_and_a_good_one_resets_the_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = queue(dir.path());
+        let mut start = |q: &mut AllocQueue, job: &str| {
+            let (id, _) = q.prepare().unwrap();
+            q.submitted(id, Ok(job.into()));
+            q.joined(job);
+        };
+        start(&mut q, "1");
+        let change = q.left("1", false, "disconnected").unwrap();
+        assert_eq!(change.record.state, AllocState::Failed);
+        assert!(change.record.reason.unwrap().contains("died 0s after starting: disconnected"));
+        start(&mut q, "2");
+        q.left("2", false, "disconnected");
+        start(&mut q, "3");
+        // A planned leave resets the count: the third failure in this sequence is only the first in a row.
+        q.left("3", true, "idle");
+        start(&mut q, "4");
+        assert!(q.left("4", false, "disconnected").unwrap().paused.is_none());
+    }
+
+    #[test]
+    fn polling_fails_queued_allocations_the_manager_no_longer_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = queue(dir.path());
+        for job in ["10", "11"] {
+            let (id, _) = q.prepare().unwrap();
+            q.submitted(id, Ok(job.into()));
+        }
+        fs_err::write(dir.path().join("allocs/1.out"), "module: command not found\n").unwrap();
+        let ids = vec!["10".to_owned(), "11".to_owned()];
+        let changes = q.polled(&ids, &HashSet::from(["11".to_owned()]));
+        assert_eq!(changes.len(), 1);
+        let reason = changes[0].record.reason.clone().unwrap();
+        assert!(reason.ends_with("its output ends with: module: command not found"), "{reason}");
+        assert_eq!(q.load().queued, 1);
+    }
+}
