@@ -180,3 +180,23 @@ fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
     let pid = read_server(&t, "1.pid");
     assert!(wait_for(Duration::from_secs(5), || !Path::new("/proc").join(pid.trim()).exists()), "the job is gone");
 }
+
+#[test]
+fn a_task_no_worker_of_the_queue_can_fit_is_cancelled_once_one_has_joined() {
+    // Whole-node workers: the queue cannot know their size until one joins.
+    let profiles = "[profile.pbs.queue]\nmanager = \"pbs\"\ntime_limit = \"30m\"\nidle_timeout = \"5s\"\n";
+    let t = pbs(
+        "[[tasks]]\nname = \"small\"\ncommand = \"sleep 1; echo ok > ok.txt\"\noutputs = [\"ok.txt\"]\n\
+         [[tasks]]\nname = \"huge\"\ncommand = \"true\"\ncpus = 512\n",
+        profiles,
+    );
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the queue can never run `huge`: the queue's workers cannot run it: needs 512 cpus"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(fs_err::read_to_string(t.path().join("ok.txt")).unwrap(), "ok\n");
+    assert_eq!(read_server(&t, "qsub.log").lines().count(), 1, "no allocation is wasted on `huge`");
+}

@@ -202,6 +202,9 @@ impl Driver {
                 if let Some(change) = change {
                     self.queue_change(change);
                 }
+                if self.queue.is_some() && self.links.allocation(id).is_some() {
+                    self.queue_worker_joined(out);
+                }
             }
             DriverEvent::Lost { worker, reason, clean } => {
                 let hostname = self.links.hostname(worker);

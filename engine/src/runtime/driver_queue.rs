@@ -83,6 +83,29 @@ impl Driver {
         }
     }
 
+    /// A worker of the queue joined: its allocations are uniform, so a task
+    /// that fits no connected worker never will; without an embedded worker,
+    /// cancel it rather than keep submitting allocations that cannot run it.
+    pub(super) fn queue_worker_joined(&mut self, out: &mut Collect) {
+        if self.options.local || self.queue.is_none() {
+            return;
+        }
+        let groups: Vec<(GroupId, String)> = self
+            .core
+            .unfit()
+            .into_iter()
+            .map(|(g, why)| (g, format!("the queue's workers cannot run it: {why}")))
+            .collect();
+        for (g, why) in &groups {
+            let task = self.factory.graph().group(*g).name.clone();
+            if let Some(queue) = self.queue.as_mut() {
+                queue.unschedulable(format!("{task}: {why}"));
+            }
+            self.event_batch.push(Event::QueueUnschedulable { task, reason: why.clone() });
+        }
+        self.cancel_for(groups, out);
+    }
+
     /// Acts on the manager's answer to a submission or a poll.
     pub(super) fn queue_event(&mut self, event: DriverEvent) {
         let Some(queue) = self.queue.as_mut() else { return };

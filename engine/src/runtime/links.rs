@@ -70,6 +70,14 @@ impl Links {
         self.links.insert(id, link);
     }
 
+    /// The cluster job worker `id` runs in, if any.
+    pub fn allocation(&self, id: WorkerId) -> Option<&str> {
+        match self.links.get(&id) {
+            Some(Link::Remote { offer, .. }) => offer.allocation.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Whether some remote worker is still connected.
     pub fn has_remote(&self) -> bool {
         self.links.values().any(|l| matches!(l, Link::Remote { .. }))

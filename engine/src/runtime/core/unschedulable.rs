@@ -17,13 +17,24 @@ impl Core {
     /// are fitting workers), each with a reason such as
     /// "needs 2 gpus, the largest worker has 0".
     pub fn unschedulable(&self) -> Vec<(GroupId, String)> {
+        self.find_unschedulable(true)
+    }
+
+    /// Like [`Core::unschedulable`], but only groups no single current
+    /// worker could run (whatever their node count): more workers of the
+    /// same kind would not help them.
+    pub fn unfit(&self) -> Vec<(GroupId, String)> {
+        self.find_unschedulable(false)
+    }
+
+    fn find_unschedulable(&self, count_nodes: bool) -> Vec<(GroupId, String)> {
         let workers: Vec<&Worker> = self.workers.iter().flatten().collect();
         let mut found = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
             if group.pending == 0 {
                 continue;
             }
-            if let Some(reason) = self.reason(group, &workers) {
+            if let Some(reason) = self.reason(group, &workers, count_nodes) {
                 found.push((Self::group_id(g), reason));
             }
         }
@@ -62,7 +73,7 @@ impl Core {
     }
 
     /// Why no worker can run `group`, if none can.
-    fn reason(&self, group: &GroupState, workers: &[&Worker]) -> Option<String> {
+    fn reason(&self, group: &GroupState, workers: &[&Worker], count_nodes: bool) -> Option<String> {
         if workers.is_empty() {
             return Some("there are no workers".to_owned());
         }
@@ -70,7 +81,7 @@ impl Core {
             return Some("it has no resource request".to_owned());
         }
         let fits = |w: &&&Worker| group.variants.iter().any(|r| w.could_fit(r));
-        let nodes = group.nodes.max(1) as usize;
+        let nodes = if count_nodes { group.nodes.max(1) as usize } else { 1 };
         let fitting = workers.iter().filter(fits).count();
         if fitting >= nodes {
             return None;
