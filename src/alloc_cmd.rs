@@ -115,11 +115,11 @@ fn list(args: &RunArgs) -> Result<(), String> {
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
         println!(
-            "run {}: profile `{}`, {} queue, {} allocations{paused}",
+            "run {}: profile `{}`, {} queue, {}{paused}",
             run.id,
             q.profile,
             q.manager.name(),
-            file.allocations.len()
+            crate::plan::plural(file.allocations.len() as u64, "allocation")
         );
         for line in &q.unschedulable {
             println!("  never runs on this queue: {line}");

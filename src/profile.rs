@@ -7,17 +7,29 @@ use flow_engine::runtime::alloc::profile::{self, PROFILES_FILE, Profile};
 
 use crate::load::Failure;
 
-/// Reads profile `name` for the workflow in `dir`.
+/// Reads profile `name` for the workflow in `dir`: from the first profiles
+/// file that defines it (next to the workflow, then the user's config).
 pub fn load(dir: &Path, name: &str) -> Result<Profile, Failure> {
-    let path = profile::find(dir).ok_or_else(|| {
-        Failure::Usage(format!(
+    let files = profile::files(dir);
+    if files.is_empty() {
+        return Err(Failure::Usage(format!(
             "`--profile {name}`: no profiles file; write `{PROFILES_FILE}` next to the workflow \
              (or `~/.config/flow/profiles.toml`) with a `[profile.{name}]` table"
-        ))
-    })?;
-    let text = fs_err::read_to_string(&path).map_err(|e| Failure::Usage(e.to_string()))?;
-    let source = Source::new(shown(&path), text);
-    profile::load(&source, name).map_err(|diagnostics| Failure::Invalid { source, diagnostics })
+        )));
+    }
+    let mut first_miss = None;
+    for path in files {
+        let text = fs_err::read_to_string(&path).map_err(|e| Failure::Usage(e.to_string()))?;
+        let source = Source::new(shown(&path), text);
+        match profile::load(&source, name) {
+            Ok(profile) => return Ok(profile),
+            Err(diagnostics) if profile::is_unknown(&diagnostics) => {
+                first_miss.get_or_insert(Failure::Invalid { source, diagnostics });
+            }
+            Err(diagnostics) => return Err(Failure::Invalid { source, diagnostics }),
+        }
+    }
+    Err(first_miss.expect("a file was read"))
 }
 
 /// The path as the user would write it: relative to the current directory when inside it.

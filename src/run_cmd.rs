@@ -206,8 +206,12 @@ fn notice(event: &Event) -> Option<String> {
         Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
             Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus} cpus, {gpus} gpus"))
         }
-        Event::WorkerLost { worker, hostname, reason } => {
-            Some(format!("- worker {worker} ({hostname}) lost: {reason}; its tasks are rescheduled"))
+        Event::WorkerLost { worker, hostname, reason, tasks } => {
+            let again = match tasks {
+                0 => String::new(),
+                n => format!("; {} run again elsewhere", crate::plan::plural(*n as u64, "task")),
+            };
+            Some(format!("- worker {worker} ({hostname}) left: {reason}{again}"))
         }
         Event::WorkerRefused { peer, reason } => Some(format!("! refused a connection from {peer}: {reason}")),
         Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),

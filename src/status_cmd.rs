@@ -139,10 +139,10 @@ fn allocations(run: &RunDir) {
     let Some(queue) = file.queue else { return };
     let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
     println!(
-        "  {} queue (profile `{}`): {} allocations, {} queued, {} running, {} failed",
+        "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
         queue.manager.name(),
         queue.profile,
-        file.allocations.len(),
+        crate::plan::plural(file.allocations.len() as u64, "allocation"),
         count(AllocState::Queued),
         count(AllocState::Running),
         count(AllocState::Failed)

@@ -81,7 +81,7 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
     let text = fs_err::read_to_string(run.workers()).map_err(|_| format!("run {} has no workers yet", run.id))?;
     let workers: Vec<WorkerInfo> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let state = if run.is_live() { "running" } else { "ended" };
-    println!("run {} ({state}): {} workers", run.id, workers.len());
+    println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
     println!(
         "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>10} {:>8}",
         "ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"

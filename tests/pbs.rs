@@ -200,3 +200,18 @@ fn a_task_no_worker_of_the_queue_can_fit_is_cancelled_once_one_has_joined() {
     assert_eq!(fs_err::read_to_string(t.path().join("ok.txt")).unwrap(), "ok\n");
     assert_eq!(read_server(&t, "qsub.log").lines().count(), 1, "no allocation is wasted on `huge`");
 }
+
+#[test]
+fn a_profile_missing_next_to_the_workflow_is_taken_from_the_users_config() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")
+        .file("flow.profiles.toml", "[profile.laptop]\nlisten = \"127.0.0.1:0\"\n")
+        .file("config/flow/profiles.toml", "[profile.hpc.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\n");
+    let config = t.path().join("config");
+    let t = t.env("XDG_CONFIG_HOME", config.to_str().expect("utf-8 path"));
+    let script = t.success_with(&["alloc", "--dry-run", "--profile", "hpc"]);
+    assert!(script.contains("#SBATCH --time=01:00:00"), "{script}");
+    let out = t.run_with(&["alloc", "--dry-run", "--profile", "nope"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("there is no profile `nope`") && out.stderr.contains("laptop"), "{}", out.stderr);
+}

@@ -216,12 +216,13 @@ impl Driver {
                 }
                 let lost: Vec<(TaskId, u32)> =
                     self.running.iter().filter(|(_, (_, w))| *w == worker).map(|(t, (a, _))| (*t, *a)).collect();
+                let tasks = lost.len();
                 for (task, attempt) in lost {
                     self.running.remove(&task);
                     self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
                 }
                 self.core.remove_worker(worker, out);
-                self.event_batch.push(Event::WorkerLost { worker: worker.0, hostname, reason });
+                self.event_batch.push(Event::WorkerLost { worker: worker.0, hostname, reason, tasks });
                 self.write_workers();
             }
             DriverEvent::Refused { peer, reason } => self.event_batch.push(Event::WorkerRefused { peer, reason }),

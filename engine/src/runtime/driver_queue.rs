@@ -157,7 +157,11 @@ impl Driver {
             }
             match tokio::time::timeout(left, self.driver_events.recv()).await {
                 Ok(Some(event @ DriverEvent::Submitted { .. })) => self.queue_event(event),
-                Ok(Some(event @ DriverEvent::Lost { .. })) => self.handle(event, &mut out),
+                // Told to leave, it did: that is no failure of its allocation.
+                Ok(Some(DriverEvent::Lost { worker, .. })) => {
+                    let event = DriverEvent::Lost { worker, reason: "the run ended".to_owned(), clean: true };
+                    self.handle(event, &mut out);
+                }
                 Ok(None) => break,
                 Ok(Some(_)) | Err(_) => {}
             }

@@ -74,6 +74,8 @@ pub enum Event {
     },
     /// A remote worker left or fell silent; its running tasks are rescheduled.
     WorkerLost {
+        /// How many of its tasks were running (they run again elsewhere).
+        tasks: usize,
         /// Its id in this run.
         worker: u32,
         /// Its host name.

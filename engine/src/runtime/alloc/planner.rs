@@ -77,7 +77,10 @@ fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
     };
     let scaled = |v: Option<u32>| v.map(|c| Amount::whole(u64::from(c)).0);
     limit(scaled(shape.cpus), r.cpus.0, "cpus")?;
-    limit(scaled(shape.gpus).or(Some(0)).filter(|_| shape.gpus.is_some() || r.gpus.0 > 0), r.gpus.0, "gpus")?;
+    // A whole-node worker's GPUs are unknown until it joins; a worker of a
+    // given shape without `gpus` has none.
+    let gpus = if shape.cpus.is_none() { scaled(shape.gpus) } else { scaled(shape.gpus).or(Some(0)) };
+    limit(gpus, r.gpus.0, "gpus")?;
     limit(queue.memory, r.memory, "memory")?;
     for (name, amount) in &r.custom {
         let have = queue.custom.get(name).map_or(0, |a| a.0);

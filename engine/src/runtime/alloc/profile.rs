@@ -65,19 +65,24 @@ struct RawProfile {
     queue: Option<QueueSettings>,
 }
 
-/// Where the profiles for a workflow in `dir` are: `dir/flow.profiles.toml`,
-/// else `$XDG_CONFIG_HOME/flow/profiles.toml` (or `~/.config/flow/profiles.toml`).
-pub fn find(dir: &Path) -> Option<PathBuf> {
-    let here = dir.join(PROFILES_FILE);
-    if here.is_file() {
-        return Some(here);
-    }
+/// The profiles files for a workflow in `dir`, in the order they are
+/// searched: `dir/flow.profiles.toml`, then `$XDG_CONFIG_HOME/flow/profiles.toml`
+/// (or `~/.config/flow/profiles.toml`); only those that exist.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(config.join("flow").join("profiles.toml")).filter(|p| p.is_file())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|c| c.join("flow").join("profiles.toml"));
+    std::iter::once(dir.join(PROFILES_FILE)).chain(config).filter(|p| p.is_file()).collect()
 }
+
+/// Whether `problems` only say the file has no such profile (so the next file may).
+pub fn is_unknown(problems: &[Diagnostic]) -> bool {
+    problems.iter().all(|d| d.code == UNKNOWN)
+}
+
+const UNKNOWN: &str = "flow::profile::unknown";
 
 /// Reads profile `name` from `source` (a profiles file). Every problem in
 /// that profile is reported at once, each at its place in the file.
@@ -93,7 +98,7 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
     })?;
     let Some(raw) = file.profile.get(name) else {
         let names: Vec<&str> = file.profile.keys().map(String::as_str).collect();
-        let mut d = Diagnostic::new("flow::profile::unknown", format!("there is no profile `{name}`"));
+        let mut d = Diagnostic::new(UNKNOWN, format!("there is no profile `{name}`"));
         d = match closest(name, names.iter().copied()) {
             Some(near) => d.help(format!("did you mean `{near}`?")),
             None if names.is_empty() => d.help("add a `[profile.NAME]` table"),

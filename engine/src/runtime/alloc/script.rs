@@ -114,7 +114,7 @@ fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
         "--access".to_owned(),
         quote(&cx.access.display().to_string()),
         "--time-limit".to_owned(),
-        format!("{}s", queue.time_limit),
+        format!("{}s", worker_time_limit(queue.time_limit)),
         "--idle-timeout".to_owned(),
         format!("{}s", queue.idle_timeout),
     ];
@@ -131,6 +131,13 @@ fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
         args.extend(["--resource".to_owned(), quote(&format!("{name}={amount}"))]);
     }
     args.join(" ")
+}
+
+/// The worker's time limit for an allocation of `secs`: a little less, as
+/// it starts after the job does and should stop taking work before the
+/// manager ends the job (5 %, at least 1 s, at most a minute).
+fn worker_time_limit(secs: u64) -> u64 {
+    secs - (secs / 20).clamp(1, 60).min(secs / 2)
 }
 
 /// The command that submits `script_path`: the program and its arguments.
