@@ -29,7 +29,7 @@ mod unschedulable;
 mod worker;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use allocation::Allocation;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
