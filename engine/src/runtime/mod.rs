@@ -5,6 +5,7 @@
 //! only place that meets tokio; workers report through the interface in
 //! [`worker`], so a remote worker is a new transport, not a new scheduler.
 
+pub mod alloc;
 pub mod core;
 pub mod detect;
 mod driver;
