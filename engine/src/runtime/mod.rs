@@ -10,6 +10,7 @@ pub mod core;
 pub mod detect;
 mod driver;
 pub mod event;
+pub mod explain;
 pub mod fingerprint;
 pub mod job;
 pub mod links;

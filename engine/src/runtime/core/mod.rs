@@ -34,4 +34,5 @@ pub(crate) mod tests;
 pub use allocation::Allocation;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
 pub use scheduler::{Core, CoreOptions, Counts};
+pub(crate) use unschedulable::{bytes, units};
 pub use worker::{WorkerId, WorkerResources};
