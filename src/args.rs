@@ -40,6 +40,8 @@ pub enum Command {
     Worker(crate::worker_cmd::WorkerCmdArgs),
     /// List the workers of a run.
     Workers(crate::worker_cmd::WorkersArgs),
+    /// Say why a task is still waiting, or what happened to it: `flow explain score[3]`.
+    Explain(crate::explain_cmd::ExplainArgs),
     /// Validate a workflow and report every problem at once.
     Check(CheckArgs),
     /// Summarise the compiled graph, or print it as JSON.
