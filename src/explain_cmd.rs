@@ -59,7 +59,16 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         writeln!(out, "{}: {}", ex.label, text.headline(&ex))
             .and_then(|()| text.details(&ex).iter().try_for_each(|line| writeln!(out, "  {line}")))
     } else {
-        summary(&mut out, &explainer, &tasks, &text, &dir, run.live)
+        let state = if run.live {
+            "running"
+        } else if dir.is_finished() {
+            "finished"
+        } else {
+            "stopped"
+        };
+        let name = &run.graph.group(tasks[0].group).name;
+        let header = format!("{name}: {} instances in run {} ({state})", tasks.len(), dir.id);
+        summary(&mut out, &explainer, &tasks, &text, &header)
     };
     match result.and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
@@ -129,82 +138,80 @@ fn access_hint(dir: &RunDir, cwd: &Path) -> Option<String> {
     access.exists().then(|| access.strip_prefix(cwd).unwrap_or(&access).display().to_string())
 }
 
-/// Every instance counted by reason, then up to [`SHOWN`] of them one per line.
-fn summary(
-    out: &mut impl Write,
-    explainer: &Explainer,
-    tasks: &[TaskId],
-    text: &Text,
-    dir: &RunDir,
-    live: bool,
-) -> io::Result<()> {
-    let mut by_kind: BTreeMap<usize, Vec<Explanation>> = BTreeMap::new();
-    let mut counts: BTreeMap<usize, u64> = BTreeMap::new();
+/// Every instance counted by reason, each count with up to [`SHOWN`]
+/// instances in all as examples.
+fn summary(out: &mut impl Write, explainer: &Explainer, tasks: &[TaskId], text: &Text, header: &str) -> io::Result<()> {
+    // Per kind: how many, and enough examples to fill the list whatever the mix.
+    let mut kinds: BTreeMap<usize, (u64, Vec<Explanation>)> = BTreeMap::new();
     for &task in tasks {
         let ex = explainer.explain(task);
-        let rank = rank(&ex.reason);
-        *counts.entry(rank).or_default() += 1;
-        // Enough of each kind to fill the list whatever the mix.
-        let kept = by_kind.entry(rank).or_default();
+        let (n, kept) = kinds.entry(rank(&ex.reason)).or_default();
+        *n += 1;
         if kept.len() < SHOWN {
             kept.push(ex);
         }
     }
-    let name = &by_kind.values().flatten().next().map_or(String::new(), |ex| ex.task.clone());
-    let state = if live {
-        "running"
-    } else if dir.is_finished() {
-        "finished"
-    } else {
-        "stopped"
-    };
-    let noun = if tasks.len() == 1 { "instance" } else { "instances" };
-    writeln!(out, "{name}: {} {noun} in run {} ({state})", tasks.len(), dir.id)?;
-    let width = counts.values().map(|n| n.to_string().len()).max().unwrap_or(1);
-    for (rank, n) in &counts {
-        writeln!(out, "  {n:>width$} {}", KINDS[*rank].1)?;
-    }
-    // One of each kind first, then a second of each, and so on.
-    let mut shown: Vec<(usize, &Explanation)> = Vec::new();
+    // One example of each kind first, then a second of each, and so on.
+    let mut budget: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut left = SHOWN;
     for round in 0..SHOWN {
-        for (&rank, kept) in &by_kind {
-            if shown.len() < SHOWN
-                && let Some(ex) = kept.get(round)
-            {
-                shown.push((rank, ex));
+        for (&rank, (_, kept)) in &kinds {
+            if left > 0 && round < kept.len() {
+                *budget.entry(rank).or_default() += 1;
+                left -= 1;
             }
         }
     }
-    shown.sort_by_key(|&(rank, ex)| (rank, ex.index));
-    writeln!(out)?;
-    for (_, ex) in &shown {
-        writeln!(out, "{}: {}", ex.label, text.headline(ex))?;
+    writeln!(out, "{header}")?;
+    let width = kinds.values().map(|(n, _)| n.to_string().len()).max().unwrap_or(1);
+    let mut omitted = false;
+    for (rank, (n, kept)) in &kinds {
+        writeln!(out, "  {n:>width$} {}", KINDS[*rank].1)?;
+        let headlines: Vec<String> = kept.iter().map(|ex| text.headline(ex)).collect();
+        // A reason of the task (or the same words for every instance): one line for all.
+        let same = headlines.iter().all(|h| *h == headlines[0]);
+        if kept.len() > 1 && same && (kept.len() as u64 == *n || KINDS[*rank].2) {
+            let labels: Vec<&str> = kept.iter().take(3).map(|ex| ex.label.as_str()).collect();
+            let more = n - labels.len() as u64;
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            writeln!(out, "  {:width$} {}{more}: {}", "", labels.join(", "), headlines[0])?;
+            continue;
+        }
+        let shown = budget.get(rank).copied().unwrap_or(0);
+        for (ex, headline) in kept.iter().zip(&headlines).take(shown) {
+            writeln!(out, "  {:width$} {}: {headline}", "", ex.label)?;
+        }
+        if *n > shown as u64 {
+            writeln!(out, "  {:width$} … and {} more", "", n - shown as u64)?;
+            omitted = true;
+        }
     }
-    if tasks.len() > shown.len() {
-        let more = tasks.len() - shown.len();
-        writeln!(out, "… and {more} more: `flow explain '{name}[INDEX]'` for one, `--json` for all")?;
+    if omitted {
+        let name = &kinds.values().flat_map(|(_, kept)| kept).next().map_or("TASK", |ex| ex.task.as_str());
+        writeln!(out, "`flow explain '{name}[INDEX]'` explains one instance in detail, `--json` every one")?;
     }
     Ok(())
 }
 
-/// Reason kinds in the order summaries list them, with their summary label.
-const KINDS: [(&str, &str); 12] = [
-    ("dependencies", "waiting for dependencies"),
-    ("resources", "waiting: no worker fits"),
-    ("time_request", "waiting: time request longer than workers last"),
-    ("no_workers", "waiting for a worker"),
-    ("ready", "ready, waiting for a free slot"),
-    ("running", "running"),
-    ("failed", "failed"),
-    ("cancelled", "cancelled"),
-    ("lost", "lost with their worker"),
-    ("not_run", "never finished (the run stopped)"),
-    ("succeeded", "succeeded"),
-    ("cached", "unchanged since an earlier run"),
+/// Reason kinds in the order summaries list them, with their label and
+/// whether the reason is the same for every instance of a task.
+const KINDS: [(&str, &str, bool); 12] = [
+    ("dependencies", "waiting for dependencies", false),
+    ("resources", "waiting: no worker fits", true),
+    ("time_request", "waiting: time request longer than workers last", true),
+    ("no_workers", "waiting for a worker", true),
+    ("ready", "ready, waiting for a free slot", true),
+    ("running", "running", false),
+    ("failed", "failed", false),
+    ("cancelled", "cancelled", false),
+    ("lost", "lost with their worker", false),
+    ("not_run", "never finished (the run stopped)", false),
+    ("succeeded", "succeeded", false),
+    ("cached", "unchanged since an earlier run", false),
 ];
 
 fn rank(reason: &Reason) -> usize {
-    KINDS.iter().position(|(kind, _)| *kind == reason.kind()).unwrap_or(KINDS.len() - 1)
+    KINDS.iter().position(|(kind, ..)| *kind == reason.kind()).unwrap_or(KINDS.len() - 1)
 }
 
 /// Renders explanations as text.
@@ -400,6 +407,7 @@ fn upstream_state(u: &UpstreamInstance) -> String {
         "retrying" => format!("to run again after {why}"),
         "cancelled" => format!("cancelled ({why})"),
         "lost" => format!("to run again, its worker{worker} lost"),
+        "waiting" => "not started".to_owned(),
         state => state.to_owned(),
     }
 }
