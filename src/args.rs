@@ -42,6 +42,8 @@ pub enum Command {
     Workers(crate::worker_cmd::WorkersArgs),
     /// Show a run's cluster allocations (`list`, `log ID`), or a queue's script (`--dry-run`).
     Alloc(crate::alloc_cmd::AllocArgs),
+    /// Say why a task is still waiting, or what happened to it: `flow explain score[3]`.
+    Explain(crate::explain_cmd::ExplainArgs),
     /// Validate a workflow and report every problem at once.
     Check(CheckArgs),
     /// Summarise the compiled graph, or print it as JSON.

@@ -456,7 +456,7 @@ fn format_bytes(n: u64) -> String {
 }
 
 /// `0.25s`, `12.00s`, `3m05s`, `2h07m`.
-fn format_duration(us: u64) -> String {
+pub(crate) fn format_duration(us: u64) -> String {
     let secs = us / 1_000_000;
     match secs {
         0..60 => format!("{:.2}s", us as f64 / 1e6),

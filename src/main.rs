@@ -4,6 +4,7 @@
 mod alloc_cmd;
 mod args;
 mod exit_codes;
+mod explain_cmd;
 mod graph;
 mod load;
 mod log_cmd;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => worker_cmd::worker(args),
         Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
             println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));
             exit_codes::SUCCESS

@@ -5,6 +5,7 @@ mod support;
 mod check;
 mod diagnostics;
 mod examples;
+mod explain;
 mod graph;
 mod interrupt;
 mod log;

@@ -9,7 +9,7 @@ use crate::support::Test;
 use crate::support::process::{entries, lines, read, spawn_flow, wait_child, wait_for};
 
 /// Starts `flow run --listen 127.0.0.1:0` with `extra` flags and waits for the access file.
-fn start_run(t: &Test, extra: &[&str]) -> (Child, PathBuf) {
+pub(crate) fn start_run(t: &Test, extra: &[&str]) -> (Child, PathBuf) {
     let mut args = vec!["run", "--listen", "127.0.0.1:0"];
     args.extend_from_slice(extra);
     let mut run = spawn_flow(t.path(), &args, "run.stderr");
@@ -25,7 +25,8 @@ fn start_run(t: &Test, extra: &[&str]) -> (Child, PathBuf) {
     (run, runs.join(id).join("access.json"))
 }
 
-fn start_worker(t: &Test, access: &Path, extra: &[&str], stderr: &str) -> Child {
+/// Starts `flow worker --access ACCESS` with `extra` flags; its stderr goes to the file `stderr`.
+pub(crate) fn start_worker(t: &Test, access: &Path, extra: &[&str], stderr: &str) -> Child {
     let access = access.to_str().expect("utf-8 path");
     let mut args = vec!["worker", "--access", access];
     args.extend_from_slice(extra);

@@ -13,6 +13,7 @@ mod edge;
 mod graph;
 mod group;
 mod task_id;
+mod upstream;
 
 pub use amount::Amount;
 pub use critical_path::CriticalPath;
@@ -21,3 +22,4 @@ pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use graph::Graph;
 pub use group::{Command, Group, GroupId, Resources, Stream, TaskTemplate};
 pub use task_id::TaskId;
+pub use upstream::Upstream;

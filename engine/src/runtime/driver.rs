@@ -141,6 +141,8 @@ impl Driver {
         let started = Instant::now();
         let mut out = Collect::default();
         self.queue_start(&mut out);
+        // The embedded worker is there from the start; remote ones update the file as they come and go.
+        self.write_workers();
         self.step(&mut out);
         let mut interrupt = std::pin::pin!(interrupted());
         let mut tick = tokio::time::interval(EVENT_DELAY);
@@ -237,7 +239,9 @@ impl Driver {
         }
         let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
         if let Ok(text) = serde_json::to_string_pretty(&infos) {
-            let _ = fs_err::write(self.run_dir.join("workers.json"), text + "\n");
+            // Written aside and renamed, so a reader never sees half a file.
+            let (tmp, path) = (self.run_dir.join("workers.json.tmp"), self.run_dir.join("workers.json"));
+            let _ = fs_err::write(&tmp, text + "\n").and_then(|()| fs_err::rename(&tmp, &path));
         }
     }
 

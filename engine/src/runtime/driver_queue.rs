@@ -32,7 +32,7 @@ impl Driver {
         for b in self.core.backlog() {
             let (Fit::Never, Some(reason)) = queue.fits[b.group.index()].clone() else { continue };
             let task = self.factory.graph().group(b.group).name.clone();
-            queue.unschedulable(format!("{task}: {reason}"));
+            queue.unschedulable(format!("`{task}`: {reason}"));
             self.event_batch.push(Event::QueueUnschedulable { task, reason: reason.clone() });
             never.push((b.group, format!("the queue cannot run it: {reason}")));
         }
@@ -99,7 +99,7 @@ impl Driver {
         for (g, why) in &groups {
             let task = self.factory.graph().group(*g).name.clone();
             if let Some(queue) = self.queue.as_mut() {
-                queue.unschedulable(format!("{task}: {why}"));
+                queue.unschedulable(format!("`{task}`: {why}"));
             }
             self.event_batch.push(Event::QueueUnschedulable { task, reason: why.clone() });
         }

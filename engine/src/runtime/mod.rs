@@ -11,6 +11,7 @@ pub mod detect;
 mod driver;
 mod driver_queue;
 pub mod event;
+pub mod explain;
 pub mod fingerprint;
 pub mod job;
 pub mod links;

@@ -30,10 +30,11 @@ mod unschedulable;
 mod worker;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
 pub use scheduler::{Core, CoreOptions, Counts};
+pub(crate) use unschedulable::{bytes, units};
 pub use worker::{WorkerId, WorkerResources};

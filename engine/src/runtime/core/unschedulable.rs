@@ -126,13 +126,13 @@ impl Core {
 }
 
 /// `2 cpus`, `1 gpu`, `0.5 gpus`.
-fn units(amount: Amount, unit: &str) -> String {
+pub(crate) fn units(amount: Amount, unit: &str) -> String {
     let plural = if amount == Amount::whole(1) { "" } else { "s" };
     format!("{amount} {unit}{plural}")
 }
 
 /// A byte count in the largest binary unit that keeps it at least 1.
-fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
     let value = format!("{:.2}", n as f64 / size as f64);

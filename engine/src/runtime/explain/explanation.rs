@@ -1,0 +1,361 @@
+//! [`Explanation`]: where one task instance stands and why, as data — the
+//! CLI renders it as text or prints it as JSON.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::ir::Amount;
+use crate::runtime::core::{bytes, units};
+
+/// One task instance, explained.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// The task's name.
+    pub task: String,
+    /// The instance's `index`.
+    pub index: i64,
+    /// `name[index]`, or `name` for a plain task.
+    pub label: String,
+    /// Where it stands: `waiting`, `running`, `succeeded`, `cached`,
+    /// `failed`, `cancelled`, `lost` or `not_run`.
+    pub state: &'static str,
+    /// Why it is there, with the details.
+    pub reason: Reason,
+    /// The attempt that ended before this wait, when the instance waits to
+    /// run again (it failed with retries left, or lost its worker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<Earlier>,
+    /// What the allocation queue reported about this task (`unschedulable`
+    /// lines of `allocs.json` that name it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queue_notes: Vec<String>,
+}
+
+/// Why an instance is where it is. The first five kinds are for instances
+/// that have not finished, in the order they are looked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    /// It waits for upstream instances that have not succeeded.
+    Dependencies {
+        /// One entry per upstream task with instances left, in graph order.
+        upstream: Vec<UpstreamWait>,
+        /// Whether an upstream instance failed or was cancelled for good,
+        /// so this one will be cancelled.
+        doomed: bool,
+    },
+    /// No current worker could ever run it: none fits any of its resource
+    /// variants, or fewer fit than the nodes it needs.
+    Resources {
+        /// Workers it needs at once.
+        nodes: u32,
+        /// Workers one of its variants fits.
+        fitting: usize,
+        /// Workers connected.
+        workers: usize,
+        /// What each variant lacks on the largest worker (empty when the
+        /// problem is the number of nodes).
+        variants: Vec<Shortfall>,
+    },
+    /// Its time request is longer than any worker that fits has left, or
+    /// (with no workers) than the queue's allocations last.
+    TimeRequest {
+        /// The time request, in seconds.
+        seconds: u64,
+        /// The longest time a fitting worker has left, in seconds.
+        longest_left_s: Option<u64>,
+        /// How long the queue's allocations last, in seconds.
+        queue_limit_s: Option<u64>,
+    },
+    /// No worker is connected.
+    NoWorkers {
+        /// The allocation queue, if the run has one.
+        queue: Option<QueueWait>,
+    },
+    /// It can run and waits for a free slot.
+    Ready {
+        /// Tasks running in the run.
+        running: u64,
+        /// Workers connected.
+        workers: usize,
+        /// Workers running at least one task.
+        busy: usize,
+        /// Idle workers it needs at once (more than one for multi-node tasks).
+        nodes: u32,
+    },
+    /// It is running.
+    Running {
+        /// The attempt (0 for the first).
+        attempt: u32,
+        /// Where and since when.
+        ran: Ran,
+    },
+    /// It succeeded.
+    Succeeded {
+        /// The attempt that succeeded (0 for the first).
+        attempt: u32,
+        /// Where, when and how long.
+        ran: Ran,
+    },
+    /// An earlier run had done the same work, so it was skipped.
+    Cached {
+        /// Where it was checked, and when.
+        ran: Ran,
+    },
+    /// It failed for good.
+    Failed {
+        /// The last attempt (0 for the first).
+        attempt: u32,
+        /// How often it may be rerun after a failure.
+        retries: u32,
+        /// The exit code, if it exited.
+        exit_code: Option<i32>,
+        /// The signal that killed it, if one did.
+        signal: Option<i32>,
+        /// The reason recorded (`exit code 1`, `timed out after 10s`, …).
+        message: Option<String>,
+        /// Where, when and how long.
+        ran: Ran,
+    },
+    /// It was cancelled.
+    Cancelled {
+        /// Why (`score[3] failed`, `interrupted`, …).
+        message: Option<String>,
+        /// When.
+        ended_us: Option<u64>,
+    },
+    /// Its worker was lost and the run ended before it ran again.
+    Lost {
+        /// The attempt that was lost.
+        attempt: u32,
+        /// Where and since when it ran.
+        ran: Ran,
+    },
+    /// The run is no longer running (it ended, or its process died) and
+    /// this instance never finished.
+    NotRun {
+        /// Where it was running when the run stopped, if it was.
+        running: Option<Ran>,
+    },
+}
+
+impl Reason {
+    /// The reason's kind, as in JSON: `dependencies`, `resources`, ….
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reason::Dependencies { .. } => "dependencies",
+            Reason::Resources { .. } => "resources",
+            Reason::TimeRequest { .. } => "time_request",
+            Reason::NoWorkers { .. } => "no_workers",
+            Reason::Ready { .. } => "ready",
+            Reason::Running { .. } => "running",
+            Reason::Succeeded { .. } => "succeeded",
+            Reason::Cached { .. } => "cached",
+            Reason::Failed { .. } => "failed",
+            Reason::Cancelled { .. } => "cancelled",
+            Reason::Lost { .. } => "lost",
+            Reason::NotRun { .. } => "not_run",
+        }
+    }
+
+    /// Where the instance stands: `waiting` for the first five kinds, the
+    /// kind itself otherwise.
+    pub fn state(&self) -> &'static str {
+        match self {
+            Reason::Dependencies { .. }
+            | Reason::Resources { .. }
+            | Reason::TimeRequest { .. }
+            | Reason::NoWorkers { .. }
+            | Reason::Ready { .. } => "waiting",
+            other => other.kind(),
+        }
+    }
+}
+
+/// Where and when an attempt ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Ran {
+    /// The worker, if known.
+    pub worker: Option<WorkerRef>,
+    /// When it started (µs since the Unix epoch).
+    pub started_us: Option<u64>,
+    /// When it ended.
+    pub ended_us: Option<u64>,
+    /// How long it ran, if it started and ended.
+    pub duration_us: Option<u64>,
+}
+
+/// A worker of the run, with what `workers.json` says about it (nothing
+/// when it has left).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkerRef {
+    /// Its id in the run.
+    pub id: u32,
+    /// Its host name.
+    pub hostname: Option<String>,
+    /// The cluster job it runs in.
+    pub allocation: Option<String>,
+}
+
+/// The upstream instances of one task that an instance still waits for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UpstreamWait {
+    /// The upstream task.
+    pub task: String,
+    /// Its instances this one depends on.
+    pub total: u64,
+    /// How many of those have not succeeded.
+    pub not_done: u64,
+    /// How many of those failed or were cancelled for good.
+    pub failed: u64,
+    /// A few of them: failed ones first, then running, then waiting ones.
+    pub examples: Vec<UpstreamInstance>,
+}
+
+/// One upstream instance that has not succeeded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UpstreamInstance {
+    /// `name[index]`.
+    pub label: String,
+    /// `waiting`, `running`, `failed`, `cancelled`, or `lost` (waiting to run again).
+    pub state: &'static str,
+    /// The worker it runs on (or ran on).
+    pub worker: Option<u32>,
+    /// The exit code of a failed attempt.
+    pub exit_code: Option<i32>,
+    /// The signal that killed a failed attempt.
+    pub signal: Option<i32>,
+    /// Why it failed or was cancelled.
+    pub message: Option<String>,
+}
+
+/// What the allocation queue is doing, for an instance without workers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueWait {
+    /// `Slurm` or `PBS`.
+    pub manager: &'static str,
+    /// Why the queue stopped submitting, if it did.
+    pub paused: Option<String>,
+    /// Allocations waiting in the manager's queue, oldest first.
+    pub queued: Vec<QueuedAllocation>,
+    /// Allocations that started but whose workers have not connected.
+    pub starting: usize,
+    /// Allocations submitted in all.
+    pub submitted: usize,
+    /// Why the latest failed allocation failed, if one did.
+    pub last_failure: Option<String>,
+}
+
+/// An allocation waiting in the manager's queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueuedAllocation {
+    /// The manager's job id.
+    pub job_id: String,
+    /// When it was submitted (µs since the Unix epoch).
+    pub submitted_us: u64,
+}
+
+/// The attempt before a wait to run again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Earlier {
+    /// The attempt (0 for the first).
+    pub attempt: u32,
+    /// `failed` or `lost` (its worker disappeared).
+    pub status: &'static str,
+    /// The exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    /// The reason recorded.
+    pub message: Option<String>,
+    /// The worker it ran on.
+    pub worker: Option<u32>,
+    /// Reruns after a failure still allowed (none for a lost attempt).
+    pub retries_left: Option<u32>,
+}
+
+/// What one resource variant lacks on even the largest worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "resource", rename_all = "snake_case")]
+pub enum Shortfall {
+    /// More CPUs than any worker has.
+    Cpus {
+        /// Requested.
+        needs: Amount,
+        /// CPUs of the largest worker.
+        largest: u64,
+    },
+    /// More GPUs than any worker has.
+    Gpus {
+        /// Requested.
+        needs: Amount,
+        /// GPUs of the largest worker.
+        largest: u64,
+    },
+    /// More memory than any worker has.
+    Memory {
+        /// Requested, in bytes.
+        needs: u64,
+        /// Memory of the largest worker, in bytes.
+        largest: u64,
+    },
+    /// More of a custom resource than any worker has.
+    Custom {
+        /// The resource.
+        name: String,
+        /// Requested.
+        needs: Amount,
+        /// The most any worker has.
+        largest: Amount,
+    },
+    /// Each resource fits some worker, but no worker has them all.
+    Combination,
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shortfall::Cpus { needs, largest } => {
+                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "cpu"))
+            }
+            Shortfall::Gpus { needs, largest } => {
+                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "gpu"))
+            }
+            Shortfall::Memory { needs, largest } => {
+                write!(f, "needs {} of memory, the largest worker has {}", bytes(*needs), bytes(*largest))
+            }
+            Shortfall::Custom { name, needs, largest } => {
+                write!(f, "needs {needs} `{name}`, the largest worker has {largest}")
+            }
+            Shortfall::Combination => write!(f, "needs more than any one worker has of its resources together"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortfalls_read_like_the_scheduler_says_them() {
+        let cpus = Shortfall::Cpus { needs: Amount::whole(4), largest: 2 };
+        assert_eq!(cpus.to_string(), "needs 4 cpus, the largest worker has 2");
+        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: 0 };
+        assert_eq!(gpus.to_string(), "needs 1 gpu, the largest worker has 0");
+        let memory = Shortfall::Memory { needs: 3 << 29, largest: 1 << 30 };
+        assert_eq!(memory.to_string(), "needs 1.5 GiB of memory, the largest worker has 1 GiB");
+        let fpga = Shortfall::Custom { name: "fpga".into(), needs: Amount::whole(2), largest: Amount::ZERO };
+        assert_eq!(fpga.to_string(), "needs 2 `fpga`, the largest worker has 0");
+    }
+
+    #[test]
+    fn kinds_and_states() {
+        let ready = Reason::Ready { running: 1, workers: 1, busy: 1, nodes: 1 };
+        assert_eq!((ready.kind(), ready.state()), ("ready", "waiting"));
+        let not_run = Reason::NotRun { running: None };
+        assert_eq!((not_run.kind(), not_run.state()), ("not_run", "not_run"));
+        let json = serde_json::to_value(&Shortfall::Cpus { needs: Amount::whole(4), largest: 2 }).unwrap();
+        assert_eq!(json, serde_json::json!({ "resource": "cpus", "needs": 4.0, "largest": 2 }));
+    }
+}

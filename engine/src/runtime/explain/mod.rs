@@ -1,0 +1,24 @@
+//! Explaining a run: why a task instance is still waiting, or what happened
+//! to it — read from the files of its run directory, live or finished.
+//!
+//! [`RunSnapshot`] reads `graph.json`, the journal, `workers.json` and
+//! `allocs.json`; [`Explainer`] turns it into an [`Explanation`] per
+//! instance: its upstream instances that have not succeeded, the workers'
+//! resources and lifetimes against its requests, the allocation queue, or
+//! how it ran. This module never prints; `flow explain` renders the result.
+//! `docs/reference/cli.md` (`flow explain`) lists the reasons in order.
+
+mod explainer;
+mod explanation;
+mod fit;
+mod run_snapshot;
+
+#[cfg(test)]
+mod tests;
+
+pub use explainer::Explainer;
+pub use explanation::{
+    Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, Shortfall, UpstreamInstance, UpstreamWait,
+    WorkerRef,
+};
+pub use run_snapshot::{RunSnapshot, SnapshotError};

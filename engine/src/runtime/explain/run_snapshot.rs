@@ -1,0 +1,107 @@
+//! [`RunSnapshot`]: what `flow explain` reads from a run directory, live or
+//! finished — the graph, the journal folded per instance, the workers and
+//! the allocation queue.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::ir::{Graph, TaskId};
+use crate::log::{JournalEvent, JournalRecord, JournalState, TornTail, read_journal};
+use crate::runtime::alloc::AllocsFile;
+use crate::runtime::alloc::record::ALLOCS_FILE;
+use crate::runtime::links::WorkerInfo;
+use crate::runtime::run_dir::RunDir;
+
+/// Why a run directory could not be read.
+#[derive(Debug, Error)]
+pub enum SnapshotError {
+    /// A file could not be read (the message names it).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A JSON file does not hold what it should.
+    #[error("cannot read `{path}`: {message}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What serde said.
+        message: String,
+    },
+}
+
+/// A run as its files describe it at one moment.
+#[derive(Debug, Clone)]
+pub struct RunSnapshot {
+    /// The compiled graph (`graph.json`).
+    pub graph: Graph,
+    /// The latest state of each instance with a journal record.
+    pub journal: JournalState,
+    /// Failed attempts per instance, for instances that failed at least once.
+    pub failures: HashMap<TaskId, u32>,
+    /// The workers connected (`workers.json`; empty before any joined).
+    pub workers: Vec<WorkerInfo>,
+    /// The allocation queue and its allocations (`allocs.json`), if the run has one.
+    pub allocs: Option<AllocsFile>,
+    /// Whether the run is in progress (its process holds the lock).
+    pub live: bool,
+    /// When the snapshot was taken (µs since the Unix epoch): worker
+    /// lifetimes are measured from here.
+    pub now_us: u64,
+    /// The incomplete record at the end of the journal, if any.
+    pub torn: Option<TornTail>,
+}
+
+impl RunSnapshot {
+    /// Reads `run` as of `now_us`. Missing `workers.json`, `allocs.json`
+    /// and journal mean no workers, no queue and no records yet.
+    pub fn read(run: &RunDir, now_us: u64) -> Result<Self, SnapshotError> {
+        // Liveness first: a run that ends while we read is then seen as
+        // live with its last records, never as dead with missing ones.
+        let live = run.is_live();
+        let graph = json(&run.graph())?;
+        let (records, torn) = if run.journal().exists() { read_journal(&run.journal())? } else { (Vec::new(), None) };
+        let workers = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
+        let allocs_path = run.path.join(ALLOCS_FILE);
+        let allocs = if allocs_path.exists() { Some(json(&allocs_path)?) } else { None };
+        let mut snapshot = Self::new(graph, &records, workers, allocs, live, now_us);
+        snapshot.torn = torn;
+        Ok(snapshot)
+    }
+
+    /// A snapshot from what the files hold: `records` are the journal's, in order.
+    pub fn new(
+        graph: Graph,
+        records: &[JournalRecord],
+        workers: Vec<WorkerInfo>,
+        allocs: Option<AllocsFile>,
+        live: bool,
+        now_us: u64,
+    ) -> Self {
+        let mut failures = HashMap::new();
+        for r in records {
+            if matches!(r.event, JournalEvent::Failed { .. }) {
+                *failures.entry(r.task).or_insert(0) += 1;
+            }
+        }
+        let journal = JournalState::from_records(records);
+        Self { graph, journal, failures, workers, allocs, live, now_us, torn: None }
+    }
+}
+
+/// Reads a JSON file; tries again a few times if it does not parse, since
+/// a live run may be rewriting it.
+fn json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SnapshotError> {
+    let mut tries = 0;
+    loop {
+        let text = fs_err::read_to_string(path)?;
+        match serde_json::from_str(&text) {
+            Ok(value) => return Ok(value),
+            Err(_) if tries < 3 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => return Err(SnapshotError::Json { path: path.to_path_buf(), message: e.to_string() }),
+        }
+    }
+}

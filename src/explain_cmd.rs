@@ -1,0 +1,500 @@
+//! `flow explain`: why a task instance is still waiting, or what happened
+//! to it — one instance in detail, or every instance of a task summarised.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use flow_engine::compile::Selector;
+use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
+use flow_engine::runtime::explain::{
+    Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,
+};
+use flow_engine::runtime::run_dir::{RunDir, locate};
+
+use crate::log_cmd::format_duration;
+
+/// Instances shown one by one when a selector names several.
+const SHOWN: usize = 10;
+
+/// `flow explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The task instance, `score[3]`, or a whole task, `score`.
+    #[arg(value_name = "SELECTOR")]
+    pub selector: String,
+    /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+    /// The run: its id or a unique prefix of it [default: the latest].
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// One JSON object per instance, one per line: the reason's kind and details.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `flow explain`; the error is a message for `error: …`.
+pub fn run(args: &ExplainArgs) -> Result<(), String> {
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+    let run = RunSnapshot::read(&dir, flow_engine::runtime::local::now_us()).map_err(|e| e.to_string())?;
+    let tasks = select(&run.graph, &args.selector, &dir.id)?;
+    if let Some(torn) = run.torn.filter(|_| !run.live) {
+        eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
+    }
+    let explainer = Explainer::new(&run);
+    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd) };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let result = if args.json {
+        tasks.iter().try_for_each(|&task| {
+            let ex = explainer.explain(task);
+            let mut line = serde_json::to_value(&ex).map_err(io::Error::other)?;
+            line["message"] = text.headline(&ex).into();
+            writeln!(out, "{line}")
+        })
+    } else if let [task] = tasks[..] {
+        let ex = explainer.explain(task);
+        writeln!(out, "{}: {}", ex.label, text.headline(&ex))
+            .and_then(|()| text.details(&ex).iter().try_for_each(|line| writeln!(out, "  {line}")))
+    } else {
+        let state = if run.live {
+            "running"
+        } else if dir.is_finished() {
+            "finished"
+        } else {
+            "stopped"
+        };
+        let name = &run.graph.group(tasks[0].group).name;
+        let header = format!("{name}: {} instances in run {} ({state})", tasks.len(), dir.id);
+        summary(&mut out, &explainer, &tasks, &text, &header)
+    };
+    match result.and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// The instances `text` names, in order.
+fn select(graph: &Graph, text: &str, run: &str) -> Result<Vec<TaskId>, String> {
+    let sel = Selector::parse(text)?;
+    let group = graph.find(&sel.name).ok_or_else(|| {
+        let names = graph.groups.iter().map(|g| g.name.as_str());
+        match flow_engine::diag::closest(&sel.name, names.clone()) {
+            Some(close) => format!("no task named `{}` in run {run}; did you mean `{close}`?", sel.name),
+            None => {
+                format!("no task named `{}` in run {run} (tasks: {})", sel.name, names.collect::<Vec<_>>().join(", "))
+            }
+        }
+    })?;
+    let count = graph.group(group).count;
+    let Some(ranges) = sel.indices else {
+        if count == 0 {
+            return Err(format!("`{}` has no instances", sel.name));
+        }
+        return Ok((0..count).map(|i| TaskId::new(group, i)).collect());
+    };
+    let mut positions = Vec::new();
+    for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
+        let position = graph.position(group, index).ok_or_else(|| {
+            format!(
+                "`{text}`: `{}` has no instance with index {index} (its indices: {})",
+                sel.name,
+                indices(graph, group)
+            )
+        })?;
+        positions.push(position);
+    }
+    positions.sort_unstable();
+    positions.dedup();
+    Ok(positions.into_iter().map(|i| TaskId::new(group, i)).collect())
+}
+
+/// The `index` values a task has: `1-10`, `1-19:2, 40`, `0-99`.
+fn indices(graph: &Graph, group: GroupId) -> String {
+    let count = graph.group(group).count;
+    match graph.base_domain(group) {
+        Domain::Range { ranges } => {
+            let each = ranges.iter().filter(|r| r.count > 0).map(|r| {
+                let last = r.get(r.count - 1);
+                match (r.count, r.step) {
+                    (1, _) => r.start.to_string(),
+                    (_, 1) => format!("{}-{last}", r.start),
+                    (_, step) => format!("{}-{last}:{step}", r.start),
+                }
+            });
+            each.collect::<Vec<_>>().join(", ")
+        }
+        _ if count == 0 => "none".to_owned(),
+        _ if count == 1 => "0".to_owned(),
+        _ => format!("0-{}", count - 1),
+    }
+}
+
+/// How to start a worker for a run that listens for them, if it does.
+fn access_hint(dir: &RunDir, cwd: &Path) -> Option<String> {
+    let access = dir.access();
+    access.exists().then(|| access.strip_prefix(cwd).unwrap_or(&access).display().to_string())
+}
+
+/// Every instance counted by reason, each count with up to [`SHOWN`]
+/// instances in all as examples.
+fn summary(out: &mut impl Write, explainer: &Explainer, tasks: &[TaskId], text: &Text, header: &str) -> io::Result<()> {
+    // Per kind: how many, and enough examples to fill the list whatever the mix.
+    let mut kinds: BTreeMap<usize, (u64, Vec<Explanation>)> = BTreeMap::new();
+    for &task in tasks {
+        let ex = explainer.explain(task);
+        let (n, kept) = kinds.entry(rank(&ex.reason)).or_default();
+        *n += 1;
+        if kept.len() < SHOWN {
+            kept.push(ex);
+        }
+    }
+    // One example of each kind first, then a second of each, and so on.
+    let mut budget: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut left = SHOWN;
+    for round in 0..SHOWN {
+        for (&rank, (_, kept)) in &kinds {
+            if left > 0 && round < kept.len() {
+                *budget.entry(rank).or_default() += 1;
+                left -= 1;
+            }
+        }
+    }
+    writeln!(out, "{header}")?;
+    let width = kinds.values().map(|(n, _)| n.to_string().len()).max().unwrap_or(1);
+    let mut omitted = false;
+    for (rank, (n, kept)) in &kinds {
+        writeln!(out, "  {n:>width$} {}", KINDS[*rank].1)?;
+        let headlines: Vec<String> = kept.iter().map(|ex| text.headline(ex)).collect();
+        // A reason of the task (or the same words for every instance): one line for all.
+        let same = headlines.iter().all(|h| *h == headlines[0]);
+        if kept.len() > 1 && same && (kept.len() as u64 == *n || KINDS[*rank].2) {
+            let labels: Vec<&str> = kept.iter().take(3).map(|ex| ex.label.as_str()).collect();
+            let more = n - labels.len() as u64;
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            writeln!(out, "  {:width$} {}{more}: {}", "", labels.join(", "), headlines[0])?;
+            continue;
+        }
+        let shown = budget.get(rank).copied().unwrap_or(0);
+        for (ex, headline) in kept.iter().zip(&headlines).take(shown) {
+            writeln!(out, "  {:width$} {}: {headline}", "", ex.label)?;
+        }
+        if *n > shown as u64 {
+            writeln!(out, "  {:width$} … and {} more", "", n - shown as u64)?;
+            omitted = true;
+        }
+    }
+    if omitted {
+        let name = &kinds.values().flat_map(|(_, kept)| kept).next().map_or("TASK", |ex| ex.task.as_str());
+        writeln!(out, "`flow explain '{name}[INDEX]'` explains one instance in detail, `--json` every one")?;
+    }
+    Ok(())
+}
+
+/// Reason kinds in the order summaries list them, with their label and
+/// whether the reason is the same for every instance of a task.
+const KINDS: [(&str, &str, bool); 12] = [
+    ("dependencies", "waiting for dependencies", false),
+    ("resources", "waiting: no worker fits", true),
+    ("time_request", "waiting: time request longer than workers last", true),
+    ("no_workers", "waiting for a worker", true),
+    ("ready", "ready, waiting for a free slot", true),
+    ("running", "running", false),
+    ("failed", "failed", false),
+    ("cancelled", "cancelled", false),
+    ("lost", "lost with their worker", false),
+    ("not_run", "never finished (the run stopped)", false),
+    ("succeeded", "succeeded", false),
+    ("cached", "unchanged since an earlier run", false),
+];
+
+fn rank(reason: &Reason) -> usize {
+    KINDS.iter().position(|(kind, ..)| *kind == reason.kind()).unwrap_or(KINDS.len() - 1)
+}
+
+/// Renders explanations as text.
+struct Text {
+    now_us: u64,
+    /// The access file of a run that takes remote workers, relative to the current directory.
+    access: Option<String>,
+}
+
+impl Text {
+    /// One line: where the instance stands and the main reason.
+    fn headline(&self, ex: &Explanation) -> String {
+        match &ex.reason {
+            Reason::Dependencies { upstream, doomed } => {
+                let each: Vec<String> = upstream.iter().map(|u| self.upstream(u)).collect();
+                let mut line = format!("waiting for {}", each.join("; and for "));
+                if *doomed {
+                    line.push_str(" — one failed, so it will be cancelled");
+                }
+                line
+            }
+            Reason::Resources { nodes, fitting, workers, variants } => match variants.as_slice() {
+                [] => format!("no worker can run it: needs {nodes} workers at once, {fitting} of the {workers} fit"),
+                [only] => format!("no worker can run it: {only}"),
+                many => {
+                    let each: Vec<String> =
+                        many.iter().enumerate().map(|(v, s)| format!("variant {} {s}", v + 1)).collect();
+                    format!("no worker can run any variant: {}", each.join("; "))
+                }
+            },
+            Reason::TimeRequest { seconds, longest_left_s, queue_limit_s } => {
+                let asked = format_duration(seconds * 1_000_000);
+                match (longest_left_s, queue_limit_s) {
+                    (Some(left), None) => format!(
+                        "its time request ({asked}) is longer than any worker that fits has left (at most {})",
+                        format_duration(left * 1_000_000)
+                    ),
+                    (Some(left), Some(limit)) => {
+                        let later = if limit >= seconds { "long enough for it" } else { "not long enough either" };
+                        format!(
+                            "its time request ({asked}) is longer than any worker that fits has left (at most {}); \
+                             allocations of the queue last {}, {later}",
+                            format_duration(left * 1_000_000),
+                            format_duration(limit * 1_000_000)
+                        )
+                    }
+                    (None, Some(limit)) => format!(
+                        "its time request ({asked}) is longer than allocations of the queue last ({})",
+                        format_duration(limit * 1_000_000)
+                    ),
+                    (None, None) => format!("its time request ({asked}) is longer than any worker has left"),
+                }
+            }
+            Reason::NoWorkers { queue: None } => "waiting for a worker: none is connected".to_owned(),
+            Reason::NoWorkers { queue: Some(queue) } => format!("waiting for a worker: {}", self.queue(queue)),
+            Reason::Ready { running, workers, busy, nodes } => {
+                let wait = if *nodes > 1 { format!("{nodes} idle workers") } else { "a free slot".to_owned() };
+                let tasks = if *running == 1 { "task" } else { "tasks" };
+                let noun = if *workers == 1 { "worker" } else { "workers" };
+                format!("ready, waiting for {wait}: {running} {tasks} running, {busy} of {workers} {noun} busy")
+            }
+            Reason::Running { attempt, ran } => {
+                let since = ran.started_us.map(|s| format!(" for {}", format_duration(self.now_us.saturating_sub(s))));
+                format!("running{}{}{}", on(ran.worker.as_ref()), since.unwrap_or_default(), attempt_note(*attempt))
+            }
+            Reason::Succeeded { attempt, ran } => {
+                format!("succeeded{}{}{}", took("in", ran), attempt_note(*attempt), ended(ran.ended_us))
+            }
+            Reason::Cached { ran } => {
+                format!("unchanged since an earlier run, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
+            }
+            Reason::Failed { attempt, retries, exit_code, signal, message, ran } => {
+                let why = message.clone().unwrap_or_else(|| exit(*exit_code, *signal));
+                let tries = if *retries > 0 { format!(", after {} attempts", attempt + 1) } else { String::new() };
+                format!("failed ({why}){}{tries}{}", took("after", ran), ended(ran.ended_us))
+            }
+            Reason::Cancelled { message, ended_us } => {
+                let at = ended_us.map(|us| format!(" at {}", utc(us))).unwrap_or_default();
+                format!("cancelled{at}: {}", message.as_deref().unwrap_or("no reason recorded"))
+            }
+            Reason::Lost { ran, .. } => {
+                format!("lost: its worker{} went away and the run ended before it ran again", on(ran.worker.as_ref()))
+            }
+            Reason::NotRun { running: Some(ran) } => {
+                format!("was running{} when the run stopped; how it ended is unknown", on(ran.worker.as_ref()))
+            }
+            Reason::NotRun { running: None } => "never ran: the run stopped before it could".to_owned(),
+        }
+    }
+
+    /// Lines under the headline of a single instance.
+    fn details(&self, ex: &Explanation) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(earlier) = &ex.earlier {
+            lines.push(earlier_note(earlier));
+        }
+        match &ex.reason {
+            Reason::Dependencies { upstream, .. } => {
+                if let Some(first) = upstream.iter().flat_map(|u| &u.examples).next() {
+                    lines.push(format!("`flow explain {}` says why that one has not finished", quoted(&first.label)));
+                }
+            }
+            Reason::NoWorkers { queue: None } => match &self.access {
+                Some(access) => lines.push(format!("start one: flow worker --access {access}")),
+                None => lines.push("the run takes no remote workers (it was started without --listen)".to_owned()),
+            },
+            Reason::NoWorkers { queue: Some(queue) } => {
+                if let Some(failure) = &queue.last_failure {
+                    lines.push(format!("the last allocation failed: {failure}"));
+                }
+            }
+            Reason::Running { ran, .. } | Reason::Succeeded { ran, .. } | Reason::Failed { ran, .. } => {
+                if let Some(started) = ran.started_us {
+                    lines.push(format!("started at {}", utc(started)));
+                }
+                if ex.state == "failed" {
+                    lines.push(format!("its output: flow log cat {}", quoted(&ex.label)));
+                }
+            }
+            _ => {}
+        }
+        lines.extend(ex.queue_notes.iter().map(|note| format!("the queue reports: {note}")));
+        lines
+    }
+
+    /// `3 of 10 `dock` instances: dock[7] failed (exit code 1), dock[4] running on worker 2, and 1 more`,
+    /// or `prep (running on worker 0)` for a single upstream instance.
+    fn upstream(&self, u: &UpstreamWait) -> String {
+        if let ([only], 1) = (u.examples.as_slice(), u.total) {
+            return format!("{} ({})", only.label, upstream_state(only));
+        }
+        let each: Vec<String> = u.examples.iter().map(|e| format!("{} {}", e.label, upstream_state(e))).collect();
+        let more = u.not_done.saturating_sub(u.examples.len() as u64);
+        let more = if more > 0 { format!(", and {more} more") } else { String::new() };
+        format!("{} of {} `{}` instances: {}{more}", u.not_done, u.total, u.task, each.join(", "))
+    }
+
+    /// What the queue is doing about workers.
+    fn queue(&self, q: &QueueWait) -> String {
+        if let Some(paused) = &q.paused {
+            return format!("none is connected and the {} queue is paused: {paused}", q.manager);
+        }
+        let mut parts = Vec::new();
+        if !q.queued.is_empty() {
+            let jobs: Vec<String> = q
+                .queued
+                .iter()
+                .take(3)
+                .map(|a| {
+                    format!("job {} for {}", a.job_id, format_duration(self.now_us.saturating_sub(a.submitted_us)))
+                })
+                .collect();
+            let more = q.queued.len().saturating_sub(3);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            let n = q.queued.len();
+            let noun = if n == 1 { "allocation is" } else { "allocations are" };
+            parts.push(format!("{n} {noun} queued in {}: {}{more}", q.manager, jobs.join(", ")));
+        }
+        if q.starting > 0 {
+            let noun = if q.starting == 1 { "allocation has" } else { "allocations have" };
+            parts.push(format!("{} {noun} started, its workers not connected yet", q.starting));
+        }
+        if parts.is_empty() {
+            let submitted = if q.submitted == 0 {
+                "none submitted yet".to_owned()
+            } else {
+                format!("none active of the {} submitted", q.submitted)
+            };
+            return format!("none is connected; {} allocations: {submitted}", q.manager);
+        }
+        format!("none is connected; {}", parts.join("; "))
+    }
+}
+
+/// ` in 1.25s on worker 0 (local)` (`word` is `in` or `after`).
+fn took(word: &str, ran: &Ran) -> String {
+    let time = ran.duration_us.map(|d| format!(" {word} {}", format_duration(d))).unwrap_or_default();
+    format!("{time}{}", on(ran.worker.as_ref()))
+}
+
+/// `, ended 2026-11-23 16:09:29 UTC`.
+fn ended(us: Option<u64>) -> String {
+    us.map(|us| format!(", ended {}", utc(us))).unwrap_or_default()
+}
+
+/// `failed (exit code 1)`, `running on worker 2`, `waiting`.
+fn upstream_state(u: &UpstreamInstance) -> String {
+    let worker = u.worker.map(|w| format!(" on worker {w}")).unwrap_or_default();
+    let why = u.message.clone().unwrap_or_else(|| exit(u.exit_code, u.signal));
+    match u.state {
+        "running" => format!("running{worker}"),
+        "failed" => format!("failed ({why})"),
+        "retrying" => format!("to run again after {why}"),
+        "cancelled" => format!("cancelled ({why})"),
+        "lost" => format!("to run again, its worker{worker} lost"),
+        "waiting" => "not started".to_owned(),
+        state => state.to_owned(),
+    }
+}
+
+/// `attempt 1 failed (exit code 1); 1 retry left`.
+fn earlier_note(e: &Earlier) -> String {
+    let attempt = e.attempt + 1;
+    match e.retries_left {
+        Some(left) => {
+            let why = e.message.clone().unwrap_or_else(|| exit(e.exit_code, e.signal));
+            let noun = if left == 1 { "retry" } else { "retries" };
+            format!("attempt {attempt} failed ({why}); it runs again, {left} {noun} left after that")
+        }
+        None => {
+            let worker = e.worker.map(|w| format!(" {w}")).unwrap_or_default();
+            format!("attempt {attempt} was lost with its worker{worker}; it runs again")
+        }
+    }
+}
+
+/// ` on worker 2 (node17, allocation 4711)`.
+fn on(worker: Option<&WorkerRef>) -> String {
+    let Some(w) = worker else { return String::new() };
+    let about: Vec<&str> = w.hostname.iter().chain(&w.allocation).map(String::as_str).collect();
+    match (about.as_slice(), &w.allocation) {
+        ([], _) => format!(" on worker {}", w.id),
+        ([host, job], Some(_)) => format!(" on worker {} ({host}, allocation {job})", w.id),
+        _ => format!(" on worker {} ({})", w.id, about.join(", ")),
+    }
+}
+
+/// A label as a shell word: `'score[3]'` (brackets are glob characters), `prep`.
+fn quoted(label: &str) -> String {
+    if label.contains('[') { format!("'{label}'") } else { label.to_owned() }
+}
+
+/// `, attempt 2` for attempts after the first.
+fn attempt_note(attempt: u32) -> String {
+    if attempt > 0 { format!(", attempt {}", attempt + 1) } else { String::new() }
+}
+
+/// `exit code 1`, `signal 9`.
+fn exit(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "no exit code".to_owned(),
+    }
+}
+
+/// `2026-11-23 16:09:29 UTC` for µs since the Unix epoch.
+fn utc(us: u64) -> String {
+    let secs = us / 1_000_000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_in_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_700_000_000_000_000), "2023-11-14 22:13:20 UTC");
+    }
+
+    #[test]
+    fn workers_are_named_with_what_is_known() {
+        let w = |hostname: Option<&str>, allocation: Option<&str>| WorkerRef {
+            id: 2,
+            hostname: hostname.map(str::to_owned),
+            allocation: allocation.map(str::to_owned),
+        };
+        assert_eq!(on(None), "");
+        assert_eq!(on(Some(&w(None, None))), " on worker 2");
+        assert_eq!(on(Some(&w(Some("node17"), None))), " on worker 2 (node17)");
+        assert_eq!(on(Some(&w(Some("node17"), Some("4711")))), " on worker 2 (node17, allocation 4711)");
+    }
+}
