@@ -209,7 +209,8 @@ fn notice(event: &Event) -> Option<String> {
         Event::WorkerLost { worker, hostname, reason, tasks } => {
             let again = match tasks {
                 0 => String::new(),
-                n => format!("; {} run again elsewhere", crate::plan::plural(*n as u64, "task")),
+                1 => "; 1 task runs again elsewhere".to_owned(),
+                n => format!("; {n} tasks run again elsewhere"),
             };
             Some(format!("- worker {worker} ({hostname}) left: {reason}{again}"))
         }

@@ -92,3 +92,22 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn every_example_profile_prints_its_job_script() {
+    let mut seen = 0;
+    for dir in examples() {
+        let Ok(text) = fs_err::read_to_string(dir.join("flow.profiles.toml")) else { continue };
+        let names: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("[profile."))
+            .filter_map(|rest| rest.split(['.', ']']).next())
+            .collect();
+        for name in names {
+            let out = Test::new().current_dir(&dir).args(["alloc", "--dry-run", "--profile", name]).success();
+            assert!(out.contains("#!/bin/bash") && out.contains(" worker --access "), "{name}: {out}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "the examples have Slurm and PBS profiles");
+}

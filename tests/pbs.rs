@@ -171,6 +171,8 @@ fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
     assert!(queued, "no job was queued");
     // It stays queued: polling (every second here) sees it alive and does not submit again.
     std::thread::sleep(Duration::from_millis(2500));
+    let why = t.success_with(&["explain", "t"]);
+    assert!(why.contains("1 allocation is queued in PBS: job 1.fakepbs"), "{why}");
     signal(run.id(), "-INT");
     let status = wait_child(&mut run, Duration::from_secs(30)).expect("the run ends");
     assert_eq!(status.code(), Some(130));
