@@ -171,8 +171,14 @@ pub fn find_state_dir(start: &Path) -> Option<PathBuf> {
 
 /// `YYYYMMDD-HHMMSS` in UTC for a Unix time.
 fn format_utc(secs: u64) -> String {
+    let [year, month, day, h, m, s] = utc_fields(secs);
+    format!("{year:04}{month:02}{day:02}-{h:02}{m:02}{s:02}")
+}
+
+/// Year, month, day, hour, minute and second in UTC of a Unix time.
+pub fn utc_fields(secs: u64) -> [i64; 6] {
     let days = secs / 86_400;
-    let rem = secs % 86_400;
+    let rem = (secs % 86_400) as i64;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
     let z = days as i64 + 719_468;
     let era = z.div_euclid(146_097);
@@ -183,7 +189,7 @@ fn format_utc(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    [year, month, day, rem / 3600, rem % 3600 / 60, rem % 60]
 }
 
 #[cfg(test)]
