@@ -36,28 +36,7 @@ impl Out for Sink {
 }
 
 fn group(name: &str, count: u64, priority: i64) -> Group {
-    Group {
-        name: name.to_owned(),
-        span: 0..0,
-        count,
-        domain: Domain::Range { ranges: vec![IntRange { start: 0, count, step: 1 }] },
-        template: TaskTemplate {
-            command: Command::Shell("true".to_owned()),
-            cwd: None,
-            env: BTreeMap::new(),
-            stdin: None,
-            stdout: Stream::Log,
-            stderr: Stream::Log,
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-        },
-        variants: vec![Resources { cpus: Amount::whole(1), ..Resources::default() }],
-        timeout: None,
-        nodes: 1,
-        priority,
-        retries: 0,
-        crash_limit: 5,
-    }
+    Group { priority, ..Group::range(name, count, TaskTemplate::shell("true")) }
 }
 
 fn graph(groups: Vec<Group>, edges: Vec<Edge>) -> Graph {

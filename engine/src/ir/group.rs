@@ -46,6 +46,26 @@ pub struct Group {
     pub crash_limit: u32,
 }
 
+impl Group {
+    /// `count` instances (indices `0..count`) of `template`, each asking for
+    /// one CPU, with default settings: a group as tests and benchmarks build it.
+    pub fn range(name: &str, count: u64, template: TaskTemplate) -> Group {
+        Group {
+            name: name.to_owned(),
+            span: 0..0,
+            count,
+            domain: Domain::Range { ranges: vec![super::IntRange { start: 0, count, step: 1 }] },
+            template,
+            variants: vec![Resources { cpus: Amount::whole(1), ..Resources::default() }],
+            timeout: None,
+            nodes: 1,
+            priority: 0,
+            retries: 0,
+            crash_limit: 5,
+        }
+    }
+}
+
 /// The per-instance templates of a group, as written (minijinja syntax).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskTemplate {
@@ -65,6 +85,22 @@ pub struct TaskTemplate {
     pub inputs: Vec<String>,
     /// Declared output files.
     pub outputs: Vec<String>,
+}
+
+impl TaskTemplate {
+    /// A shell command with no files, environment or redirections.
+    pub fn shell(command: &str) -> TaskTemplate {
+        TaskTemplate {
+            command: Command::Shell(command.to_owned()),
+            cwd: None,
+            env: BTreeMap::new(),
+            stdin: None,
+            stdout: Stream::Log,
+            stderr: Stream::Log,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
 }
 
 /// How an instance is executed.

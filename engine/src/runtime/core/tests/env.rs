@@ -30,28 +30,7 @@ pub(crate) struct GroupSpec(Group);
 impl GroupSpec {
     /// `count` instances named `name`, each asking for one CPU.
     pub(crate) fn new(name: &str, count: u64) -> Self {
-        GroupSpec(Group {
-            name: name.to_owned(),
-            span: 0..0,
-            count,
-            domain: Domain::Range { ranges: vec![IntRange { start: 0, count, step: 1 }] },
-            template: TaskTemplate {
-                command: Command::Shell("true".to_owned()),
-                cwd: None,
-                env: BTreeMap::new(),
-                stdin: None,
-                stdout: Stream::Log,
-                stderr: Stream::Log,
-                inputs: Vec::new(),
-                outputs: Vec::new(),
-            },
-            variants: vec![res(1.0, 0.0)],
-            timeout: None,
-            nodes: 1,
-            priority: 0,
-            retries: 0,
-            crash_limit: 5,
-        })
+        GroupSpec(Group { variants: vec![res(1.0, 0.0)], ..Group::range(name, count, TaskTemplate::shell("true")) })
     }
 
     /// CPUs of the first variant.
