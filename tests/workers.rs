@@ -70,6 +70,18 @@ fn a_workflow_runs_on_a_remote_worker_only() {
 }
 
 #[test]
+fn a_worker_leaves_as_soon_as_the_run_ends() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\nrange = \"1-2\"\ncommand = \"true\"\n");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut worker = start_worker(&t, &access, &["--cpus", "1"], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    // Its connection writer used to wait out a 2 s timeout on the heartbeat.
+    let left = std::time::Instant::now();
+    assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()), "worker did not leave");
+    assert!(left.elapsed() < Duration::from_millis(1500), "the worker took {:?} to leave", left.elapsed());
+}
+
+#[test]
 fn a_peer_with_the_wrong_secret_is_refused_and_the_run_goes_on() {
     let t = Test::new().workflow("[[tasks]]\nname = \"a\"\nrange = \"1-2\"\ncommand = \"sleep 0.5\"\n");
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);

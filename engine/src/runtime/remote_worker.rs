@@ -81,16 +81,24 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
 
     // One writer owns the connection: results and heartbeats, and output
     // with backpressure (a bounded channel) so a slow link slows the tasks.
+    // It ends once both channels are drained and closed, which happens when
+    // the worker leaves.
     let (control, mut control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
     let (output, mut output_rx) = mpsc::channel::<OutputRecord>(1024);
     let writer = tokio::spawn(async move {
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
-        loop {
+        let (mut control_open, mut output_open) = (true, true);
+        while control_open || output_open {
             let msg = tokio::select! {
-                Some(msg) = control_rx.recv() => msg,
-                Some(record) = output_rx.recv() => ToCoordinator::Output(record),
+                msg = control_rx.recv(), if control_open => match msg {
+                    Some(msg) => msg,
+                    None => { control_open = false; continue; }
+                },
+                record = output_rx.recv(), if output_open => match record {
+                    Some(record) => ToCoordinator::Output(record),
+                    None => { output_open = false; continue; }
+                },
                 _ = heartbeat.tick() => ToCoordinator::Heartbeat,
-                else => break,
             };
             if tx.send(&msg).await.is_err() {
                 break;
