@@ -10,10 +10,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use flow_engine::ir::{
-    Amount, Command, Domain, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, IntRange, Resources, Stream, TaskId,
-    TaskTemplate,
-};
+use flow_engine::ir::{Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, TaskId, TaskTemplate};
 use flow_engine::runtime::core::{
     Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerResources,
 };

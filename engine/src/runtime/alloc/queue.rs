@@ -405,7 +405,7 @@ mod tests {
     fn a_worker_dying_at_once_counts_as_a_failure_and_a_good_one_resets_the_count() {
         let dir = tempfile::tempdir().unwrap();
         let mut q = queue(dir.path());
-        let mut start = |q: &mut AllocQueue, job: &str| {
+        let start = |q: &mut AllocQueue, job: &str| {
             let (id, _) = q.prepare().unwrap();
             q.submitted(id, Ok(job.into()));
             q.joined(job);

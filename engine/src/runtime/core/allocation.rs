@@ -24,6 +24,10 @@ pub struct Allocation {
     /// it was started on first; each is held whole, and the resources above
     /// are all of the first worker's. Empty for a single-node task.
     pub nodes: Vec<WorkerId>,
+    /// Set for a task sent ahead to a worker across a network: it holds
+    /// the resources of this task, already running there, and starts the
+    /// moment that one ends (see `prefetch.rs`).
+    pub after: Option<crate::ir::TaskId>,
 }
 
 impl Allocation {
@@ -35,5 +39,6 @@ impl Allocation {
         self.memory = 0;
         self.custom.clear();
         self.nodes.clear();
+        self.after = None;
     }
 }

@@ -28,7 +28,7 @@ impl Core {
     /// ignored.
     pub fn on_finished(&mut self, task: TaskId, result: TaskResult, out: &mut impl Out) {
         let Some(run) = self.running.remove(&task) else { return };
-        self.free(task, &run);
+        self.release(task, &run);
         match result {
             TaskResult::Succeeded => {
                 self.groups[task.group.index()].finish(task.instance, Instance::Succeeded);
@@ -69,7 +69,9 @@ impl Core {
         lost.sort_unstable();
         for task in lost {
             let Some(run) = self.running.remove(&task) else { continue };
-            self.free(task, &run);
+            if run.alloc.after.is_none() {
+                self.free(task, &run);
+            }
             let history = self.history.entry(task).or_default();
             history.crashes += 1;
             let crashed_out = history.crashes >= self.groups[task.group.index()].crash_limit;
@@ -108,6 +110,22 @@ impl Core {
                 }
             }
             self.sync_active(g);
+        }
+    }
+
+    /// Gives back what the ended run of `task` held, or hands it to the
+    /// task sent ahead to run on it next (which is starting now).
+    fn release(&mut self, task: TaskId, run: &Running) {
+        if let Some(next) = run.next.and_then(|n| self.running.get_mut(&n)) {
+            next.alloc.after = None;
+            self.heads.push(run.next.unwrap_or(task));
+            return;
+        }
+        match run.alloc.after.and_then(|before| self.running.get_mut(&before)) {
+            // Ended before it started (stopped while waiting): it held nothing.
+            Some(before) => before.next = None,
+            None if run.alloc.after.is_some() => {}
+            None => self.free(task, run),
         }
     }
 

@@ -41,6 +41,9 @@ impl Core {
             candidates.retain(|&w| self.start_one(w, now, out));
         }
         self.scratch = candidates;
+        if !self.heads.is_empty() {
+            self.prefetch(out);
+        }
     }
 
     /// Starts one task on worker `w` if one fits; marks it stale otherwise.
@@ -76,7 +79,10 @@ impl Core {
         }
         let (attempt, worker) = (self.attempt_of(task), WorkerId(w as u32));
         out.start(task, attempt, worker, &alloc);
-        self.running.insert(task, Running { worker, attempt, alloc });
+        self.running.insert(task, Running { worker, attempt, alloc, next: None });
+        if self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
+            self.heads.push(task);
+        }
     }
 
     /// Starts multi-node tasks on whole idle workers, groups in rank order.
@@ -107,7 +113,7 @@ impl Core {
                 self.scratch = nodes;
                 let (attempt, worker) = (self.attempt_of(task), alloc.nodes[0]);
                 out.start(task, attempt, worker, &alloc);
-                self.running.insert(task, Running { worker, attempt, alloc });
+                self.running.insert(task, Running { worker, attempt, alloc, next: None });
             }
             self.sync_active(g);
         }

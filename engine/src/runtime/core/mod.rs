@@ -24,6 +24,7 @@ mod matching;
 mod order;
 mod out;
 mod pool;
+mod prefetch;
 mod request;
 mod scheduler;
 mod unschedulable;

@@ -70,6 +70,8 @@ pub struct Core {
     pub(super) spare: Vec<Allocation>,
     /// Scratch list of workers.
     pub(super) scratch: Vec<usize>,
+    /// Running tasks on prefetch workers that may get a task sent ahead.
+    pub(super) heads: Vec<TaskId>,
 }
 
 /// A running task.
@@ -78,6 +80,8 @@ pub(super) struct Running {
     pub(super) worker: WorkerId,
     pub(super) attempt: u32,
     pub(super) alloc: Allocation,
+    /// The task sent ahead to start on these resources when this one ends.
+    pub(super) next: Option<TaskId>,
 }
 
 /// What happened to a task in earlier attempts.
@@ -122,6 +126,7 @@ impl Core {
             epoch: 0,
             spare: Vec::new(),
             scratch: Vec::new(),
+            heads: Vec::new(),
         };
         for g in 0..core.groups.len() {
             core.sync_active(g);

@@ -45,6 +45,8 @@ pub(super) struct Worker {
     pub(super) tasks: u32,
     /// Whole worker held by a multi-node task.
     pub(super) reserved: bool,
+    /// Whether tasks are sent ahead to it (a worker across a network).
+    pub(super) prefetch: bool,
     /// Set when matching found nothing for this worker at this epoch of the
     /// ready set; cleared when resources are freed here.
     pub(super) stale: Option<u64>,
@@ -71,6 +73,7 @@ impl Worker {
             deadline: resources.deadline,
             tasks: 0,
             reserved: false,
+            prefetch: false,
             stale: None,
         }
     }

@@ -5,10 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::ir::{
-    Amount, Command, Domain, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, IntRange, Resources, Stream, TaskId,
-    TaskTemplate,
-};
+use crate::ir::{Amount, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
 use crate::runtime::core::{
     Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId, WorkerResources,
 };

@@ -6,5 +6,6 @@ pub(crate) mod env;
 mod failures;
 mod ordering;
 mod placement;
+mod prefetch;
 mod resources;
 mod scale;
