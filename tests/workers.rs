@@ -194,3 +194,24 @@ fn a_worker_reaching_the_run_through_a_second_port_joins_while_it_runs() {
     assert_eq!(read(&t, "l3.txt"), "later on 3\n");
     assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()));
 }
+
+#[test]
+fn tasks_sent_ahead_to_a_remote_worker_still_run_one_per_slot() {
+    // The worker is sent its next task before a slot frees (see core/prefetch.rs);
+    // it must start it only when the slot's task has ended, on the same CPU.
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"t\"\nrange = \"1-30\"\n\
+         command = \"echo start $FLOW_CPUS $FLOW_INDEX >> trace.txt; sleep 0.02; echo end $FLOW_CPUS $FLOW_INDEX >> trace.txt\"\n",
+    );
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut worker = start_worker(&t, &access, &["--cpus", "1"], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 0, "{}", read(&t, "run.stderr"));
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+    // One slot: the tasks ran strictly one after the other, on CPU 0.
+    let trace = lines(&t, "trace.txt");
+    assert_eq!(trace.len(), 60);
+    for pair in trace.chunks(2) {
+        let index = pair[0].rsplit(' ').next().unwrap_or_default();
+        assert_eq!(pair, [format!("start 0 {index}"), format!("end 0 {index}")], "{trace:?}");
+    }
+}

@@ -26,6 +26,12 @@ use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord};
 
+/// Instances of a group measured before it may count as short.
+const SHORT_SAMPLE: u32 = 8;
+/// The mean duration under which a group counts as short: a round trip to a
+/// remote worker matters next to it, so its tasks are sent ahead.
+const SHORT_TASK: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The longest events wait before going to the display.
 const EVENT_DELAY: std::time::Duration = std::time::Duration::from_millis(20);
 
@@ -127,6 +133,11 @@ pub(super) struct Driver {
     pub self_tx: mpsc::UnboundedSender<DriverEvent>,
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     pub unschedulable: HashMap<GroupId, String>,
+    /// Tasks sent ahead to a remote worker, by the task they start after:
+    /// their attempt, worker and label, to record their start when it comes.
+    pub ahead: HashMap<TaskId, (TaskId, u32, WorkerId, String)>,
+    /// Successful runs and their total duration, per group, until it is known to be short.
+    pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
     pub log: Option<super::output_sink::OutputSink>,
 }
@@ -190,6 +201,8 @@ impl Driver {
                     deadline,
                 };
                 let id = self.core.add_worker(resources);
+                // Across a network, the next task is sent before a slot frees.
+                self.core.set_prefetch(id, true);
                 self.event_batch.push(Event::WorkerJoined {
                     worker: id.0,
                     hostname: offer.hostname.clone(),
@@ -221,6 +234,7 @@ impl Driver {
                 let tasks = lost.len();
                 for (task, attempt) in lost {
                     self.running.remove(&task);
+                    self.ahead.remove(&task);
                     self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
                 }
                 self.core.remove_worker(worker, out);
@@ -286,13 +300,21 @@ impl Driver {
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
-        self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
-        self.event_batch.push(Event::TaskStarted { task, label: job.label.clone(), attempt });
+        match alloc.after {
+            // Sent ahead: it starts when `before` ends, and is recorded then.
+            Some(before) => {
+                self.ahead.insert(before, (task, attempt, worker, job.label.clone()));
+            }
+            None => {
+                self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
+                self.event_batch.push(Event::TaskStarted { task, label: job.label.clone(), attempt });
+            }
+        }
         let previous = self.previous.fingerprint(task, &job.label);
         if self.options.dry_exec {
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, WorkerEvent::Finished { task, attempt, outcome }, out);
-        } else if !self.links.start(worker, job, previous) {
+        } else if !self.links.start(worker, job, previous, alloc.after) {
             // The worker left between matching and dispatch; its loss requeues the task.
         }
     }
@@ -343,6 +365,9 @@ impl Driver {
         let failed = matches!(outcome.status, Status::Failed { .. });
         self.core.on_finished(task, result, out);
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
+        if matches!(outcome.status, Status::Succeeded) {
+            self.measure(task, outcome.duration);
+        }
         let group = self.graph().group(task.group);
         let location = self.source_location(group.span.start);
         self.event_batch.push(Event::TaskFinished {
@@ -355,6 +380,30 @@ impl Driver {
             stderr_tail: if failed { outcome.stderr_tail } else { String::new() },
             location,
         });
+        // The task sent ahead behind this one starts now; one that ends
+        // without having started (stopped) is no longer waiting.
+        if !self.ahead.is_empty() {
+            self.ahead.retain(|_, (next, ..)| *next != task);
+            if let Some((next, attempt, worker, label)) = self.ahead.remove(&task) {
+                self.journal(next, attempt, JournalEvent::Started { worker: worker.0 });
+                self.event_batch.push(Event::TaskStarted { task: next, label, attempt });
+            }
+        }
+    }
+
+    /// Counts a successful run of `task` that took `duration`; once enough
+    /// instances of its group ran and they are short, the core may send
+    /// them ahead to remote workers.
+    fn measure(&mut self, task: TaskId, duration: std::time::Duration) {
+        let (count, total) = self.durations.entry(task.group).or_default();
+        if *count > SHORT_SAMPLE {
+            return;
+        }
+        *count += 1;
+        *total += duration;
+        if *count == SHORT_SAMPLE && *total < SHORT_TASK * SHORT_SAMPLE {
+            self.core.set_short(task.group);
+        }
     }
 
     fn state(&mut self, task: TaskId, state: TaskState) {

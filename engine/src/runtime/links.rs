@@ -11,7 +11,7 @@ use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
 use super::protocol::{Offer, ToWorker};
-use crate::ir::Amount;
+use crate::ir::{Amount, TaskId};
 
 /// How jobs reach one worker.
 pub enum Link {
@@ -101,14 +101,15 @@ impl Links {
         }
     }
 
-    /// Sends a job to worker `id`; `false` if that worker is gone.
-    pub fn start(&self, id: WorkerId, job: Job, previous: Option<Fingerprint>) -> bool {
+    /// Sends a job to worker `id` (to start after task `after` there, if
+    /// set: only remote workers are sent jobs ahead); `false` if that worker is gone.
+    pub fn start(&self, id: WorkerId, job: Job, previous: Option<Fingerprint>, after: Option<TaskId>) -> bool {
         match self.links.get(&id) {
             Some(Link::Local(local)) => {
                 local.start(job, previous);
                 true
             }
-            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), previous }).is_ok(),
+            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), previous, after }).is_ok(),
             None => false,
         }
     }

@@ -45,6 +45,8 @@ pub enum ToWorker {
         job: Box<Job>,
         /// Fingerprint of its last successful run, if any.
         previous: Option<Fingerprint>,
+        /// Start it only when this task, running here on the same resources, ends.
+        after: Option<TaskId>,
     },
     /// Stop every running job (the run was interrupted).
     StopAll,

@@ -2,6 +2,7 @@
 //! the jobs it is sent with the same code as the embedded worker, and
 //! streams their output and results back.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,10 +10,13 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::core::WorkerResources;
+use super::fingerprint::Fingerprint;
+use super::job::Job;
 use super::local::LocalWorker;
 use super::output_sink::OutputSink;
 use super::protocol::{HEARTBEAT, Offer, ToCoordinator, ToWorker};
-use super::worker::WorkerEvent;
+use super::worker::{Outcome, Status, WorkerEvent};
+use crate::ir::TaskId;
 use crate::log::OutputRecord;
 use crate::net::{self, AccessFile, NetError};
 
@@ -106,9 +110,15 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         }
     });
     let report_tx = control.clone();
+    let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
     let report = Arc::new(move |WorkerEvent::Finished { task, attempt, outcome }| {
+        // Start what waits for this task before the report travels.
+        let _ = ended_tx.send(task);
         let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
     });
+    // Jobs sent ahead, by the task they start after; and the tasks running.
+    let mut waiting: HashMap<TaskId, (Job, Option<Fingerprint>)> = HashMap::new();
+    let mut running: HashSet<TaskId> = HashSet::new();
     let local = LocalWorker::new(options.resources.clone(), OutputSink::Channel(output), report, options.bind_cpus);
 
     let started = Instant::now();
@@ -117,13 +127,39 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let mut signals = std::pin::pin!(signalled());
     let leave = loop {
         tokio::select! {
+            // Ends first: a job sent after one that just ended then starts at once.
+            biased;
+            Some(task) = ended.recv() => {
+                running.remove(&task);
+                if let Some((job, previous)) = waiting.remove(&task) {
+                    running.insert(job.task);
+                    local.start(job, previous);
+                }
+            }
             name = &mut signals => break Leave::Signal(name),
             msg = rx.recv::<ToWorker>() => match msg {
-                Ok(Some(ToWorker::Start { job, previous })) => {
+                Ok(Some(ToWorker::Start { job, previous, after })) => {
                     last_busy = Instant::now();
-                    local.start(*job, previous);
+                    // Its predecessor may itself still wait for one: it has not ended either.
+                    let pending = |a: &TaskId| running.contains(a) || waiting.values().any(|(j, _)| j.task == *a);
+                    match after.filter(pending) {
+                        Some(after) => {
+                            waiting.insert(after, (*job, previous));
+                        }
+                        None => {
+                            running.insert(job.task);
+                            local.start(*job, previous);
+                        }
+                    }
                 }
-                Ok(Some(ToWorker::StopAll)) => local.stop_all(),
+                Ok(Some(ToWorker::StopAll)) => {
+                    // Jobs that never started end as stopped too.
+                    for (_, (job, _)) in waiting.drain() {
+                        let outcome = Outcome::instant(Status::Stopped);
+                        let _ = control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
+                    }
+                    local.stop_all();
+                }
                 Ok(Some(ToWorker::Shutdown)) | Ok(None) | Err(_) => break Leave::RunEnded,
             },
             _ = tick.tick() => {

@@ -163,6 +163,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 self_tx: driver_tx,
                 unschedulable: Default::default(),
                 log: alloc_log,
+                ahead: Default::default(),
+                durations: Default::default(),
             };
             let summary = driver.run().await;
             if let Some(task) = accepting {

@@ -45,6 +45,8 @@ pub(super) struct GroupState {
     pub(super) blocked_by: u32,
     /// Whole group cancelled by a failure upstream of an `All` edge.
     pub(super) doomed: bool,
+    /// Whether its instances may be sent ahead to prefetch workers (they are short).
+    pub(super) prefetch: bool,
     /// Counters by state.
     pub(super) pending: u64,
     pub(super) succeeded: u64,
@@ -82,6 +84,7 @@ impl GroupState {
             crash_limit: group.crash_limit,
             blocked_by,
             doomed: false,
+            prefetch: false,
             pending: count,
             succeeded: 0,
             failed: 0,

@@ -6,6 +6,11 @@
 //! group sent ahead on the same resources ([`super::Allocation::after`]);
 //! the worker starts it the moment the first ends, and the resources pass
 //! from one to the other without being freed.
+//!
+//! Only for groups marked short ([`Core::set_short`]): a round trip matters
+//! next to a task of milliseconds, not next to one of minutes — and a long
+//! task held ahead on a busy worker could wait there while another worker
+//! idles.
 
 use crate::ir::TaskId;
 
@@ -21,6 +26,13 @@ impl Core {
         }
     }
 
+    /// Marks group `group` as short: its instances may be sent ahead.
+    pub fn set_short(&mut self, group: crate::ir::GroupId) {
+        if let Some(g) = self.groups.get_mut(group.index()) {
+            g.prefetch = true;
+        }
+    }
+
     /// Gives each running task on a prefetch worker, of the group that
     /// ranks first among those with ready instances, a successor. Only that
     /// group, so sending ahead never starts work out of rank order; and
@@ -32,7 +44,7 @@ impl Core {
         }
         let Some((g, _)) = self.order.next_active(0) else { return };
         let group = &self.groups[g];
-        if group.nodes > 1 || group.variants.iter().any(|r| r.time.is_some()) {
+        if !group.prefetch || group.nodes > 1 || group.variants.iter().any(|r| r.time.is_some()) {
             return;
         }
         let mut heads = std::mem::take(&mut self.heads);

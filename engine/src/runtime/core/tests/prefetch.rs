@@ -2,6 +2,7 @@
 //! to start when it ends.
 
 use super::env::{GroupSpec, TestEnv, t};
+use crate::ir::GroupId;
 use crate::runtime::core::{TaskResult, TaskState};
 
 #[test]
@@ -9,6 +10,7 @@ fn each_running_task_gets_one_successor_on_its_resources() {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", 6)], vec![]);
     let w = env.worker(2, 0);
     env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0));
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2), t(0, 3)]);
     assert_eq!(env.alloc(t(0, 2)).after, Some(t(0, 0)));
     assert_eq!(env.alloc(t(0, 2)).cpus, env.alloc(t(0, 0)).cpus);
@@ -40,6 +42,7 @@ fn a_lost_prefetch_worker_requeues_its_tasks_and_those_sent_ahead() {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", 4)], vec![]);
     let w = env.worker(1, 0);
     env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0));
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
     let states = env.lose(w);
     assert_eq!(states.len(), 2);
@@ -54,6 +57,7 @@ fn a_task_stopped_before_it_started_frees_nothing_twice() {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", 4)], vec![]);
     let w = env.worker(1, 0);
     env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0));
     env.schedule();
     env.stop();
     // The worker reports the one sent ahead first (it never started), then the running one.
@@ -70,8 +74,17 @@ fn only_the_top_ranked_group_is_sent_ahead() {
     let mut env = TestEnv::new(vec![GroupSpec::new("low", 4), GroupSpec::new("high", 1).priority(5)], vec![]);
     let w = env.worker(1, 0);
     env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0));
     // `high` starts; nothing of `low` is sent ahead behind a task of another group.
     assert_eq!(env.schedule(), [t(1, 0)]);
     env.finish(t(1, 0));
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
+}
+
+#[test]
+fn long_tasks_are_not_sent_ahead() {
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", 6)], vec![]);
+    let w = env.worker(2, 0);
+    env.core.set_prefetch(w, true);
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1)], "not marked short");
 }
