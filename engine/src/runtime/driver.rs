@@ -380,11 +380,14 @@ impl Driver {
             stderr_tail: if failed { outcome.stderr_tail } else { String::new() },
             location,
         });
-        // The task sent ahead behind this one starts now; one that ends
-        // without having started (stopped) is no longer waiting.
+        // The task sent ahead behind this one starts now (unless the run is
+        // being stopped: then it is stopped too); one that ends without
+        // having started is no longer waiting.
         if !self.ahead.is_empty() {
             self.ahead.retain(|_, (next, ..)| *next != task);
-            if let Some((next, attempt, worker, label)) = self.ahead.remove(&task) {
+            if let Some((next, attempt, worker, label)) = self.ahead.remove(&task)
+                && !self.summary.interrupted
+            {
                 self.journal(next, attempt, JournalEvent::Started { worker: worker.0 });
                 self.event_batch.push(Event::TaskStarted { task: next, label, attempt });
             }

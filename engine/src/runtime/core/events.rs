@@ -116,16 +116,13 @@ impl Core {
     /// Gives back what the ended run of `task` held, or hands it to the
     /// task sent ahead to run on it next (which is starting now).
     fn release(&mut self, task: TaskId, run: &Running) {
-        if let Some(next) = run.next.and_then(|n| self.running.get_mut(&n)) {
-            next.alloc.after = None;
-            self.heads.push(run.next.unwrap_or(task));
-            return;
-        }
-        match run.alloc.after.and_then(|before| self.running.get_mut(&before)) {
-            // Ended before it started (stopped while waiting): it held nothing.
-            Some(before) => before.next = None,
-            None if run.alloc.after.is_some() => {}
-            None => self.free(task, run),
+        if run.alloc.after.is_some() {
+            // Ended in line, before it started (stopped): it held nothing.
+            self.leave_line(run);
+        } else if let Some(next) = run.next.filter(|n| self.running.contains_key(n)) {
+            self.hand_over(next);
+        } else {
+            self.free(task, run);
         }
     }
 

@@ -79,7 +79,7 @@ impl Core {
         }
         let (attempt, worker) = (self.attempt_of(task), WorkerId(w as u32));
         out.start(task, attempt, worker, &alloc);
-        self.running.insert(task, Running { worker, attempt, alloc, next: None });
+        self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
         if self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
             self.heads.push(task);
         }
@@ -113,7 +113,7 @@ impl Core {
                 self.scratch = nodes;
                 let (attempt, worker) = (self.attempt_of(task), alloc.nodes[0]);
                 out.start(task, attempt, worker, &alloc);
-                self.running.insert(task, Running { worker, attempt, alloc, next: None });
+                self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
             }
             self.sync_active(g);
         }

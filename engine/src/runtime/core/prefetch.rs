@@ -5,7 +5,8 @@
 //! task of the top-ranked ready group gets the next ready instance of that
 //! group sent ahead on the same resources ([`super::Allocation::after`]);
 //! the worker starts it the moment the first ends, and the resources pass
-//! from one to the other without being freed.
+//! from one to the other without being freed. Up to [`DEPTH`] tasks wait
+//! in line behind each running one.
 //!
 //! Only for groups marked short ([`Core::set_short`]): a round trip matters
 //! next to a task of milliseconds, not next to one of minutes — and a long
@@ -17,6 +18,10 @@ use crate::ir::TaskId;
 use super::out::Out;
 use super::scheduler::{Core, Running};
 use super::worker::WorkerId;
+
+/// How many tasks may wait behind each running one: two, so the next is
+/// there even when the coordinator answers late on a busy machine.
+const DEPTH: u8 = 2;
 
 impl Core {
     /// Sends tasks ahead (or not) to worker `worker`.
@@ -48,28 +53,73 @@ impl Core {
             return;
         }
         let mut heads = std::mem::take(&mut self.heads);
-        heads.retain(|head| {
-            let Some(run) = self.running.get(head) else { return false };
-            if run.next.is_some() || run.alloc.after.is_some() {
-                return false;
-            }
-            if head.group.index() != g {
-                return true;
-            }
-            let Some(i) = self.groups[g].take() else { return true };
-            self.pending -= 1;
-            let task = TaskId::new(Self::group_id(g), i);
-            let (worker, mut alloc) = (run.worker, run.alloc.clone());
-            alloc.after = Some(*head);
-            let attempt = self.attempt_of(task);
-            out.start(task, attempt, worker, &alloc);
-            if let Some(run) = self.running.get_mut(head) {
-                run.next = Some(task);
-            }
-            self.running.insert(task, Running { worker, attempt, alloc, next: None });
-            false
-        });
+        let mut added = Vec::new();
+        // Each pass lengthens every line by one, up to DEPTH.
+        for _ in 0..DEPTH {
+            heads.retain(|tail| {
+                let Some(run) = self.running.get(tail) else { return false };
+                if run.next.is_some() || run.depth >= DEPTH {
+                    return false;
+                }
+                if tail.group.index() != g {
+                    return true;
+                }
+                let Some(i) = self.groups[g].take() else { return true };
+                self.pending -= 1;
+                let task = TaskId::new(Self::group_id(g), i);
+                let (worker, depth, mut alloc) = (run.worker, run.depth + 1, run.alloc.clone());
+                alloc.after = Some(*tail);
+                let attempt = self.attempt_of(task);
+                out.start(task, attempt, worker, &alloc);
+                if let Some(run) = self.running.get_mut(tail) {
+                    run.next = Some(task);
+                }
+                self.running.insert(task, Running { worker, attempt, alloc, next: None, depth });
+                added.push(task);
+                false
+            });
+            heads.append(&mut added);
+        }
         self.heads = heads;
         self.sync_active(g);
+    }
+
+    /// A task in line ended without starting: the ones behind it move up.
+    pub(super) fn leave_line(&mut self, run: &Running) {
+        let before = run.alloc.after;
+        if let Some(b) = before.and_then(|b| self.running.get_mut(&b)) {
+            b.next = run.next;
+        }
+        let mut cur = run.next;
+        let mut first = true;
+        while let Some(task) = cur {
+            let Some(r) = self.running.get_mut(&task) else { break };
+            if first {
+                r.alloc.after = before;
+                first = false;
+            }
+            r.depth = r.depth.saturating_sub(1);
+            cur = r.next;
+        }
+        if let Some(b) = before {
+            self.heads.push(b);
+        }
+    }
+
+    /// `task` ended and `next` was sent ahead behind it: `next` now holds
+    /// the resources, and every task behind it moves up one place.
+    pub(super) fn hand_over(&mut self, next: TaskId) {
+        let mut cur = Some(next);
+        let mut depth = 0;
+        while let Some(task) = cur {
+            let Some(run) = self.running.get_mut(&task) else { break };
+            if depth == 0 {
+                run.alloc.after = None;
+            }
+            run.depth = depth;
+            depth += 1;
+            cur = run.next;
+            self.heads.push(task);
+        }
     }
 }

@@ -82,6 +82,8 @@ pub(super) struct Running {
     pub(super) alloc: Allocation,
     /// The task sent ahead to start on these resources when this one ends.
     pub(super) next: Option<TaskId>,
+    /// Its place in line on these resources: 0 runs (or holds them), 1 is next, ….
+    pub(super) depth: u8,
 }
 
 /// What happened to a task in earlier attempts.

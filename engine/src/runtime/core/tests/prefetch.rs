@@ -1,83 +1,48 @@
-//! Tasks sent ahead to prefetch workers: on the resources of a running task,
-//! to start when it ends.
+//! Tasks sent ahead to prefetch workers: in line behind a running task, on
+//! its resources, to start when it ends (two deep).
 
 use super::env::{GroupSpec, TestEnv, t};
 use crate::ir::GroupId;
 use crate::runtime::core::{TaskResult, TaskState};
 
-#[test]
-fn each_running_task_gets_one_successor_on_its_resources() {
-    let mut env = TestEnv::new(vec![GroupSpec::new("a", 6)], vec![]);
-    let w = env.worker(2, 0);
+fn prefetching(count: u64, cpus: u32) -> TestEnv {
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", count)], vec![]);
+    let w = env.worker(cpus, 0);
     env.core.set_prefetch(w, true);
     env.core.set_short(GroupId(0));
-    assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2), t(0, 3)]);
+    env
+}
+
+#[test]
+fn each_running_task_gets_two_in_line_on_its_resources() {
+    let mut env = prefetching(10, 2);
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2), t(0, 3), t(0, 4), t(0, 5)]);
     assert_eq!(env.alloc(t(0, 2)).after, Some(t(0, 0)));
-    assert_eq!(env.alloc(t(0, 2)).cpus, env.alloc(t(0, 0)).cpus);
-    assert_eq!(env.alloc(t(0, 3)).after, Some(t(0, 1)));
-    // The first ends: its successor holds its CPU now, and gets a successor itself.
-    env.finish(t(0, 0));
-    assert_eq!(env.schedule(), [t(0, 4)]);
     assert_eq!(env.alloc(t(0, 4)).after, Some(t(0, 2)));
-    assert_eq!(env.alloc(t(0, 4)).cpus, env.alloc(t(0, 2)).cpus);
-    for task in [t(0, 1), t(0, 2), t(0, 3), t(0, 4)] {
+    assert_eq!(env.alloc(t(0, 3)).after, Some(t(0, 1)));
+    assert_eq!(env.alloc(t(0, 5)).after, Some(t(0, 3)));
+    assert_eq!(env.alloc(t(0, 4)).cpus, env.alloc(t(0, 0)).cpus);
+    // The first ends: the next holds its CPU, and the line grows back to two.
+    env.finish(t(0, 0));
+    assert_eq!(env.schedule(), [t(0, 6)]);
+    assert_eq!(env.alloc(t(0, 6)).after, Some(t(0, 4)));
+    assert_eq!(env.alloc(t(0, 6)).cpus, env.alloc(t(0, 2)).cpus);
+    for task in [1, 2, 3, 4, 5, 6].map(|i| t(0, i)) {
         env.finish(task);
         env.schedule();
     }
-    env.finish(t(0, 5));
+    for task in [7, 8, 9].map(|i| t(0, i)) {
+        env.finish(task);
+    }
     assert!(env.core.is_finished());
-    // Every CPU is free again: two new tasks would start at once.
-    assert_eq!(env.core.counts().running, 0);
+    assert_eq!(env.core.workers[0].as_ref().map(|w| w.tasks), Some(0), "every CPU given back once");
 }
 
 #[test]
 fn workers_that_do_not_prefetch_get_nothing_ahead() {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", 6)], vec![]);
     env.worker(2, 0);
-    assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
-}
-
-#[test]
-fn a_lost_prefetch_worker_requeues_its_tasks_and_those_sent_ahead() {
-    let mut env = TestEnv::new(vec![GroupSpec::new("a", 4)], vec![]);
-    let w = env.worker(1, 0);
-    env.core.set_prefetch(w, true);
     env.core.set_short(GroupId(0));
-    assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
-    let states = env.lose(w);
-    assert_eq!(states.len(), 2);
-    assert!(states.iter().all(|(_, s)| matches!(s, TaskState::Retrying { attempt: 1 })));
-    let again = env.worker(1, 0);
-    env.core.set_prefetch(again, true);
-    assert_eq!(env.schedule().len(), 2, "the new worker runs one and holds one ahead");
-}
-
-#[test]
-fn a_task_stopped_before_it_started_frees_nothing_twice() {
-    let mut env = TestEnv::new(vec![GroupSpec::new("a", 4)], vec![]);
-    let w = env.worker(1, 0);
-    env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0));
-    env.schedule();
-    env.stop();
-    // The worker reports the one sent ahead first (it never started), then the running one.
-    env.report(t(0, 1), TaskResult::Failed);
-    env.report(t(0, 0), TaskResult::Failed);
-    assert!(env.core.is_finished());
-    // The CPU was given back once: a fresh core-level check through a new group is not possible
-    // after a stop, so look at the worker's books directly.
-    assert_eq!(env.core.workers[0].as_ref().map(|w| w.tasks), Some(0));
-}
-
-#[test]
-fn only_the_top_ranked_group_is_sent_ahead() {
-    let mut env = TestEnv::new(vec![GroupSpec::new("low", 4), GroupSpec::new("high", 1).priority(5)], vec![]);
-    let w = env.worker(1, 0);
-    env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0));
-    // `high` starts; nothing of `low` is sent ahead behind a task of another group.
-    assert_eq!(env.schedule(), [t(1, 0)]);
-    env.finish(t(1, 0));
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
 }
 
@@ -87,4 +52,42 @@ fn long_tasks_are_not_sent_ahead() {
     let w = env.worker(2, 0);
     env.core.set_prefetch(w, true);
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1)], "not marked short");
+}
+
+#[test]
+fn a_lost_prefetch_worker_requeues_its_tasks_and_those_sent_ahead() {
+    let mut env = prefetching(4, 1);
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2)]);
+    let states = env.lose(env.out.running[&t(0, 0)].0);
+    assert_eq!(states.len(), 3);
+    assert!(states.iter().all(|(_, s)| matches!(s, TaskState::Retrying { attempt: 1 })));
+    let again = env.worker(1, 0);
+    env.core.set_prefetch(again, true);
+    assert_eq!(env.schedule().len(), 3, "the new worker runs one and holds two in line");
+}
+
+#[test]
+fn tasks_stopped_before_they_started_free_nothing_twice() {
+    let mut env = prefetching(4, 1);
+    env.schedule();
+    env.stop();
+    // The worker reports those in line first (they never started), in any order, then the running one.
+    env.report(t(0, 1), TaskResult::Failed);
+    env.report(t(0, 2), TaskResult::Failed);
+    env.report(t(0, 0), TaskResult::Failed);
+    assert!(env.core.is_finished());
+    assert_eq!(env.core.workers[0].as_ref().map(|w| w.tasks), Some(0));
+}
+
+#[test]
+fn only_the_top_ranked_group_is_sent_ahead() {
+    let mut env = TestEnv::new(vec![GroupSpec::new("low", 4), GroupSpec::new("high", 1).priority(5)], vec![]);
+    let w = env.worker(1, 0);
+    env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0));
+    env.core.set_short(GroupId(1));
+    // `high` starts; nothing of `low` waits behind a task of another group.
+    assert_eq!(env.schedule(), [t(1, 0)]);
+    env.finish(t(1, 0));
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2)]);
 }
