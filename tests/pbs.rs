@@ -217,3 +217,34 @@ fn a_profile_missing_next_to_the_workflow_is_taken_from_the_users_config() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("there is no profile `nope`") && out.stderr.contains("laptop"), "{}", out.stderr);
 }
+
+#[test]
+fn the_next_run_deletes_the_jobs_a_killed_run_left_queued() {
+    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES);
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-pbs");
+    let mut run = std::process::Command::new(flow_bin())
+        .args(["run", "--profile", "pbs"])
+        .current_dir(t.path())
+        .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("FAKE_PBS_DIR", t.path().join("pbs"))
+        .env("FAKE_PBS_HOLD", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start flow");
+    let queued = wait_for(Duration::from_secs(30), || {
+        let runs = t.path().join(".flow/runs");
+        entries(&runs)
+            .into_iter()
+            .any(|r| fs_err::read_to_string(runs.join(r).join("allocs.json")).is_ok_and(|s| s.contains("1.fakepbs")))
+    });
+    assert!(queued, "no job was queued");
+    signal(run.id(), "-KILL");
+    let _ = run.wait();
+    // The next run cancels what the dead one left in the queue, then runs.
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(read_server(&t, "qdel.log").lines().any(|l| l == "1.fakepbs"), "the old job was deleted");
+    let pid = read_server(&t, "1.pid");
+    assert!(wait_for(Duration::from_secs(5), || !Path::new("/proc").join(pid.trim()).exists()), "the old job is gone");
+}
