@@ -37,6 +37,8 @@ const MAX_CHUNK: usize = MAX_FRAME - TAG_LEN;
 const HEADER_LEN: usize = 4;
 /// NNpsk0's two handshake messages are 48 bytes each; anything much larger is not a flow peer.
 const MAX_HANDSHAKE_FRAME: usize = 256;
+/// How many bytes [`Sender::send_batch`] gathers before writing.
+const BATCH: usize = 256 * 1024;
 /// How much room the receiver makes for each socket read.
 const READ_CHUNK: usize = 256 * 1024;
 /// Buffers grown past this by a large message are shrunk back to it afterwards.
@@ -181,31 +183,54 @@ pub struct Sender {
     nonce: u64,
     /// The message being encoded: header then postcard bytes.
     plain: Vec<u8>,
-    /// The encrypted frames of the last message.
+    /// Encrypted frames not yet (wholly) written.
     out: Vec<u8>,
     /// How much of `out` is already written to the socket.
     sent: usize,
 }
 
 impl Sender {
-    /// Encodes `msg` with postcard, encrypts it and writes it out.
+    /// Encodes `msg` with postcard, encrypts it and writes it out, after
+    /// any messages [`Sender::push`]ed before it.
     ///
     /// `msg` is encoded before the returned future is first polled, and the
     /// future does not borrow it, so `T` need not be `Sync` for the future to
-    /// be `Send`. If the future is cancelled, the message was either not sent
-    /// at all or its remaining bytes go out at the start of the next `send`
-    /// or `close`: the stream stays well-formed either way.
+    /// be `Send`. If the future is cancelled, the message is either sent
+    /// whole or its remaining bytes go out at the start of the next `send`,
+    /// `flush` or `close`: the stream stays well-formed either way.
     pub fn send<T: Serialize + ?Sized>(
         &mut self,
         msg: &T,
     ) -> impl Future<Output = Result<(), NetError>> + Send + use<'_, T> {
-        let encoded = self.encode(msg);
+        let pushed = self.push(msg);
         async move {
-            encoded?;
-            self.flush().await?; // the rest of a cancelled send
-            self.encrypt()?;
+            pushed?;
             self.flush().await
         }
+    }
+
+    /// Encodes and encrypts `msg` behind the messages not yet written; it
+    /// goes out with them at the next [`Sender::flush`] or `send`. Several
+    /// pushed messages cost one write, and wake the peer once.
+    pub fn push<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
+        self.encode(msg)?;
+        self.encrypt()
+    }
+
+    /// Sends `first`, and with it whatever `more` yields right away, in as
+    /// few writes as possible: up to [`BATCH`] bytes, so a writer that
+    /// drains a queue wakes its peer once per batch, not once per message.
+    pub async fn send_batch<T: Serialize>(
+        &mut self,
+        first: &T,
+        mut more: impl FnMut() -> Option<T>,
+    ) -> Result<(), NetError> {
+        self.push(first)?;
+        while self.out.len() - self.sent < BATCH {
+            let Some(msg) = more() else { break };
+            self.push(&msg)?;
+        }
+        self.flush().await
     }
 
     /// Finishes any interrupted send and closes the sending direction.
@@ -230,10 +255,9 @@ impl Sender {
         Ok(())
     }
 
-    /// Fills `out` with the frames of `plain`, advancing the nonce only if all of them were made.
+    /// Appends the frames of `plain` to `out`, advancing the nonce only if all of them were made.
     fn encrypt(&mut self) -> Result<(), NetError> {
-        self.out.clear();
-        self.sent = 0;
+        let kept = self.out.len();
         let mut nonce = self.nonce;
         for chunk in self.plain.chunks(MAX_CHUNK) {
             let start = self.out.len();
@@ -241,7 +265,7 @@ impl Sender {
             let len = match self.transport.write_message(nonce, chunk, &mut self.out[start + 2..]) {
                 Ok(len) => len,
                 Err(e) => {
-                    self.out.clear();
+                    self.out.truncate(kept);
                     return Err(NetError::Io(io::Error::other(format!("cannot encrypt a frame: {e}"))));
                 }
             };
@@ -249,11 +273,12 @@ impl Sender {
             nonce += 1;
         }
         self.nonce = nonce;
+        self.plain.shrink_to(KEEP_CAPACITY);
         Ok(())
     }
 
-    /// Writes the rest of `out`. Each `write` is cancel-safe, and `sent` only counts written bytes.
-    async fn flush(&mut self) -> Result<(), NetError> {
+    /// Writes every pushed message. Each `write` is cancel-safe, and `sent` only counts written bytes.
+    pub async fn flush(&mut self) -> Result<(), NetError> {
         while self.sent < self.out.len() {
             let written = self.stream.write(&self.out[self.sent..]).await?;
             if written == 0 {
@@ -264,7 +289,6 @@ impl Sender {
         self.out.clear();
         self.sent = 0;
         self.out.shrink_to(KEEP_CAPACITY);
-        self.plain.shrink_to(KEEP_CAPACITY);
         Ok(())
     }
 }

@@ -90,6 +90,28 @@ async fn large_message_is_split_and_reassembled() {
 }
 
 #[tokio::test]
+async fn a_batch_goes_out_in_order_and_stops_at_its_size() {
+    let secret = Secret::generate().expect("secret");
+    let ((mut coord_tx, _coord_rx), (_worker_tx, mut worker_rx)) = pair(&secret).await;
+    // 100 small messages, then six of 100 KiB: the batch takes the small
+    // ones and the big ones up to 256 KiB, and leaves the rest queued.
+    let mut queue: std::collections::VecDeque<Msg> = (1..=100).map(|id| Msg::Done { id, code: 0 }).collect();
+    queue.extend((0..6).map(|_| Msg::Output(vec![7; 100 << 10])));
+    let first = Msg::Job { id: 0, command: "first".into() };
+    coord_tx.send_batch(&first, || queue.pop_front()).await.expect("send batch");
+    assert_eq!(queue.len(), 3, "the batch stopped once it held 256 KiB");
+    assert_eq!(worker_rx.recv::<Msg>().await.expect("recv"), Some(first));
+    for id in 1..=100 {
+        assert_eq!(worker_rx.recv::<Msg>().await.expect("recv"), Some(Msg::Done { id, code: 0 }));
+    }
+    for _ in 0..3 {
+        assert!(matches!(worker_rx.recv::<Msg>().await.expect("recv"), Some(Msg::Output(b)) if b.len() == 100 << 10));
+    }
+    coord_tx.send(&Msg::Done { id: 101, code: 0 }).await.expect("send after");
+    assert_eq!(worker_rx.recv::<Msg>().await.expect("recv after"), Some(Msg::Done { id: 101, code: 0 }));
+}
+
+#[tokio::test]
 async fn oversized_message_is_not_sent() {
     let secret = Secret::generate().expect("secret");
     let ((mut coord_tx, _coord_rx), (_worker_tx, mut worker_rx)) = pair(&secret).await;

@@ -31,6 +31,13 @@ const SHORT_SAMPLE: u32 = 8;
 /// The mean duration under which a group counts as short: a round trip to a
 /// remote worker matters next to it, so its tasks are sent ahead.
 const SHORT_TASK: std::time::Duration = std::time::Duration::from_millis(100);
+/// How much work waits in line behind each running task of a short group
+/// on a remote worker: enough to cover a round trip and the worker's
+/// [`super::protocol::REPORT_HOLD`], little enough that a run's last tasks
+/// still end together on all workers.
+const LINE: std::time::Duration = std::time::Duration::from_millis(10);
+/// The most tasks in line behind one (at least two always are).
+const MAX_LINE: u8 = 8;
 
 /// The longest events wait before going to the display.
 const EVENT_DELAY: std::time::Duration = std::time::Duration::from_millis(20);
@@ -405,7 +412,7 @@ impl Driver {
         *count += 1;
         *total += duration;
         if *count == SHORT_SAMPLE && *total < SHORT_TASK * SHORT_SAMPLE {
-            self.core.set_short(task.group);
+            self.core.set_short(task.group, line_depth(*total / SHORT_SAMPLE));
         }
     }
 
@@ -496,4 +503,27 @@ fn hangup_ignored() -> bool {
         .find_map(|l| l.strip_prefix("SigIgn:"))
         .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
         .is_some_and(|mask| mask & 1 != 0)
+}
+
+/// How many tasks of a group whose instances take `mean` wait in line
+/// behind each running one: [`LINE`]'s worth, between 2 and [`MAX_LINE`].
+fn line_depth(mean: std::time::Duration) -> u8 {
+    let depth = LINE.as_nanos().div_ceil(mean.as_nanos().max(1));
+    depth.clamp(2, u128::from(MAX_LINE)) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::line_depth;
+
+    #[test]
+    fn the_line_holds_about_ten_milliseconds_of_work() {
+        assert_eq!(line_depth(Duration::from_micros(700)), 8, "capped");
+        assert_eq!(line_depth(Duration::from_millis(2)), 5);
+        assert_eq!(line_depth(Duration::from_millis(3)), 4);
+        assert_eq!(line_depth(Duration::from_millis(50)), 2, "never under two");
+        assert_eq!(line_depth(Duration::ZERO), 8);
+    }
 }

@@ -16,6 +16,12 @@ use crate::log::OutputRecord;
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 /// Silence after which the coordinator considers a worker lost.
 pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a worker with tasks in line holds a result back so that the
+/// results of that moment travel together: the coordinator then wakes once
+/// for several tasks, not once for each. A worker with nothing in line
+/// sends each result at once, since the coordinator's answer is what it
+/// waits for.
+pub const REPORT_HOLD: Duration = Duration::from_millis(2);
 
 /// What a worker offers when it joins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

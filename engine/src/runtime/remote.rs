@@ -57,9 +57,15 @@ async fn serve(
     }
     let Ok(worker) = id.await else { return };
     let writer = tokio::spawn(async move {
+        // Jobs queued together go out in one write.
         while let Some(msg) = to_worker.recv().await {
-            let last = matches!(msg, ToWorker::Shutdown);
-            if tx.send(&msg).await.is_err() || last {
+            let mut last = matches!(msg, ToWorker::Shutdown);
+            let more = || {
+                let next = to_worker.try_recv().ok().filter(|_| !last)?;
+                last = matches!(next, ToWorker::Shutdown);
+                Some(next)
+            };
+            if tx.send_batch(&msg, more).await.is_err() || last {
                 break;
             }
         }

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -14,7 +15,7 @@ use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
 use super::output_sink::OutputSink;
-use super::protocol::{HEARTBEAT, Offer, ToCoordinator, ToWorker};
+use super::protocol::{HEARTBEAT, Offer, REPORT_HOLD, ToCoordinator, ToWorker};
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::ir::TaskId;
 use crate::log::OutputRecord;
@@ -89,6 +90,10 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     // the worker leaves.
     let (control, mut control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
     let (output, mut output_rx) = mpsc::channel::<OutputRecord>(1024);
+    // Jobs sent ahead, by the task they start after; their count tells the
+    // writer whether results may be held back (see `REPORT_HOLD`).
+    let mut waiting = Line::default();
+    let in_line = Arc::clone(&waiting.len);
     let writer = tokio::spawn(async move {
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         let (mut control_open, mut output_open) = (true, true);
@@ -104,7 +109,18 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
                 },
                 _ = heartbeat.tick() => ToCoordinator::Heartbeat,
             };
-            if tx.send(&msg).await.is_err() {
+            if matches!(msg, ToCoordinator::Finished { .. }) {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            if matches!(msg, ToCoordinator::Finished { .. }) && in_line.load(Ordering::Relaxed) > 0 {
+                tokio::time::sleep(REPORT_HOLD).await;
+            }
+            // Results and output that queued up meanwhile travel with it.
+            let more = || match control_rx.try_recv() {
+                Ok(msg) => Some(msg),
+                Err(_) => output_rx.try_recv().ok().map(ToCoordinator::Output),
+            };
+            if tx.send_batch(&msg, more).await.is_err() {
                 break;
             }
         }
@@ -116,8 +132,6 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         let _ = ended_tx.send(task);
         let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
     });
-    // Jobs sent ahead, by the task they start after; and the tasks running.
-    let mut waiting: HashMap<TaskId, (Job, Option<Fingerprint>)> = HashMap::new();
     let mut running: HashSet<TaskId> = HashSet::new();
     let local = LocalWorker::new(options.resources.clone(), OutputSink::Channel(output), report, options.bind_cpus);
 
@@ -141,10 +155,10 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
                 Ok(Some(ToWorker::Start { job, previous, after })) => {
                     last_busy = Instant::now();
                     // Its predecessor may itself still wait for one: it has not ended either.
-                    let pending = |a: &TaskId| running.contains(a) || waiting.values().any(|(j, _)| j.task == *a);
+                    let pending = |a: &TaskId| running.contains(a) || waiting.holds(*a);
                     match after.filter(pending) {
                         Some(after) => {
-                            waiting.insert(after, (*job, previous));
+                            waiting.insert(after, *job, previous);
                         }
                         None => {
                             running.insert(job.task);
@@ -154,7 +168,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
                 }
                 Ok(Some(ToWorker::StopAll)) => {
                     // Jobs that never started end as stopped too.
-                    for (_, (job, _)) in waiting.drain() {
+                    for (job, _) in waiting.drain() {
                         let outcome = Outcome::instant(Status::Stopped);
                         let _ = control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
                     }
@@ -193,6 +207,38 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     drop((control, local));
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
     Ok(leave)
+}
+
+/// Jobs sent ahead, by the task each starts after, with their count shared
+/// with the connection's writer.
+#[derive(Default)]
+struct Line {
+    jobs: HashMap<TaskId, (Job, Option<Fingerprint>)>,
+    len: Arc<AtomicUsize>,
+}
+
+impl Line {
+    fn insert(&mut self, after: TaskId, job: Job, previous: Option<Fingerprint>) {
+        self.jobs.insert(after, (job, previous));
+        self.len.store(self.jobs.len(), Ordering::Relaxed);
+    }
+
+    /// The job waiting for `task` to end, taken out of line.
+    fn remove(&mut self, task: &TaskId) -> Option<(Job, Option<Fingerprint>)> {
+        let job = self.jobs.remove(task);
+        self.len.store(self.jobs.len(), Ordering::Relaxed);
+        job
+    }
+
+    /// Whether `task` is itself in line.
+    fn holds(&self, task: TaskId) -> bool {
+        self.jobs.values().any(|(job, _)| job.task == task)
+    }
+
+    fn drain(&mut self) -> impl Iterator<Item = (Job, Option<Fingerprint>)> + '_ {
+        self.len.store(0, Ordering::Relaxed);
+        self.jobs.drain().map(|(_, job)| job)
+    }
 }
 
 /// Resolves on SIGTERM (the manager ends the allocation) or SIGINT, with the signal's name.

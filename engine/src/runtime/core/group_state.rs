@@ -45,8 +45,9 @@ pub(super) struct GroupState {
     pub(super) blocked_by: u32,
     /// Whole group cancelled by a failure upstream of an `All` edge.
     pub(super) doomed: bool,
-    /// Whether its instances may be sent ahead to prefetch workers (they are short).
-    pub(super) prefetch: bool,
+    /// How many of its instances may wait in line behind each running one
+    /// on a prefetch worker: 0 until it is known to be short.
+    pub(super) line: u8,
     /// Counters by state.
     pub(super) pending: u64,
     pub(super) succeeded: u64,
@@ -84,7 +85,7 @@ impl GroupState {
             crash_limit: group.crash_limit,
             blocked_by,
             doomed: false,
-            prefetch: false,
+            line: 0,
             pending: count,
             succeeded: 0,
             failed: 0,

@@ -5,23 +5,18 @@
 //! task of the top-ranked ready group gets the next ready instance of that
 //! group sent ahead on the same resources ([`super::Allocation::after`]);
 //! the worker starts it the moment the first ends, and the resources pass
-//! from one to the other without being freed. Up to [`DEPTH`] tasks wait
-//! in line behind each running one.
+//! from one to the other without being freed. The line behind each running
+//! task is as deep as [`Core::set_short`] said for the group.
 //!
-//! Only for groups marked short ([`Core::set_short`]): a round trip matters
-//! next to a task of milliseconds, not next to one of minutes — and a long
-//! task held ahead on a busy worker could wait there while another worker
-//! idles.
+//! Only for groups marked short: a round trip matters next to a task of
+//! milliseconds, not next to one of minutes — and a long task held ahead on
+//! a busy worker could wait there while another worker idles.
 
 use crate::ir::TaskId;
 
 use super::out::Out;
 use super::scheduler::{Core, Running};
 use super::worker::WorkerId;
-
-/// How many tasks may wait behind each running one: two, so the next is
-/// there even when the coordinator answers late on a busy machine.
-const DEPTH: u8 = 2;
 
 impl Core {
     /// Sends tasks ahead (or not) to worker `worker`.
@@ -31,10 +26,11 @@ impl Core {
         }
     }
 
-    /// Marks group `group` as short: its instances may be sent ahead.
-    pub fn set_short(&mut self, group: crate::ir::GroupId) {
+    /// Marks group `group` as short: up to `line` of its instances may be
+    /// sent ahead behind each running one (0: none).
+    pub fn set_short(&mut self, group: crate::ir::GroupId, line: u8) {
         if let Some(g) = self.groups.get_mut(group.index()) {
-            g.prefetch = true;
+            g.line = line;
         }
     }
 
@@ -49,16 +45,17 @@ impl Core {
         }
         let Some((g, _)) = self.order.next_active(0) else { return };
         let group = &self.groups[g];
-        if !group.prefetch || group.nodes > 1 || group.variants.iter().any(|r| r.time.is_some()) {
+        let line = group.line;
+        if line == 0 || group.nodes > 1 || group.variants.iter().any(|r| r.time.is_some()) {
             return;
         }
         let mut heads = std::mem::take(&mut self.heads);
         let mut added = Vec::new();
-        // Each pass lengthens every line by one, up to DEPTH.
-        for _ in 0..DEPTH {
+        // Each pass lengthens every line by one, up to the group's depth.
+        for _ in 0..line {
             heads.retain(|tail| {
                 let Some(run) = self.running.get(tail) else { return false };
-                if run.next.is_some() || run.depth >= DEPTH {
+                if run.next.is_some() || run.depth >= line {
                     return false;
                 }
                 if tail.group.index() != g {

@@ -1,5 +1,5 @@
 //! Tasks sent ahead to prefetch workers: in line behind a running task, on
-//! its resources, to start when it ends (two deep).
+//! its resources, to start when it ends (as deep as the group's line).
 
 use super::env::{GroupSpec, TestEnv, t};
 use crate::ir::GroupId;
@@ -9,7 +9,7 @@ fn prefetching(count: u64, cpus: u32) -> TestEnv {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", count)], vec![]);
     let w = env.worker(cpus, 0);
     env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0));
+    env.core.set_short(GroupId(0), 2);
     env
 }
 
@@ -39,10 +39,23 @@ fn each_running_task_gets_two_in_line_on_its_resources() {
 }
 
 #[test]
+fn a_deeper_line_holds_more_behind_each_running_task() {
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", 20)], vec![]);
+    let w = env.worker(2, 0);
+    env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0), 4);
+    assert_eq!(env.schedule().len(), 10, "two running, four in line behind each");
+    assert_eq!(env.alloc(t(0, 8)).after, Some(t(0, 6)));
+    env.finish(t(0, 0));
+    assert_eq!(env.schedule(), [t(0, 10)], "the line grows back to four");
+    assert_eq!(env.alloc(t(0, 10)).after, Some(t(0, 8)));
+}
+
+#[test]
 fn workers_that_do_not_prefetch_get_nothing_ahead() {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", 6)], vec![]);
     env.worker(2, 0);
-    env.core.set_short(GroupId(0));
+    env.core.set_short(GroupId(0), 2);
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
 }
 
@@ -84,8 +97,8 @@ fn only_the_top_ranked_group_is_sent_ahead() {
     let mut env = TestEnv::new(vec![GroupSpec::new("low", 4), GroupSpec::new("high", 1).priority(5)], vec![]);
     let w = env.worker(1, 0);
     env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0));
-    env.core.set_short(GroupId(1));
+    env.core.set_short(GroupId(0), 2);
+    env.core.set_short(GroupId(1), 2);
     // `high` starts; nothing of `low` waits behind a task of another group.
     assert_eq!(env.schedule(), [t(1, 0)]);
     env.finish(t(1, 0));
