@@ -200,8 +200,9 @@ xargs_py() { (cd "$1" && seq 24 | xargs -P4 -I{} "$2" -I -S zlib6.py {} out/xarg
 # out DIR NAME: an empty DIR/out/NAME.
 out() { rm -rf "$1/out/$2"; mkdir -p "$1/out/$2"; }
 
-# W3: 24 files of 2 MiB compressed with zlib level 6, one file per task, by
-# 4 remote workers of 1 slot, against multiprocessing.Pool(4) in one Python.
+# W3: 24 files of 2 MiB compressed with zlib level 6 by 4 remote workers of
+# 1 slot — one file per task, or chunks of 3 or 6 files per task — against
+# multiprocessing.Pool(4) in one Python.
 w3() {
   local d="$work/w3" r py i
   mkdir -p "$d/in"
@@ -230,7 +231,8 @@ EOF
 """Compresses in/I.bin into OUT/I.z with zlib level 6.
 
 python zlib6.py I OUT: one file; python zlib6.py pool OUT: all 24 with a
-multiprocessing.Pool of 4 processes, one file per call."""
+multiprocessing.Pool of 4 processes, one file per call; python zlib6.py
+list FILE OUT: each I listed in FILE, one a line."""
 import sys
 import zlib
 
@@ -248,10 +250,24 @@ if __name__ == "__main__":
 
         with Pool(4) as pool:
             pool.starmap(compress, [(i, sys.argv[2]) for i in range(1, 25)], chunksize=1)
+    elif sys.argv[1] == "list":
+        with open(sys.argv[2]) as f:
+            for line in f:
+                compress(line.strip(), sys.argv[3])
     else:
         compress(sys.argv[1], sys.argv[2])
 EOF
   printf '[[tasks]]\nname = "z"\nrange = "1-24"\nargv = ["%s", "-I", "-S", "zlib6.py", "{{ index }}", "out/flow"]\n' "$py" > "$d/workflow.toml"
+  # The same work in chunks of N files per task (`each_chunk` over a list
+  # of the 24 numbers), in $d/chunkN: 24 / N interpreter starts, not 24.
+  for n in 3 6; do
+    mkdir -p "$d/chunk$n"
+    ln -sfn ../in "$d/chunk$n/in"
+    cp "$d/zlib6.py" "$d/chunk$n/"
+    seq 24 > "$d/chunk$n/files.txt"
+    printf '[[tasks]]\nname = "z"\neach_chunk = { file = "files.txt", lines = %s }\nargv = ["%s", "-I", "-S", "zlib6.py", "list", "{{ chunk.path }}", "out/flow"]\n' \
+      "$n" "$py" > "$d/chunk$n/workflow.toml"
+  done
   for r in $(seq "$repeats"); do
     if first "$r"; then
       fresh "$d"; out "$d" flow; measure w3.remote remote "$d" 4 1; leave; succeeded "$d" 24
@@ -261,19 +277,28 @@ EOF
       fresh "$d"; out "$d" flow; measure w3.remote remote "$d" 4 1; leave; succeeded "$d" 24
     fi
     out "$d" xargs; measure w3.xargs xargs_py "$d" "$py"
+    for n in 3 6; do
+      fresh "$d/chunk$n"; out "$d/chunk$n" flow; measure "w3.chunk$n" remote "$d/chunk$n" 4 1; leave; succeeded "$d/chunk$n" $((24 / n))
+    done
     fresh "$d"; out "$d" flow; measure w3.embedded embedded "$d" --cpus 4; succeeded "$d" 24
   done
   for i in $(seq 24); do
     cmp -s "$d/out/flow/$i.z" "$d/out/pool/$i.z" || fail "out/flow/$i.z differs from out/pool/$i.z"
+    for n in 3 6; do
+      cmp -s "$d/chunk$n/out/flow/$i.z" "$d/out/pool/$i.z" || fail "chunk$n/out/flow/$i.z differs from out/pool/$i.z"
+    done
   done
   header "W3: 24 x 2 MiB, zlib level 6, 4 slots on $(nproc) CPUs (wall-clock seconds, median)"
   row "4 remote workers, --cpus 1 each" "<= 1.10x" 1.10 "$(median w3.remote)" s "multiprocessing.Pool(4)" "$(median w3.pool)"
   row "4 remote workers, --cpus 1 each" "" "" "$(median w3.remote)" s "xargs -P4 (same command)" "$(median w3.xargs)"
+  row "the same, 3 files per task (chunks)" "" "" "$(median w3.chunk3)" s "multiprocessing.Pool(4)" "$(median w3.pool)"
+  row "the same, 6 files per task (chunks)" "<= 1.10x" 1.10 "$(median w3.chunk6)" s "multiprocessing.Pool(4)" "$(median w3.pool)"
   row "embedded worker, --cpus 4" "" "" "$(median w3.embedded)" s "multiprocessing.Pool(4)" "$(median w3.pool)"
-  spread w3.remote w3.pool w3.xargs w3.embedded
+  spread w3.remote w3.pool w3.xargs w3.embedded w3.chunk3 w3.chunk6
   paired w3.remote w3.pool
+  paired w3.chunk6 w3.pool
   paired w3.remote w3.xargs
-  echo "  (each flow and xargs task runs: $(basename "$py") -I -S zlib6.py I OUT; outputs identical to the Pool's)"
+  echo "  (each flow and xargs task runs: $(basename "$py") -I -S zlib6.py I OUT, or with chunks zlib6.py list CHUNK OUT; outputs identical to the Pool's)"
 }
 
 # W6: 10,000 tasks printing 10 KiB each, streamed from one remote worker
