@@ -204,6 +204,16 @@ fn a_task_no_worker_of_the_queue_can_fit_is_cancelled_once_one_has_joined() {
 }
 
 #[test]
+fn work_running_on_the_embedded_worker_asks_nothing_of_the_queue() {
+    let profiles = format!("{PROFILES}[profile.pbs]\nlocal_worker = true\n");
+    let t = pbs("[[tasks]]\nname = \"t\"\nrange = \"1-2\"\ncommand = \"sleep 3\"\n", &profiles);
+    let out = t.run_with(&["run", "--profile", "pbs", "--cpus", "2"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("2 succeeded"), "{}", out.stderr);
+    assert_eq!(recorded(&t, "qsub.log"), "", "both tasks ran on the embedded worker from the start");
+}
+
+#[test]
 fn a_profile_missing_next_to_the_workflow_is_taken_from_the_users_config() {
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")

@@ -29,7 +29,7 @@ impl Driver {
     pub(super) fn queue_start(&mut self, out: &mut Collect) {
         let Some(queue) = self.queue.as_mut() else { return };
         let mut never = Vec::new();
-        for b in self.core.backlog() {
+        for b in self.core.backlog(|_| true) {
             let (Fit::Never, Some(reason)) = queue.fits[b.group.index()].clone() else { continue };
             let task = self.factory.graph().group(b.group).name.clone();
             queue.unschedulable(format!("`{task}`: {reason}"));
@@ -46,7 +46,11 @@ impl Driver {
     pub(super) fn queue_tick(&mut self, out: &mut Collect) {
         let Some(queue) = self.queue.as_mut() else { return };
         if queue.paused().is_none() && self.core.stopped().is_none() {
-            let wanted = planner::wanted_workers(self.factory.graph(), &self.core.backlog(), &queue.fits);
+            // Instances running on the embedded worker or on workers started
+            // by hand need nothing from the queue.
+            let links = &self.links;
+            let backlog = self.core.backlog(|w| links.allocation(w).is_some_and(|job| queue.owns(job)));
+            let wanted = planner::wanted_workers(self.factory.graph(), &backlog, &queue.fits);
             for _ in 0..planner::submissions(&queue.queue, queue.load(), wanted) {
                 let (id, script) = match queue.prepare() {
                     Ok(prepared) => prepared,
@@ -78,7 +82,7 @@ impl Driver {
             && self.links.is_empty()
         {
             let why = format!("no worker is left and {}", lowercase_first(reason));
-            let groups = self.core.backlog().into_iter().map(|b| (b.group, why.clone())).collect();
+            let groups = self.core.backlog(|_| true).into_iter().map(|b| (b.group, why.clone())).collect();
             self.cancel_for(groups, out);
         }
     }

@@ -297,6 +297,11 @@ impl AllocQueue {
         records
     }
 
+    /// Whether `job_id` is one of this queue's allocations.
+    pub fn owns(&self, job_id: &str) -> bool {
+        !job_id.is_empty() && self.allocations.iter().any(|a| a.job_id == job_id)
+    }
+
     /// The job ids of every allocation submitted.
     pub fn job_ids(&self) -> Vec<String> {
         self.allocations.iter().filter(|a| !a.job_id.is_empty()).map(|a| a.job_id.clone()).collect()

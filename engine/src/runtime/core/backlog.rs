@@ -4,6 +4,7 @@
 use hashbrown::HashMap;
 
 use super::scheduler::Core;
+use super::worker::WorkerId;
 use crate::ir::GroupId;
 
 /// The unfinished instances of one group.
@@ -15,16 +16,19 @@ pub struct GroupBacklog {
     pub ready: u64,
     /// Instances still waiting for dependencies.
     pub blocked: u64,
-    /// Instances running now.
+    /// Instances running now on the workers asked about.
     pub running: u64,
 }
 
 impl Core {
-    /// Every group with unfinished instances, in group order.
-    pub fn backlog(&self) -> Vec<GroupBacklog> {
+    /// Every group with unfinished instances, in group order; `running`
+    /// counts the instances running on workers for which `on` is true.
+    pub fn backlog(&self, on: impl Fn(WorkerId) -> bool) -> Vec<GroupBacklog> {
         let mut running: HashMap<u32, u64> = HashMap::new();
-        for task in self.running.keys() {
-            *running.entry(task.group.0).or_default() += 1;
+        for (task, run) in &self.running {
+            if on(run.worker) {
+                *running.entry(task.group.0).or_default() += 1;
+            }
         }
         self.groups
             .iter()

@@ -101,3 +101,16 @@ fn multi_node_tasks_hold_whole_idle_workers() {
     assert_eq!(env.alloc(t(0, 1)).nodes, [workers[0], workers[2]]);
     assert_eq!(env.attempt(t(0, 1)), Some(1));
 }
+
+#[test]
+fn the_backlog_counts_running_instances_on_the_workers_asked_about() {
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", 5)], vec![]);
+    let queue = env.worker(1, 0);
+    let other = env.worker(2, 0);
+    assert_eq!(env.schedule().len(), 3);
+    let counts =
+        |on: &dyn Fn(WorkerId) -> bool| env.core.backlog(on).iter().map(|b| (b.ready, b.running)).collect::<Vec<_>>();
+    assert_eq!(counts(&|_| true), [(2, 3)]);
+    assert_eq!(counts(&|w| w == queue), [(2, 1)], "the two on the other worker need nothing from a queue");
+    assert_eq!(counts(&|w| w == other), [(2, 2)]);
+}
