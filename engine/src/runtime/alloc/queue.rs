@@ -40,6 +40,9 @@ pub struct AllocQueue {
     allocations: Vec<AllocRecord>,
     /// When each allocation's workers joined, by allocation index.
     joined_at: Vec<Vec<Instant>>,
+    /// Per allocation: why one of its workers died at once while others ran
+    /// on; it fails with that reason when the last one leaves.
+    died: Vec<Option<String>>,
     failures_in_row: u32,
     run_dir: PathBuf,
     run_id: String,
@@ -70,6 +73,7 @@ impl AllocQueue {
             record,
             allocations: Vec::new(),
             joined_at: Vec::new(),
+            died: Vec::new(),
             failures_in_row: 0,
             run_dir: run_dir.to_path_buf(),
             run_id: run_id.to_owned(),
@@ -157,6 +161,7 @@ impl AllocQueue {
             output: format!("allocs/{id}.out"),
         });
         self.joined_at.push(Vec::new());
+        self.died.push(None);
         self.write();
         Ok((id, script_path))
     }
@@ -203,7 +208,14 @@ impl AllocQueue {
         let a = &mut self.allocations[i];
         a.connected = a.connected.saturating_sub(1);
         if !clean && lived < QUICK_DEATH {
-            return Some(self.failed(i, format!("its worker died {}s after starting: {reason}", lived.as_secs())));
+            let why = format!("its worker died {}s after starting: {reason}", lived.as_secs());
+            if a.connected == 0 {
+                let why = self.died[i].take().unwrap_or(why);
+                return Some(self.failed(i, why));
+            }
+            self.died[i] = Some(why);
+            self.write();
+            return None;
         }
         if clean || lived >= QUICK_DEATH {
             self.failures_in_row = 0;
@@ -213,6 +225,10 @@ impl AllocQueue {
             self.write();
             return None;
         }
+        if let Some(why) = self.died[i].take() {
+            return Some(self.failed(i, why));
+        }
+        let a = &mut self.allocations[i];
         a.state = AllocState::Finished;
         a.ended_us = Some(now_us());
         a.reason = Some(reason.to_owned());
@@ -426,6 +442,21 @@ mod tests {
         q.left("3", true, "idle");
         start(&mut q, "4");
         assert!(q.left("4", false, "disconnected").unwrap().paused.is_none());
+    }
+
+    #[test]
+    fn a_worker_dying_at_once_fails_its_allocation_only_when_the_others_have_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = queue(dir.path());
+        let (id, _) = q.prepare().unwrap();
+        q.submitted(id, Ok("7".into()));
+        q.joined("7");
+        q.joined("7");
+        assert!(q.left("7", false, "disconnected").is_none(), "its sibling still runs");
+        assert_eq!(q.load(), QueueLoad { connected: 1, queued: 0 });
+        let change = q.left("7", true, "it had no work for its idle timeout").unwrap();
+        assert_eq!(change.record.state, AllocState::Failed);
+        assert!(change.record.reason.unwrap().contains("died 0s after starting: disconnected"));
     }
 
     #[test]
