@@ -131,7 +131,11 @@ fn profile_mistakes_are_reported_with_their_place() {
     let out = t.run_with(&["run", "--profile", "hpc"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("flow.profiles.toml"), "{}", out.stderr);
-    assert!(out.stderr.contains("max_wrkers"), "{}", out.stderr);
+    // Every problem at once: the unknown key and the bad duration.
+    assert!(out.stderr.contains("unknown key `max_wrkers` in a queue"), "{}", out.stderr);
+    assert!(out.stderr.contains("did you mean `max_workers`?"), "{}", out.stderr);
+    assert!(out.stderr.contains("`time_limit`"), "{}", out.stderr);
+    assert!(out.stderr.contains("2 problems in flow.profiles.toml"), "{}", out.stderr);
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")
         .file("flow.profiles.toml", "[profile.hpc]\nlisten = \"0.0.0.0:0\"\n");

@@ -128,9 +128,13 @@ impl Error {
     }
 }
 
-/// What the value of `key` in struct `strukt` may be, for help lines.
+/// What the value of `key` in struct `strukt` of a workflow file may be,
+/// for help lines (none for other files read the same way, e.g. profiles).
 fn accepts(strukt: &str, key: &str) -> Option<&'static str> {
     const NUMBER_OR_TEMPLATE: &str = "a number or a string like \"{{ vars.threads }}\"";
+    if !matches!(strukt, "Workflow" | "TaskSpec" | "Variant" | "EachChunk") {
+        return None;
+    }
     Some(match (strukt, key) {
         ("EachChunk", "stdin") => "true or false",
         ("EachChunk", "lines") => NUMBER_OR_TEMPLATE,

@@ -17,6 +17,7 @@ mod tree;
 mod workflow;
 mod yaml;
 
+pub(crate) use parse::read;
 pub use parse::{Format, parse, parse_recoverable, parse_vars};
 pub use scalar::{Quantity, RangeSpec, Text};
 pub use sp::Sp;

@@ -84,7 +84,10 @@ pub fn parse_vars(
     }
 }
 
-fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> (Option<T>, Vec<Diagnostic>) {
+/// Reads `source` as `T` (`what` names it in messages, e.g. "a vars file"),
+/// as far as possible: every problem found, sorted by position, and the
+/// value without the parts that had problems.
+pub(crate) fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> (Option<T>, Vec<Diagnostic>) {
     let text = &*source.text;
     let mut diags = Vec::new();
     let root = match format {

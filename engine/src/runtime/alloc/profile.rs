@@ -47,15 +47,16 @@ pub struct Queue {
     pub custom: BTreeMap<String, Amount>,
 }
 
+// The names only show in messages: "unknown key `x` in a profile".
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "a profiles file")]
 struct File {
     #[serde(default)]
     profile: BTreeMap<String, Spanned<RawProfile>>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "a profile")]
 struct RawProfile {
     #[serde(default)]
     listen: Option<String>,
@@ -85,18 +86,16 @@ pub fn is_unknown(problems: &[Diagnostic]) -> bool {
 const UNKNOWN: &str = "flow::profile::unknown";
 
 /// Reads profile `name` from `source` (a profiles file). Every problem in
-/// that profile is reported at once, each at its place in the file.
+/// the file is reported at once, each at its place.
 pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>> {
     let at = |d: Diagnostic| d.in_source(source.clone());
-    let file: File = toml::from_str(&source.text).map_err(|e| {
-        let d = Diagnostic::new("flow::profile::syntax", e.message().to_owned());
-        let d = match e.span() {
-            Some(span) => d.at(span, "here"),
-            None => d,
-        };
-        vec![at(d.help("see the cluster guide for the profile settings"))]
-    })?;
+    let (file, mut problems) = crate::spec::read::<File>(source, crate::spec::Format::Toml, "a profiles file");
+    let Some(file) = file else { return Err(problems.into_iter().map(at).collect()) };
     let Some(raw) = file.profile.get(name) else {
+        // A profile with a problem in its own table is dropped: say that problem, not that it is missing.
+        if !problems.is_empty() {
+            return Err(problems.into_iter().map(at).collect());
+        }
         let names: Vec<&str> = file.profile.keys().map(String::as_str).collect();
         let mut d = Diagnostic::new(UNKNOWN, format!("there is no profile `{name}`"));
         d = match closest(name, names.iter().copied()) {
@@ -106,9 +105,9 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
         };
         return Err(vec![at(d)]);
     };
-    let mut problems = Vec::new();
     let queue = raw.get_ref().queue.as_ref().map(|q| check_queue(q, &mut problems));
     if !problems.is_empty() {
+        problems.sort_by_key(|d| d.span.as_ref().map_or(0, |span| span.start));
         return Err(problems.into_iter().map(at).collect());
     }
     let raw = raw.get_ref();
@@ -222,7 +221,22 @@ mod tests {
         let errors = profile("[profile.cluster]\nlisten = \"0.0.0.0:0\"\n", "clustr").unwrap_err();
         assert!(errors[0].contains("there is no profile `clustr`"));
         let errors = profile("[profile.c.queue]\nmanager = \"slurm\"\ntime_limt = \"1h\"\n", "c").unwrap_err();
-        assert!(errors[0].contains("flow.profiles.toml:3:1"), "{errors:?}");
+        assert_eq!(
+            errors,
+            [
+                "flow.profiles.toml:1:1 missing key `time_limit` in a queue",
+                "flow.profiles.toml:3:1 unknown key `time_limt` in a queue"
+            ]
+        );
+        // Every problem in the file at once: an unknown key, a wrong type, a bad manager.
+        let text = "[profile.a]\nlisten = 7\nlocal_wrker = true\n[profile.b.queue]\nmanager = \"lsf\"\ntime_limit = \"1h\"\n\
+                    worker = { cpus = \"many\" }\n";
+        let errors = profile(text, "a").unwrap_err();
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(errors[0].starts_with("flow.profiles.toml:2:10"), "{errors:?}");
+        assert!(errors[1].contains("unknown key `local_wrker` in a profile"), "{errors:?}");
+        assert!(errors[2].starts_with("flow.profiles.toml:5:") && errors[2].contains("lsf"), "{errors:?}");
+        assert!(errors[3].starts_with("flow.profiles.toml:7:"), "{errors:?}");
         let errors = profile("[profile.c.queue]\nmanager = \"lsf\"\ntime_limit = \"1h\"\n", "c").unwrap_err();
         assert!(errors[0].contains("lsf"), "{errors:?}");
     }

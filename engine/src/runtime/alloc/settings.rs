@@ -27,7 +27,8 @@ impl Manager {
 
 /// An allocation queue, as a profile's `[profile.NAME.queue]` table gives it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+// The name only shows in messages: "unknown key `x` in a queue".
+#[serde(deny_unknown_fields, rename = "a queue")]
 pub struct QueueSettings {
     /// `slurm` or `pbs`.
     pub manager: Manager,
@@ -71,7 +72,7 @@ pub struct QueueSettings {
 
 /// The resources of one worker of a queue.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "a queue's worker")]
 pub struct WorkerShape {
     /// CPUs (requested per node; unset: the whole node, `--exclusive`).
     #[serde(default)]
