@@ -1,7 +1,7 @@
 //! `flow alloc`: the allocations a run submitted (`list`, `log ID`), and the
 //! submission script a profile's queue would use (`--dry-run`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream, read_output};
@@ -72,8 +72,7 @@ pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
 fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     let name = args.profile.as_deref().unwrap_or_default();
     let loaded = load::load(&args.workflow, None)?;
-    let workflow = loaded.path.canonicalize().map_err(|e| Failure::Usage(format!("{}: {e}", loaded.path.display())))?;
-    let base = workflow.parent().map(Path::to_path_buf).unwrap_or_default();
+    let base = loaded.dir()?;
     let profile = crate::profile::load(&base, name)?;
     let queue = profile.queue.ok_or_else(|| Failure::Usage(format!("profile `{name}` has no `queue` table")))?;
     let run = base.join(".flow/runs/RUN_ID");

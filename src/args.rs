@@ -81,6 +81,9 @@ pub struct CheckArgs {
     pub workflow: WorkflowArgs,
     #[command(flatten)]
     pub worker: WorkerArgs,
+    /// Also check this profile, and that its queue's workers can run every task.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 /// A worker's resources: for `check`, the largest worker tasks must fit on;

@@ -21,6 +21,19 @@ pub struct Loaded {
     pub path: PathBuf,
 }
 
+impl Loaded {
+    /// The workflow file's absolute path.
+    pub fn absolute(&self) -> Result<PathBuf, Failure> {
+        self.path.canonicalize().map_err(|e| Failure::Usage(format!("{}: {e}", self.path.display())))
+    }
+
+    /// The workflow's directory, absolute: where its profiles file and
+    /// `.flow` directory are.
+    pub fn dir(&self) -> Result<PathBuf, Failure> {
+        Ok(self.absolute()?.parent().map(Path::to_path_buf).unwrap_or_default())
+    }
+}
+
 /// Why a workflow could not be loaded.
 pub enum Failure {
     /// A command-line mistake (exit code 2).

@@ -3,6 +3,7 @@
 
 mod alloc_cmd;
 mod args;
+mod check_cmd;
 mod exit_codes;
 mod explain_cmd;
 mod graph;
@@ -44,10 +45,7 @@ fn main() -> ExitCode {
         Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
-        Command::Check(args) => load::worker(&args.worker).and_then(|w| load::load(&args.workflow, w)).map(|l| {
-            println!("ok: {} ({}) — {}", l.graph.name, l.source.name, plan::counts(&l.graph));
-            exit_codes::SUCCESS
-        }),
+        Command::Check(args) => check_cmd::check(args).map(|()| exit_codes::SUCCESS),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {
                 print_json(&graph);

@@ -59,8 +59,7 @@ pub struct RunArgs {
 /// Runs the workflow; returns the process exit code.
 pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     let loaded = load::load(&args.workflow, None)?;
-    let workflow = loaded.path.canonicalize().map_err(|e| Failure::Usage(format!("{}: {e}", loaded.path.display())))?;
-    let base_dir = workflow.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
     let profile = args.profile.as_deref().map(|name| crate::profile::load(&base_dir, name)).transpose()?;
     let listen = args.listen.clone().or_else(|| profile.as_ref().and_then(|p| p.listen.clone()));
     if args.no_local_worker && listen.is_none() {

@@ -1,5 +1,5 @@
-//! `flow check`: valid files, default file names, variables, and every
-//! problem reported at once.
+//! `flow check`: valid files, default file names, variables, every problem
+//! reported at once, and checks against a worker or a profile's queue.
 
 use crate::support::Test;
 
@@ -113,6 +113,37 @@ cpus = 8
         .args(["check", "--resource", "fpga=1"])
         .invalid();
     assert!(err.contains("2 fpga > 1"), "{err}");
+}
+
+#[test]
+fn a_profile_is_checked_with_the_tasks_its_queue_can_never_run() {
+    let workflow = "[[tasks]]\nname = \"long\"\ncommand = \"x\"\ntime_request = \"2h\"\n\
+                    [[tasks]]\nname = \"wide\"\ncommand = \"x\"\ncpus = 64\n\
+                    [[tasks]]\nname = \"fine\"\ncommand = \"x\"\n";
+    let queue = "manager = \"slurm\"\ntime_limit = \"1h\"\nworker = { cpus = 32 }\n";
+    let profiles = format!(
+        "[profile.hpc.queue]\n{queue}[profile.mixed]\nlocal_worker = true\n[profile.mixed.queue]\n{queue}\
+         [profile.big.queue]\nmanager = \"slurm\"\ntime_limit = \"4h\"\n"
+    );
+    let t = Test::new().workflow(workflow).file("flow.profiles.toml", &profiles);
+    let err = t.run_with(&["check", "--profile", "hpc"]);
+    assert_eq!(err.code, 2, "{}", err.stderr);
+    assert!(
+        err.stderr.contains("the queue of profile `hpc` can never run `long`: its time_request (2h)"),
+        "{}",
+        err.stderr
+    );
+    assert!(err.stderr.contains("workflow.toml:2:8"), "at the task: {}", err.stderr);
+    assert!(err.stderr.contains("can never run `wide`"), "{}", err.stderr);
+    assert!(err.stderr.contains("2 problems in workflow.toml"), "{}", err.stderr);
+    // With the embedded worker kept, those tasks can still run there: notes only.
+    let out = t.success_with(&["check", "--profile", "mixed"]);
+    assert!(out.contains("note: `long` can run only on the embedded worker"), "{out}");
+    t.success_with(&["check", "--profile", "big"]);
+    let bad = Test::new().workflow(workflow).file("flow.profiles.toml", "[profile.bad.queue]\nmanager = \"lsf\"\n");
+    let err = bad.run_with(&["check", "--profile", "bad"]);
+    assert_eq!(err.code, 2);
+    assert!(err.stderr.contains("flow.profiles.toml") && err.stderr.contains("lsf"), "{}", err.stderr);
 }
 
 #[test]
