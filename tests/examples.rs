@@ -94,7 +94,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
-fn every_example_profile_prints_its_job_script() {
+fn every_example_profile_prints_its_job_script_and_can_run_every_task() {
     let mut seen = 0;
     for dir in examples() {
         let Ok(text) = fs_err::read_to_string(dir.join("flow.profiles.toml")) else { continue };
@@ -106,6 +106,8 @@ fn every_example_profile_prints_its_job_script() {
         for name in names {
             let out = Test::new().current_dir(&dir).args(["alloc", "--dry-run", "--profile", name]).success();
             assert!(out.contains("#!/bin/bash") && out.contains(" worker --access "), "{name}: {out}");
+            let out = Test::new().current_dir(&dir).args(["check", "--profile", name]).success();
+            assert!(out.starts_with("ok: ") && !out.contains("note:"), "{name}: {out}");
             seen += 1;
         }
     }
