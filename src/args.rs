@@ -38,6 +38,9 @@ pub enum Command {
     Runs(crate::status_cmd::RunsArgs),
     /// Join a run as a worker: `flow worker --access .flow/runs/<id>/access.json`.
     Worker(crate::worker_cmd::WorkerCmdArgs),
+    /// Ends the tasks of the flow process that started it if that process dies (internal).
+    #[command(hide = true)]
+    Guard,
     /// List the workers of a run.
     Workers(crate::worker_cmd::WorkersArgs),
     /// Show a run's cluster allocations (`list`, `log ID`), or a queue's script (`--dry-run`).

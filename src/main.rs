@@ -7,6 +7,7 @@ mod check_cmd;
 mod exit_codes;
 mod explain_cmd;
 mod graph;
+mod guard;
 mod load;
 mod log_cmd;
 mod plan;
@@ -42,6 +43,10 @@ fn main() -> ExitCode {
         Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Worker(args) => worker_cmd::worker(args),
+        Command::Guard => {
+            guard::serve();
+            Ok(exit_codes::SUCCESS)
+        }
         Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),

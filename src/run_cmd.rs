@@ -79,6 +79,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         only,
         dry_exec: args.dry_exec,
         bind_cpus: args.bind_cpus,
+        guard: if args.dry_exec || !local { None } else { crate::guard::start() },
         listen,
         local,
         queue,

@@ -62,6 +62,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         time_limit: duration("time-limit", &args.time_limit)?,
         idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
         bind_cpus: args.bind_cpus,
+        guard: crate::guard::start(),
     };
     let leave = remote_worker::run(options).map_err(|e| Failure::Usage(format!("worker: {e}")))?;
     let why = match leave {

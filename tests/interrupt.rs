@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::run::{assert_code, last_summary, live_in_group, run_ids, statuses};
 use crate::support::Test;
-use crate::support::process::{entries, lines, read, signal, spawn_flow, wait_child, wait_for};
+use crate::support::process::{entries, guard_of, lines, read, signal, spawn_flow, wait_child, wait_for};
 
 #[test]
 fn ctrl_c_stops_every_task_and_exits_130() {
@@ -186,6 +186,8 @@ command = "mkdir -p pids && echo $$ >> pids/{{ index }} && if [ ! -e second ]; t
     let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow1.stderr");
     let started =
         wait_for(Duration::from_secs(10), || (1..=2).all(|i| !read(&t, &format!("pids/{i}")).trim().is_empty()));
+    // Its guard goes first, as when a whole process group is killed.
+    signal(guard_of(flow.id()).expect("flow run has a guard"), "-KILL");
     signal(flow.id(), "-KILL");
     wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
     assert!(started, "the tasks never started: {:?}", entries(&pids));
@@ -203,6 +205,29 @@ command = "mkdir -p pids && echo $$ >> pids/{{ index }} && if [ ! -e second ]; t
         );
     }
     assert_eq!(lines(&t, "pids/1").len(), 2, "wait[1] ran again");
+}
+
+#[test]
+fn a_killed_runs_tasks_end_with_it() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"wait\"\nrange = \"1-2\"\ncommand = \"mkdir -p pids && echo $$ > pids/{{ index }}; sleep 30\"\n",
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let started =
+        wait_for(Duration::from_secs(10), || (1..=2).all(|i| !read(&t, &format!("pids/{i}")).trim().is_empty()));
+    assert!(started, "the tasks never started");
+    // Long enough for flow to hand the tasks to its guard.
+    std::thread::sleep(Duration::from_millis(500));
+    signal(flow.id(), "-KILL");
+    wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    for i in 1..=2 {
+        let pid: u32 = read(&t, &format!("pids/{i}")).trim().parse().expect("pid");
+        assert!(
+            wait_for(Duration::from_secs(5), || live_in_group(pid).is_empty()),
+            "task {pid} runs on after its run was killed: {:?}",
+            live_in_group(pid)
+        );
+    }
 }
 
 // 14

@@ -105,11 +105,13 @@ fn a_peer_with_the_wrong_secret_is_refused_and_the_run_goes_on() {
 fn a_killed_workers_tasks_run_again_elsewhere() {
     let t = Test::new().workflow(
         "[[tasks]]\nname = \"job\"\nrange = \"1-4\"\n\
-         command = \"echo $FLOW_INDEX:$FLOW_INSTANCE >> started.txt; sleep 1.5; echo $FLOW_INDEX >> finished.txt\"\n",
+         command = \"echo $FLOW_INDEX:$FLOW_INSTANCE >> started.txt; sleep 1.5; echo $FLOW_INDEX:$FLOW_INSTANCE >> finished.txt\"\n",
     );
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);
     let mut first = start_worker(&t, &access, &["--cpus", "2"], "first.stderr");
     assert!(wait_for(Duration::from_secs(10), || lines(&t, "started.txt").len() >= 2), "tasks never started");
+    // Long enough for the worker to hand its tasks to its guard process.
+    std::thread::sleep(Duration::from_millis(500));
     first.kill().expect("kill the first worker");
     let _ = first.wait();
     let mut second = start_worker(&t, &access, &["--cpus", "4"], "second.stderr");
@@ -122,6 +124,10 @@ fn a_killed_workers_tasks_run_again_elsewhere() {
     assert!(started.iter().any(|l| l.ends_with(":1")), "no second attempt in {started:?}");
     let summary = t.success_with(&["log", "list", "--json"]);
     assert_eq!(summary.lines().filter(|l| l.contains("\"succeeded\"")).count(), 4, "{summary}");
+    // The killed worker's guard ended its tasks: none of them finished beside its new attempt.
+    let finished = lines(&t, "finished.txt");
+    let indices: std::collections::BTreeSet<_> = finished.iter().filter_map(|l| l.split(':').next()).collect();
+    assert_eq!((finished.len(), indices.len()), (4, 4), "an instance finished twice: {finished:?}");
     let _ = wait_child(&mut second, Duration::from_secs(10));
 }
 

@@ -70,6 +70,15 @@ pub fn wait_child(child: &mut Child, limit: Duration) -> Option<std::process::Ex
     }
 }
 
+/// The `flow guard` process that flow process `pid` started, if it runs.
+pub fn guard_of(pid: u32) -> Option<u32> {
+    let children = fs_err::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    children.split_whitespace().filter_map(|c| c.parse().ok()).find(|c: &u32| {
+        let cmdline = std::fs::read(format!("/proc/{c}/cmdline")).unwrap_or_default();
+        cmdline.split(|&b| b == 0).any(|arg| arg == b"guard")
+    })
+}
+
 pub fn signal(pid: u32, sig: &str) {
     let status = Command::new("kill").args([sig, &pid.to_string()]).status().expect("run kill");
     assert!(status.success(), "kill {sig} {pid} failed");

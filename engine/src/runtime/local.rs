@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use super::core::WorkerResources;
 use super::fingerprint::{Fingerprint, fingerprint, missing_output};
+use super::guard::{Guard, WATCH_AFTER};
 use super::job::Job;
 use super::output_sink::OutputSink;
 use super::spawn::{signal_group, spawn};
@@ -39,14 +40,21 @@ pub struct LocalWorker {
     stop: watch::Sender<bool>,
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
     bind_cpus: bool,
+    guard: Option<Arc<Guard>>,
 }
 
 impl LocalWorker {
     /// A worker owning `resources` that writes output to `log` and calls
-    /// `report` when a job ends.
-    pub fn new(resources: WorkerResources, log: OutputSink, report: Report, bind_cpus: bool) -> Self {
+    /// `report` when a job ends; `guard` ends its tasks if it dies first.
+    pub fn new(
+        resources: WorkerResources,
+        log: OutputSink,
+        report: Report,
+        bind_cpus: bool,
+        guard: Option<Arc<Guard>>,
+    ) -> Self {
         let (stop, _) = watch::channel(false);
-        Self { resources, log, report, stop, running: Arc::default(), bind_cpus }
+        Self { resources, log, report, stop, running: Arc::default(), bind_cpus, guard }
     }
 
     /// What this worker owns.
@@ -63,6 +71,7 @@ impl LocalWorker {
             stop: self.stop.subscribe(),
             running: self.running.clone(),
             bind_cpus: self.bind_cpus,
+            guard: self.guard.clone(),
         };
         let report = self.report.clone();
         tokio::spawn(async move {
@@ -88,6 +97,7 @@ struct JobContext {
     stop: watch::Receiver<bool>,
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
     bind_cpus: bool,
+    guard: Option<Arc<Guard>>,
 }
 
 impl JobContext {
@@ -140,15 +150,34 @@ impl JobContext {
         let stop = async {
             let _ = self.stop.wait_for(|s| *s).await;
         };
-        let mut stopped = false;
-        let mut timed_out = false;
-        let status = tokio::select! {
-            status = child.wait() => status,
-            () = deadline => { timed_out = true; terminate(pgid, &mut child).await }
-            () = stop => { stopped = true; terminate(pgid, &mut child).await }
+        // A task that outlasts WATCH_AFTER is handed to the guard.
+        let guard = self.guard.clone();
+        let watch = async {
+            match guard {
+                Some(_) => tokio::time::sleep(WATCH_AFTER).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline, stop, watch);
+        let (mut stopped, mut timed_out, mut watched) = (false, false, false);
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                () = &mut deadline => { timed_out = true; break terminate(pgid, &mut child).await }
+                () = &mut stop => { stopped = true; break terminate(pgid, &mut child).await }
+                () = &mut watch, if !watched => {
+                    watched = true;
+                    if let Some(guard) = &self.guard {
+                        guard.watch(pgid);
+                    }
+                }
+            }
         };
         // Whatever the task left behind in its group goes with it.
         signal_group(pgid, Signal::SIGKILL);
+        if let Some(guard) = self.guard.as_ref().filter(|_| watched) {
+            guard.release(pgid);
+        }
         for reader in readers.into_iter().flatten() {
             let _ = reader.await;
         }

@@ -13,6 +13,7 @@ mod driver_queue;
 pub mod event;
 pub mod explain;
 pub mod fingerprint;
+pub mod guard;
 pub mod job;
 pub mod links;
 pub mod local;

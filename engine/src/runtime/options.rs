@@ -25,6 +25,8 @@ pub struct RunOptions {
     pub dry_exec: bool,
     /// Bind each task to the CPU ids it was given.
     pub bind_cpus: bool,
+    /// Ends the embedded worker's tasks if `flow run` dies without doing so.
+    pub guard: Option<std::sync::Arc<super::guard::Guard>>,
     /// Accept remote workers on this address (`host:port`; port 0 picks one).
     pub listen: Option<String>,
     /// Run tasks on the embedded worker too (off: only remote workers).

@@ -36,6 +36,8 @@ pub struct WorkerOptions {
     pub idle_timeout: Option<Duration>,
     /// Bind tasks to their CPU ids.
     pub bind_cpus: bool,
+    /// Ends the worker's tasks if it dies without doing so.
+    pub guard: Option<Arc<super::guard::Guard>>,
 }
 
 /// Why a worker stopped with an error.
@@ -133,7 +135,13 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
     });
     let mut running: HashSet<TaskId> = HashSet::new();
-    let local = LocalWorker::new(options.resources.clone(), OutputSink::Channel(output), report, options.bind_cpus);
+    let local = LocalWorker::new(
+        options.resources.clone(),
+        OutputSink::Channel(output),
+        report,
+        options.bind_cpus,
+        options.guard.clone(),
+    );
 
     let started = Instant::now();
     let mut last_busy = Instant::now();

@@ -120,8 +120,13 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 let report = Arc::new(move |event| {
                     let _ = tx.send(DriverEvent::Worker { worker: id, event });
                 });
-                let worker =
-                    LocalWorker::new(options.worker.clone(), OutputSink::Log(log.clone()), report, options.bind_cpus);
+                let worker = LocalWorker::new(
+                    options.worker.clone(),
+                    OutputSink::Log(log.clone()),
+                    report,
+                    options.bind_cpus,
+                    options.guard.clone(),
+                );
                 links.insert(id, Link::Local(worker));
             }
             let accepting = match listener {

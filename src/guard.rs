@@ -1,0 +1,29 @@
+//! The guard process that ends a worker's tasks if the worker dies without
+//! doing so (see `flow_engine::runtime::guard`): started by `flow run` and
+//! `flow worker` as `flow guard`, a subcommand not meant for people.
+
+use std::sync::Arc;
+
+use flow_engine::runtime::guard::{self, Guard};
+
+/// Starts the guard for this process's tasks; without one (it could not be
+/// started) the worker still runs, and says so.
+pub fn start() -> Option<Arc<Guard>> {
+    let started = std::env::current_exe().and_then(|exe| {
+        let mut command = std::process::Command::new(exe);
+        command.arg("guard");
+        Guard::start(command)
+    });
+    match started {
+        Ok(guard) => Some(Arc::new(guard)),
+        Err(e) => {
+            eprintln!("warning: could not start the guard process ({e}); if flow is killed, its tasks run on");
+            None
+        }
+    }
+}
+
+/// `flow guard`: follows the worker's tasks on stdin until it closes.
+pub fn serve() {
+    guard::serve(std::io::stdin().lock());
+}
