@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::profile::Queue;
 use crate::ir::{Amount, Graph, GroupId, Resources};
-use crate::runtime::core::GroupBacklog;
+use crate::runtime::core::{GroupBacklog, bytes, units};
 
 /// How a group's tasks fit on one worker of the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,7 +19,7 @@ pub enum Fit {
 }
 
 /// How each group fits the queue's workers, with the reason for those that
-/// never fit (e.g. "needs 4 cpus, the queue's workers have 2").
+/// never fit (e.g. "needs 4 cpus, the queue's workers have 2 cpus").
 pub fn fits(graph: &Graph, queue: &Queue) -> Vec<(Fit, Option<String>)> {
     graph
         .groups
@@ -70,9 +70,7 @@ fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
                 n = n.min(have / need);
                 Ok(())
             }
-            Some(have) => {
-                Err(format!("needs {what} {}, the queue's workers have {}", shown(need, what), shown(have, what)))
-            }
+            Some(have) => Err(format!("needs {}, the queue's workers have {}", shown(need, what), shown(have, what))),
         }
     };
     let scaled = |v: Option<u32>| v.map(|c| Amount::whole(u64::from(c)).0);
@@ -128,10 +126,14 @@ pub fn submissions(queue: &Queue, load: QueueLoad, wanted: u64) -> u64 {
     need.min(room).min(waiting)
 }
 
+/// An amount of resource `what`, worded as the core words it: "4 cpus",
+/// "1 gpu", "512 MiB of memory", "2 `fpga`".
 fn shown(v: u64, what: &str) -> String {
     match what {
-        "memory" => format!("{} MiB", v.div_ceil(1 << 20)),
-        _ => Amount(v).to_string(),
+        "memory" => format!("{} of memory", bytes(v)),
+        "cpus" => units(Amount(v), "cpu"),
+        "gpus" => units(Amount(v), "gpu"),
+        _ => format!("{} `{what}`", Amount(v)),
     }
 }
 
@@ -207,9 +209,9 @@ mod tests {
         );
         let fits = fits(&g, &queue("worker = { cpus = 2 }\n"));
         let why = |i: usize| fits[i].1.clone().unwrap_or_default();
-        assert_eq!(why(0), "needs cpus 4, the queue's workers have 2");
+        assert_eq!(why(0), "needs 4 cpus, the queue's workers have 2 cpus");
         assert_eq!(why(1), "its time_request (2h) is longer than the queue's time_limit (1h)");
-        assert_eq!(why(2), "needs gpus 1, the queue's workers have 0");
+        assert_eq!(why(2), "needs 1 gpu, the queue's workers have 0 gpus");
         assert_eq!(fits[3].0, Fit::Slots(4));
     }
 }
