@@ -21,7 +21,7 @@ pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
 /// for several tasks, not once for each. A worker with nothing in line
 /// sends each result at once, since the coordinator's answer is what it
 /// waits for.
-pub const REPORT_HOLD: Duration = Duration::from_millis(2);
+pub const REPORT_HOLD: Duration = Duration::from_millis(4);
 
 /// What a worker offers when it joins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

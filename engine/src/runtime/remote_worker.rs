@@ -111,9 +111,6 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
                 },
                 _ = heartbeat.tick() => ToCoordinator::Heartbeat,
             };
-            if matches!(msg, ToCoordinator::Finished { .. }) {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
             if matches!(msg, ToCoordinator::Finished { .. }) && in_line.load(Ordering::Relaxed) > 0 {
                 tokio::time::sleep(REPORT_HOLD).await;
             }
