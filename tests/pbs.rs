@@ -152,11 +152,11 @@ fn profile_mistakes_are_reported_with_their_place() {
     assert!(out.stderr.contains("no profiles file"), "{}", out.stderr);
 }
 
-#[test]
-fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
-    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES);
+/// Starts `flow run --profile pbs` in the background with the fake server
+/// holding jobs in its queue (`FAKE_PBS_HOLD`), and waits until job 1 is queued.
+fn run_with_a_held_job(t: &Test) -> std::process::Child {
     let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-pbs");
-    let mut run = std::process::Command::new(flow_bin())
+    let run = std::process::Command::new(flow_bin())
         .args(["run", "--profile", "pbs"])
         .current_dir(t.path())
         .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default()))
@@ -173,6 +173,13 @@ fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
             .any(|r| fs_err::read_to_string(runs.join(r).join("allocs.json")).is_ok_and(|s| s.contains("1.fakepbs")))
     });
     assert!(queued, "no job was queued");
+    run
+}
+
+#[test]
+fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
+    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES);
+    let mut run = run_with_a_held_job(&t);
     // It stays queued: polling (every second here) sees it alive and does not submit again.
     std::thread::sleep(Duration::from_millis(2500));
     let why = t.success_with(&["explain", "t"]);
@@ -235,24 +242,7 @@ fn a_profile_missing_next_to_the_workflow_is_taken_from_the_users_config() {
 #[test]
 fn the_next_run_deletes_the_jobs_a_killed_run_left_queued() {
     let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES);
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-pbs");
-    let mut run = std::process::Command::new(flow_bin())
-        .args(["run", "--profile", "pbs"])
-        .current_dir(t.path())
-        .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default()))
-        .env("FAKE_PBS_DIR", t.path().join("pbs"))
-        .env("FAKE_PBS_HOLD", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start flow");
-    let queued = wait_for(Duration::from_secs(30), || {
-        let runs = t.path().join(".flow/runs");
-        entries(&runs)
-            .into_iter()
-            .any(|r| fs_err::read_to_string(runs.join(r).join("allocs.json")).is_ok_and(|s| s.contains("1.fakepbs")))
-    });
-    assert!(queued, "no job was queued");
+    let mut run = run_with_a_held_job(&t);
     signal(run.id(), "-KILL");
     let _ = run.wait();
     // The next run cancels what the dead one left in the queue, then runs.
