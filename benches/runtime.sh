@@ -38,19 +38,8 @@ seconds() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
 }
 
-# settle: waits (up to 60 s) until the machine is idle — under 15 % of the
-# CPUs busy over half a second — so that other work does not land in a timing.
-noisy=0
-settle() {
-  local i busy
-  for i in $(seq 120); do
-    busy=$({ head -1 /proc/stat; sleep 0.5; head -1 /proc/stat; } | awk '
-      { idle = $5 + $6; total = 0; for (f = 2; f <= NF; f++) total += $f }
-      NR == 1 { i0 = idle; t0 = total } NR == 2 { print 1 - (idle - i0) / (total - t0) }')
-    awk -v b="$busy" 'BEGIN { exit !(b < 0.15) }' && return
-  done
-  noisy=$((noisy + 1))
-}
+# shellcheck source=benches/settle.sh
+. "$root/benches/settle.sh"
 
 # try KEY CMD...: times CMD and keeps the best time in best[KEY].
 declare -A best
@@ -292,7 +281,4 @@ for w in $workloads; do
     *) echo "unknown workload: $w (w1 w2 w6 make mem dry)" >&2; exit 2 ;;
   esac
 done
-if [ "$noisy" -gt 0 ]; then
-  echo
-  echo "warning: the machine was busy before $noisy of the timings (waited 60 s for it to settle): compare with care"
-fi
+warn_if_noisy
