@@ -37,15 +37,20 @@ pub enum EdgeKind {
 
 impl EdgeKind {
     /// The `from` instances that instance `to` of the waiting group depends on,
-    /// given the size of the `from` group.
+    /// given the size of the `from` group. A row missing from an explicit
+    /// edge is empty and positions past `from_count` are left out, so a
+    /// hand-written graph cannot make this panic.
     pub fn sources(&self, to: u64, from_count: u64) -> Box<dyn Iterator<Item = u64> + '_> {
         match self {
             EdgeKind::All => Box::new(0..from_count),
             EdgeKind::ElementWise => Box::new(std::iter::once(to).filter(move |&i| i < from_count)),
             EdgeKind::Explicit { offsets, sources } => {
-                let to = to as usize;
-                let (start, end) = (offsets[to] as usize, offsets[to + 1] as usize);
-                Box::new(sources[start..end].iter().copied())
+                let i = usize::try_from(to).unwrap_or(usize::MAX);
+                let row = match (offsets.get(i), i.checked_add(1).and_then(|next| offsets.get(next))) {
+                    (Some(&start), Some(&end)) => sources.get(start as usize..end as usize).unwrap_or_default(),
+                    _ => &[],
+                };
+                Box::new(row.iter().copied().filter(move |&s| s < from_count))
             }
         }
     }

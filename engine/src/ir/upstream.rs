@@ -30,12 +30,9 @@ impl Upstream {
 impl Graph {
     /// The instances `task` waits for, one [`Upstream`] per group in group
     /// order, read from the edges into its group as the runtime follows
-    /// them: `all` is every instance of the source, `element_wise` the one
-    /// at the same position (if the source has it), `explicit` the task's
-    /// row. Rows missing from an explicit edge are empty and positions past
-    /// the end of the source are ignored, so a hand-written graph cannot
-    /// make this panic. Edges from the group to itself count; several edges
-    /// from one group (written in `after` and inferred from files) are merged.
+    /// them ([`EdgeKind::sources`], which a hand-written graph cannot make
+    /// panic). Edges from the group to itself count; several edges from one
+    /// group (written in `after` and inferred from files) are merged.
     pub fn upstream(&self, task: TaskId) -> Vec<Upstream> {
         let mut found: BTreeMap<GroupId, Vec<Range<u64>>> = BTreeMap::new();
         for edge in self.edges.iter().filter(|e| e.to == task.group) {
@@ -43,19 +40,10 @@ impl Graph {
             let count = from.count;
             let ranges = found.entry(edge.from).or_default();
             match &edge.kind {
-                EdgeKind::All => ranges.push(0..count),
-                EdgeKind::ElementWise => ranges.push(task.instance..task.instance + 1),
-                EdgeKind::Explicit { offsets, sources } => {
-                    let i = usize::try_from(task.instance).unwrap_or(usize::MAX);
-                    let row = match (offsets.get(i), i.checked_add(1).and_then(|next| offsets.get(next))) {
-                        (Some(&start), Some(&end)) => sources.get(start as usize..end as usize).unwrap_or_default(),
-                        _ => &[],
-                    };
-                    ranges.extend(row.iter().map(|&s| s..s + 1));
-                }
+                // A range, not one position each: `all` over a big group stays cheap.
+                EdgeKind::All => ranges.extend((count > 0).then_some(0..count)),
+                kind => ranges.extend(kind.sources(task.instance, count).map(|s| s..s + 1)),
             }
-            ranges.iter_mut().for_each(|r| r.end = r.end.min(count));
-            ranges.retain(|r| r.start < r.end);
         }
         found
             .into_iter()
