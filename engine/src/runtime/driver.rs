@@ -140,9 +140,9 @@ pub(super) struct Driver {
     pub self_tx: mpsc::UnboundedSender<DriverEvent>,
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     pub unschedulable: HashMap<GroupId, String>,
-    /// Tasks sent ahead to a remote worker, by the task they start after:
-    /// their attempt, worker and label, to record their start when it comes.
-    pub ahead: HashMap<TaskId, (TaskId, u32, WorkerId, String)>,
+    /// Tasks sent ahead to a remote worker, by the task they start after,
+    /// with their label, to record their start when it comes.
+    pub ahead: HashMap<TaskId, (TaskId, String)>,
     /// Successful runs and their total duration, per group, until it is known to be short.
     pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
@@ -310,7 +310,7 @@ impl Driver {
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => {
-                self.ahead.insert(before, (task, attempt, worker, job.label.clone()));
+                self.ahead.insert(before, (task, job.label.clone()));
             }
             None => {
                 self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
@@ -388,12 +388,15 @@ impl Driver {
             location,
         });
         // The task sent ahead behind this one starts now (unless the run is
-        // being stopped: then it is stopped too); one that ends without
-        // having started is no longer waiting.
+        // being stopped: then it is stopped too). Only a stopped run (or
+        // `--dry-exec`) ends a task still in line: it is no longer waiting.
         if !self.ahead.is_empty() {
-            self.ahead.retain(|_, (next, ..)| *next != task);
-            if let Some((next, attempt, worker, label)) = self.ahead.remove(&task)
+            if self.summary.interrupted || self.options.dry_exec {
+                self.ahead.retain(|_, (next, _)| *next != task);
+            }
+            if let Some((next, label)) = self.ahead.remove(&task)
                 && !self.summary.interrupted
+                && let Some(&(attempt, worker)) = self.running.get(&next)
             {
                 self.journal(next, attempt, JournalEvent::Started { worker: worker.0 });
                 self.event_batch.push(Event::TaskStarted { task: next, label, attempt });
@@ -406,7 +409,7 @@ impl Driver {
     /// them ahead to remote workers.
     fn measure(&mut self, task: TaskId, duration: std::time::Duration) {
         let (count, total) = self.durations.entry(task.group).or_default();
-        if *count > SHORT_SAMPLE {
+        if *count >= SHORT_SAMPLE {
             return;
         }
         *count += 1;

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{SigHandler, Signal, killpg, signal};
 use nix::unistd::Pid;
 
+use super::spawn::signal_group;
+
 /// How long a task runs before the guard is told about it. A task that ends
 /// sooner would be gone about as soon as the guard could act.
 pub const WATCH_AFTER: Duration = Duration::from_millis(200);
@@ -78,14 +80,14 @@ pub fn serve(input: impl BufRead) -> usize {
 }
 
 /// The groups still watched when `input` ends.
-fn follow(input: impl BufRead) -> HashSet<i32> {
+fn follow(input: impl BufRead) -> HashSet<u32> {
     let mut watched = HashSet::new();
     for line in input.lines() {
         let Ok(line) = line else { break };
         let (op, pgid) = line.split_at(line.len().min(1));
-        let Ok(pgid) = pgid.parse::<i32>() else { continue };
+        let Ok(pgid) = pgid.parse::<u32>() else { continue };
         match op {
-            "+" if pgid > 1 => {
+            "+" if (2..=i32::MAX as u32).contains(&pgid) => {
                 watched.insert(pgid);
             }
             "-" => {
@@ -98,11 +100,11 @@ fn follow(input: impl BufRead) -> HashSet<i32> {
 }
 
 /// SIGTERM to each group, SIGKILL to those still there after the grace.
-fn end(groups: &HashSet<i32>) {
-    let alive = |g: &i32| killpg(Pid::from_raw(*g), None).is_ok();
-    let mut left: Vec<i32> = groups.iter().copied().filter(alive).collect();
+fn end(groups: &HashSet<u32>) {
+    let alive = |g: &u32| killpg(Pid::from_raw(*g as i32), None).is_ok();
+    let mut left: Vec<u32> = groups.iter().copied().filter(alive).collect();
     for &g in &left {
-        let _ = killpg(Pid::from_raw(g), Signal::SIGTERM);
+        signal_group(g, Signal::SIGTERM);
     }
     let deadline = Instant::now() + KILL_GRACE;
     while !left.is_empty() && Instant::now() < deadline {
@@ -110,7 +112,7 @@ fn end(groups: &HashSet<i32>) {
         left.retain(alive);
     }
     for g in left {
-        let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+        signal_group(g, Signal::SIGKILL);
     }
 }
 
@@ -138,7 +140,7 @@ mod tests {
         let (kept, released) = (sleeper("30"), sleeper("30"));
         let input = format!("+{kept}\n+{released}\n-{released}\nnonsense\n+1\n");
         let watched = follow(input.as_bytes());
-        assert_eq!(watched, HashSet::from([kept as i32]));
+        assert_eq!(watched, HashSet::from([kept]));
         end(&watched);
         std::thread::sleep(Duration::from_millis(100));
         assert!(!group_alive(kept), "the watched task was ended");

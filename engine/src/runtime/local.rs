@@ -151,11 +151,12 @@ impl JobContext {
             let _ = self.stop.wait_for(|s| *s).await;
         };
         // A task that outlasts WATCH_AFTER is handed to the guard.
-        let guard = self.guard.clone();
+        let guarded = self.guard.is_some();
         let watch = async {
-            match guard {
-                Some(_) => tokio::time::sleep(WATCH_AFTER).await,
-                None => std::future::pending().await,
+            if guarded {
+                tokio::time::sleep(WATCH_AFTER).await;
+            } else {
+                std::future::pending::<()>().await;
             }
         };
         tokio::pin!(deadline, stop, watch);

@@ -131,6 +131,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         let _ = ended_tx.send(task);
         let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
     });
+    // Tasks accepted and not yet ended: running here, or waiting in line.
     let mut running: HashSet<TaskId> = HashSet::new();
     let local = LocalWorker::new(
         options.resources.clone(),
@@ -151,7 +152,6 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
             Some(task) = ended.recv() => {
                 running.remove(&task);
                 if let Some((job, previous)) = waiting.remove(&task) {
-                    running.insert(job.task);
                     local.start(job, previous);
                 }
             }
@@ -159,21 +159,17 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
             msg = rx.recv::<ToWorker>() => match msg {
                 Ok(Some(ToWorker::Start { job, previous, after })) => {
                     last_busy = Instant::now();
-                    // Its predecessor may itself still wait for one: it has not ended either.
-                    let pending = |a: &TaskId| running.contains(a) || waiting.holds(*a);
-                    match after.filter(pending) {
-                        Some(after) => {
-                            waiting.insert(after, *job, previous);
-                        }
-                        None => {
-                            running.insert(job.task);
-                            local.start(*job, previous);
-                        }
+                    // Its predecessor may itself still wait in line: it has not ended either.
+                    running.insert(job.task);
+                    match after.filter(|a| running.contains(a)) {
+                        Some(after) => waiting.insert(after, *job, previous),
+                        None => local.start(*job, previous),
                     }
                 }
                 Ok(Some(ToWorker::StopAll)) => {
                     // Jobs that never started end as stopped too.
                     for (job, _) in waiting.drain() {
+                        running.remove(&job.task);
                         let outcome = Outcome::instant(Status::Stopped);
                         let _ = control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
                     }
@@ -233,11 +229,6 @@ impl Line {
         let job = self.jobs.remove(task);
         self.len.store(self.jobs.len(), Ordering::Relaxed);
         job
-    }
-
-    /// Whether `task` is itself in line.
-    fn holds(&self, task: TaskId) -> bool {
-        self.jobs.values().any(|(job, _)| job.task == task)
     }
 
     fn drain(&mut self) -> impl Iterator<Item = (Job, Option<Fingerprint>)> + '_ {

@@ -80,7 +80,8 @@ impl Core {
         let (attempt, worker) = (self.attempt_of(task), WorkerId(w as u32));
         out.start(task, attempt, worker, &alloc);
         self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
-        if self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
+        // A task of a short group on a prefetch worker may get a line behind it.
+        if self.groups[g].line > 0 && self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
             self.heads.push(task);
         }
     }

@@ -29,8 +29,16 @@ impl Core {
     /// Marks group `group` as short: up to `line` of its instances may be
     /// sent ahead behind each running one (0: none).
     pub fn set_short(&mut self, group: crate::ir::GroupId, line: u8) {
-        if let Some(g) = self.groups.get_mut(group.index()) {
-            g.line = line;
+        let Some(g) = self.groups.get_mut(group.index()) else { return };
+        let was = std::mem::replace(&mut g.line, line);
+        // Its tasks already running on prefetch workers may get a line now.
+        if was == 0 && line > 0 {
+            let workers = &self.workers;
+            let prefetching =
+                |w: WorkerId| workers.get(w.0 as usize).and_then(Option::as_ref).is_some_and(|w| w.prefetch);
+            let tails =
+                self.running.iter().filter(|(t, r)| t.group == group && r.next.is_none() && prefetching(r.worker));
+            self.heads.extend(tails.map(|(t, _)| *t));
         }
     }
 
@@ -53,6 +61,9 @@ impl Core {
         let mut added = Vec::new();
         // Each pass lengthens every line by one, up to the group's depth.
         for _ in 0..line {
+            if !self.groups[g].is_active() {
+                break;
+            }
             heads.retain(|tail| {
                 let Some(run) = self.running.get(tail) else { return false };
                 if run.next.is_some() || run.depth >= line {
@@ -64,7 +75,10 @@ impl Core {
                 let Some(i) = self.groups[g].take() else { return true };
                 self.pending -= 1;
                 let task = TaskId::new(Self::group_id(g), i);
-                let (worker, depth, mut alloc) = (run.worker, run.depth + 1, run.alloc.clone());
+                let (worker, depth) = (run.worker, run.depth + 1);
+                // Reuse a finished task's buffers, as matching does.
+                let mut alloc = self.spare.pop().unwrap_or_default();
+                alloc.clone_from(&run.alloc);
                 alloc.after = Some(*tail);
                 let attempt = self.attempt_of(task);
                 out.start(task, attempt, worker, &alloc);
@@ -87,36 +101,36 @@ impl Core {
         if let Some(b) = before.and_then(|b| self.running.get_mut(&b)) {
             b.next = run.next;
         }
-        let mut cur = run.next;
-        let mut first = true;
-        while let Some(task) = cur {
-            let Some(r) = self.running.get_mut(&task) else { break };
-            if first {
-                r.alloc.after = before;
-                first = false;
-            }
-            r.depth = r.depth.saturating_sub(1);
-            cur = r.next;
+        if let Some(first) = run.next.and_then(|n| self.running.get_mut(&n)) {
+            first.alloc.after = before;
         }
-        if let Some(b) = before {
-            self.heads.push(b);
+        if let Some(tail) = self.renumber(run.next, run.depth).or(before) {
+            self.heads.push(tail);
         }
     }
 
     /// `task` ended and `next` was sent ahead behind it: `next` now holds
     /// the resources, and every task behind it moves up one place.
     pub(super) fn hand_over(&mut self, next: TaskId) {
-        let mut cur = Some(next);
-        let mut depth = 0;
+        if let Some(run) = self.running.get_mut(&next) {
+            run.alloc.after = None;
+        }
+        if let Some(tail) = self.renumber(Some(next), 0) {
+            self.heads.push(tail);
+        }
+    }
+
+    /// Numbers the line from `first` on with depths from `depth`; returns
+    /// its last task, the one a new task would go behind.
+    fn renumber(&mut self, first: Option<TaskId>, mut depth: u8) -> Option<TaskId> {
+        let (mut cur, mut tail) = (first, None);
         while let Some(task) = cur {
             let Some(run) = self.running.get_mut(&task) else { break };
-            if depth == 0 {
-                run.alloc.after = None;
-            }
             run.depth = depth;
             depth += 1;
+            tail = Some(task);
             cur = run.next;
-            self.heads.push(task);
         }
+        tail
     }
 }
