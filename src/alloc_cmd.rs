@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream, read_output};
 use flow_engine::runtime::alloc::planner::{Fit, fits};
-use flow_engine::runtime::alloc::record::ALLOCS_FILE;
 use flow_engine::runtime::alloc::script::{ScriptContext, script, submit_command};
 use flow_engine::runtime::alloc::{AllocRecord, AllocsFile};
 use flow_engine::runtime::run_dir::{RunDir, locate};
@@ -75,17 +74,11 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     let base = loaded.dir()?;
     let profile = crate::profile::load(&base, name)?;
     let queue = profile.queue.ok_or_else(|| Failure::Usage(format!("profile `{name}` has no `queue` table")))?;
-    let run = base.join(".flow/runs/RUN_ID");
-    let flow = queue.settings.flow.clone().unwrap_or_else(|| {
-        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "flow".to_owned())
-    });
-    let cx = ScriptContext {
-        run_id: "RUN_ID",
-        access: &run.join("access.json"),
-        output: &run.join("allocs/N.out"),
-        flow: &flow,
-    };
-    let (program, submit) = submit_command(&queue, &run.join("allocs/N.sh"));
+    let run = RunDir { id: "RUN_ID".to_owned(), path: base.join(".flow/runs/RUN_ID") };
+    let flow = queue.flow_command();
+    let cx =
+        ScriptContext { run_id: &run.id, access: &run.access(), output: &run.path.join("allocs/N.out"), flow: &flow };
+    let (program, submit) = submit_command(&queue, &run.path.join("allocs/N.sh"));
     println!("# submitted with: {program} {}", submit.join(" "));
     for (group, (fit, why)) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
         if let (Fit::Never, Some(why)) = (fit, why) {
@@ -97,7 +90,7 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
 }
 
 fn read(run: &RunDir) -> Result<AllocsFile, String> {
-    let path = run.path.join(ALLOCS_FILE);
+    let path = run.allocs();
     let text = fs_err::read_to_string(&path).map_err(|_| format!("run {} has no allocation queue", run.id))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -6,7 +6,6 @@ use clap::Args;
 use flow_engine::ir::Graph;
 use flow_engine::log::{JournalState, JournalStatus, read_journal};
 use flow_engine::runtime::Summary;
-use flow_engine::runtime::alloc::record::ALLOCS_FILE;
 use flow_engine::runtime::alloc::{AllocState, AllocsFile};
 use flow_engine::runtime::links::WorkerInfo;
 use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
@@ -134,7 +133,7 @@ fn workers(run: &RunDir) {
 
 /// A line about the run's allocations, if it has a queue.
 fn allocations(run: &RunDir) {
-    let Ok(text) = fs_err::read_to_string(run.path.join(ALLOCS_FILE)) else { return };
+    let Ok(text) = fs_err::read_to_string(run.allocs()) else { return };
     let Ok(file) = serde_json::from_str::<AllocsFile>(&text) else { return };
     let Some(queue) = file.queue else { return };
     let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();

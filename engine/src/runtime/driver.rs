@@ -218,7 +218,7 @@ impl Driver {
                     gpus: offer.gpus.len(),
                 });
                 let deadline_us = offer.time_limit.map(|t| now_us() + t.as_micros() as u64);
-                self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline_us });
+                self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline_us, joined: Instant::now() });
                 let _ = reply.send(id);
                 self.write_workers();
                 if let Some(change) = change {
@@ -231,8 +231,9 @@ impl Driver {
             DriverEvent::Lost { worker, reason, clean } => {
                 let hostname = self.links.hostname(worker);
                 let Some(link) = self.links.remove(worker) else { return };
-                if let Link::Remote { offer: Offer { allocation: Some(job), .. }, .. } = &link
-                    && let Some(change) = self.queue.as_mut().and_then(|q| q.left(job, clean, &reason))
+                if let Link::Remote { offer: Offer { allocation: Some(job), .. }, joined, .. } = &link
+                    && let Some(change) =
+                        self.queue.as_mut().and_then(|q| q.left(job, joined.elapsed(), clean, &reason))
                 {
                     self.queue_change(change);
                 }
@@ -260,9 +261,7 @@ impl Driver {
         }
         let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
         if let Ok(text) = serde_json::to_string_pretty(&infos) {
-            // Written aside and renamed, so a reader never sees half a file.
-            let (tmp, path) = (self.run_dir.join("workers.json.tmp"), self.run_dir.join("workers.json"));
-            let _ = fs_err::write(&tmp, text + "\n").and_then(|()| fs_err::rename(&tmp, &path));
+            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers.json"), &(text + "\n"));
         }
     }
 

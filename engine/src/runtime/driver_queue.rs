@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::alloc::manager;
 use super::alloc::planner::{self, Fit};
 use super::alloc::queue::Change;
+use super::core::WorkerId;
 use super::driver::{Collect, Driver, DriverEvent};
 use super::event::Event;
 use crate::ir::GroupId;
@@ -27,17 +28,34 @@ impl Driver {
     /// At the start: report the tasks the queue can never run; without an
     /// embedded worker nothing else could run them either, so cancel them.
     pub(super) fn queue_start(&mut self, out: &mut Collect) {
+        let Some(queue) = self.queue.as_ref() else { return };
+        let never = self
+            .core
+            .backlog(|_| true)
+            .into_iter()
+            .filter_map(|b| match &queue.fits[b.group.index()] {
+                (Fit::Never, Some(reason)) => Some((b.group, reason.clone())),
+                _ => None,
+            })
+            .collect();
+        self.never_runs(never, "the queue cannot run it: ", out);
+    }
+
+    /// Reports each of `groups` once (in `allocs.json` and as an event) as a
+    /// task the queue can never run, with why; without an embedded worker,
+    /// nothing else could run them either, so they are cancelled, the
+    /// reason after `cancelled`.
+    fn never_runs(&mut self, groups: Vec<(GroupId, String)>, cancelled: &str, out: &mut Collect) {
         let Some(queue) = self.queue.as_mut() else { return };
-        let mut never = Vec::new();
-        for b in self.core.backlog(|_| true) {
-            let (Fit::Never, Some(reason)) = queue.fits[b.group.index()].clone() else { continue };
-            let task = self.factory.graph().group(b.group).name.clone();
-            queue.unschedulable(format!("`{task}`: {reason}"));
-            self.event_batch.push(Event::QueueUnschedulable { task, reason: reason.clone() });
-            never.push((b.group, format!("the queue cannot run it: {reason}")));
+        let graph = self.factory.graph();
+        queue.unschedulable(groups.iter().map(|(g, why)| format!("`{}`: {why}", graph.group(*g).name)));
+        for (g, why) in &groups {
+            let task = graph.group(*g).name.clone();
+            self.event_batch.push(Event::QueueUnschedulable { task, reason: why.clone() });
         }
         if !self.options.local {
-            self.cancel_for(never, out);
+            let groups = groups.into_iter().map(|(g, why)| (g, format!("{cancelled}{why}"))).collect();
+            self.cancel_for(groups, out);
         }
     }
 
@@ -48,8 +66,9 @@ impl Driver {
         if queue.paused().is_none() && self.core.stopped().is_none() {
             // Instances running on the embedded worker or on workers started
             // by hand need nothing from the queue.
-            let links = &self.links;
-            let backlog = self.core.backlog(|w| links.allocation(w).is_some_and(|job| queue.owns(job)));
+            let own: HashSet<WorkerId> =
+                self.links.allocations().filter(|(_, job)| queue.owns(job)).map(|(w, _)| w).collect();
+            let backlog = self.core.backlog(|w| own.contains(&w));
             let wanted = planner::wanted_workers(self.factory.graph(), &backlog, &queue.fits);
             for _ in 0..planner::submissions(&queue.queue, queue.load(), wanted) {
                 let (id, script) = match queue.prepare() {
@@ -94,20 +113,13 @@ impl Driver {
         if self.options.local || self.queue.is_none() {
             return;
         }
-        let groups: Vec<(GroupId, String)> = self
+        let groups = self
             .core
             .unfit()
             .into_iter()
             .map(|(g, why)| (g, format!("the queue's workers cannot run it: {why}")))
             .collect();
-        for (g, why) in &groups {
-            let task = self.factory.graph().group(*g).name.clone();
-            if let Some(queue) = self.queue.as_mut() {
-                queue.unschedulable(format!("`{task}`: {why}"));
-            }
-            self.event_batch.push(Event::QueueUnschedulable { task, reason: why.clone() });
-        }
-        self.cancel_for(groups, out);
+        self.never_runs(groups, "", out);
     }
 
     /// Acts on the manager's answer to a submission or a poll.

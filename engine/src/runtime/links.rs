@@ -27,6 +27,8 @@ pub enum Link {
         peer: String,
         /// When it leaves (µs since the epoch), if it has a time limit.
         deadline_us: Option<u64>,
+        /// When it joined.
+        joined: std::time::Instant,
     },
 }
 
@@ -68,6 +70,14 @@ impl Links {
     /// Adds a worker under the id the core gave it.
     pub fn insert(&mut self, id: WorkerId, link: Link) {
         self.links.insert(id, link);
+    }
+
+    /// Each remote worker that runs in a cluster job, with the job's id.
+    pub fn allocations(&self) -> impl Iterator<Item = (WorkerId, &str)> {
+        self.links.iter().filter_map(|(id, link)| match link {
+            Link::Remote { offer, .. } => Some((*id, offer.allocation.as_deref()?)),
+            Link::Local(_) => None,
+        })
     }
 
     /// The cluster job worker `id` runs in, if any.

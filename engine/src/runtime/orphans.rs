@@ -15,14 +15,14 @@ use super::run_dir::RunDir;
 /// Kills the tasks of runs under `state` that never finished and whose flow
 /// process is gone; returns how many processes were found.
 pub fn reap(state: &Path) -> usize {
-    let dead: HashSet<PathBuf> =
-        RunDir::list(state).into_iter().filter(|r| !r.is_finished() && !r.is_live()).map(|r| r.path).collect();
+    let dead: Vec<RunDir> = RunDir::list(state).into_iter().filter(|r| !r.is_finished() && !r.is_live()).collect();
     if dead.is_empty() {
         return 0;
     }
-    for dir in &dead {
-        cancel_allocations(dir);
+    for run in &dead {
+        cancel_allocations(&run.allocs());
     }
+    let dead: HashSet<PathBuf> = dead.into_iter().map(|r| r.path).collect();
     let Ok(procs) = fs_err::read_dir("/proc") else { return 0 };
     let mut found = 0;
     for entry in procs.flatten() {
@@ -42,11 +42,11 @@ pub fn reap(state: &Path) -> usize {
     found
 }
 
-/// Cancels the allocations a dead run left queued or running, and records that.
-fn cancel_allocations(dir: &Path) {
-    use super::alloc::record::{ALLOCS_FILE, AllocState, AllocsFile};
-    let path = dir.join(ALLOCS_FILE);
-    let Ok(text) = fs_err::read_to_string(&path) else { return };
+/// Cancels the allocations a dead run left queued or running, and records
+/// that in its `allocs.json` (`path`).
+fn cancel_allocations(path: &Path) {
+    use super::alloc::record::{AllocState, AllocsFile};
+    let Ok(text) = fs_err::read_to_string(path) else { return };
     let Ok(mut file) = serde_json::from_str::<AllocsFile>(&text) else { return };
     let Some(manager) = file.queue.as_ref().map(|q| q.manager) else { return };
     let mut ids = Vec::new();
@@ -61,6 +61,6 @@ fn cancel_allocations(dir: &Path) {
     }
     let _ = super::alloc::manager::cancel(manager, &ids);
     if let Ok(text) = serde_json::to_string_pretty(&file) {
-        let _ = fs_err::write(&path, text + "\n");
+        let _ = super::run_dir::write_atomically(path, &(text + "\n"));
     }
 }

@@ -145,7 +145,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             drop(log);
             let queue = options.queue.clone().map(|(profile, queue)| {
                 let fits = super::alloc::planner::fits(&graph, &queue);
-                AllocQueue::new(&profile, queue, fits, &run_for_thread.path, &run_for_thread.id)
+                AllocQueue::new(&profile, queue, fits, &run_for_thread)
             });
             let driver = Driver {
                 core,

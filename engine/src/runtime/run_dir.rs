@@ -105,6 +105,11 @@ impl RunDir {
         self.path.join("workers.json")
     }
 
+    /// `allocs.json`: the run's allocation queue and its allocations.
+    pub fn allocs(&self) -> PathBuf {
+        self.path.join(crate::runtime::alloc::record::ALLOCS_FILE)
+    }
+
     /// `summary.json`: written when the run ends.
     pub fn summary(&self) -> PathBuf {
         self.path.join("summary.json")
@@ -139,6 +144,15 @@ impl RunDir {
 #[derive(Debug)]
 pub struct RunLock {
     _flock: nix::fcntl::Flock<std::fs::File>,
+}
+
+/// Writes `text` to `path` through a file beside it and a rename, so a
+/// reader of a live run's state files never sees half a file.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    fs_err::write(&tmp, text)?;
+    fs_err::rename(&tmp, path)
 }
 
 /// The run that `flow log`/`flow status` name: in the `.flow` directory next

@@ -102,15 +102,19 @@ pub fn cancel(manager: Manager, ids: &[String]) -> Result<(), String> {
     checked(program, &output).map(drop)
 }
 
+/// The last `n` non-blank lines of `text`, trimmed, on one line.
+pub(super) fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
 /// The stdout of a successful command, or an error quoting its stderr.
 fn checked(program: &str, output: &Output) -> Result<String, String> {
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
-    let stderr = String::from_utf8_lossy(&output.stderr);
     // Its last lines, on one line: the error usually comes last.
-    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let said = lines[lines.len().saturating_sub(4)..].join(" | ");
+    let said = last_lines(&String::from_utf8_lossy(&output.stderr), 4);
     let status = match output.status.code() {
         Some(code) => format!("exit code {code}"),
         None => "a signal".to_owned(),

@@ -48,6 +48,16 @@ pub struct Queue {
 }
 
 // The names only show in messages: "unknown key `x` in a profile".
+impl Queue {
+    /// The `flow` executable the compute nodes run: the queue's `flow`
+    /// setting, or this very executable (a shared filesystem).
+    pub fn flow_command(&self) -> String {
+        self.settings.flow.clone().unwrap_or_else(|| {
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "flow".to_owned())
+        })
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename = "a profiles file")]
 struct File {

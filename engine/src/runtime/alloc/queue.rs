@@ -5,18 +5,20 @@
 //! (that is [`super::manager`]); it keeps the books and writes `allocs.json`.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::manager::last_lines;
 use super::planner::{Fit, QueueLoad};
 use super::profile::Queue;
-use super::record::{ALLOCS_FILE, AllocRecord, AllocState, AllocsFile, QueueRecord};
-use super::script::{ScriptContext, script};
+use super::record::{AllocRecord, AllocState, AllocsFile, QueueRecord};
+use super::script::{ScriptContext, job_name, script};
 use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::local::now_us;
+use crate::runtime::run_dir::{RunDir, write_atomically};
 
 /// Allocations failing in a row before the queue pauses.
-pub const FAILURES_TO_PAUSE: u32 = 3;
+const FAILURES_TO_PAUSE: u32 = 3;
 /// A worker that leaves uncleanly sooner than this after joining "died at once".
 const QUICK_DEATH: Duration = Duration::from_secs(30);
 
@@ -38,21 +40,18 @@ pub struct AllocQueue {
     pub fits: Vec<(Fit, Option<String>)>,
     record: QueueRecord,
     allocations: Vec<AllocRecord>,
-    /// When each allocation's workers joined, by allocation index.
-    joined_at: Vec<Vec<Instant>>,
     /// Per allocation: why one of its workers died at once while others ran
     /// on; it fails with that reason when the last one leaves.
     died: Vec<Option<String>>,
     failures_in_row: u32,
-    run_dir: PathBuf,
-    run_id: String,
+    run: RunDir,
     flow: String,
     last_poll: Instant,
 }
 
 impl AllocQueue {
     /// A queue with nothing submitted yet.
-    pub fn new(profile: &str, queue: Queue, fits: Vec<(Fit, Option<String>)>, run_dir: &Path, run_id: &str) -> Self {
+    pub fn new(profile: &str, queue: Queue, fits: Vec<(Fit, Option<String>)>, run: &RunDir) -> Self {
         let s = &queue.settings;
         let record = QueueRecord {
             profile: profile.to_owned(),
@@ -64,19 +63,15 @@ impl AllocQueue {
             paused: None,
             unschedulable: Vec::new(),
         };
-        let flow = s.flow.clone().unwrap_or_else(|| {
-            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "flow".to_owned())
-        });
+        let flow = queue.flow_command();
         AllocQueue {
             queue,
             fits,
             record,
             allocations: Vec::new(),
-            joined_at: Vec::new(),
             died: Vec::new(),
             failures_in_row: 0,
-            run_dir: run_dir.to_path_buf(),
-            run_id: run_id.to_owned(),
+            run: run.clone(),
             flow,
             last_poll: Instant::now(),
         }
@@ -84,7 +79,7 @@ impl AllocQueue {
 
     /// The manager's job name for this run's allocations.
     pub fn job_name(&self) -> String {
-        format!("flow-{}", self.run_id)
+        job_name(&self.run.id)
     }
 
     /// Why the queue stopped submitting, if it did.
@@ -103,9 +98,9 @@ impl AllocQueue {
         self.index(id).map_or(AllocState::Failed, |i| self.allocations[i].state)
     }
 
-    /// Records that a task can never run on this queue (shown once).
-    pub fn unschedulable(&mut self, line: String) {
-        self.record.unschedulable.push(line);
+    /// Records tasks that can never run on this queue (shown once each).
+    pub fn unschedulable(&mut self, lines: impl IntoIterator<Item = String>) {
+        self.record.unschedulable.extend(lines);
         self.write();
     }
 
@@ -135,16 +130,11 @@ impl AllocQueue {
     /// Writes the script of a new allocation; returns its id and the script's path.
     pub fn prepare(&mut self) -> std::io::Result<(u32, PathBuf)> {
         let id = self.allocations.len() as u32 + 1;
-        let dir = self.run_dir.join("allocs");
+        let dir = self.run.path.join("allocs");
         fs_err::create_dir_all(&dir)?;
         let script_path = dir.join(format!("{id}.sh"));
         let output = dir.join(format!("{id}.out"));
-        let cx = ScriptContext {
-            run_id: &self.run_id,
-            access: &self.run_dir.join("access.json"),
-            output: &output,
-            flow: &self.flow,
-        };
+        let cx = ScriptContext { run_id: &self.run.id, access: &self.run.access(), output: &output, flow: &self.flow };
         fs_err::write(&script_path, script(&self.queue, &cx))?;
         self.allocations.push(AllocRecord {
             id,
@@ -160,7 +150,6 @@ impl AllocQueue {
             script: format!("allocs/{id}.sh"),
             output: format!("allocs/{id}.out"),
         });
-        self.joined_at.push(Vec::new());
         self.died.push(None);
         self.write();
         Ok((id, script_path))
@@ -171,12 +160,7 @@ impl AllocQueue {
         let i = self.index(id)?;
         match result {
             Ok(job_id) => {
-                let a = &mut self.allocations[i];
-                a.job_id = job_id;
-                // Cancelled while being submitted: cancel it now it has an id.
-                if a.state == AllocState::Cancelled {
-                    let _ = super::manager::cancel(self.queue.settings.manager, std::slice::from_ref(&a.job_id));
-                }
+                self.allocations[i].job_id = job_id;
                 self.write();
                 Some(Change { record: self.allocations[i].clone(), paused: None })
             }
@@ -187,7 +171,6 @@ impl AllocQueue {
     /// A worker of job `job_id` connected; `None` if the job is not ours.
     pub fn joined(&mut self, job_id: &str) -> Option<Change> {
         let i = self.allocations.iter().position(|a| a.job_id == job_id)?;
-        self.joined_at[i].push(Instant::now());
         let a = &mut self.allocations[i];
         a.connected += 1;
         a.joined += 1;
@@ -200,11 +183,10 @@ impl AllocQueue {
         first.then(|| Change { record: self.allocations[i].clone(), paused: None })
     }
 
-    /// A worker of job `job_id` left; `clean` if it said why (idle, time
-    /// limit, run over) rather than vanishing.
-    pub fn left(&mut self, job_id: &str, clean: bool, reason: &str) -> Option<Change> {
+    /// A worker of job `job_id` left after `lived` connected; `clean` if it
+    /// said why (idle, time limit, run over) rather than vanishing.
+    pub fn left(&mut self, job_id: &str, lived: Duration, clean: bool, reason: &str) -> Option<Change> {
         let i = self.allocations.iter().position(|a| a.job_id == job_id)?;
-        let lived = self.joined_at[i].pop().map(|t| t.elapsed()).unwrap_or_default();
         let a = &mut self.allocations[i];
         a.connected = a.connected.saturating_sub(1);
         if !clean && lived < QUICK_DEATH {
@@ -217,9 +199,7 @@ impl AllocQueue {
             self.write();
             return None;
         }
-        if clean || lived >= QUICK_DEATH {
-            self.failures_in_row = 0;
-        }
+        self.failures_in_row = 0;
         let a = &mut self.allocations[i];
         if a.connected > 0 || a.state != AllocState::Running {
             self.write();
@@ -299,7 +279,7 @@ impl AllocQueue {
     pub fn outputs(&self) -> Vec<OutputRecord> {
         let mut records = Vec::new();
         for a in &self.allocations {
-            let Ok(data) = fs_err::read(self.run_dir.join(&a.output)) else { continue };
+            let Ok(data) = fs_err::read(self.run.path.join(&a.output)) else { continue };
             for chunk in data.chunks(1 << 20) {
                 records.push(OutputRecord {
                     task: OutputRecord::allocation(a.id),
@@ -327,7 +307,7 @@ impl AllocQueue {
     pub fn write(&self) {
         let file = AllocsFile { queue: Some(self.record.clone()), allocations: self.allocations.clone() };
         if let Ok(text) = serde_json::to_string_pretty(&file) {
-            let _ = fs_err::write(self.run_dir.join(ALLOCS_FILE), text + "\n");
+            let _ = write_atomically(&self.run.allocs(), &(text + "\n"));
         }
     }
 
@@ -362,23 +342,24 @@ impl AllocQueue {
 
     /// The last lines of allocation `i`'s output file, on one line.
     fn output_tail(&self, i: usize) -> String {
-        let path = self.run_dir.join(&self.allocations[i].output);
-        let text = fs_err::read_to_string(path).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(3)..].join(" | ")
+        let path = self.run.path.join(&self.allocations[i].output);
+        last_lines(&fs_err::read_to_string(path).unwrap_or_default(), 3)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::diag::Source;
     use crate::runtime::alloc::profile;
+    use crate::runtime::alloc::record::ALLOCS_FILE;
 
     fn queue(dir: &Path) -> AllocQueue {
         let text = "[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\nbacklog = 2\n";
         let q = profile::load(&Source::new("p.toml", text), "p").unwrap().queue.unwrap();
-        AllocQueue::new("p", q, Vec::new(), dir, "run1")
+        AllocQueue::new("p", q, Vec::new(), &RunDir { id: "run1".to_owned(), path: dir.to_path_buf() })
     }
 
     fn saved(dir: &Path) -> AllocsFile {
@@ -398,7 +379,7 @@ mod tests {
         assert_eq!(q.joined("42").map(|c| c.record.state), Some(AllocState::Running));
         assert!(q.joined("7").is_none(), "not our job");
         assert_eq!(q.load(), QueueLoad { connected: 1, queued: 0 });
-        let change = q.left("42", true, "it had no work for its idle timeout").unwrap();
+        let change = q.left("42", Duration::ZERO, true, "it had no work for its idle timeout").unwrap();
         assert_eq!(change.record.state, AllocState::Finished);
         assert!(change.paused.is_none());
         assert_eq!(saved(dir.path()).allocations[0].state, AllocState::Finished);
@@ -432,16 +413,16 @@ mod tests {
             q.joined(job);
         };
         start(&mut q, "1");
-        let change = q.left("1", false, "disconnected").unwrap();
+        let change = q.left("1", Duration::ZERO, false, "disconnected").unwrap();
         assert_eq!(change.record.state, AllocState::Failed);
         assert!(change.record.reason.unwrap().contains("died 0s after starting: disconnected"));
         start(&mut q, "2");
-        q.left("2", false, "disconnected");
+        q.left("2", Duration::ZERO, false, "disconnected");
         start(&mut q, "3");
         // A planned leave resets the count: the third failure in this sequence is only the first in a row.
-        q.left("3", true, "idle");
+        q.left("3", Duration::ZERO, true, "idle");
         start(&mut q, "4");
-        assert!(q.left("4", false, "disconnected").unwrap().paused.is_none());
+        assert!(q.left("4", Duration::ZERO, false, "disconnected").unwrap().paused.is_none());
     }
 
     #[test]
@@ -452,9 +433,9 @@ mod tests {
         q.submitted(id, Ok("7".into()));
         q.joined("7");
         q.joined("7");
-        assert!(q.left("7", false, "disconnected").is_none(), "its sibling still runs");
+        assert!(q.left("7", Duration::ZERO, false, "disconnected").is_none(), "its sibling still runs");
         assert_eq!(q.load(), QueueLoad { connected: 1, queued: 0 });
-        let change = q.left("7", true, "it had no work for its idle timeout").unwrap();
+        let change = q.left("7", Duration::ZERO, true, "it had no work for its idle timeout").unwrap();
         assert_eq!(change.record.state, AllocState::Failed);
         assert!(change.record.reason.unwrap().contains("died 0s after starting: disconnected"));
     }

@@ -24,6 +24,12 @@ pub struct ScriptContext<'a> {
     pub flow: &'a str,
 }
 
+/// The manager's job name for the allocations of run `run_id` (how
+/// `squeue --name` finds them).
+pub fn job_name(run_id: &str) -> String {
+    format!("flow-{run_id}")
+}
+
 /// The submission script for `queue`.
 pub fn script(queue: &Queue, cx: &ScriptContext) -> String {
     let s = &queue.settings;
@@ -36,7 +42,7 @@ pub fn script(queue: &Queue, cx: &ScriptContext) -> String {
         };
         let _ = writeln!(text, "{prefix} {line}");
     };
-    let name = format!("flow-{}", cx.run_id);
+    let name = job_name(cx.run_id);
     let output = cx.output.display();
     let walltime = hms(queue.time_limit);
     match s.manager {

@@ -10,7 +10,6 @@ use thiserror::Error;
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalEvent, JournalRecord, JournalState, TornTail, read_journal};
 use crate::runtime::alloc::AllocsFile;
-use crate::runtime::alloc::record::ALLOCS_FILE;
 use crate::runtime::links::WorkerInfo;
 use crate::runtime::run_dir::RunDir;
 
@@ -62,7 +61,7 @@ impl RunSnapshot {
         let graph = json(&run.graph())?;
         let (records, torn) = if run.journal().exists() { read_journal(&run.journal())? } else { (Vec::new(), None) };
         let workers = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
-        let allocs_path = run.path.join(ALLOCS_FILE);
+        let allocs_path = run.allocs();
         let allocs = if allocs_path.exists() { Some(json(&allocs_path)?) } else { None };
         let mut snapshot = Self::new(graph, &records, workers, allocs, live, now_us);
         snapshot.torn = torn;
