@@ -80,8 +80,8 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
         ScriptContext { run_id: &run.id, access: &run.access(), output: &run.path.join("allocs/N.out"), flow: &flow };
     let (program, submit) = submit_command(&queue, &run.path.join("allocs/N.sh"));
     println!("# submitted with: {program} {}", submit.join(" "));
-    for (group, (fit, why)) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
-        if let (Fit::Never, Some(why)) = (fit, why) {
+    for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
+        if let Fit::Never(why) = fit {
             println!("# never runs on this queue: {}: {why}", group.name);
         }
     }

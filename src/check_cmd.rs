@@ -27,8 +27,8 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<(), Failure> {
     let profile = crate::profile::load(&loaded.dir()?, name)?;
     let Some(queue) = profile.queue else { return Ok(()) };
     let mut never = Vec::new();
-    for (group, (fit, why)) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
-        if let (Fit::Never, Some(why)) = (fit, why) {
+    for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
+        if let Fit::Never(why) = fit {
             never.push((group, why));
         }
     }

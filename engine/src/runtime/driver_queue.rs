@@ -34,8 +34,8 @@ impl Driver {
             .backlog(|_| true)
             .into_iter()
             .filter_map(|b| match &queue.fits[b.group.index()] {
-                (Fit::Never, Some(reason)) => Some((b.group, reason.clone())),
-                _ => None,
+                Fit::Never(reason) => Some((b.group, reason.clone())),
+                Fit::Slots(_) => None,
             })
             .collect();
         self.never_runs(never, "the queue cannot run it: ", out);

@@ -9,18 +9,18 @@ use crate::ir::{Amount, Graph, GroupId, Resources};
 use crate::runtime::core::{GroupBacklog, bytes, units};
 
 /// How a group's tasks fit on one worker of the queue.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Fit {
     /// This many instances run side by side on one worker (per node for
     /// multi-node tasks, which take whole workers).
     Slots(u64),
-    /// Never: no variant fits a worker of this queue.
-    Never,
+    /// Never: no variant fits a worker of this queue, for this reason
+    /// (e.g. "needs 4 cpus, the queue's workers have 2 cpus").
+    Never(String),
 }
 
-/// How each group fits the queue's workers, with the reason for those that
-/// never fit (e.g. "needs 4 cpus, the queue's workers have 2 cpus").
-pub fn fits(graph: &Graph, queue: &Queue) -> Vec<(Fit, Option<String>)> {
+/// How each group fits the queue's workers.
+pub fn fits(graph: &Graph, queue: &Queue) -> Vec<Fit> {
     graph
         .groups
         .iter()
@@ -28,7 +28,7 @@ pub fn fits(graph: &Graph, queue: &Queue) -> Vec<(Fit, Option<String>)> {
             let nodes = u64::from(group.nodes.max(1));
             if nodes > u64::from(queue.settings.max_workers) {
                 let why = format!("needs {nodes} workers, the queue allows at most {}", queue.settings.max_workers);
-                return (Fit::Never, Some(why));
+                return Fit::Never(why);
             }
             let mut best: Option<u64> = None;
             let mut first_reason = None;
@@ -41,8 +41,8 @@ pub fn fits(graph: &Graph, queue: &Queue) -> Vec<(Fit, Option<String>)> {
                 }
             }
             match best {
-                Some(n) => (Fit::Slots(n), None),
-                None => (Fit::Never, first_reason.or_else(|| Some("it has no resource request".to_owned()))),
+                Some(n) => Fit::Slots(n),
+                None => Fit::Never(first_reason.unwrap_or_else(|| "it has no resource request".to_owned())),
             }
         })
         .collect()
@@ -91,11 +91,11 @@ fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
 /// can run soon: ready and running instances, and blocked instances whose
 /// upstream groups have nothing blocked themselves (their dependencies are
 /// ready or running, so they will be done within an allocation's life).
-pub fn wanted_workers(graph: &Graph, backlog: &[GroupBacklog], fits: &[(Fit, Option<String>)]) -> u64 {
+pub fn wanted_workers(graph: &Graph, backlog: &[GroupBacklog], fits: &[Fit]) -> u64 {
     let blocked: HashSet<GroupId> = backlog.iter().filter(|b| b.blocked > 0).map(|b| b.group).collect();
     let mut workers = 0f64;
     for b in backlog {
-        let Fit::Slots(slots) = fits[b.group.index()].0 else { continue };
+        let Fit::Slots(slots) = fits[b.group.index()] else { continue };
         let upstream_blocked = graph.edges.iter().any(|e| e.to == b.group && blocked.contains(&e.from));
         let soon = if upstream_blocked { 0 } else { b.blocked };
         let nodes = graph.group(b.group).nodes.max(1) as f64;
@@ -193,7 +193,7 @@ mod tests {
         );
         let q = queue("worker = { cpus = 2 }\n");
         let fits = fits(&g, &q);
-        assert_eq!(fits[0].0, Fit::Slots(2));
+        assert_eq!(fits[0], Fit::Slots(2));
         // a: 4 ready + 4 running; b waits only on a (soon); c waits on b (far upstream).
         let b = [backlog(0, 4, 0, 4), backlog(1, 0, 8, 0), backlog(2, 0, 8, 0)];
         assert_eq!(wanted_workers(&g, &b, &fits), 8);
@@ -208,10 +208,13 @@ mod tests {
              [[tasks]]\nname = \"small\"\ncommand = \"true\"\ncpus = 0.5\n",
         );
         let fits = fits(&g, &queue("worker = { cpus = 2 }\n"));
-        let why = |i: usize| fits[i].1.clone().unwrap_or_default();
+        let why = |i: usize| match &fits[i] {
+            Fit::Never(why) => why.clone(),
+            Fit::Slots(_) => String::new(),
+        };
         assert_eq!(why(0), "needs 4 cpus, the queue's workers have 2 cpus");
         assert_eq!(why(1), "its time_request (2h) is longer than the queue's time_limit (1h)");
         assert_eq!(why(2), "needs 1 gpu, the queue's workers have 0 gpus");
-        assert_eq!(fits[3].0, Fit::Slots(4));
+        assert_eq!(fits[3], Fit::Slots(4));
     }
 }

@@ -37,7 +37,7 @@ pub struct AllocQueue {
     /// The queue's settings.
     pub queue: Queue,
     /// How each group fits the queue's workers.
-    pub fits: Vec<(Fit, Option<String>)>,
+    pub fits: Vec<Fit>,
     record: QueueRecord,
     allocations: Vec<AllocRecord>,
     /// Per allocation: why one of its workers died at once while others ran
@@ -51,7 +51,7 @@ pub struct AllocQueue {
 
 impl AllocQueue {
     /// A queue with nothing submitted yet.
-    pub fn new(profile: &str, queue: Queue, fits: Vec<(Fit, Option<String>)>, run: &RunDir) -> Self {
+    pub fn new(profile: &str, queue: Queue, fits: Vec<Fit>, run: &RunDir) -> Self {
         let s = &queue.settings;
         let record = QueueRecord {
             profile: profile.to_owned(),
