@@ -27,6 +27,7 @@ mod pool;
 mod prefetch;
 mod request;
 mod scheduler;
+mod shortfall;
 mod unschedulable;
 mod worker;
 
@@ -36,6 +37,8 @@ pub(crate) mod tests;
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
+pub(crate) use pool::ids_needed;
 pub use scheduler::{Core, CoreOptions, Counts};
-pub(crate) use unschedulable::{bytes, units};
+pub use shortfall::Shortfall;
+pub(crate) use shortfall::{bytes, units};
 pub use worker::{WorkerId, WorkerResources};

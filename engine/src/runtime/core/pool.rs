@@ -104,7 +104,7 @@ impl IndexedPool {
 }
 
 /// How many ids a request touches: its whole part plus one for a fraction.
-pub(super) fn ids_needed(amount: Amount) -> u64 {
+pub(crate) fn ids_needed(amount: Amount) -> u64 {
     amount.0.div_ceil(ONE)
 }
 

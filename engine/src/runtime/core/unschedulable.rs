@@ -8,6 +8,7 @@ use super::out::{CancelReason, Out, TaskState};
 use super::pool::ids_needed;
 use super::request::Request;
 use super::scheduler::Core;
+use super::shortfall::Shortfall;
 use super::worker::Worker;
 use crate::ir::GroupId;
 
@@ -102,53 +103,27 @@ impl Core {
     /// What of `request` no worker has.
     fn variant_reason(&self, request: &Request, workers: &[&Worker]) -> String {
         let max = |f: &dyn Fn(&Worker) -> u64| workers.iter().map(|w| f(w)).max().unwrap_or(0);
-        let cpus = max(&|w| w.cpus.len() as u64);
-        if ids_needed(request.cpus) > cpus {
-            return format!("needs {}, the largest worker has {cpus}", units(request.cpus, "cpu"));
-        }
-        let gpus = max(&|w| w.gpus.len() as u64);
-        if ids_needed(request.gpus) > gpus {
-            return format!("needs {}, the largest worker has {gpus}", units(request.gpus, "gpu"));
-        }
-        let memory = max(&|w| w.memory);
-        if request.memory > memory {
-            return format!("needs {} of memory, the largest worker has {}", bytes(request.memory), bytes(memory));
-        }
-        for &(i, amount) in &request.custom {
-            let name = self.names.get(i);
-            let most = max(&|w| w.custom_total(i));
-            if amount.0 > most {
-                return format!("needs {amount} `{name}`, the largest worker has {}", Amount(most));
+        let shortfall = || {
+            let cpus = max(&|w| w.cpus.len() as u64);
+            if ids_needed(request.cpus) > cpus {
+                return Shortfall::Cpus { needs: request.cpus, largest: cpus };
             }
-        }
-        "needs more than any one worker has of its resources together".to_owned()
-    }
-}
-
-/// `2 cpus`, `1 gpu`, `0.5 gpus`.
-pub(crate) fn units(amount: Amount, unit: &str) -> String {
-    let plural = if amount == Amount::whole(1) { "" } else { "s" };
-    format!("{amount} {unit}{plural}")
-}
-
-/// A byte count in the largest binary unit that keeps it at least 1.
-pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
-    let value = format!("{:.2}", n as f64 / size as f64);
-    format!("{} {unit}", value.trim_end_matches('0').trim_end_matches('.'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_read_naturally() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(4 << 30), "4 GiB");
-        assert_eq!(bytes(3 << 29), "1.5 GiB");
-        assert_eq!(units(Amount::whole(1), "gpu"), "1 gpu");
-        assert_eq!(units(Amount(25_000), "gpu"), "2.5 gpus");
+            let gpus = max(&|w| w.gpus.len() as u64);
+            if ids_needed(request.gpus) > gpus {
+                return Shortfall::Gpus { needs: request.gpus, largest: gpus };
+            }
+            let memory = max(&|w| w.memory);
+            if request.memory > memory {
+                return Shortfall::Memory { needs: request.memory, largest: memory };
+            }
+            for &(i, amount) in &request.custom {
+                let most = Amount(max(&|w| w.custom_total(i)));
+                if amount > most {
+                    return Shortfall::Custom { name: self.names.get(i).to_string(), needs: amount, largest: most };
+                }
+            }
+            Shortfall::Combination
+        };
+        shortfall().to_string()
     }
 }

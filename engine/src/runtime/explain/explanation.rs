@@ -1,12 +1,9 @@
 //! [`Explanation`]: where one task instance stands and why, as data — the
 //! CLI renders it as text or prints it as JSON.
 
-use std::fmt;
-
 use serde::Serialize;
 
-use crate::ir::Amount;
-use crate::runtime::core::{bytes, units};
+use crate::runtime::core::Shortfall;
 
 /// One task instance, explained.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -275,79 +272,10 @@ pub struct Earlier {
     pub retries_left: Option<u32>,
 }
 
-/// What one resource variant lacks on even the largest worker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "resource", rename_all = "snake_case")]
-pub enum Shortfall {
-    /// More CPUs than any worker has.
-    Cpus {
-        /// Requested.
-        needs: Amount,
-        /// CPUs of the largest worker.
-        largest: u64,
-    },
-    /// More GPUs than any worker has.
-    Gpus {
-        /// Requested.
-        needs: Amount,
-        /// GPUs of the largest worker.
-        largest: u64,
-    },
-    /// More memory than any worker has.
-    Memory {
-        /// Requested, in bytes.
-        needs: u64,
-        /// Memory of the largest worker, in bytes.
-        largest: u64,
-    },
-    /// More of a custom resource than any worker has.
-    Custom {
-        /// The resource.
-        name: String,
-        /// Requested.
-        needs: Amount,
-        /// The most any worker has.
-        largest: Amount,
-    },
-    /// Each resource fits some worker, but no worker has them all.
-    Combination,
-}
-
-impl fmt::Display for Shortfall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Shortfall::Cpus { needs, largest } => {
-                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "cpu"))
-            }
-            Shortfall::Gpus { needs, largest } => {
-                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "gpu"))
-            }
-            Shortfall::Memory { needs, largest } => {
-                write!(f, "needs {} of memory, the largest worker has {}", bytes(*needs), bytes(*largest))
-            }
-            Shortfall::Custom { name, needs, largest } => {
-                write!(f, "needs {needs} `{name}`, the largest worker has {largest}")
-            }
-            Shortfall::Combination => write!(f, "needs more than any one worker has of its resources together"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shortfalls_read_like_the_scheduler_says_them() {
-        let cpus = Shortfall::Cpus { needs: Amount::whole(4), largest: 2 };
-        assert_eq!(cpus.to_string(), "needs 4 cpus, the largest worker has 2");
-        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: 0 };
-        assert_eq!(gpus.to_string(), "needs 1 gpu, the largest worker has 0");
-        let memory = Shortfall::Memory { needs: 3 << 29, largest: 1 << 30 };
-        assert_eq!(memory.to_string(), "needs 1.5 GiB of memory, the largest worker has 1 GiB");
-        let fpga = Shortfall::Custom { name: "fpga".into(), needs: Amount::whole(2), largest: Amount::ZERO };
-        assert_eq!(fpga.to_string(), "needs 2 `fpga`, the largest worker has 0");
-    }
+    use crate::ir::Amount;
 
     #[test]
     fn kinds_and_states() {

@@ -3,14 +3,8 @@
 //! totals a worker reported.
 
 use crate::ir::{Amount, Resources};
+use crate::runtime::core::{Shortfall, ids_needed};
 use crate::runtime::links::WorkerInfo;
-
-use super::explanation::Shortfall;
-
-/// How many CPU or GPU ids a request touches: its whole part plus one for a fraction.
-fn ids_needed(amount: Amount) -> u64 {
-    amount.0.div_ceil(Amount::SCALE)
-}
 
 /// Whether `request` fits `worker` when nothing runs there.
 pub(super) fn could_fit(worker: &WorkerInfo, request: &Resources) -> bool {

@@ -16,9 +16,9 @@ mod run_snapshot;
 #[cfg(test)]
 mod tests;
 
+pub use crate::runtime::core::Shortfall;
 pub use explainer::Explainer;
 pub use explanation::{
-    Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, Shortfall, UpstreamInstance, UpstreamWait,
-    WorkerRef,
+    Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
 };
 pub use run_snapshot::{RunSnapshot, SnapshotError};

@@ -1,0 +1,107 @@
+//! [`Shortfall`]: what a resource request lacks on even the largest worker,
+//! and how it is worded — the same for the scheduler's unschedulable
+//! reasons and for `flow explain`.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::ir::Amount;
+
+/// What one resource variant lacks on even the largest worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "resource", rename_all = "snake_case")]
+pub enum Shortfall {
+    /// More CPUs than any worker has.
+    Cpus {
+        /// Requested.
+        needs: Amount,
+        /// CPUs of the largest worker.
+        largest: u64,
+    },
+    /// More GPUs than any worker has.
+    Gpus {
+        /// Requested.
+        needs: Amount,
+        /// GPUs of the largest worker.
+        largest: u64,
+    },
+    /// More memory than any worker has.
+    Memory {
+        /// Requested, in bytes.
+        needs: u64,
+        /// Memory of the largest worker, in bytes.
+        largest: u64,
+    },
+    /// More of a custom resource than any worker has.
+    Custom {
+        /// The resource.
+        name: String,
+        /// Requested.
+        needs: Amount,
+        /// The most any worker has.
+        largest: Amount,
+    },
+    /// Each resource fits some worker, but no worker has them all.
+    Combination,
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shortfall::Cpus { needs, largest } => {
+                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "cpu"))
+            }
+            Shortfall::Gpus { needs, largest } => {
+                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "gpu"))
+            }
+            Shortfall::Memory { needs, largest } => {
+                write!(f, "needs {} of memory, the largest worker has {}", bytes(*needs), bytes(*largest))
+            }
+            Shortfall::Custom { name, needs, largest } => {
+                write!(f, "needs {needs} `{name}`, the largest worker has {largest}")
+            }
+            Shortfall::Combination => write!(f, "needs more than any one worker has of its resources together"),
+        }
+    }
+}
+
+/// `2 cpus`, `1 gpu`, `0.5 gpus`.
+pub(crate) fn units(amount: Amount, unit: &str) -> String {
+    let plural = if amount == Amount::whole(1) { "" } else { "s" };
+    format!("{amount} {unit}{plural}")
+}
+
+/// A byte count in the largest binary unit that keeps it at least 1.
+pub(crate) fn bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
+    let value = format!("{:.2}", n as f64 / size as f64);
+    format!("{} {unit}", value.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4 << 30), "4 GiB");
+        assert_eq!(bytes(3 << 29), "1.5 GiB");
+        assert_eq!(units(Amount::whole(1), "gpu"), "1 gpu");
+        assert_eq!(units(Amount(25_000), "gpu"), "2.5 gpus");
+    }
+
+    #[test]
+    fn shortfalls_are_worded_for_people() {
+        let cpus = Shortfall::Cpus { needs: Amount::whole(4), largest: 2 };
+        assert_eq!(cpus.to_string(), "needs 4 cpus, the largest worker has 2");
+        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: 0 };
+        assert_eq!(gpus.to_string(), "needs 1 gpu, the largest worker has 0");
+        let memory = Shortfall::Memory { needs: 3 << 29, largest: 1 << 30 };
+        assert_eq!(memory.to_string(), "needs 1.5 GiB of memory, the largest worker has 1 GiB");
+        let fpga = Shortfall::Custom { name: "fpga".into(), needs: Amount::whole(2), largest: Amount::ZERO };
+        assert_eq!(fpga.to_string(), "needs 2 `fpga`, the largest worker has 0");
+    }
+}
