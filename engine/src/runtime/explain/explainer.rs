@@ -9,6 +9,7 @@
 //! through prefix sums, so explaining every instance of a large array stays
 //! linear in its size.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
@@ -33,6 +34,10 @@ pub struct Explainer<'a> {
     running: u64,
     /// Connected workers running at least one task.
     busy: usize,
+    /// Per group, once asked: where its ready instances could run, and the
+    /// queue's notes about it (the same for every instance).
+    placements: Vec<OnceCell<Reason>>,
+    notes: Vec<OnceCell<Vec<String>>>,
 }
 
 /// Where an upstream instance stands, as far as its dependents care.
@@ -121,7 +126,15 @@ impl<'a> Explainer<'a> {
             }
         }
         let classes = dense.into_iter().map(|(g, d)| (g, Classes::new(&d))).collect();
-        Self { run, classes, running: if run.live { running } else { 0 }, busy: busy.len() }
+        let groups = run.graph.groups.len();
+        Self {
+            run,
+            classes,
+            running: if run.live { running } else { 0 },
+            busy: busy.len(),
+            placements: (0..groups).map(|_| OnceCell::new()).collect(),
+            notes: (0..groups).map(|_| OnceCell::new()).collect(),
+        }
     }
 
     /// Explains instance `task` (which must be in the graph).
@@ -141,8 +154,8 @@ impl<'a> Explainer<'a> {
                     (Reason::Running { attempt: entry.attempt, ran: self.ran(entry) }, None)
                 }
                 JournalStatus::Running => (Reason::NotRun { running: Some(self.ran(entry)) }, None),
-                JournalStatus::Failed if run.live && !self.failed_for_good(task) => {
-                    let left = group.retries.saturating_sub(self.failures(task));
+                JournalStatus::Failed if !run.failed_for_good(task) => {
+                    let left = group.retries.saturating_sub(run.failures(task));
                     (self.waiting(task), Some(earlier(entry, "failed", Some(left))))
                 }
                 JournalStatus::Failed => (
@@ -160,13 +173,7 @@ impl<'a> Explainer<'a> {
                 JournalStatus::Lost => (Reason::Lost { attempt: entry.attempt, ran: self.ran(entry) }, None),
             },
         };
-        let queue_notes = match self.queue() {
-            Some(queue) if reason.state() == "waiting" => {
-                let name = format!("`{}`", group.name);
-                queue.unschedulable.iter().filter(|line| line.contains(&name)).cloned().collect()
-            }
-            _ => Vec::new(),
-        };
+        let queue_notes = if reason.state() == "waiting" { self.queue_notes(task.group) } else { Vec::new() };
         Explanation {
             task: group.name.clone(),
             index: run.graph.index(task.group, task.instance),
@@ -188,7 +195,21 @@ impl<'a> Explainer<'a> {
                 upstream.push(wait);
             }
         }
-        if upstream.is_empty() { self.placement(task.group) } else { Reason::Dependencies { upstream, doomed } }
+        if upstream.is_empty() {
+            self.placements[task.group.index()].get_or_init(|| self.placement(task.group)).clone()
+        } else {
+            Reason::Dependencies { upstream, doomed }
+        }
+    }
+
+    /// What the queue noted about `group` (the tasks it can never run).
+    fn queue_notes(&self, group: GroupId) -> Vec<String> {
+        let notes = self.notes[group.index()].get_or_init(|| {
+            let Some(queue) = self.queue() else { return Vec::new() };
+            let name = format!("`{}`", self.run.graph.group(group).name);
+            queue.unschedulable.iter().filter(|line| line.contains(&name)).cloned().collect()
+        });
+        notes.clone()
     }
 
     /// The instances of `up` that have not succeeded, if any.
@@ -221,7 +242,7 @@ impl<'a> Explainer<'a> {
         let state = match entry.map(|e| e.status) {
             None | Some(JournalStatus::Succeeded | JournalStatus::Cached) => "waiting",
             Some(JournalStatus::Running) => "running",
-            Some(JournalStatus::Failed) if self.failed_for_good(task) => "failed",
+            Some(JournalStatus::Failed) if self.run.failed_for_good(task) => "failed",
             Some(JournalStatus::Failed) => "retrying",
             Some(JournalStatus::Cancelled) => "cancelled",
             Some(JournalStatus::Lost) => "lost",
@@ -312,25 +333,12 @@ impl<'a> Explainer<'a> {
         })
     }
 
-    /// Failed attempts of `task` so far.
-    fn failures(&self, task: TaskId) -> u32 {
-        self.run.failures.get(&task).copied().unwrap_or(0)
-    }
-
-    /// Whether a failed `task` will not run again: it used up its retries,
-    /// or the run is over. (The scheduler retries while failures <= retries.)
-    fn failed_for_good(&self, task: TaskId) -> bool {
-        !self.run.live || self.failures(task) > self.run.graph.group(task.group).retries
-    }
-
     fn class_of(run: &RunSnapshot, task: TaskId, entry: &JournalEntry) -> Class {
         match entry.status {
             JournalStatus::Succeeded | JournalStatus::Cached => Class::Done,
             JournalStatus::Cancelled => Class::Failed,
-            JournalStatus::Failed => {
-                let failures = run.failures.get(&task).copied().unwrap_or(0);
-                if !run.live || failures > run.graph.group(task.group).retries { Class::Failed } else { Class::Open }
-            }
+            JournalStatus::Failed if run.failed_for_good(task) => Class::Failed,
+            JournalStatus::Failed => Class::Open,
             JournalStatus::Running => Class::Running,
             JournalStatus::Lost => Class::Open,
         }

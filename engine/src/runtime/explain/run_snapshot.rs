@@ -86,6 +86,17 @@ impl RunSnapshot {
         let journal = JournalState::from_records(records);
         Self { graph, journal, failures, workers, allocs, live, now_us, torn: None }
     }
+
+    /// Failed attempts of `task` so far.
+    pub fn failures(&self, task: TaskId) -> u32 {
+        self.failures.get(&task).copied().unwrap_or(0)
+    }
+
+    /// Whether a failed `task` will not run again: it used up its retries,
+    /// or the run is over. (The scheduler retries while failures <= retries.)
+    pub fn failed_for_good(&self, task: TaskId) -> bool {
+        !self.live || self.failures(task) > self.graph.group(task.group).retries
+    }
 }
 
 /// Reads a JSON file; tries again a few times if it does not parse, since
