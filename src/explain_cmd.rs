@@ -116,14 +116,7 @@ fn indices(graph: &Graph, group: GroupId) -> String {
     let count = graph.group(group).count;
     match graph.base_domain(group) {
         Domain::Range { ranges } => {
-            let each = ranges.iter().filter(|r| r.count > 0).map(|r| {
-                let last = r.get(r.count - 1);
-                match (r.count, r.step) {
-                    (1, _) => r.start.to_string(),
-                    (_, 1) => format!("{}-{last}", r.start),
-                    (_, step) => format!("{}-{last}:{step}", r.start),
-                }
-            });
+            let each = ranges.iter().filter(|r| r.count > 0).map(ToString::to_string);
             each.collect::<Vec<_>>().join(", ")
         }
         _ if count == 0 => "none".to_owned(),

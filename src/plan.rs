@@ -72,14 +72,7 @@ fn expansion(graph: &Graph, domain: &Domain) -> String {
     match domain {
         Domain::Single => "-".to_owned(),
         Domain::Range { ranges } => {
-            let parts: Vec<String> = ranges
-                .iter()
-                .map(|r| match (r.count, r.step) {
-                    (1, _) => r.start.to_string(),
-                    (_, 1) => format!("{}-{}", r.start, r.get(r.count - 1)),
-                    (_, s) => format!("{}-{}:{s}", r.start, r.get(r.count - 1)),
-                })
-                .collect();
+            let parts: Vec<String> = ranges.iter().map(ToString::to_string).collect();
             format!("range {}", parts.join(","))
         }
         Domain::Lines { file, .. } => format!("each_line {file}"),

@@ -157,6 +157,18 @@ impl IntRange {
     }
 }
 
+/// As written in a workflow: `5`, `1-10`, `1-19:2` (nothing for an empty range).
+impl std::fmt::Display for IntRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.count, self.step) {
+            (0, _) => Ok(()),
+            (1, _) => write!(f, "{}", self.start),
+            (n, 1) => write!(f, "{}-{}", self.start, self.get(n - 1)),
+            (n, step) => write!(f, "{}-{}:{step}", self.start, self.get(n - 1)),
+        }
+    }
+}
+
 /// Many strings in one buffer: `ends[i]` is where string `i` ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "Vec<String>", into = "Vec<String>")]
