@@ -218,7 +218,7 @@ fn queue(paused: Option<&str>, allocations: Vec<AllocRecord>) -> AllocsFile {
         max_workers: 4,
         backlog: 1,
         paused: paused.map(str::to_owned),
-        unschedulable: vec!["task `long` asks for 8h, allocations last 4h".into()],
+        unschedulable: vec!["`long`: its time_request (8h) is longer than the queue's time_limit (4h)".into()],
     };
     AllocsFile { queue: Some(queue), allocations }
 }
@@ -260,7 +260,7 @@ fn without_workers_the_allocation_queue_is_described() {
     assert_eq!(
         f.explain(&["long"]),
         "long: its time request (8h00m) is longer than allocations of the queue last (4h00m)\n  \
-         the queue reports: task `long` asks for 8h, allocations last 4h\n"
+         the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
     let json: serde_json::Value = serde_json::from_str(&f.explain(&["sim[2]", "--json"])).expect("JSON");
     assert_eq!(json["reason"]["queue"]["queued"][0]["job_id"], "4712");
@@ -311,6 +311,6 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
         f.explain(&["long"]),
         "long: its time request (8h00m) is longer than any worker that fits has left (at most 3h59m); \
          allocations of the queue last 4h00m, not long enough either\n  \
-         the queue reports: task `long` asks for 8h, allocations last 4h\n"
+         the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
 }

@@ -206,8 +206,9 @@ impl<'a> Explainer<'a> {
     fn queue_notes(&self, group: GroupId) -> Vec<String> {
         let notes = self.notes[group.index()].get_or_init(|| {
             let Some(queue) = self.queue() else { return Vec::new() };
-            let name = format!("`{}`", self.run.graph.group(group).name);
-            queue.unschedulable.iter().filter(|line| line.contains(&name)).cloned().collect()
+            // Lines read "`task`: why"; a name inside another task's reason is no match.
+            let name = format!("`{}`: ", self.run.graph.group(group).name);
+            queue.unschedulable.iter().filter(|line| line.starts_with(&name)).cloned().collect()
         });
         notes.clone()
     }

@@ -172,7 +172,7 @@ fn queue(time_limit_s: u64, paused: Option<&str>, allocations: Vec<AllocRecord>)
         max_workers: 4,
         backlog: 1,
         paused: paused.map(str::to_owned),
-        unschedulable: vec!["task `big` needs 64 cpus, a worker of the queue has 32".into()],
+        unschedulable: vec!["`big`: needs 64 cpus, the queue's workers have 32 cpus".into()],
     };
     AllocsFile { queue: Some(queue), allocations }
 }
@@ -212,7 +212,7 @@ fn without_workers_the_queue_says_what_comes() {
     let jobs: Vec<_> = q.queued.iter().map(|a| (a.job_id.as_str(), a.submitted_us)).collect();
     assert_eq!(jobs, [("1002", T0 + 2 * SECOND), ("1003", T0 + 3 * SECOND)]);
     assert_eq!(q.last_failure.as_deref(), Some("sbatch: error: invalid account"));
-    assert_eq!(waiting.queue_notes, ["task `big` needs 64 cpus, a worker of the queue has 32"]);
+    assert_eq!(waiting.queue_notes, ["`big`: needs 64 cpus, the queue's workers have 32 cpus"]);
 
     let paused = placement("", vec![], Some(queue(3600, Some("sbatch: command not found"), vec![])));
     let Reason::NoWorkers { queue: Some(q) } = paused.reason else { panic!() };
@@ -278,4 +278,15 @@ fn explanations_serialize_with_their_kind() {
             },
         })
     );
+}
+
+#[test]
+fn queue_notes_are_only_the_tasks_own() {
+    let g = graph("[[tasks]]\nname = \"fpga\"\ncommand = \"x\"\n");
+    let mut allocs = queue(3600, None, vec![]);
+    if let Some(q) = allocs.queue.as_mut() {
+        q.unschedulable = vec!["`big`: needs 2 `fpga`, the queue's workers have 0 `fpga`".into()];
+    }
+    let run = live(g, &[], vec![], Some(allocs));
+    assert_eq!(Explainer::new(&run).explain(t(0, 0)).queue_notes, Vec::<String>::new());
 }
