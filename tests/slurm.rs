@@ -3,12 +3,12 @@
 //! skip, saying so, when `SLURM_CONF` is unset; under `CI=true` they fail.
 
 use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::support::Test;
-use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
+use crate::support::process::{entries, finish, read, signal, spawn_flow, wait_child, wait_for};
 
 /// The cluster has two CPUs: one test at a time.
 static CLUSTER: Mutex<()> = Mutex::new(());
@@ -51,16 +51,6 @@ fn squeue(t: &Test) -> Vec<(String, String)> {
 
 fn allocs(t: &Test) -> serde_json::Value {
     serde_json::from_str(&fs_err::read_to_string(run_dir(t).join("allocs.json")).expect("allocs.json")).expect("json")
-}
-
-fn finish(t: &Test, run: &mut Child, limit: Duration) -> i32 {
-    match wait_child(run, limit) {
-        Some(status) => status.code().unwrap_or(-1),
-        None => {
-            let _ = run.kill();
-            panic!("the run did not finish in {limit:?}; stderr:\n{}", read(t, "run.stderr"));
-        }
-    }
 }
 
 /// Waits until an allocation of the run in `t` has a connected worker.

@@ -6,7 +6,7 @@ use std::process::Child;
 use std::time::Duration;
 
 use crate::support::Test;
-use crate::support::process::{entries, lines, read, spawn_flow, wait_child, wait_for};
+use crate::support::process::{entries, finish, lines, read, spawn_flow, wait_child, wait_for};
 
 /// Starts `flow run --listen 127.0.0.1:0` with `extra` flags and waits for the access file.
 pub(crate) fn start_run(t: &Test, extra: &[&str]) -> (Child, PathBuf) {
@@ -31,16 +31,6 @@ pub(crate) fn start_worker(t: &Test, access: &Path, extra: &[&str], stderr: &str
     let mut args = vec!["worker", "--access", access];
     args.extend_from_slice(extra);
     spawn_flow(t.path(), &args, stderr)
-}
-
-fn finish(t: &Test, run: &mut Child, limit: Duration) -> i32 {
-    match wait_child(run, limit) {
-        Some(status) => status.code().unwrap_or(-1),
-        None => {
-            let _ = run.kill();
-            panic!("the run did not finish in {limit:?}; stderr:\n{}", read(t, "run.stderr"));
-        }
-    }
 }
 
 #[test]

@@ -70,6 +70,18 @@ pub fn wait_child(child: &mut Child, limit: Duration) -> Option<std::process::Ex
     }
 }
 
+/// Waits up to `limit` for the `flow run` child `run` to exit and returns
+/// its exit code; kills it and fails with its stderr (`run.stderr`) otherwise.
+pub fn finish(t: &Test, run: &mut Child, limit: Duration) -> i32 {
+    match wait_child(run, limit) {
+        Some(status) => status.code().unwrap_or(-1),
+        None => {
+            let _ = run.kill();
+            panic!("the run did not finish in {limit:?}; stderr:\n{}", read(t, "run.stderr"));
+        }
+    }
+}
+
 /// The `flow guard` process that flow process `pid` started, if it runs.
 pub fn guard_of(pid: u32) -> Option<u32> {
     let children = fs_err::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
