@@ -102,3 +102,28 @@ fn several_mistakes_are_reported_together() {
         assert_eq!(lines.len(), expected, "{name}: diagnostics should be on {expected} different lines:\n{stderr}");
     }
 }
+
+/// Issue 12: a mistake past column 65,535 of a one-line JSON file made
+/// miette panic (exit 101); the snippet is now a window around the mistake.
+#[test]
+fn a_mistake_far_along_a_long_line_is_shown_clipped() {
+    let items: Vec<String> = (0..12_000).map(|i| format!("\"{i:05}\"")).collect();
+    let json = format!("[{},}}]", items.join(","));
+    let stderr = Test::new()
+        .file("items.json", &json)
+        .workflow("[[tasks]]\nname = \"a\"\nfrom_json = \"items.json\"\ncommand = \"echo {{ item }}\"\n")
+        .args(["check"])
+        .invalid();
+    assert_eq!(locations(&stderr), [("items.json".to_owned(), 1, 96_002)], "{stderr}");
+    assert!(stderr.lines().all(|l| l.chars().count() < 200), "{stderr}");
+    assert!(has_help(&stderr), "{stderr}");
+}
+
+/// A 30,000-character bad value is quoted by its ends, not in full.
+#[test]
+fn a_huge_bad_value_is_quoted_by_its_ends() {
+    let workflow = format!("[[tasks]]\nname = \"a\"\ncommand = \"echo\"\ncpus = \"{}\"\n", "x".repeat(30_000));
+    let stderr = Test::new().workflow(&workflow).args(["check"]).invalid();
+    assert_eq!(locations(&stderr), [("workflow.toml".to_owned(), 4, 8)], "{stderr}");
+    assert!(stderr.len() < 3_000, "{} bytes: {stderr}", stderr.len());
+}

@@ -8,7 +8,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
-use miette::{LabeledSpan, SourceCode};
+use miette::{LabeledSpan, MietteSpanContents, SourceCode};
 
 /// A named input text (the workflow file, a vars file, a JSON items file).
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic with a code and a message and nothing else yet.
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), span: None, label: None, help: None, source: None }
+        Self { code, message: clip_text(message.into()), span: None, label: None, help: None, source: None }
     }
 
     /// Points the diagnostic at `span`, labelled `label`.
@@ -142,12 +142,49 @@ impl miette::Diagnostic for Report {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.diagnostic.span.clone()?;
-        let len = self.source.text.len();
-        let start = span.start.min(len);
-        let end = span.end.clamp(start, len);
-        let label = LabeledSpan::new_primary_with_span(self.diagnostic.label.clone(), start..end);
+        let text = &*self.source.text;
+        let start = floor_char_boundary(text, span.start.min(text.len()));
+        let end = span.end.clamp(start, text.len());
+        // On a long line the snippet is a window around the span's start;
+        // the label must end inside it.
+        let end = match long_line(text, start) {
+            Some(line) => floor_char_boundary(text, end.min(line.end).min(start + CLIP_AFTER)),
+            None => end,
+        };
+        let label = LabeledSpan::new_primary_with_span(self.diagnostic.label.clone(), start..end.max(start));
         Some(Box::new(std::iter::once(label)))
     }
+}
+
+/// Lines longer than this many bytes are shown clipped around the span: a
+/// renderer given a whole 100 KB line is slow and, past column 65,535, panics.
+const LONG_LINE: usize = 240;
+/// Bytes of a long line shown before the span's start.
+const CLIP_BEFORE: usize = 60;
+/// Bytes of a long line shown from the span's start on.
+const CLIP_AFTER: usize = 120;
+
+/// The byte range of the line holding `offset`, when that line is long.
+fn long_line(text: &str, offset: usize) -> Option<Range<usize>> {
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    (end - start > LONG_LINE).then_some(start..end)
+}
+
+/// A window of a long line: `offset` and what surrounds it, as miette contents.
+fn clipped<'a>(source: &'a Source, offset: usize, line: Range<usize>, before: usize) -> MietteSpanContents<'a> {
+    let text = &*source.text;
+    let start = floor_char_boundary(text, offset.saturating_sub(before).max(line.start));
+    let end = floor_char_boundary(text, (offset + CLIP_AFTER).min(line.end));
+    let (line_no, col) = source.line_col(start);
+    MietteSpanContents::new_named(
+        source.name.clone(),
+        &text.as_bytes()[start..end],
+        (start, end - start).into(),
+        line_no - 1,
+        col - 1,
+        1,
+    )
 }
 
 impl SourceCode for Report {
@@ -157,8 +194,16 @@ impl SourceCode for Report {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let text = &*self.source.text;
+        let offset = floor_char_boundary(text, span.offset().min(text.len()));
+        if let Some(line) = long_line(text, offset) {
+            // Asked for the span alone (the header's line:column), start at
+            // the span; for the snippet, show some text before it too.
+            let before = if context_lines_before == 0 && context_lines_after == 0 { 0 } else { CLIP_BEFORE };
+            return Ok(Box::new(clipped(&self.source, offset, line, before)));
+        }
         let contents = self.source.text.as_ref().read_span(span, context_lines_before, context_lines_after)?;
-        Ok(Box::new(miette::MietteSpanContents::new_named(
+        Ok(Box::new(MietteSpanContents::new_named(
             self.source.name.clone(),
             contents.data(),
             *contents.span(),
@@ -167,6 +212,23 @@ impl SourceCode for Report {
             contents.line_count(),
         )))
     }
+}
+
+/// A message quoting a huge value keeps its start and its end: 30,000
+/// characters of a bad value help nobody and slow every terminal down.
+fn clip_text(text: String) -> String {
+    const KEEP_START: usize = 200;
+    const KEEP_END: usize = 100;
+    if text.len() <= KEEP_START + KEEP_END + 40 {
+        return text;
+    }
+    let head = floor_char_boundary(&text, KEEP_START);
+    let mut tail = text.len() - KEEP_END;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    let skipped = text[head..tail].chars().count();
+    format!("{} … ({skipped} characters) … {}", &text[..head], &text[tail..])
 }
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
@@ -187,6 +249,45 @@ mod tests {
     fn closest_finds_typos_only() {
         assert_eq!(closest("comand", ["command", "cwd", "cpus"]), Some("command"));
         assert_eq!(closest("zzz", ["command", "cwd"]), None);
+    }
+
+    fn render(diagnostic: &Diagnostic, source: &Arc<Source>) -> String {
+        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+        let mut out = String::new();
+        handler.render_report(&mut out, &diagnostic.report(source)).expect("renders");
+        out
+    }
+
+    /// Issue 12: miette panicked on a column past 65,535.
+    #[test]
+    fn a_span_far_along_one_line_renders_clipped() {
+        let text = format!("[{}x]", "1,".repeat(40_000));
+        let source = Source::new("items.json", text.clone());
+        let at = text.len() - 2;
+        let d = Diagnostic::new("flow::test", "bad").at(at..at + 1, "here").in_source(source.clone());
+        let out = render(&d, &source);
+        assert!(out.contains("[items.json:1:80002]"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() < 250), "{out}");
+        assert!(out.contains("1,1,x]"), "{out}");
+    }
+
+    #[test]
+    fn a_huge_span_on_a_long_line_is_cut_to_the_window() {
+        let text = format!("cpus = \"{}\"\n", "x".repeat(30_000));
+        let source = Source::new("w.toml", text.clone());
+        let d = Diagnostic::new("flow::test", "bad").at(7..text.len() - 1, "invalid value");
+        let out = render(&d, &source);
+        assert!(out.contains("[w.toml:1:8]"), "{out}");
+        assert!(out.len() < 2_000, "{}", out.len());
+    }
+
+    #[test]
+    fn long_messages_keep_their_ends() {
+        let d = Diagnostic::new("flow::test", format!("`{}` is not a number", "x".repeat(30_000)));
+        assert!(d.message.len() < 400);
+        assert!(d.message.starts_with("`xxx"));
+        assert!(d.message.ends_with("` is not a number"));
+        assert!(d.message.contains("(29718 characters)"), "{}", d.message);
     }
 
     #[test]
