@@ -105,6 +105,10 @@ fn merge(workflow: &spec::Workflow, spec_diags: Vec<Diagnostic>, compile_diags: 
 }
 
 fn read_source(path: &Path) -> Result<Arc<Source>, Failure> {
+    // Reading a FIFO or a device would block or never end.
+    if fs_err::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(Failure::Usage(format!("cannot read `{}`: not a regular file", path.display())));
+    }
     match fs_err::read_to_string(path) {
         Ok(text) => Ok(Source::new(path.display().to_string(), text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

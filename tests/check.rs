@@ -156,3 +156,35 @@ fn inputs_on_disk_need_no_producer() {
     let err = t.args(["check"]).invalid();
     assert!(err.contains("input `data/z.smi` (in `a[1]`) does not exist"), "{err}");
 }
+
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(status.success());
+}
+
+/// Issue 12: `flow check` blocked on a FIFO, and `each_line = "/dev/urandom"`
+/// never ended; both are refused at the key.
+#[test]
+fn expansion_files_must_be_regular_files() {
+    let test = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"a\"\neach_line = \"pipe\"\ncommand = \"echo\"\n\n\
+             [[tasks]]\nname = \"b\"\neach_line = \"/dev/urandom\"\ncommand = \"echo\"\n",
+        )
+        .args(["check"])
+        .timeout(std::time::Duration::from_secs(20));
+    mkfifo(&test.path().join("pipe"));
+    let stderr = test.invalid();
+    assert!(stderr.contains("`pipe` for `each_line` is a FIFO, not a regular file"), "{stderr}");
+    assert!(stderr.contains("[workflow.toml:3:13]"), "{stderr}");
+    assert!(stderr.contains("`/dev/urandom` for `each_line` is a device, not a regular file"), "{stderr}");
+    assert!(stderr.contains("[workflow.toml:8:13]"), "{stderr}");
+}
+
+#[test]
+fn a_workflow_file_that_is_a_fifo_is_refused() {
+    let test = Test::new().args(["check", "flow.toml"]).timeout(std::time::Duration::from_secs(20));
+    mkfifo(&test.path().join("flow.toml"));
+    let stderr = test.invalid();
+    assert_eq!(stderr, "error: cannot read `flow.toml`: not a regular file\n");
+}

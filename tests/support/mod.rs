@@ -4,6 +4,7 @@
 pub mod process;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use assert_cmd::Command;
 
@@ -13,6 +14,7 @@ pub struct Test {
     args: Vec<String>,
     cwd: Option<PathBuf>,
     env: Vec<(String, String)>,
+    timeout: Duration,
 }
 
 /// What a finished invocation printed.
@@ -24,7 +26,13 @@ pub struct Output {
 
 impl Test {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("temp dir"), args: Vec::new(), cwd: None, env: Vec::new() }
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: Duration::from_secs(300),
+        }
     }
 
     /// Writes `workflow.toml`.
@@ -59,6 +67,13 @@ impl Test {
         self
     }
 
+    /// Kills `flow` after `timeout` (the run then fails with code -1), so a
+    /// hang is a failure rather than a stuck test suite.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
     /// The temporary directory (where `workflow.toml` is written).
     pub fn path(&self) -> &Path {
         self.dir.path()
@@ -77,6 +92,7 @@ impl Test {
             .env("NO_COLOR", "1")
             .env_remove("CLICOLOR_FORCE")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .timeout(self.timeout)
             .output()
             .expect("run flow");
         Output {

@@ -127,7 +127,18 @@ fn runs(values: &[i64]) -> Vec<IntRange> {
 /// Renders and reads an expansion file: the path as rendered, and the text.
 fn read(c: &mut Compiler, file: &Sp<String>, key: &str) -> Option<(String, String)> {
     let path = c.render_vars(file, key)?;
-    match fs_err::read_to_string(c.options.base_dir.join(&path)) {
+    let full = c.options.base_dir.join(&path);
+    // A FIFO would block `flow check` and a device such as /dev/urandom
+    // never ends: only regular files (or links to them) are read.
+    if let Some(kind) = fs_err::metadata(&full).ok().and_then(|m| special_kind(&m.file_type())) {
+        c.error(
+            Diagnostic::new("flow::compile::not_a_file", format!("`{path}` for `{key}` is {kind}, not a regular file"))
+                .at(file.span.clone(), "this path")
+                .help("point at a regular file; to read a stream, save it to a file first"),
+        );
+        return None;
+    }
+    match fs_err::read_to_string(full) {
         Ok(text) => Some((path, text)),
         Err(e) => {
             let cause = match e.kind() {
@@ -142,6 +153,24 @@ fn read(c: &mut Compiler, file: &Sp<String>, key: &str) -> Option<(String, Strin
             );
             None
         }
+    }
+}
+
+/// What a path that is not a regular file is, for a diagnostic.
+fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else {
+        Some("something else")
     }
 }
 
