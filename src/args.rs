@@ -75,6 +75,10 @@ pub struct WorkflowArgs {
     /// Read variables from a TOML, YAML or JSON file (before `-v`).
     #[arg(long = "vars", value_name = "FILE")]
     pub vars_file: Option<PathBuf>,
+    /// The most instances one task may expand to; a larger `range`, file or
+    /// `matrix` is an error at its key.
+    #[arg(long, value_name = "N", env = "FLOW_MAX_INSTANCES", default_value_t = flow_engine::compile::MAX_INSTANCES)]
+    pub max_instances: u64,
 }
 
 /// `flow check`.

@@ -78,7 +78,7 @@ pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Fa
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let options = Options { base_dir, vars, worker };
+    let options = Options { base_dir, vars, worker, max_instances: args.max_instances };
     match compile::compile(&workflow, &source, &options) {
         Ok(graph) if spec_diags.is_empty() => Ok(Loaded { graph, source, path }),
         Ok(_) => Err(invalid(spec_diags)),

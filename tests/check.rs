@@ -188,3 +188,38 @@ fn a_workflow_file_that_is_a_fifo_is_refused() {
     let stderr = test.invalid();
     assert_eq!(stderr, "error: cannot read `flow.toml`: not a regular file\n");
 }
+
+/// Issue 12: a range over all of i64 aborted on a huge allocation, a 1e10
+/// matrix grew memory for ever, and a selector over all of i64 overflowed to
+/// an empty set. Each is now an error at its key, and the limit can be raised.
+#[test]
+fn instance_counts_are_checked_and_capped() {
+    let axis = "[1,2,3,4,5,6,7,8,9,10]";
+    let axes: Vec<String> = "abcdefghij".chars().map(|c| format!("{c} = {axis}")).collect();
+    let workflow = format!(
+        "[[tasks]]\nname = \"a\"\nrange = \"-9223372036854775808-10\"\ncommand = \"echo\"\n\n\
+         [[tasks]]\nname = \"m\"\nmatrix = {{ {} }}\ncommand = \"echo\"\n\n\
+         [[tasks]]\nname = \"b\"\nrange = \"1-3\"\ncommand = \"echo\"\n\n\
+         [[tasks]]\nname = \"c\"\nafter = [\"b[-9223372036854775808-9223372036854775807]\"]\ncommand = \"echo\"\n",
+        axes.join(", ")
+    );
+    let test = Test::new().workflow(&workflow).args(["check"]).timeout(std::time::Duration::from_secs(20));
+    let stderr = test.invalid();
+    assert!(
+        stderr.contains("`range` expands to 9223372036854775819 instances, over the limit of 100000000"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[workflow.toml:3:9]"), "{stderr}");
+    assert!(stderr.contains("`matrix` expands to 10000000000 instances, over the limit of 100000000"), "{stderr}");
+    assert!(stderr.contains("holds more than 2^64 - 1 integers"), "{stderr}");
+    assert!(stderr.contains("error: 3 problems in workflow.toml"), "{stderr}");
+}
+
+#[test]
+fn the_instance_limit_can_be_changed() {
+    let workflow = "[[tasks]]\nname = \"a\"\nrange = \"1-1000\"\ncommand = \"echo\"\n";
+    let stderr = Test::new().workflow(workflow).args(["check", "--max-instances", "999"]).invalid();
+    assert!(stderr.contains("`range` expands to 1000 instances, over the limit of 999"), "{stderr}");
+    let out = Test::new().workflow(workflow).args(["check"]).env("FLOW_MAX_INSTANCES", "1000").success();
+    assert!(out.contains("1000 instances"), "{out}");
+}

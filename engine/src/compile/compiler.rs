@@ -13,8 +13,11 @@ use crate::diag::{Diagnostic, Source};
 use crate::ir::{Graph, Resources};
 use crate::spec::{Quantity, Sp, Workflow};
 
+/// The default for [`Options::max_instances`]: 100 million instances of one task.
+pub const MAX_INSTANCES: u64 = 100_000_000;
+
 /// What the compiler needs besides the workflow file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Directory relative paths are resolved against (the workflow file's directory).
     pub base_dir: PathBuf,
@@ -23,6 +26,14 @@ pub struct Options {
     /// The largest worker the workflow will run on, when known: a task whose
     /// every variant needs more is an error.
     pub worker: Option<Resources>,
+    /// The most instances one task may have ([`MAX_INSTANCES`] by default).
+    pub max_instances: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { base_dir: PathBuf::new(), vars: Vec::new(), worker: None, max_instances: MAX_INSTANCES }
+    }
 }
 
 /// Compiles `workflow` (parsed from `source`) into a validated graph, or

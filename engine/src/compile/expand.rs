@@ -38,6 +38,7 @@ pub fn domain(c: &mut Compiler, r: &Resolved) -> Option<(Domain, u64)> {
             items.push(line);
         }
         let count = non_empty(c, items.len(), file, &path, "non-empty lines")?;
+        let count = within_limit(c, count, file.span.clone(), "`each_line`")?;
         return Some((Domain::Lines { file: path, items }, count));
     }
     if let Some(chunk) = &spec.each_chunk {
@@ -51,7 +52,7 @@ pub fn domain(c: &mut Compiler, r: &Resolved) -> Option<(Domain, u64)> {
             chunk_text.push('\n');
             items.push(&chunk_text);
         }
-        let count = items.len() as u64;
+        let count = within_limit(c, items.len() as u64, chunk.span.clone(), "`each_chunk`")?;
         let dir = format!(".flow/chunks/{}", r.name);
         let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
         return Some((Domain::Chunks { file: path, dir, lines, total_lines: total, stdin, items }, count));
@@ -100,7 +101,7 @@ fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)
             }
         }
     };
-    let count: u64 = ranges.iter().map(|r| r.count).sum();
+    let count = ranges.iter().try_fold(0u64, |sum, r| sum.checked_add(r.count)).unwrap_or(u64::MAX);
     if count == 0 {
         c.error(
             Diagnostic::new("flow::compile::bad_range", "`range` is empty")
@@ -109,7 +110,23 @@ fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)
         );
         return None;
     }
+    let count = within_limit(c, count, range.span.clone(), "`range`")?;
     Some((Domain::Range { ranges }, count))
+}
+
+/// `count`, or a diagnostic at `span` when it is over the instance limit.
+fn within_limit(c: &mut Compiler, count: u64, span: std::ops::Range<usize>, what: &str) -> Option<u64> {
+    let limit = c.options.max_instances;
+    if count <= limit {
+        return Some(count);
+    }
+    let shown = if count == u64::MAX { "more than 18446744073709551614".to_owned() } else { count.to_string() };
+    c.error(
+        Diagnostic::new("flow::compile::too_many_instances", format!("{what} expands to {shown} instances, over the limit of {limit}"))
+            .at(span, "too many instances")
+            .help("narrow it, or raise the limit with `--max-instances N` (or FLOW_MAX_INSTANCES) if the machine can hold them"),
+    );
+    None
 }
 
 /// Packs a list of integers into runs of consecutive values.
@@ -221,6 +238,7 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
         pool.push(&item.to_string());
     }
     let count = non_empty(c, pool.len(), file, &path, "elements")?;
+    let count = within_limit(c, count, file.span.clone(), "`from_json`")?;
     Some((Domain::Json { file: path, items: pool }, count))
 }
 
@@ -254,6 +272,7 @@ fn matrix_domain(
         );
         return None;
     }
+    let count = within_limit(c, count, matrix.span.clone(), "`matrix`")?;
     let axes = matrix.value.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
     Some((Domain::Matrix { axes }, count))
 }

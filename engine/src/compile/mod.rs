@@ -25,7 +25,7 @@ mod units;
 #[cfg(test)]
 mod tests;
 
-pub use compiler::{Options, compile};
+pub use compiler::{MAX_INSTANCES, Options, compile};
 pub use group::group_scope;
 pub use instance::instance_scope;
 pub use paths::{glob_matcher, glob_walk, is_glob};

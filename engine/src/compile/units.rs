@@ -123,7 +123,10 @@ fn parse_range_part(part: &str) -> Result<IntRange, String> {
             if end < start {
                 return Err(format!("range `{part}` ends before it starts"));
             }
-            let count = (end - start) as u64 / step + 1;
+            // All of i64 holds 2^64 integers, one more than a u64 counts.
+            let count = (i128::from(end) - i128::from(start)) / i128::from(step) + 1;
+            let count =
+                u64::try_from(count).map_err(|_| format!("range `{part}` holds more than 2^64 - 1 integers"))?;
             Ok(IntRange { start, count, step })
         }
     }

@@ -146,13 +146,14 @@ pub struct IntRange {
 impl IntRange {
     /// The integer at position `i` (< `count`).
     pub fn get(&self, i: u64) -> i64 {
-        self.start + (i * self.step) as i64
+        // The true value lies between `start` and the last integer, so the
+        // wrapping sum is exact even when the offset does not fit an i64.
+        self.start.wrapping_add(i.wrapping_mul(self.step) as i64)
     }
 
     /// The position of `value` in this range, if present.
     pub fn position(&self, value: i64) -> Option<u64> {
-        let offset = value.checked_sub(self.start)?;
-        let offset = u64::try_from(offset).ok()?;
+        let offset = u64::try_from(i128::from(value) - i128::from(self.start)).ok()?;
         (offset % self.step == 0 && offset / self.step < self.count).then_some(offset / self.step)
     }
 }
@@ -234,6 +235,18 @@ mod tests {
         assert_eq!(r.position(2), None);
         assert_eq!(r.position(101), None);
         assert_eq!(r.position(-1), None);
+    }
+
+    #[test]
+    fn ranges_at_the_ends_of_i64() {
+        let all = IntRange { start: i64::MIN, count: u64::MAX, step: 1 };
+        assert_eq!(all.get(0), i64::MIN);
+        assert_eq!(all.get(u64::MAX - 1), i64::MAX - 1);
+        assert_eq!(all.position(10), Some(10u64.wrapping_sub(i64::MIN as u64)));
+        assert_eq!(all.position(i64::MAX), None);
+        let wide = IntRange { start: i64::MIN, count: 2, step: u64::MAX };
+        assert_eq!(wide.get(1), i64::MAX);
+        assert_eq!(wide.position(i64::MAX), Some(1));
     }
 
     #[test]
