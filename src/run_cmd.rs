@@ -54,6 +54,10 @@ pub struct RunArgs {
     /// or `~/.config/flow/profiles.toml`): an allocation queue, a listen address.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
+    /// Let the workflow owner's group read the run's files (`.flow` and run
+    /// directories 0750 instead of 0700).
+    #[arg(long, env = "FLOW_SHARE_WITH_GROUP")]
+    pub share_with_group: bool,
 }
 
 /// Runs the workflow; returns the process exit code.
@@ -83,6 +87,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         listen,
         local,
         queue,
+        share_with_group: args.share_with_group,
     };
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options).map_err(|e| match e {
         flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),

@@ -185,7 +185,7 @@ impl LiveFixture {
     fn new(workflow: &str, journal: &[JournalRecord]) -> Self {
         let t = Test::new().workflow(workflow);
         let ir = t.success_with(&["plan", "--json"]);
-        let run = RunDir::create(&t.path().join(STATE_DIR)).expect("run dir");
+        let run = RunDir::create(&t.path().join(STATE_DIR), false).expect("run dir");
         let lock = run.lock().expect("lock");
         fs_err::write(run.graph(), ir).expect("write graph");
         JournalWriter::create(&run.journal()).expect("journal").append_batch(journal).expect("write journal");

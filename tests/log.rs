@@ -67,7 +67,7 @@ impl Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         fs_err::write(dir.path().join("workflow.toml"), WORKFLOW).expect("write workflow");
         let ir = Test::new().current_dir(dir.path()).args(["plan", "--json", "workflow.toml"]).success();
-        let run = RunDir::create(&dir.path().join(STATE_DIR)).expect("run dir");
+        let run = RunDir::create(&dir.path().join(STATE_DIR), false).expect("run dir");
         fs_err::write(run.graph(), ir).expect("write graph");
 
         let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };

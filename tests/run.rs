@@ -649,3 +649,26 @@ argv = ["printf", "%s\n", "a b; echo injected $HOME", "{{ index }}"]
     assert!(log.contains("kept-stderr"), "{log}");
     assert_eq!(t.success_with(&["log", "cat", "raw"]), "a b; echo injected $HOME\n0\n");
 }
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::metadata(path).expect("metadata").permissions().mode() & 0o777
+}
+
+/// Issue 12: run directories were 0755, so any user of a shared login node
+/// could read every task's output. They are the owner's alone now, unless
+/// the run shares them with the group; an existing `.flow` is closed too.
+#[test]
+fn run_directories_are_private() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"echo secret\"\n");
+    fs_err::create_dir(t.path().join(".flow")).unwrap();
+    t.success_with(&["run"]);
+    let id = run_ids(t.path()).pop().unwrap();
+    assert_eq!(mode(&t.path().join(".flow")), 0o700);
+    assert_eq!(mode(&t.path().join(".flow/runs").join(&id)), 0o700);
+
+    t.success_with(&["run", "--force", "--share-with-group"]);
+    let id = run_ids(t.path()).pop().unwrap();
+    assert_eq!(mode(&t.path().join(".flow")), 0o750);
+    assert_eq!(mode(&t.path().join(".flow/runs").join(&id)), 0o750);
+}

@@ -33,4 +33,7 @@ pub struct RunOptions {
     pub local: bool,
     /// Submit allocations to this queue (from the named profile).
     pub queue: Option<(String, Queue)>,
+    /// Make `.flow` and the run directory readable by the owner's group
+    /// (0750); otherwise only the owner may enter them (0700).
+    pub share_with_group: bool,
 }

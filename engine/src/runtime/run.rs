@@ -91,7 +91,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
         return Err(RunError::Unschedulable(lines));
     }
 
-    let run = RunDir::create(&state)?;
+    let run = RunDir::create(&state, options.share_with_group)?;
     let lock = run.lock()?;
     write_run_files(&run, &graph, &options)?;
     let listener = match &options.listen {

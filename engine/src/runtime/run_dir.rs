@@ -28,15 +28,29 @@ pub struct RunDir {
 
 impl RunDir {
     /// Creates a new, empty run directory under `state` (a `.flow` directory).
-    pub fn create(state: &Path) -> std::io::Result<RunDir> {
+    ///
+    /// Task output is private: `state` and the run directory are made 0700,
+    /// or 0750 when `share_with_group`, so no other user of a shared login
+    /// node can read them whatever the umask.
+    pub fn create(state: &Path, share_with_group: bool) -> std::io::Result<RunDir> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let mode = if share_with_group { 0o750 } else { 0o700 };
         let runs = state.join("runs");
         fs_err::create_dir_all(&runs)?;
+        // An existing `.flow` (from an older flow, or made by hand) is
+        // closed too: it also holds chunk files cut from the inputs.
+        fs_err::set_permissions(state, std::fs::Permissions::from_mode(mode))?;
+        let private_dir = |path: &Path| {
+            std::fs::DirBuilder::new().mode(mode).create(path).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot create directory `{}`: {e}", path.display()))
+            })
+        };
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let (secs, nanos) = (now.as_secs(), now.subsec_nanos());
         for attempt in 0..1000u32 {
             let id = format!("{}-{:03}", format_utc(secs), (nanos / 1_000_000 + attempt) % 1000);
             let path = runs.join(&id);
-            match fs_err::create_dir(&path) {
+            match private_dir(&path) {
                 Ok(()) => return Ok(RunDir { id, path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -220,8 +234,8 @@ mod tests {
     fn runs_sort_and_resolve() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join(STATE_DIR);
-        let a = RunDir::create(&state).unwrap();
-        let b = RunDir::create(&state).unwrap();
+        let a = RunDir::create(&state, false).unwrap();
+        let b = RunDir::create(&state, false).unwrap();
         assert_ne!(a.id, b.id);
         assert_eq!(RunDir::list(&state).len(), 2);
         assert_eq!(RunDir::latest(&state).unwrap(), std::cmp::max(a.clone(), b.clone()).clone());
