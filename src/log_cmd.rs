@@ -324,9 +324,15 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
         writeln!(out, "{} | {}", run.label(task), String::from_utf8_lossy(line))
     };
     let mut reader = None;
+    // Passes in a row that found the run neither finished nor held by a live
+    // process: a run killed outright (`kill -9`) never writes its summary.
+    let mut dead_passes = 0;
     loop {
         // Looked at before reading, so the last pass sees everything the run wrote.
-        let ended = !follow || run.dir.is_finished();
+        let finished = run.dir.is_finished();
+        dead_passes = if finished || run.dir.is_live() { 0 } else { dead_passes + 1 };
+        let dead = dead_passes >= 2;
+        let ended = !follow || finished || dead;
         if reader.is_none() {
             reader = run.output()?;
         }
@@ -344,6 +350,14 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
     }
     lines.finish(|key, line| print(out, key, line))?;
     run.warn_torn("output.log", reader.and_then(|r| r.torn_tail()));
+    if follow && dead_passes >= 2 {
+        out.flush()?;
+        eprintln!(
+            "flow: run {} stopped without finishing (its process is gone: killed or crashed); \
+             `flow run` again resumes it",
+            run.dir.id
+        );
+    }
     Ok(())
 }
 

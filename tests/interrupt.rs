@@ -361,3 +361,28 @@ fn a_changed_chunk_reruns_its_instance() {
     t.success_with(&["run"]);
     assert_eq!(lines(&t, "counted.txt").len(), 3, "only the chunk whose lines changed runs again");
 }
+
+/// Issue 12: `flow log tail -f` on a run killed with `kill -9` waited for its
+/// summary for ever; it now sees that no process holds the run and stops.
+#[test]
+fn tail_f_stops_on_a_killed_run() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"slow\"\nrange = \"1-2\"\ncommand = \"echo started {{ index }}; touch s{{ index }}; sleep 30\"\n",
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "run.stderr");
+    assert!(wait_for(Duration::from_secs(10), || t.path().join("s1").exists() && t.path().join("s2").exists()));
+    signal(flow.id(), "-KILL");
+    wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+
+    let tail = Test::new().current_dir(t.path()).args(["log", "tail", "-f"]).timeout(Duration::from_secs(20));
+    let out = tail.run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["slow[1] | started 1", "slow[2] | started 2"]);
+    assert!(
+        out.stderr.contains("stopped without finishing (its process is gone: killed or crashed)"),
+        "{}",
+        out.stderr
+    );
+}
