@@ -672,3 +672,35 @@ fn run_directories_are_private() {
     assert_eq!(mode(&t.path().join(".flow")), 0o750);
     assert_eq!(mode(&t.path().join(".flow/runs").join(&id)), 0o750);
 }
+
+/// Issue 12: a chunk or line over the kernel's 128 KiB limit for one
+/// environment string made every instance fail "Argument list too long".
+/// Large items now reach the task as a file named by `FLOW_ITEM_FILE`.
+#[test]
+fn items_too_large_for_the_environment_come_in_a_file() {
+    let line = "C".repeat(137);
+    let lines: String = (0..1300).map(|i| format!("{line}{}\n", i % 10)).collect();
+    let huge_line = "x".repeat(200_000);
+    let t = Test::new()
+        .file("mols.smi", &lines)
+        .file("big.txt", &format!("small\n{huge_line}\n"))
+        .workflow(
+            r#"
+[[tasks]]
+name = "chunked"
+each_chunk = { file = "mols.smi", lines = 1000 }
+command = "mkdir -p out && echo \"$(printf %s \"$FLOW_ITEM\" | wc -c) $(wc -l < ${FLOW_ITEM_FILE:-/dev/null}) $(cmp -s ${FLOW_ITEM_FILE:-/dev/null} $FLOW_CHUNK && echo same)\" > out/c{{ index }}"
+
+[[tasks]]
+name = "lines"
+each_line = "big.txt"
+command = "mkdir -p out && if [ -n \"$FLOW_ITEM_FILE\" ]; then wc -c < $FLOW_ITEM_FILE; else echo \"$FLOW_ITEM\"; fi > out/l{{ index }}"
+"#,
+        );
+    t.success_with(&["run"]);
+    let read = |name: &str| fs_err::read_to_string(t.path().join("out").join(name)).unwrap();
+    assert_eq!(read("c0"), "0 1000 same\n", "a 138 KB chunk comes as its file");
+    assert_eq!(read("c1"), format!("{} 0 \n", 300 * 139), "a 42 KB chunk fits the environment");
+    assert_eq!(read("l0"), "small\n");
+    assert_eq!(read("l1"), "200000\n", "the item file holds the line without its newline");
+}

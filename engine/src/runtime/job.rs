@@ -32,7 +32,8 @@ pub struct Job {
     pub stdout: Sink,
     /// Where stderr goes.
     pub stderr: Sink,
-    /// A chunk file to write before starting (`each_chunk`).
+    /// A file to write before starting: the chunk of an `each_chunk`
+    /// instance, or an item too large for the environment.
     pub chunk: Option<(PathBuf, String)>,
     /// Declared inputs (absolute; may be globs).
     pub inputs: Vec<PathBuf>,
@@ -177,7 +178,7 @@ impl JobFactory {
         let inputs = t.inputs.iter().map(|i| render(i, "inputs").map(path)).collect::<Result<Vec<_>, _>>()?;
         let outputs = t.outputs.iter().map(|o| render(o, "outputs").map(path)).collect::<Result<Vec<_>, _>>()?;
 
-        let (chunk, mut stdin) = match domain {
+        let (mut chunk, mut stdin) = match domain {
             Domain::Chunks { dir, stdin, .. } => {
                 let file = self.base_dir.join(format!("{dir}/{}.txt", task.instance));
                 let text = match graph.item(task.group, task.instance) {
@@ -198,8 +199,25 @@ impl JobFactory {
             .iter()
             .map(|(k, v)| Ok((k.clone(), render(v, &format!("env.{k}"))?)))
             .collect::<Result<_, String>>()?;
-        let definition = definition(&command, &cwd, &env, stdin.as_deref(), &outputs, &item_text(graph, task));
-        env.extend(flow_env(graph, task, attempt, alloc, &self.run_dir, chunk.as_ref().map(|c| c.0.as_path())));
+        let item = item_text(graph, task);
+        let definition = definition(&command, &cwd, &env, stdin.as_deref(), &outputs, &item);
+        let chunk_file = chunk.as_ref().map(|c| c.0.clone());
+        // One environment string may not exceed 128 KiB (the kernel's
+        // MAX_ARG_STRLEN): a larger item reaches the task as a file.
+        let item = if item.len() <= MAX_ENV_ITEM {
+            ItemVar::Text(item)
+        } else {
+            let file = match &chunk_file {
+                Some(file) => file.clone(),
+                None => {
+                    let file = self.base_dir.join(format!(".flow/items/{}/{}.txt", group.name, task.instance));
+                    chunk = Some((file.clone(), item));
+                    file
+                }
+            };
+            ItemVar::File(file)
+        };
+        env.extend(flow_env(graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
         let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
         Ok(Job {
             task,
@@ -221,6 +239,19 @@ impl JobFactory {
     }
 }
 
+/// Items up to this many bytes are passed in `FLOW_ITEM`; larger ones in a
+/// file named by `FLOW_ITEM_FILE` (half the kernel's 128 KiB limit on one
+/// environment string, leaving room for the task's own long variables).
+const MAX_ENV_ITEM: usize = 64 * 1024;
+
+/// How an instance's item reaches its process.
+enum ItemVar {
+    /// In `FLOW_ITEM` itself.
+    Text(String),
+    /// In a file, named by `FLOW_ITEM_FILE` (`FLOW_ITEM` is then empty).
+    File(PathBuf),
+}
+
 /// The `FLOW_*` variables (and `CUDA_VISIBLE_DEVICES`) a task sees.
 fn flow_env(
     graph: &Graph,
@@ -229,10 +260,14 @@ fn flow_env(
     alloc: &Allocation,
     run_dir: &Path,
     chunk: Option<&Path>,
+    item: ItemVar,
 ) -> Vec<(String, String)> {
     let group = graph.group(task.group);
     let ids = |v: &[(u32, crate::ir::Amount)]| v.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
-    let item = item_text(graph, task);
+    let (item, item_file) = match item {
+        ItemVar::Text(text) => (text, None),
+        ItemVar::File(file) => (String::new(), Some(file)),
+    };
     let mut env = vec![
         ("FLOW_TASK".to_owned(), group.name.clone()),
         ("FLOW_INDEX".to_owned(), graph.index(task.group, task.instance).to_string()),
@@ -247,6 +282,9 @@ fn flow_env(
     env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
     if let Some(chunk) = chunk {
         env.push(("FLOW_CHUNK".to_owned(), chunk.display().to_string()));
+    }
+    if let Some(file) = item_file {
+        env.push(("FLOW_ITEM_FILE".to_owned(), file.display().to_string()));
     }
     env
 }
