@@ -46,6 +46,8 @@ fn score(index: u64) -> TaskId {
 struct Fixture {
     dir: tempfile::TempDir,
     run: RunDir,
+    /// Held while the run is "in progress", as `flow run` holds it.
+    lock: std::sync::Mutex<Option<flow_engine::runtime::run_dir::RunLock>>,
 }
 
 impl Fixture {
@@ -82,7 +84,8 @@ impl Fixture {
             event(REPORT, 51, JournalEvent::Cancelled { reason: "`score[20]` failed".into() }),
         ];
         JournalWriter::create(&run.journal()).expect("journal").append_batch(&journal).expect("write journal");
-        let fixture = Self { dir, run };
+        let lock = std::sync::Mutex::new(Some(run.lock().expect("lock the run")));
+        let fixture = Self { dir, run, lock };
         fixture.append(&[
             out(PREP, OutputStream::Stdout, 1, "preparing\n"),
             out(score(20), OutputStream::Stdout, 21, "twenty "),
@@ -101,6 +104,7 @@ impl Fixture {
 
     fn finish(&self) {
         fs_err::write(self.run.summary(), "{}\n").expect("write summary");
+        self.lock.lock().expect("lock mutex").take();
     }
 
     /// `flow log ARGS` in the workflow directory.
