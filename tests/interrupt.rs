@@ -386,3 +386,32 @@ fn tail_f_stops_on_a_killed_run() {
         out.stderr
     );
 }
+
+/// Issue 12: a resume killed while it hashed a large input redid every
+/// instance in the next run, though none ran in the killed one: the start
+/// was journaled before the fingerprint check. A start is now recorded when
+/// the process starts.
+#[test]
+fn kill_9_while_hashing_inputs_redoes_nothing() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"use\"\nrange = \"1-24\"\ninputs = [\"big.bin\"]\ncommand = \"echo {{ index }} >> done.txt\"\n",
+    );
+    // 400 MB of (sparse) input: each instance hashes it, for seconds in all.
+    fs_err::File::create(t.path().join("big.bin")).unwrap().set_len(400 << 20).unwrap();
+    t.success_with(&["run", "--cpus", "2"]);
+    assert_eq!(lines(&t, "done.txt").len(), 24);
+
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "run.stderr");
+    assert!(wait_for(Duration::from_secs(10), || run_ids(t.path()).len() == 2), "the second run started");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(flow.id(), "-KILL");
+    let status = wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    assert_eq!(status.code(), None, "killed while hashing, before it finished");
+    let second = run_ids(t.path()).pop().unwrap();
+    assert!(!t.path().join(".flow/runs").join(second).join("summary.json").exists());
+
+    let out = t.run_with(&["run", "--cpus", "2"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("0 succeeded, 24 unchanged"), "{}", out.stderr);
+    assert_eq!(lines(&t, "done.txt").len(), 24, "no instance ran again");
+}

@@ -141,8 +141,9 @@ pub(super) struct Driver {
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     pub unschedulable: HashMap<GroupId, String>,
     /// Tasks sent ahead to a remote worker, by the task they start after,
-    /// with their label, to record their start when it comes.
-    pub ahead: HashMap<TaskId, (TaskId, String)>,
+    /// with their label and whether they may still be skipped as unchanged, to
+    /// record their start when it comes.
+    pub ahead: HashMap<TaskId, (TaskId, String, bool)>,
     /// Successful runs and their total duration, per group, until it is known to be short.
     pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
@@ -195,7 +196,14 @@ impl Driver {
     /// Acts on one event from a worker or the listener.
     pub(super) fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
         match event {
-            DriverEvent::Worker { worker, event } => self.finished(worker, event, out),
+            DriverEvent::Worker { worker, event: WorkerEvent::Spawned { task, attempt } } => {
+                if self.running.get(&task) == Some(&(attempt, worker)) {
+                    self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
+                }
+            }
+            DriverEvent::Worker { worker, event: WorkerEvent::Finished { task, attempt, outcome } } => {
+                self.finished(worker, task, attempt, outcome, out);
+            }
             event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => self.queue_event(event),
             DriverEvent::Joined { offer, link, peer, reply } => {
                 let change = offer.allocation.as_deref().and_then(|job| self.queue.as_mut()?.joined(job));
@@ -299,30 +307,39 @@ impl Driver {
             Ok(job) => job,
             Err(reason) => {
                 let outcome = Outcome::instant(Status::failed(None, None, reason));
-                self.finished(worker, WorkerEvent::Finished { task, attempt, outcome }, out);
+                self.finished(worker, task, attempt, outcome, out);
                 return;
             }
         };
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
+        let previous = self.previous.fingerprint(task, &job.label);
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => {
-                self.ahead.insert(before, (task, job.label.clone()));
+                self.ahead.insert(before, (task, job.label.clone(), previous.is_some()));
             }
-            None => {
-                self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
-                self.event_batch.push(Event::TaskStarted { task, label: job.label.clone(), attempt });
-            }
+            None => self.started(task, attempt, worker, job.label.clone(), previous.is_some()),
         }
-        let previous = self.previous.fingerprint(task, &job.label);
         if self.options.dry_exec {
             let outcome = Outcome::instant(Status::Succeeded);
-            self.finished(worker, WorkerEvent::Finished { task, attempt, outcome }, out);
+            self.finished(worker, task, attempt, outcome, out);
         } else if !self.links.start(worker, job, previous, alloc.after) {
             // The worker left between matching and dispatch; its loss requeues the task.
         }
+    }
+
+    /// A job has begun on its worker. It is journaled as started only once
+    /// its process may have run: at once, or — for a `cache_candidate`, which
+    /// the worker may still skip as unchanged — when the worker says its
+    /// process started ([`WorkerEvent::Spawned`]). A crash while the worker
+    /// hashes inputs thus leaves no start behind to undo an earlier success.
+    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String, cache_candidate: bool) {
+        if !cache_candidate {
+            self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
+        }
+        self.event_batch.push(Event::TaskStarted { task, label, attempt });
     }
 
     /// `FLOW_HOSTS` and `FLOW_NODEFILE` for a task holding several workers.
@@ -340,8 +357,7 @@ impl Driver {
         job.env.push(("FLOW_HOSTS".to_owned(), hosts.join(",")));
     }
 
-    fn finished(&mut self, worker: WorkerId, event: WorkerEvent, out: &mut Collect) {
-        let WorkerEvent::Finished { task, attempt, outcome } = event;
+    fn finished(&mut self, worker: WorkerId, task: TaskId, attempt: u32, outcome: Outcome, out: &mut Collect) {
         // A late report from a worker that lost the task (or an older attempt) changes nothing.
         if self.running.get(&task) != Some(&(attempt, worker)) {
             return;
@@ -391,14 +407,13 @@ impl Driver {
         // `--dry-exec`) ends a task still in line: it is no longer waiting.
         if !self.ahead.is_empty() {
             if self.summary.interrupted || self.options.dry_exec {
-                self.ahead.retain(|_, (next, _)| *next != task);
+                self.ahead.retain(|_, (next, ..)| *next != task);
             }
-            if let Some((next, label)) = self.ahead.remove(&task)
+            if let Some((next, label, cache_candidate)) = self.ahead.remove(&task)
                 && !self.summary.interrupted
                 && let Some(&(attempt, worker)) = self.running.get(&next)
             {
-                self.journal(next, attempt, JournalEvent::Started { worker: worker.0 });
-                self.event_batch.push(Event::TaskStarted { task: next, label, attempt });
+                self.started(next, attempt, worker, label, cache_candidate);
             }
         }
     }

@@ -72,6 +72,7 @@ impl LocalWorker {
             running: self.running.clone(),
             bind_cpus: self.bind_cpus,
             guard: self.guard.clone(),
+            report: self.report.clone(),
         };
         let report = self.report.clone();
         tokio::spawn(async move {
@@ -98,6 +99,7 @@ struct JobContext {
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
     bind_cpus: bool,
     guard: Option<Arc<Guard>>,
+    report: Report,
 }
 
 impl JobContext {
@@ -133,6 +135,9 @@ impl JobContext {
             }
             Err(e) => return failed(format!("could not start: {e}")),
         };
+        if previous.is_some() {
+            (self.report)(WorkerEvent::Spawned { task: job.task, attempt: job.attempt });
+        }
         let pgid = child.id().unwrap_or(0);
         self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();
         let tail = Arc::new(Mutex::new(Vec::new()));

@@ -65,6 +65,13 @@ pub enum ToWorker {
 pub enum ToCoordinator {
     /// The first message: what the worker offers.
     Hello(Offer),
+    /// The process of a job that had a previous fingerprint started.
+    Spawned {
+        /// Which instance.
+        task: TaskId,
+        /// Which attempt.
+        attempt: u32,
+    },
     /// A job ended.
     Finished {
         /// Which instance.

@@ -126,10 +126,15 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     });
     let report_tx = control.clone();
     let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
-    let report = Arc::new(move |WorkerEvent::Finished { task, attempt, outcome }| {
-        // Start what waits for this task before the report travels.
-        let _ = ended_tx.send(task);
-        let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
+    let report = Arc::new(move |event| match event {
+        WorkerEvent::Spawned { task, attempt } => {
+            let _ = report_tx.send(ToCoordinator::Spawned { task, attempt });
+        }
+        WorkerEvent::Finished { task, attempt, outcome } => {
+            // Start what waits for this task before the report travels.
+            let _ = ended_tx.send(task);
+            let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
+        }
     });
     // Tasks accepted and not yet ended: running here, or waiting in line.
     let mut running: HashSet<TaskId> = HashSet::new();
