@@ -194,6 +194,9 @@ impl Display {
         if summary.failed > 0 {
             eprintln!("see the output of failed tasks with `flow log cat --failed`");
         }
+        for error in &summary.io_errors {
+            eprintln!("error: {error}");
+        }
     }
 }
 

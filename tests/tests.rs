@@ -14,4 +14,5 @@ mod plan;
 mod run;
 mod schema;
 mod slurm;
+mod storage;
 mod workers;

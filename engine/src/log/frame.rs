@@ -67,6 +67,10 @@ impl fmt::Display for TornTail {
 #[derive(Debug)]
 pub struct FrameWriter {
     out: BufWriter<fs_err::File>,
+    /// Where the file ends once the buffer is written.
+    end: u64,
+    /// Disk space is allocated up to here (see [`FrameWriter::keep_reserve`]).
+    reserved_to: u64,
 }
 
 impl FrameWriter {
@@ -88,8 +92,9 @@ impl FrameWriter {
         }
         if valid == 0 {
             file.write_all(&kind.magic)?;
+            valid = kind.magic.len() as u64;
         }
-        Ok(Self { out: BufWriter::with_capacity(WRITE_BUFFER, file) })
+        Ok(Self { out: BufWriter::with_capacity(WRITE_BUFFER, file), end: valid, reserved_to: valid })
     }
 
     /// Appends one frame whose payload is `parts` concatenated (1 byte to 1 GiB).
@@ -102,7 +107,24 @@ impl FrameWriter {
         parts.iter().for_each(|p| crc.update(p));
         self.out.write_all(&len.to_le_bytes())?;
         self.out.write_all(&crc.finalize().to_le_bytes())?;
-        parts.iter().try_for_each(|p| self.out.write_all(p))
+        parts.iter().try_for_each(|p| self.out.write_all(p))?;
+        self.end += 8 + u64::from(len);
+        Ok(())
+    }
+
+    /// Keeps about `bytes` of disk space allocated past the end of the file
+    /// (`fallocate` with `FALLOC_FL_KEEP_SIZE`), topping it up once half is
+    /// used, so that the next appends succeed even after the disk fills up.
+    /// An error means no more space could be set aside; what was still is.
+    pub fn keep_reserve(&mut self, bytes: u64) -> io::Result<()> {
+        use nix::fcntl::{FallocateFlags, fallocate};
+        if self.reserved_to >= self.end + bytes / 2 {
+            return Ok(());
+        }
+        let (offset, len) = (i64::try_from(self.end).unwrap_or(i64::MAX), i64::try_from(bytes).unwrap_or(i64::MAX));
+        fallocate(self.out.get_ref().file(), FallocateFlags::FALLOC_FL_KEEP_SIZE, offset, len)?;
+        self.reserved_to = self.end + bytes;
+        Ok(())
     }
 
     /// Hands everything appended so far to the kernel (safe against the

@@ -138,6 +138,9 @@ impl JournalRecord {
     }
 }
 
+/// Disk space the journal keeps allocated past its end: about a thousand records.
+pub const RESERVE: u64 = 64 << 10;
+
 /// Appends records to `journal`. Used from one thread, the runtime's bookkeeping.
 #[derive(Debug)]
 pub struct JournalWriter {
@@ -152,12 +155,21 @@ impl JournalWriter {
     }
 
     /// Appends `records` and hands them to the kernel.
+    ///
+    /// The journal keeps [`RESERVE`] bytes of disk set aside past its end:
+    /// when the disk fills up (the output log's large writes usually fill it
+    /// first), the records of the attempts still ending, and of output that
+    /// was lost, can still be written.
     pub fn append_batch(&mut self, records: &[JournalRecord]) -> io::Result<()> {
         for r in records {
             r.encode(&mut self.payload);
             self.frames.append(&[&self.payload])?;
         }
-        self.frames.flush()
+        self.frames.flush()?;
+        // A file system without `fallocate`, or a full disk: what was set
+        // aside before still is, and a write that does not fit fails loudly.
+        let _ = self.frames.keep_reserve(RESERVE);
+        Ok(())
     }
 }
 

@@ -25,6 +25,6 @@ pub use journal_state::{JournalEntry, JournalState, JournalStatus};
 pub use line_splitter::LineSplitter;
 pub use log_error::LogError;
 pub use output::{
-    CHANNEL_CAPACITY, OutputLog, OutputLogHandle, OutputLogSender, OutputReader, OutputRecord, OutputStream,
+    CHANNEL_CAPACITY, LogHealth, OutputLog, OutputLogHandle, OutputLogSender, OutputReader, OutputRecord, OutputStream,
     read_output,
 };

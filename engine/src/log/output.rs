@@ -130,11 +130,12 @@ impl OutputLog {
         let writer = FrameWriter::open(path, FileKind::OUTPUT)?;
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         let closing = Arc::new(AtomicBool::new(false));
+        let health = Arc::new(LogHealth::default());
         let thread = std::thread::Builder::new().name("flow-output-log".into()).spawn({
-            let closing = closing.clone();
-            move || write_records(rx, writer, &closing)
+            let (closing, health) = (closing.clone(), health.clone());
+            move || write_records(rx, writer, &closing, &health)
         })?;
-        Ok((OutputLogSender { tx: tx.clone() }, OutputLogHandle { tx, closing, thread }))
+        Ok((OutputLogSender { tx: tx.clone() }, OutputLogHandle { tx, closing, health, thread }))
     }
 }
 
@@ -171,10 +172,44 @@ impl OutputLogSender {
 pub struct OutputLogHandle {
     tx: mpsc::Sender<Message>,
     closing: Arc<AtomicBool>,
+    health: Arc<LogHealth>,
     thread: JoinHandle<io::Result<()>>,
 }
 
+/// Whether the writer thread could write everything, shared with the run:
+/// after a write error (a full disk) the thread goes on taking records, so
+/// no sender blocks, and notes whose output it dropped.
+#[derive(Debug, Default)]
+pub struct LogHealth {
+    broken: AtomicBool,
+    lost: std::sync::Mutex<std::collections::BTreeSet<(TaskId, u32)>>,
+}
+
+impl LogHealth {
+    /// Whether a write has failed: output sent from now on is not stored.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+
+    /// The attempts (instance, attempt number) some of whose output was not stored.
+    pub fn lost(&self) -> Vec<(TaskId, u32)> {
+        self.lost.lock().map(|l| l.iter().copied().collect()).unwrap_or_default()
+    }
+
+    fn lose(&self, attempts: impl IntoIterator<Item = (TaskId, u32)>) {
+        self.broken.store(true, Ordering::Release);
+        if let Ok(mut lost) = self.lost.lock() {
+            lost.extend(attempts);
+        }
+    }
+}
+
 impl OutputLogHandle {
+    /// Whether everything sent so far was written, and what was lost.
+    pub fn health(&self) -> Arc<LogHealth> {
+        self.health.clone()
+    }
+
     /// Closes the channel (later sends fail with [`LogError::Closed`]), waits
     /// for the thread to write and flush every record sent before, and
     /// returns the first write error. Blocks: from async code, call it in
@@ -190,26 +225,54 @@ impl OutputLogHandle {
 
 /// The writer thread's loop: wait for a record, write all that are waiting
 /// (up to [`BATCH_BYTES`]), flush, repeat.
-fn write_records(mut rx: mpsc::Receiver<Message>, mut out: FrameWriter, closing: &AtomicBool) -> io::Result<()> {
+///
+/// After the first write error nothing more is written: the records of the
+/// batch that failed and of every later one are noted in `health` as lost
+/// (part of the failed batch may have reached the file, but not all of it),
+/// and the error is returned at the end.
+fn write_records(
+    mut rx: mpsc::Receiver<Message>,
+    mut out: FrameWriter,
+    closing: &AtomicBool,
+    health: &LogHealth,
+) -> io::Result<()> {
+    let mut failed: Option<io::Error> = None;
+    let mut batch = Vec::new();
     while let Some(first) = rx.blocking_recv() {
         let (mut next, mut bytes) = (Some(first), 0);
         while let Some(message) = next {
             match message {
                 Message::Record(r) => {
-                    out.append(&[&r.head(), &r.data])?;
+                    if failed.is_none()
+                        && let Err(e) = out.append(&[&r.head(), &r.data])
+                    {
+                        failed = Some(e);
+                    }
+                    batch.push((r.task, r.attempt));
                     bytes += HEAD_LEN + r.data.len();
                 }
                 Message::Close => rx.close(),
             }
             next = if bytes < BATCH_BYTES { rx.try_recv().ok() } else { None };
         }
-        out.flush()?;
+        if failed.is_none()
+            && let Err(e) = out.flush()
+        {
+            failed = Some(e);
+        }
+        if failed.is_some() {
+            health.lose(batch.drain(..));
+        }
+        batch.clear();
         if closing.load(Ordering::Acquire) {
             // Records already in the channel are still received, then `None`.
             rx.close();
         }
     }
-    out.flush()
+    match failed {
+        Some(e) => Err(e),
+        None => out.flush(),
+    }
 }
 
 /// Reads `output.log` one record at a time (see [`read_output`]).

@@ -24,7 +24,7 @@ use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord};
+use crate::log::{JournalEvent, JournalRecord, LogHealth};
 
 /// Instances of a group measured before it may count as short.
 const SHORT_SAMPLE: u32 = 8;
@@ -118,6 +118,10 @@ pub(super) struct Driver {
     pub links: Links,
     pub driver_events: mpsc::UnboundedReceiver<DriverEvent>,
     pub journal: std_mpsc::Sender<Vec<JournalRecord>>,
+    /// Set when the journal thread stopped taking records (a write failed).
+    pub journal_broken: bool,
+    /// Whether the output log could write everything.
+    pub log_health: Arc<LogHealth>,
     pub events: std_mpsc::Sender<Vec<Event>>,
     /// Records and events of the current step, sent together.
     pub journal_batch: Vec<JournalRecord>,
@@ -185,6 +189,13 @@ impl Driver {
                 }
             }
             self.step(&mut out);
+            if !self.summary.interrupted && self.storage_failed() {
+                // Nothing more can be recorded: stop as on Ctrl-C.
+                self.summary.interrupted = true;
+                self.core.stop(&mut out);
+                self.links.stop_all();
+                self.step(&mut out);
+            }
         }
         self.links.shutdown();
         self.queue_finish().await;
@@ -289,6 +300,22 @@ impl Driver {
         self.flush();
     }
 
+    /// Whether the journal or the output log can no longer be written; the
+    /// first time, says which in the summary.
+    fn storage_failed(&mut self) -> bool {
+        let what = if self.journal_broken {
+            "the journal could not be written; the run stopped"
+        } else if self.log_health.is_broken() {
+            "output.log could not be written; the run stopped"
+        } else {
+            return false;
+        };
+        if self.summary.io_errors.is_empty() {
+            self.summary.io_errors.push(what.to_owned());
+        }
+        true
+    }
+
     /// Acts on what the core asked for: start jobs, record state changes.
     fn apply(&mut self, out: &mut Collect) {
         while !out.starts.is_empty() || !out.states.is_empty() {
@@ -363,6 +390,12 @@ impl Driver {
             return;
         }
         self.running.remove(&task);
+        let mut outcome = outcome;
+        if outcome.status == Status::Succeeded && self.log_health.is_broken() {
+            // Its output may not all be in the log: not a success to build on.
+            outcome.status =
+                Status::failed(None, None, "its output could not be stored: output.log cannot be written".into());
+        }
         let fingerprint = outcome.fingerprint.unwrap_or_default();
         let (journal, result) = match &outcome.status {
             Status::Succeeded => {
@@ -439,6 +472,7 @@ impl Driver {
             TaskState::Failed => self.summary.failed += 1,
             TaskState::Cancelled(reason) => {
                 self.summary.cancelled += 1;
+                let stopped = matches!(reason, CancelReason::Stopped);
                 let reason = match reason {
                     CancelReason::DependencyFailed(dep) => format!("{} failed", self.factory.label(dep)),
                     CancelReason::MaxFails => "--max-fails reached".to_owned(),
@@ -448,7 +482,12 @@ impl Driver {
                         None => "no worker can satisfy its resources".to_owned(),
                     },
                 };
-                self.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
+                // After a storage failure the journal's last space is kept
+                // for what matters: instances that ended, and lost output.
+                // An instance that never started needs no record to resume.
+                if self.summary.io_errors.is_empty() || !stopped {
+                    self.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
+                }
                 self.event_batch.push(Event::TaskCancelled { task, label: self.factory.label(task), reason });
             }
             TaskState::Succeeded | TaskState::Retrying { .. } => {}
@@ -465,8 +504,9 @@ impl Driver {
     /// Events only feed the display, so they wait up to [`EVENT_DELAY`] to
     /// travel together (one wake-up of the display thread, not one per task).
     fn flush(&mut self) {
-        if !self.journal_batch.is_empty() {
-            let _ = self.journal.send(std::mem::take(&mut self.journal_batch));
+        if !self.journal_batch.is_empty() && self.journal.send(std::mem::take(&mut self.journal_batch)).is_err() {
+            // The journal thread ended on a write error.
+            self.journal_broken = true;
         }
         if !self.event_batch.is_empty() && self.last_events.elapsed() >= EVENT_DELAY {
             self.flush_events();

@@ -120,6 +120,10 @@ pub enum Event {
     },
 }
 
+/// The exit code of a run that could not write its journal, its output log
+/// or its summary (`EX_IOERR` of sysexits.h).
+pub const IO_FAILURE: u8 = 74;
+
 /// How a run ended, as written to `summary.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
@@ -139,12 +143,19 @@ pub struct Summary {
     pub interrupted: bool,
     /// Wall time in seconds.
     pub seconds: f64,
+    /// Run files that could not be written (a full disk): the run stopped,
+    /// and these say what was not recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io_errors: Vec<String>,
 }
 
 impl Summary {
-    /// The process exit code: 0 all succeeded, 1 some failed or were cancelled, 130 interrupted.
+    /// The process exit code: 0 all succeeded, 1 some failed or were
+    /// cancelled, 74 run files could not be written, 130 interrupted.
     pub fn exit_code(&self) -> u8 {
-        if self.interrupted {
+        if !self.io_errors.is_empty() {
+            IO_FAILURE
+        } else if self.interrupted {
             130
         } else if self.failed > 0 || self.cancelled > 0 {
             1

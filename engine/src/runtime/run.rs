@@ -25,8 +25,8 @@ use super::output_sink::OutputSink;
 use super::resume::Previous;
 use super::run_dir::{RunDir, STATE_DIR};
 use crate::diag::Source;
-use crate::ir::Graph;
-use crate::log::{JournalRecord, JournalWriter, OutputLog};
+use crate::ir::{Graph, TaskId};
+use crate::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog};
 use crate::net::{AccessFile, Secret};
 
 /// Why a run could not start.
@@ -100,6 +100,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     };
     let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
+    let log_health = log_thread.health();
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
     let (events, events_rx) = std_mpsc::channel();
     let summary = Summary { run_id: run.id.clone(), total: graph.instance_count(), ..Summary::default() };
@@ -154,6 +155,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 driver_events,
                 run_dir: run_for_thread.path.clone(),
                 journal,
+                journal_broken: false,
+                log_health,
                 events: events.clone(),
                 previous,
                 options,
@@ -178,15 +181,50 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             Ok::<_, RunError>(summary)
         })?;
         drop(runtime);
-        log_thread.finish()?;
-        journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))??;
+        let mut summary = summary;
+        let health = log_thread.health();
+        if let Err(e) = log_thread.finish() {
+            summary.io_errors.push(format!("cannot write output.log: {e}"));
+        }
+        let journal = journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))?;
+        if let Err(e) = &journal {
+            summary.io_errors.push(format!("cannot write the journal: {e}"));
+        }
+        record_lost_output(&run_for_thread, &health.lost(), &mut summary);
         let text = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
-        fs_err::write(run_for_thread.summary(), text + "\n")?;
+        if let Err(e) = fs_err::write(run_for_thread.summary(), text + "\n") {
+            summary.io_errors.push(format!("cannot write summary.json: {e}"));
+        }
         let _ = events.send(vec![Event::RunFinished { summary: summary.clone() }]);
         drop(lock);
         Ok(summary)
     })?;
     Ok(RunHandle { run, events: events_rx, thread })
+}
+
+/// Journals as failed every attempt whose output did not all reach
+/// `output.log`, even one already journaled as succeeded: its output is gone,
+/// so the next run must run it again.
+fn record_lost_output(run: &RunDir, lost: &[(TaskId, u32)], summary: &mut Summary) {
+    if lost.is_empty() {
+        return;
+    }
+    let reason = "its output could not be stored: output.log cannot be written".to_owned();
+    let records: Vec<JournalRecord> = lost
+        .iter()
+        .map(|&(task, attempt)| JournalRecord {
+            time_us: super::local::now_us(),
+            task,
+            attempt,
+            event: JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() },
+        })
+        .collect();
+    if let Err(e) = JournalWriter::create(&run.journal()).and_then(|mut w| w.append_batch(&records)) {
+        summary.io_errors.push(format!(
+            "cannot record that the output of {} instance(s) was lost ({e}); rerun them with `--only`",
+            lost.len()
+        ));
+    }
 }
 
 /// How long the journal thread lets records gather after each write.
