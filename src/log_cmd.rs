@@ -11,8 +11,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use flow_engine::compile::Selector;
 use flow_engine::ir::{Graph, GroupId, IntRange, TaskId};
 use flow_engine::log::{
-    JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail, read_journal,
-    read_output,
+    Damage, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
+    read_journal, read_output,
 };
 use flow_engine::runtime::run_dir::{RunDir, locate};
 
@@ -191,9 +191,10 @@ impl Run {
         if !self.dir.journal().exists() {
             return Ok(JournalState::default());
         }
-        let (records, torn) = read_journal(&self.dir.journal())?;
-        self.warn_torn("journal", torn);
-        Ok(JournalState::from_records(&records))
+        let journal = read_journal(&self.dir.journal())?;
+        self.warn_torn("journal", journal.torn);
+        warn_damage("journal", &journal.damage);
+        Ok(JournalState::from_records(&journal.records))
     }
 
     /// The output log, if the run has written one.
@@ -205,16 +206,15 @@ impl Run {
     /// Every record of the output log that `keep` accepts, in file order; warns about a torn tail.
     fn each_record(&self, mut keep: impl FnMut(OutputRecord, u64) -> io::Result<()>) -> io::Result<()> {
         let Some(mut reader) = self.output()? else { return Ok(()) };
-        loop {
-            let offset = reader.position();
-            let Some(record) = reader.next() else { break };
+        while let Some(record) = reader.next() {
             let record = record?;
             // Allocation output is not a task's (`flow alloc log` shows it).
             if record.stream != OutputStream::Allocation {
-                keep(record, offset)?;
+                keep(record, reader.last_start())?;
             }
         }
         self.warn_torn("output.log", reader.torn_tail());
+        warn_damage("output.log", reader.damage());
         Ok(())
     }
 
@@ -226,6 +226,13 @@ impl Run {
             "the run is still writing it or was interrupted"
         };
         eprintln!("warning: {file} ends with {} bytes of an incomplete record ({why}); ignored", torn.bytes);
+    }
+}
+
+/// Says which damaged stretches of `file` were skipped; what is around them was read.
+fn warn_damage(file: &str, damage: &[Damage]) {
+    for d in damage {
+        eprintln!("warning: {file} is damaged: {d}; the records before and after them were read");
     }
 }
 
@@ -349,7 +356,10 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
         std::thread::sleep(POLL);
     }
     lines.finish(|key, line| print(out, key, line))?;
-    run.warn_torn("output.log", reader.and_then(|r| r.torn_tail()));
+    if let Some(reader) = &reader {
+        run.warn_torn("output.log", reader.torn_tail());
+        warn_damage("output.log", reader.damage());
+    }
     if follow && dead_passes >= 2 {
         out.flush()?;
         eprintln!(

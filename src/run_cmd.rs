@@ -225,6 +225,7 @@ fn notice(event: &Event) -> Option<String> {
         Event::WorkerRefused { peer, reason } => Some(format!("! refused a connection from {peer}: {reason}")),
         Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
         Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
+        Event::Warning { message } => Some(format!("warning: {message}")),
         Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
         _ => None,
     }

@@ -63,8 +63,8 @@ impl Standing {
         let graph: Graph = fs_err::read_to_string(run.graph())
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{}: {e}", run.graph().display())))?;
-        let (records, _) = read_journal(&run.journal()).map_err(|e| e.to_string())?;
-        let journal = JournalState::from_records(&records);
+        let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
+        let journal = JournalState::from_records(&journal.records);
         let mut standing = Standing {
             state: if run.is_live() { "running" } else { "crashed" },
             total: graph.instance_count(),
@@ -158,7 +158,18 @@ pub fn runs(args: &RunsArgs) -> Result<(), String> {
     let mut rows =
         vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
     for run in RunDir::list(&state) {
-        let Ok(s) = Standing::of(&run) else { continue };
+        let s = match Standing::of(&run) {
+            Ok(s) => s,
+            Err(why) => {
+                // A run whose files are damaged is listed, not hidden.
+                eprintln!("warning: run {}: {why}", run.id);
+                let mut row = ["-"; 8].map(String::from);
+                row[0].clone_from(&run.id);
+                row[1] = "damaged".to_owned();
+                rows.push(row);
+                continue;
+            }
+        };
         rows.push([
             run.id.clone(),
             s.state.to_owned(),

@@ -415,3 +415,68 @@ fn kill_9_while_hashing_inputs_redoes_nothing() {
     assert!(out.stderr.contains("0 succeeded, 24 unchanged"), "{}", out.stderr);
     assert_eq!(lines(&t, "done.txt").len(), 24, "no instance ran again");
 }
+
+/// The frames of a framed run file: (offset, payload length) of each.
+fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let (mut at, mut out) = (8, Vec::new());
+    while at + 8 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        out.push((at, len));
+        at += 8 + len;
+    }
+    out
+}
+
+/// Issue 12: a byte flipped in the middle of the journal dropped every record
+/// after it, so the next run redid everything from there, silently; a
+/// garbage `graph.json` or `summary.json` was skipped without a word.
+#[test]
+fn damaged_run_files_are_reported_and_their_intact_records_used() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"step\"\nrange = \"1-20\"\ncommand = \"echo {{ index }} >> ran.txt; echo out {{ index }}\"\n",
+    );
+    t.success_with(&["run", "--cpus", "1"]);
+    let run1 = run_ids(t.path()).pop().unwrap();
+    let dir1 = t.path().join(".flow/runs").join(&run1);
+
+    let journal = dir1.join("journal");
+    let mut bytes = fs_err::read(&journal).unwrap();
+    let (at, _) = frames(&bytes)[20];
+    bytes[at + 8 + 2] ^= 0x10;
+    fs_err::write(&journal, &bytes).unwrap();
+    let log = dir1.join("output.log");
+    let mut bytes = fs_err::read(&log).unwrap();
+    let (at, _) = frames(&bytes)[10];
+    bytes[at + 8 + 30] ^= 0x10;
+    fs_err::write(&log, &bytes).unwrap();
+
+    let cat = t.run_with(&["log", "cat"]);
+    assert_code(&cat, 0);
+    assert_eq!(cat.stdout.lines().count(), 19, "every intact record is printed:\n{}", cat.stdout);
+    assert!(cat.stderr.contains("warning: output.log is damaged: bytes "), "{}", cat.stderr);
+    assert!(cat.stderr.contains("(a damaged record) were skipped"), "{}", cat.stderr);
+    assert!(!cat.stderr.contains("interrupted"), "{}", cat.stderr);
+    let list = t.run_with(&["log", "list"]);
+    assert_code(&list, 0);
+    assert!(list.stderr.contains("warning: journal is damaged: bytes "), "{}", list.stderr);
+    assert!(list.stdout.lines().count() >= 20, "{}", list.stdout);
+
+    let out = t.run_with(&["run", "--cpus", "1"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains(&format!("warning: run {run1}: journal: bytes ")), "{}", out.stderr);
+    let again = lines(&t, "ran.txt").len() - 20;
+    assert!(again <= 1, "only the instance whose record was damaged may run again, not {again}");
+
+    // A garbage graph.json: the run's results cannot be mapped, and it says so.
+    fs_err::write(dir1.join("graph.json"), "garbage").unwrap();
+    let run2 = run_ids(t.path()).pop().unwrap();
+    fs_err::write(t.path().join(".flow/runs").join(&run2).join("summary.json"), "{ not json").unwrap();
+    let out = t.run_with(&["run", "--cpus", "1"]);
+    assert!(out.stderr.contains(&format!("warning: run {run1}: `")), "{}", out.stderr);
+    assert!(out.stderr.contains("graph.json` is damaged"), "{}", out.stderr);
+
+    let runs = t.run_with(&["runs"]);
+    assert_code(&runs, 0);
+    assert!(runs.stdout.lines().any(|l| l.starts_with(&run2) && l.contains("damaged")), "{}", runs.stdout);
+    assert!(runs.stderr.contains(&format!("warning: run {run2}: ")), "{}", runs.stderr);
+}

@@ -6,12 +6,14 @@
 //! ```
 //!
 //! A crash can leave the last frame half-written, and a crashed filesystem can
-//! leave zeros in its place. The reader stops at the first frame that is
-//! incomplete, empty or fails its checksum and reports it as a [`TornTail`]:
-//! not an error, the rest of the file is still good. A reader can follow a
-//! file that is still being written: it stops at what is complete, and the
-//! next read continues from there. This module knows nothing of what the
-//! payloads mean.
+//! leave zeros in its place. At a frame that is incomplete, empty or fails
+//! its checksum the reader looks for the next intact frame after it: if
+//! there is one, the bytes between are reported as [`Damage`] and reading
+//! goes on (a flipped byte costs one record, not the rest of the file); if
+//! there is none, they are a [`TornTail`] — what a crash leaves, not an error.
+//! A reader can follow a file that is still being written: it stops at what
+//! is complete, and the next read continues from there. This module knows
+//! nothing of what the payloads mean.
 
 use std::fmt;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -59,6 +61,25 @@ pub struct TornTail {
 impl fmt::Display for TornTail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} bytes of an incomplete record at offset {}", self.bytes, self.offset)
+    }
+}
+
+/// Bytes in the middle of a file that are not an intact record, skipped by
+/// the reader: a damaged frame (a flipped byte, a damaged header), or a
+/// record the reader above could not decode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// Where the damaged bytes start.
+    pub offset: u64,
+    /// How many bytes were skipped.
+    pub bytes: u64,
+    /// What they were taken for.
+    pub what: &'static str,
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bytes {}..{} ({}) were skipped", self.offset, self.offset + self.bytes, self.what)
     }
 }
 
@@ -156,13 +177,26 @@ pub struct FrameReader {
     /// Whether the file position is at `offset`.
     at_offset: bool,
     torn: Option<TornTail>,
+    /// Damaged stretches skipped so far.
+    damage: Vec<Damage>,
+    /// Where the frame last read starts.
+    last: u64,
 }
 
 impl FrameReader {
     /// Opens `path`, which should be a file of `kind` (checked on the first read).
     pub fn open(path: &Path, kind: FileKind) -> io::Result<Self> {
         let file = BufReader::with_capacity(READ_BUFFER, fs_err::File::open(path)?);
-        Ok(Self { file, kind, offset: HEADER, header_read: false, at_offset: false, torn: None })
+        Ok(Self {
+            file,
+            kind,
+            offset: HEADER,
+            header_read: false,
+            at_offset: false,
+            torn: None,
+            damage: Vec::new(),
+            last: HEADER,
+        })
     }
 
     /// Reads the next complete frame's payload into `payload` and returns
@@ -178,20 +212,81 @@ impl FrameReader {
         } else if !self.at_offset {
             self.file.seek(SeekFrom::Start(self.offset))?;
         }
-        // Until a read ends cleanly, the position is somewhere else.
-        self.at_offset = false;
-        match self.read_frame(payload)? {
-            Frame::Complete(size) => {
-                self.offset += size;
-                self.at_offset = true;
-                Ok(true)
+        loop {
+            // Until a read ends cleanly, the position is somewhere else.
+            self.at_offset = false;
+            match self.read_frame(payload)? {
+                Frame::Complete(size) => {
+                    self.last = self.offset;
+                    self.offset += size;
+                    self.at_offset = true;
+                    return Ok(true);
+                }
+                Frame::End => {
+                    self.at_offset = true;
+                    return Ok(false);
+                }
+                Frame::Torn => match self.next_intact(self.offset + 1)? {
+                    Some(next) => {
+                        self.damage.push(Damage {
+                            offset: self.offset,
+                            bytes: next - self.offset,
+                            what: "a damaged record",
+                        });
+                        self.offset = next;
+                        self.file.seek(SeekFrom::Start(next))?;
+                    }
+                    None => return self.stop(self.offset),
+                },
             }
-            Frame::End => {
-                self.at_offset = true;
-                Ok(false)
-            }
-            Frame::Torn => self.stop(self.offset),
         }
+    }
+
+    /// Where the frame last read starts.
+    pub fn last_start(&self) -> u64 {
+        self.last
+    }
+
+    /// The damaged stretches skipped so far, oldest first.
+    pub fn damage(&self) -> &[Damage] {
+        &self.damage
+    }
+
+    /// Notes that the frame just read could not be decoded by the reader
+    /// above (written by a newer flow, say): it is skipped as damage.
+    pub fn undecodable(&mut self, what: &'static str) {
+        self.damage.push(Damage { offset: self.last, bytes: self.offset - self.last, what });
+    }
+
+    /// The offset of the first intact frame at or after `from`, if any. A
+    /// stretch that only reaches the end of the file is a torn tail, not damage.
+    fn next_intact(&mut self, from: u64) -> io::Result<Option<u64>> {
+        let end = self.file.get_ref().metadata()?.len();
+        let mut payload = Vec::new();
+        let mut window = vec![0; READ_BUFFER];
+        let mut start = from;
+        while start + FRAME_HEADER < end {
+            self.file.seek(SeekFrom::Start(start))?;
+            let got = read_full(&mut self.file, &mut window)?;
+            // Candidate headers within this window; the last 7 bytes start the next one.
+            let last = got.saturating_sub(FRAME_HEADER as usize - 1);
+            for i in 0..last {
+                let len = u32::from_le_bytes([window[i], window[i + 1], window[i + 2], window[i + 3]]);
+                let at = start + i as u64;
+                if len == 0 || len > MAX_PAYLOAD || at + FRAME_HEADER + u64::from(len) > end {
+                    continue;
+                }
+                self.file.seek(SeekFrom::Start(at))?;
+                if matches!(self.read_frame(&mut payload)?, Frame::Complete(_)) {
+                    return Ok(Some(at));
+                }
+            }
+            if got < window.len() {
+                break;
+            }
+            start += last as u64;
+        }
+        Ok(None)
     }
 
     /// Reads the frame that starts at `offset` (an earlier [`FrameReader::offset`]);
@@ -223,8 +318,18 @@ impl FrameReader {
         let mut magic = [0; HEADER as usize];
         let got = read_full(&mut self.file, &mut magic)?;
         if magic[..got] != self.kind.magic[..got] {
-            let path = self.file.get_ref().path().to_path_buf();
-            return Err(LogError::WrongKind { path, kind: self.kind.name }.into());
+            // A damaged header in front of intact frames of this kind is
+            // damage; anything else is some other file.
+            let mut payload = Vec::new();
+            let intact_after = got == magic.len()
+                && magic.iter().zip(self.kind.magic).filter(|(a, b)| *a != b).count() <= 2
+                && matches!(self.read_frame(&mut payload)?, Frame::Complete(_));
+            if !intact_after {
+                let path = self.file.get_ref().path().to_path_buf();
+                return Err(LogError::WrongKind { path, kind: self.kind.name }.into());
+            }
+            self.damage.push(Damage { offset: 0, bytes: HEADER, what: "a damaged file header" });
+            self.file.seek(SeekFrom::Start(HEADER))?;
         }
         self.header_read = got == magic.len();
         Ok(self.header_read)
@@ -423,8 +528,9 @@ mod tests {
             prop_assert_eq!(torn.is_some(), len > 0 && len != boundary);
         }
 
+        /// Issue 12: a flipped byte used to drop every record after it.
         #[test]
-        fn a_flipped_byte_stops_at_the_damaged_record(
+        fn a_flipped_byte_costs_only_the_damaged_record(
             (payloads, bytes) in valid_file().prop_filter("has records", |(p, _)| !p.is_empty()),
             at in any::<prop::sample::Index>(),
             bit in 0..8u8,
@@ -435,11 +541,22 @@ mod tests {
             let mut damaged = bytes.clone();
             damaged[at] ^= 1 << bit;
             fs_err::write(&path, &damaged).unwrap();
-            let (records, torn) = read(&path);
+            let mut r = FrameReader::open(&path, FileKind::JOURNAL).unwrap();
+            let (mut records, mut buf) = (Vec::new(), Vec::new());
+            while r.next_into(&mut buf).unwrap() {
+                records.push(buf.clone());
+            }
             // The damaged record is the first one that ends after `at`.
-            let intact = complete_within(&payloads, at);
-            prop_assert_eq!(&records[..], &payloads[..intact]);
-            prop_assert!(torn.is_some());
+            let hit = complete_within(&payloads, at);
+            let mut expected = payloads.clone();
+            expected.remove(hit);
+            prop_assert_eq!(&records, &expected);
+            if hit + 1 == payloads.len() {
+                prop_assert!(r.torn_tail().is_some() && r.damage().is_empty());
+            } else {
+                prop_assert!(r.torn_tail().is_none());
+                prop_assert_eq!(r.damage().len(), 1);
+            }
         }
     }
 }

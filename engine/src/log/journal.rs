@@ -17,7 +17,7 @@ use std::io;
 use std::path::Path;
 
 use super::cursor::Cursor;
-use super::{FileKind, FrameReader, FrameWriter, LogError, TornTail};
+use super::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 use crate::ir::{GroupId, TaskId};
 
 /// One change of one task instance's state.
@@ -173,22 +173,28 @@ impl JournalWriter {
     }
 }
 
-/// Every intact record of a journal, in order, and the torn tail after them if any.
-pub fn read_journal(path: &Path) -> io::Result<(Vec<JournalRecord>, Option<TornTail>)> {
+/// What [`read_journal`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalFile {
+    /// Every intact record, in order.
+    pub records: Vec<JournalRecord>,
+    /// The incomplete record at the end, if any (what a crash leaves).
+    pub torn: Option<TornTail>,
+    /// Damaged or unknown records skipped in the middle.
+    pub damage: Vec<Damage>,
+}
+
+/// Every intact record of a journal, in order, past any damaged one.
+pub fn read_journal(path: &Path) -> io::Result<JournalFile> {
     let mut frames = FrameReader::open(path, FileKind::JOURNAL)?;
     let (mut records, mut payload) = (Vec::new(), Vec::new());
-    loop {
-        let offset = frames.offset();
-        if !frames.next_into(&mut payload)? {
-            return Ok((records, frames.torn_tail()));
+    while frames.next_into(&mut payload)? {
+        match JournalRecord::decode(&payload) {
+            Some(record) => records.push(record),
+            None => frames.undecodable("a record of an unknown kind"),
         }
-        let record = JournalRecord::decode(&payload).ok_or_else(|| LogError::Malformed {
-            path: path.to_path_buf(),
-            offset,
-            what: "unknown event or too short",
-        })?;
-        records.push(record);
     }
+    Ok(JournalFile { records, torn: frames.torn_tail(), damage: frames.damage().to_vec() })
 }
 
 #[cfg(test)]
@@ -224,7 +230,7 @@ mod tests {
         w.append_batch(&[]).unwrap();
         drop(w);
         JournalWriter::create(&path).unwrap().append_batch(&records[3..]).unwrap();
-        assert_eq!(read_journal(&path).unwrap(), (records, None));
+        assert_eq!(read_journal(&path).unwrap(), JournalFile { records, ..JournalFile::default() });
     }
 
     #[test]
@@ -234,20 +240,66 @@ mod tests {
         JournalWriter::create(&path).unwrap().append_batch(&every_event()).unwrap();
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
-        let (records, torn) = read_journal(&path).unwrap();
+        let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
         assert_eq!(records, every_event()[..7]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
+        assert!(damage.is_empty());
     }
 
+    /// Issue 12: one unknown record made the whole journal unreadable.
     #[test]
-    fn an_unknown_event_is_malformed() {
+    fn an_unknown_event_is_skipped_as_damage() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
         let mut frames = FrameWriter::open(&path, FileKind::JOURNAL).unwrap();
         frames.append(&[&[0; 24], &[42]]).unwrap();
         frames.flush().unwrap();
-        let err = read_journal(&path).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
-        assert!(err.to_string().ends_with("malformed: unknown event or too short"), "{err}");
+        drop(frames);
+        JournalWriter::create(&path).unwrap().append_batch(&every_event()).unwrap();
+        let journal = read_journal(&path).unwrap();
+        assert_eq!(journal.records, every_event());
+        assert_eq!(journal.damage, [Damage { offset: 8, bytes: 33, what: "a record of an unknown kind" }]);
+    }
+
+    /// Issue 12: a flipped byte in the middle dropped every record after it.
+    #[test]
+    fn a_flipped_byte_costs_one_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        JournalWriter::create(&path).unwrap().append_batch(&every_event()).unwrap();
+        let mut bytes = fs_err::read(&path).unwrap();
+        // Second record's frame: header 8 + first frame; flip a byte of its payload, then one of a length.
+        let first = 8 + u64::from(u32::from_le_bytes(bytes[8..12].try_into().unwrap())) as usize + 8;
+        bytes[first + 12] ^= 0x40;
+        fs_err::write(&path, &bytes).unwrap();
+        let journal = read_journal(&path).unwrap();
+        let mut expected = every_event();
+        expected.remove(1);
+        assert_eq!(journal.records, expected);
+        assert_eq!(journal.damage.len(), 1);
+        assert_eq!(journal.damage[0].offset, first as u64);
+        assert_eq!(journal.torn, None);
+
+        // A damaged length field: still only that record is lost.
+        let mut bytes = fs_err::read(&path).unwrap();
+        bytes[first + 12] ^= 0x40;
+        bytes[first + 2] = 0xff;
+        fs_err::write(&path, &bytes).unwrap();
+        assert_eq!(read_journal(&path).unwrap().records, expected);
+    }
+
+    #[test]
+    fn a_damaged_header_is_damage_not_another_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        JournalWriter::create(&path).unwrap().append_batch(&every_event()).unwrap();
+        let mut bytes = fs_err::read(&path).unwrap();
+        bytes[3] = b'X';
+        fs_err::write(&path, &bytes).unwrap();
+        let journal = read_journal(&path).unwrap();
+        assert_eq!(journal.records, every_event());
+        assert_eq!(journal.damage, [Damage { offset: 0, bytes: 8, what: "a damaged file header" }]);
+        fs_err::write(&path, b"something else entirely").unwrap();
+        assert_eq!(read_journal(&path).unwrap_err().kind(), io::ErrorKind::InvalidData);
     }
 }

@@ -19,8 +19,8 @@ mod line_splitter;
 mod log_error;
 mod output;
 
-pub use frame::{FileKind, FrameReader, FrameWriter, TornTail};
-pub use journal::{JournalEvent, JournalRecord, JournalWriter, read_journal};
+pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
+pub use journal::{JournalEvent, JournalFile, JournalRecord, JournalWriter, read_journal};
 pub use journal_state::{JournalEntry, JournalState, JournalStatus};
 pub use line_splitter::LineSplitter;
 pub use log_error::LogError;

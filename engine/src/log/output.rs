@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use tokio::sync::mpsc;
 
 use super::cursor::Cursor;
-use super::{FileKind, FrameReader, FrameWriter, LogError, TornTail};
+use super::{Damage, FileKind, FrameReader, FrameWriter, LogError, TornTail};
 use crate::ir::{GroupId, TaskId};
 
 /// Records the channel to the writer thread holds before senders wait.
@@ -295,6 +295,16 @@ impl OutputReader {
         self.frames.torn_tail()
     }
 
+    /// Damaged or unknown records skipped so far.
+    pub fn damage(&self) -> &[Damage] {
+        self.frames.damage()
+    }
+
+    /// Where the record the iterator returned last starts, for [`OutputReader::read_at`].
+    pub fn last_start(&self) -> u64 {
+        self.frames.last_start()
+    }
+
     /// Where the next record starts, for [`OutputReader::read_at`].
     pub fn position(&self) -> u64 {
         self.frames.offset()
@@ -318,11 +328,16 @@ impl Iterator for OutputReader {
     type Item = io::Result<OutputRecord>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let offset = self.frames.offset();
-        match self.frames.next_into(&mut self.payload) {
-            Ok(true) => Some(OutputRecord::decode(&self.payload).map_err(|what| self.malformed(offset, what))),
-            Ok(false) => None,
-            Err(e) => Some(Err(e)),
+        loop {
+            match self.frames.next_into(&mut self.payload) {
+                Ok(true) => match OutputRecord::decode(&self.payload) {
+                    Ok(record) => return Some(Ok(record)),
+                    // A stream this flow does not know: skipped, and reported.
+                    Err(what) => self.frames.undecodable(what),
+                },
+                Ok(false) => return None,
+                Err(e) => return Some(Err(e)),
+            }
         }
     }
 }
@@ -406,16 +421,21 @@ mod tests {
         assert_eq!(reader.torn_tail(), Some(TornTail { offset: len - 37, bytes: 34 }));
     }
 
+    /// Issue 12: a record of an unknown stream made the whole log unreadable.
     #[test]
-    fn an_unknown_stream_is_malformed() {
+    fn an_unknown_stream_is_skipped_as_damage() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("output.log");
         let mut w = FrameWriter::open(&path, FileKind::OUTPUT).unwrap();
         let mut head = record(0, OutputStream::Stdout, b"").head();
         head[16] = 9;
         w.append(&[&head]).unwrap();
+        let kept = record(1, OutputStream::Stdout, b"kept");
+        w.append(&[&kept.head(), &kept.data]).unwrap();
         w.flush().unwrap();
-        let err = read_output(&path).unwrap().next().unwrap().unwrap_err();
-        assert!(err.to_string().ends_with("the record at offset 8 is malformed: unknown stream"), "{err}");
+        let mut reader = read_output(&path).unwrap();
+        let records: Vec<OutputRecord> = reader.by_ref().map(Result::unwrap).collect();
+        assert_eq!(records, [kept]);
+        assert_eq!(reader.damage(), [Damage { offset: 8, bytes: 33, what: "unknown stream" }]);
     }
 }

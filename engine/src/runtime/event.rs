@@ -113,6 +113,12 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// Something the user should know that does not stop the run, e.g. an
+    /// earlier run's damaged files whose intact parts were used.
+    Warning {
+        /// What happened.
+        message: String,
+    },
     /// The run ended.
     RunFinished {
         /// Final counts.

@@ -8,7 +8,7 @@ use super::fingerprint::Fingerprint;
 use super::run_dir::RunDir;
 use crate::compile::Selector;
 use crate::ir::{Graph, TaskId};
-use crate::log::{JournalState, JournalStatus, read_journal};
+use crate::log::{JournalFile, JournalState, JournalStatus, read_journal};
 
 /// What earlier runs of the same workflow left behind.
 #[derive(Debug, Default)]
@@ -17,39 +17,56 @@ pub struct Previous {
     fingerprints: HashMap<String, Fingerprint>,
     /// Instances that must run again (`--only` and their dependents), per group.
     forced: Option<Vec<Vec<bool>>>,
+    /// What could not be read, and what was skipped: said before the run starts.
+    pub warnings: Vec<String>,
 }
 
 impl Previous {
     /// Reads the earlier runs of `workflow` under `state`, oldest first, so
     /// each instance keeps the fingerprint of its latest success; with
-    /// `force`, nothing is reused.
+    /// `force`, nothing is reused. Every intact record counts: a damaged
+    /// stretch of a journal is skipped (and reported), not the whole run.
     pub fn load(state: &Path, workflow: &Path, force: bool) -> Previous {
-        let mut fingerprints = HashMap::new();
+        let mut previous = Previous::default();
         if force {
-            return Previous { fingerprints, forced: None };
+            return previous;
         }
-        for run in RunDir::list(state).into_iter().filter(|r| same_workflow(r, workflow)) {
-            let Ok(text) = fs_err::read_to_string(run.graph()) else { continue };
-            let Ok(graph) = serde_json::from_str::<Graph>(&text) else { continue };
-            let Ok((records, _torn)) = read_journal(&run.journal()) else { continue };
-            for (task, entry) in JournalState::from_records(&records).iter() {
-                let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
-                // `--dry-exec` successes have no fingerprint and did no work.
-                let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
-                match (done, fp) {
-                    (true, Some(fp)) => {
-                        fingerprints.insert(graph.label(*task), fp);
+        for run in RunDir::list(state) {
+            match run_of(&run, workflow) {
+                Ok(Some((graph, journal))) => {
+                    for damage in &journal.damage {
+                        previous.warnings.push(format!("run {}: journal: {damage}", run.id));
                     }
-                    // An attempt that started and did not succeed may have
-                    // overwritten the outputs of an earlier success.
-                    (false, _) if entry.started_us.is_some() => {
-                        fingerprints.remove(&graph.label(*task));
-                    }
-                    _ => {}
+                    previous.remember(&graph, &journal);
                 }
+                Ok(None) => {}
+                Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
             }
         }
-        Previous { fingerprints, forced: None }
+        previous
+    }
+
+    /// Takes in one run's journal.
+    fn remember(&mut self, graph: &Graph, journal: &JournalFile) {
+        for (task, entry) in JournalState::from_records(&journal.records).iter() {
+            if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
+                continue;
+            }
+            let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
+            // `--dry-exec` successes have no fingerprint and did no work.
+            let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
+            match (done, fp) {
+                (true, Some(fp)) => {
+                    self.fingerprints.insert(graph.label(*task), fp);
+                }
+                // An attempt that started and did not succeed may have
+                // overwritten the outputs of an earlier success.
+                (false, _) if entry.started_us.is_some() => {
+                    self.fingerprints.remove(&graph.label(*task));
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Makes the instances `only` selects, and everything downstream of them, run again.
@@ -112,8 +129,23 @@ impl Previous {
     }
 }
 
-fn same_workflow(run: &RunDir, workflow: &Path) -> bool {
-    let Ok(text) = fs_err::read_to_string(run.meta()) else { return false };
-    let Ok(meta) = serde_json::from_str::<serde_json::Value>(&text) else { return false };
-    meta["workflow"].as_str().is_some_and(|w| Path::new(w) == workflow)
+/// The graph and journal of `run` if it ran `workflow`; `None` if it ran
+/// another workflow; why not, if its files cannot be read.
+fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>, String> {
+    let file = |path: &Path| fs_err::read_to_string(path).map_err(|e| e.to_string());
+    let meta: serde_json::Value = serde_json::from_str(&file(&run.meta())?)
+        .map_err(|e| format!("`{}` is damaged ({e})", run.meta().display()))?;
+    let Some(ran) = meta["workflow"].as_str() else {
+        return Err(format!("`{}` names no workflow", run.meta().display()));
+    };
+    if Path::new(ran) != workflow {
+        return Ok(None);
+    }
+    let graph: Graph = serde_json::from_str(&file(&run.graph())?)
+        .map_err(|e| format!("`{}` is damaged ({e})", run.graph().display()))?;
+    if !run.journal().exists() {
+        return Ok(Some((graph, JournalFile::default())));
+    }
+    let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
+    Ok(Some((graph, journal)))
 }

@@ -104,11 +104,9 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
     let (events, events_rx) = std_mpsc::channel();
     let summary = Summary { run_id: run.id.clone(), total: graph.instance_count(), ..Summary::default() };
-    let _ = events.send(vec![Event::RunStarted {
-        run_id: run.id.clone(),
-        run_dir: run.path.clone(),
-        total: summary.total,
-    }]);
+    let mut first = vec![Event::RunStarted { run_id: run.id.clone(), run_dir: run.path.clone(), total: summary.total }];
+    first.extend(std::mem::take(&mut previous.warnings).into_iter().map(|message| Event::Warning { message }));
+    let _ = events.send(first);
 
     let run_for_thread = run.clone();
     let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {

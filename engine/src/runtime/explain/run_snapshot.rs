@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use crate::ir::{Graph, TaskId};
-use crate::log::{JournalEvent, JournalRecord, JournalState, TornTail, read_journal};
+use crate::log::{JournalEvent, JournalFile, JournalRecord, JournalState, TornTail, read_journal};
 use crate::runtime::alloc::AllocsFile;
 use crate::runtime::links::WorkerInfo;
 use crate::runtime::run_dir::RunDir;
@@ -59,7 +59,8 @@ impl RunSnapshot {
         // live with its last records, never as dead with missing ones.
         let live = run.is_live();
         let graph = json(&run.graph())?;
-        let (records, torn) = if run.journal().exists() { read_journal(&run.journal())? } else { (Vec::new(), None) };
+        let JournalFile { records, torn, .. } =
+            if run.journal().exists() { read_journal(&run.journal())? } else { JournalFile::default() };
         let workers = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
         let allocs_path = run.allocs();
         let allocs = if allocs_path.exists() { Some(json(&allocs_path)?) } else { None };
