@@ -2,7 +2,9 @@
 //! tasks that fit no such worker, with `--profile` the profile's problems
 //! and the tasks its queue can never run.
 
+use flow_engine::compile::unquoted_items;
 use flow_engine::diag::Diagnostic;
+use flow_engine::ir::{Command, Domain, GroupId};
 use flow_engine::runtime::alloc::planner::{Fit, fits};
 
 use crate::args::CheckArgs;
@@ -15,8 +17,38 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
     if let Some(name) = &args.profile {
         against_profile(&loaded, name)?;
     }
+    for note in unquoted_data(&loaded) {
+        println!("note: {note}");
+    }
     println!("ok: {} ({}) — {}", loaded.graph.name, loaded.source.name, crate::plan::counts(&loaded.graph));
     Ok(())
+}
+
+/// Tasks that put an item read from a file (`each_line`, `each_chunk`,
+/// `from_json`) into their shell command without `shell_quote`: a line such
+/// as `$(rm -rf ~)` in the data would run.
+fn unquoted_data(loaded: &Loaded) -> Vec<String> {
+    let graph = &loaded.graph;
+    let mut notes = Vec::new();
+    for (id, group) in graph.groups.iter().enumerate() {
+        let Command::Shell(command) = &group.template.command else { continue };
+        let from_data = matches!(
+            graph.base_domain(GroupId(id as u32)),
+            Domain::Lines { .. } | Domain::Json { .. } | Domain::Chunks { .. }
+        );
+        if !from_data {
+            continue;
+        }
+        let (line, col) = loaded.source.line_col(group.span.start);
+        for expr in unquoted_items(command) {
+            notes.push(format!(
+                "{}:{line}:{col}: `{}` puts `{{{{ {expr} }}}}`, read from a data file, into its shell command \
+                 unquoted, so shell syntax in the data runs; write `{{{{ {expr} | shell_quote }}}}`",
+                loaded.source.name, group.name
+            ));
+        }
+    }
+    notes
 }
 
 /// Reads profile `name` and checks each task against its queue, as

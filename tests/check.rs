@@ -223,3 +223,43 @@ fn the_instance_limit_can_be_changed() {
     let out = Test::new().workflow(workflow).args(["check"]).env("FLOW_MAX_INSTANCES", "1000").success();
     assert!(out.contains("1000 instances"), "{out}");
 }
+
+/// Issue 12: items went into `command` unquoted, so a line `$(touch x)` ran.
+/// `shell_quote` makes an item one shell word, and `flow check` notes a task
+/// that puts data into its command without it.
+#[test]
+fn unquoted_items_from_data_are_noted_and_shell_quote_protects() {
+    let t = Test::new().file("lines.txt", "plain\n$(touch pwned)\nit's\n").workflow(
+        r#"
+[[tasks]]
+name = "unsafe"
+each_line = "lines.txt"
+command = "echo {{ item }} > /dev/null"
+
+[[tasks]]
+name = "safe"
+each_line = "lines.txt"
+command = "mkdir -p out && printf %s {{ item | shell_quote }} > out/{{ index }}"
+"#,
+    );
+    let out = t.success_with(&["check"]);
+    assert_eq!(
+        out.lines().next().unwrap_or_default(),
+        "note: workflow.toml:3:8: `unsafe` puts `{{ item }}`, read from a data file, into its shell command \
+         unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`"
+    );
+    assert_eq!(out.lines().count(), 2, "{out}");
+
+    let safe = &r#"
+[[tasks]]
+name = "safe"
+each_line = "lines.txt"
+command = "mkdir -p out && printf %s {{ item | shell_quote }} > out/{{ index }}"
+"#;
+    let t = Test::new().file("lines.txt", "plain\n$(touch pwned)\nit's\n").workflow(safe);
+    assert_eq!(t.success_with(&["check"]).lines().count(), 1, "no note for quoted items");
+    t.success_with(&["run"]);
+    let read = |i: u32| fs_err::read_to_string(t.path().join(format!("out/{i}"))).unwrap();
+    assert_eq!([read(0), read(1), read(2)], ["plain", "$(touch pwned)", "it's"]);
+    assert!(!t.path().join("pwned").exists());
+}

@@ -29,6 +29,6 @@ pub use compiler::{MAX_INSTANCES, Options, compile};
 pub use group::group_scope;
 pub use instance::instance_scope;
 pub use paths::{glob_matcher, glob_walk, is_glob};
-pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
+pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value, unquoted_items};
 pub use selector::Selector;
 pub use units::{parse_duration, parse_size};

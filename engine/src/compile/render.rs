@@ -42,6 +42,7 @@ impl Default for Renderer {
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         // Commands and paths are not HTML, whatever their file extension.
         env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.add_filter("shell_quote", shell_quote);
         Self { env }
     }
 }
@@ -79,6 +80,34 @@ impl Renderer {
         let tmpl = self.compile(source)?;
         self.render(&tmpl, scope).map(Cow::into_owned)
     }
+}
+
+/// The `shell_quote` filter: the value as one shell word, whatever it
+/// holds: `'it'\''s'` for `it's`, `''` for nothing.
+fn shell_quote(value: &Value) -> String {
+    let text = value.to_string();
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,/:@%+=".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        return text;
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Whether a `command` template puts `item` into the shell text without
+/// `shell_quote`: the names of the expressions that do, e.g. `item.smiles`.
+pub fn unquoted_items(source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = source;
+    while let Some(open) = rest.find("{{") {
+        let Some(close) = rest[open..].find("}}").map(|c| c + open) else { break };
+        let expr = rest[open + 2..close].trim();
+        let mentions_item = expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|word| word == "item");
+        if mentions_item && !expr.contains("shell_quote") {
+            found.push(expr.to_owned());
+        }
+        rest = &rest[close + 2..];
+    }
+    found
 }
 
 /// Splits a template made only of text and `{{ name.attr }}` into parts.
@@ -250,7 +279,7 @@ pub fn template_diagnostic(
         }
         ErrorKind::SyntaxError => "template syntax is Jinja: `{{ expression }}`, `{% if ... %}...{% endif %}`",
         ErrorKind::UnknownFilter => {
-            "available filters are Jinja's built-ins (lower, upper, replace, default, join, ...)"
+            "available filters are shell_quote and Jinja's built-ins (lower, upper, replace, default, join, ...)"
         }
         _ => "see the templates reference for the context and filters",
     };
@@ -276,6 +305,30 @@ mod tests {
             chunk: Value::UNDEFINED,
         }
         .into_value()
+    }
+
+    #[test]
+    fn shell_quote_makes_one_word() {
+        let mut r = Renderer::default();
+        let render = |r: &mut Renderer, item: &str| {
+            r.render_str("echo {{ item | shell_quote }}", &minijinja::context! { item => item }).unwrap()
+        };
+        assert_eq!(render(&mut r, "CCO"), "echo CCO");
+        assert_eq!(render(&mut r, "$(touch x)"), "echo '$(touch x)'");
+        assert_eq!(render(&mut r, "it's"), "echo 'it'\\''s'");
+        assert_eq!(render(&mut r, ""), "echo ''");
+        let hostile = "a'b $(x) `y` \"z\" \\n";
+        let command =
+            r.render_str("printf %s {{ item | shell_quote }}", &minijinja::context! { item => hostile }).unwrap();
+        let out = std::process::Command::new("sh").args(["-c", &command]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), hostile);
+    }
+
+    #[test]
+    fn finds_unquoted_items() {
+        assert_eq!(unquoted_items("score {{ item }} > {{ index }}.txt"), ["item"]);
+        assert_eq!(unquoted_items("run --x {{ item.smiles }} {{ item | shell_quote }}"), ["item.smiles"]);
+        assert!(unquoted_items("echo {{ items }} {{ index }} {{ item|shell_quote }}").is_empty());
     }
 
     #[test]
