@@ -222,7 +222,13 @@ fn notice(event: &Event) -> Option<String> {
             };
             Some(format!("- worker {worker} ({hostname}) left: {reason}{again}"))
         }
-        Event::WorkerRefused { peer, reason } => Some(format!("! refused a connection from {peer}: {reason}")),
+        Event::WorkerRefused { peer, reason, more } => Some(match more {
+            0 => format!("! refused a connection from {peer}: {reason}"),
+            n => format!("! refused a connection from {peer}: {reason} ({n} more from this address before it)"),
+        }),
+        Event::RefusedQuietly { address, count } => {
+            Some(format!("! refused {count} more connections from {address} (said once a minute per address)"))
+        }
         Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
         Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
         Event::Warning { message } => Some(format!("warning: {message}")),

@@ -211,3 +211,57 @@ fn tasks_sent_ahead_to_a_remote_worker_still_run_one_per_slot() {
         assert_eq!(pair, [format!("start 0 {index}"), format!("end 0 {index}")], "{trace:?}");
     }
 }
+
+/// Issue 12: connections that never complete the handshake exhausted the
+/// coordinator's descriptors; its accept loop then spun and local tasks
+/// failed "Too many open files". 5,000 such connections while a run works
+/// (with 1,024 descriptors): the run finishes with nothing lost, and the
+/// refusals are said once, not 5,000 times.
+#[test]
+fn a_flood_of_silent_connections_does_not_hurt_the_run() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("getrlimit");
+    let flood = 5_000.min(hard.saturating_sub(200)) as usize;
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).expect("raise this test's descriptor limit");
+
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"work\"\nrange = \"1-60\"\n\
+         command = \"sleep 0.05; for f in 1 2 3 4 5 6 7 8; do exec 3<workflow.toml; done; echo {{ index }} >> done.txt\"\n",
+    );
+    let command = format!(
+        "ulimit -n 1024 && exec {} run --cpus 2 --listen 127.0.0.1:0",
+        crate::support::process::flow_bin().display()
+    );
+    let mut run = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(t.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(fs_err::File::create(t.path().join("run.stderr")).unwrap().into_parts().0)
+        .spawn()
+        .expect("start flow run");
+    let runs = t.path().join(".flow/runs");
+    assert!(wait_for(Duration::from_secs(10), || {
+        entries(&runs).iter().any(|id| runs.join(id).join("access.json").exists())
+    }));
+    let id = entries(&runs).into_iter().next_back().unwrap();
+    let access: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(runs.join(id).join("access.json")).unwrap()).unwrap();
+    let address: std::net::SocketAddr = access["address"].as_str().unwrap().parse().unwrap();
+
+    let mut held = Vec::new();
+    for _ in 0..flood {
+        if let Ok(stream) = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)) {
+            held.push(stream);
+        }
+    }
+    eprintln!("{} of {flood} connections were made", held.len());
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 0, "{}", read(&t, "run.stderr"));
+    drop(held);
+    assert_eq!(lines(&t, "done.txt").len(), 60, "every instance ran once");
+    let stderr = read(&t, "run.stderr");
+    let refused = stderr.lines().filter(|l| l.contains("refused")).count();
+    assert!((1..=3).contains(&refused), "{refused} lines about refusals:\n{stderr}");
+    assert!(!stderr.contains("Too many open files"), "{stderr}");
+}

@@ -71,7 +71,7 @@ pub async fn accept(stream: TcpStream, secret: &Secret) -> Result<(Sender, Recei
 }
 
 /// [`accept`] with a chosen handshake deadline.
-pub(super) async fn accept_within(
+pub async fn accept_within(
     mut stream: TcpStream,
     secret: &Secret,
     limit: Duration,

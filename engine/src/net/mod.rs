@@ -62,6 +62,6 @@ mod secret;
 mod tests;
 
 pub use access::{ACCESS_FILE_MODE, AccessFile};
-pub use channel::{HANDSHAKE_TIMEOUT, MAX_MESSAGE, Receiver, Sender, accept, connect};
+pub use channel::{HANDSHAKE_TIMEOUT, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect};
 pub use net_error::NetError;
 pub use secret::{SECRET_LEN, Secret};

@@ -122,6 +122,8 @@ pub(super) struct Driver {
     pub journal_broken: bool,
     /// Whether the output log could write everything.
     pub log_health: Arc<LogHealth>,
+    /// Refused connections, to say so once a minute per address.
+    pub refusals: super::refusals::Refusals,
     pub events: std_mpsc::Sender<Vec<Event>>,
     /// Records and events of the current step, sent together.
     pub journal_batch: Vec<JournalRecord>,
@@ -198,6 +200,9 @@ impl Driver {
             }
         }
         self.links.shutdown();
+        for (address, count) in self.refusals.held() {
+            self.event_batch.push(Event::RefusedQuietly { address, count });
+        }
         self.queue_finish().await;
         self.flush_events();
         self.summary.seconds = started.elapsed().as_secs_f64();
@@ -268,7 +273,11 @@ impl Driver {
                 self.event_batch.push(Event::WorkerLost { worker: worker.0, hostname, reason, tasks });
                 self.write_workers();
             }
-            DriverEvent::Refused { peer, reason } => self.event_batch.push(Event::WorkerRefused { peer, reason }),
+            DriverEvent::Refused { peer, reason } => {
+                if let Some(more) = self.refusals.note(&peer, Instant::now()) {
+                    self.event_batch.push(Event::WorkerRefused { peer, reason, more });
+                }
+            }
         }
     }
 

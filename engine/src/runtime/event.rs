@@ -89,6 +89,18 @@ pub enum Event {
         peer: String,
         /// What went wrong.
         reason: String,
+        /// Connections from the same address refused since the last such
+        /// event and not reported one by one (at most one event per address
+        /// a minute).
+        more: u64,
+    },
+    /// Connections refused from one address after its last
+    /// [`Event::WorkerRefused`], not yet reported (said when the run ends).
+    RefusedQuietly {
+        /// The address.
+        address: String,
+        /// How many.
+        count: u64,
     },
     /// An allocation of the run's queue changed state.
     Allocation {

@@ -21,6 +21,7 @@ pub mod options;
 mod orphans;
 mod output_sink;
 mod protocol;
+mod refusals;
 mod remote;
 pub mod remote_worker;
 pub mod resume;

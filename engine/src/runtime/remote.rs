@@ -2,8 +2,11 @@
 //! secret, register the worker, and relay its messages — results to the
 //! driver, output to the run log — until it leaves or falls silent.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::core::WorkerId;
 use super::driver::DriverEvent;
@@ -12,6 +15,15 @@ use super::protocol::{HEARTBEAT_TIMEOUT, ToCoordinator, ToWorker};
 use super::worker::WorkerEvent;
 use crate::net::{self, Receiver, Secret, Sender};
 
+/// Connections at most that may be in their handshake at once: a flood of
+/// connections that never authenticate holds no more descriptors than this,
+/// and what is left stays for tasks and real workers.
+const MAX_PENDING: usize = 64;
+/// Time a peer has to complete the handshake (prove it knows the secret).
+const AUTH_TIMEOUT: Duration = Duration::from_secs(3);
+/// Longest pause after a failing `accept` (out of descriptors, say).
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
 /// Accepts workers forever (the task is dropped when the run ends).
 pub async fn listen(
     listener: TcpListener,
@@ -19,12 +31,33 @@ pub async fn listen(
     driver: mpsc::UnboundedSender<DriverEvent>,
     log: OutputSink,
 ) {
+    let pending = Arc::new(Semaphore::new(MAX_PENDING));
+    let mut backoff = Duration::from_millis(10);
     loop {
-        let Ok((stream, peer)) = listener.accept().await else { continue };
+        let (stream, peer) = match listener.accept().await {
+            Ok(connection) => {
+                backoff = Duration::from_millis(10);
+                connection
+            }
+            Err(_) => {
+                // The error repeats until something changes: wait, do not spin.
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+        };
+        let peer = peer.to_string();
+        let Ok(permit) = pending.clone().try_acquire_owned() else {
+            drop(stream);
+            let reason = format!("{MAX_PENDING} connections are already authenticating");
+            let _ = driver.send(DriverEvent::Refused { peer, reason });
+            continue;
+        };
         let (secret, driver, log) = (secret.clone(), driver.clone(), log.clone());
         tokio::spawn(async move {
-            let peer = peer.to_string();
-            match net::accept(stream, &secret).await {
+            let accepted = net::accept_within(stream, &secret, AUTH_TIMEOUT).await;
+            drop(permit);
+            match accepted {
                 Ok((tx, rx)) => serve(peer, tx, rx, driver, log).await,
                 Err(e) => {
                     let _ = driver.send(DriverEvent::Refused { peer, reason: e.to_string() });

@@ -155,6 +155,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 journal,
                 journal_broken: false,
                 log_health,
+                refusals: Default::default(),
                 events: events.clone(),
                 previous,
                 options,
