@@ -54,6 +54,7 @@ impl Renderer {
             return Ok(Tmpl(Kind::Literal(source.to_owned())));
         }
         if self.env.get_template(source).is_err() {
+            check_depth(source)?;
             self.env.add_template_owned(source.to_owned(), source.to_owned())?;
         }
         Ok(Tmpl(match simple_parts(source) {
@@ -80,6 +81,37 @@ impl Renderer {
         let tmpl = self.compile(source)?;
         self.render(&tmpl, scope).map(Cow::into_owned)
     }
+}
+
+/// Operators one expression may chain (`a.b.c`, `f(g(x))`, `x | f | g`):
+/// minijinja builds and walks them recursively, and 100,000 of them
+/// overflow the stack.
+const MAX_DEPTH: usize = 500;
+
+/// Refuses an expression that chains more than [`MAX_DEPTH`] operators.
+fn check_depth(source: &str) -> Result<(), minijinja::Error> {
+    let mut rest = source;
+    while let Some(open) = rest.find(['{']) {
+        let tag = &rest[open..];
+        let close = match tag.get(..2) {
+            Some("{{") => tag.find("}}"),
+            Some("{%") => tag.find("%}"),
+            _ => None,
+        };
+        let Some(close) = close else {
+            rest = &rest[open + 1..];
+            continue;
+        };
+        let chained = tag[..close].bytes().filter(|b| b".[(|".contains(b)).count();
+        if chained > MAX_DEPTH {
+            let why = format!(
+                "an expression chains {chained} operators (`.`, `[`, `(`, `|`); at most {MAX_DEPTH} are allowed"
+            );
+            return Err(minijinja::Error::new(ErrorKind::SyntaxError, why));
+        }
+        rest = &tag[close..];
+    }
+    Ok(())
 }
 
 /// The `shell_quote` filter: the value as one shell word, whatever it
@@ -322,6 +354,16 @@ mod tests {
             r.render_str("printf %s {{ item | shell_quote }}", &minijinja::context! { item => hostile }).unwrap();
         let out = std::process::Command::new("sh").args(["-c", &command]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), hostile);
+    }
+
+    /// Found by the fuzz test: a chain of 100,000 attributes overflowed the stack.
+    #[test]
+    fn deep_expressions_are_refused() {
+        let mut r = Renderer::default();
+        let deep = format!("{{{{ vars{} }}}}", ".r".repeat(100_000));
+        let err = r.compile(&deep).unwrap_err();
+        assert!(err.to_string().contains("chains 100000 operators"), "{err}");
+        assert!(r.compile(&format!("{{{{ vars{} }}}}", ".r".repeat(100))).is_ok());
     }
 
     #[test]
