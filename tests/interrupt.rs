@@ -443,6 +443,7 @@ fn damaged_run_files_are_reported_and_their_intact_records_used() {
     let mut bytes = fs_err::read(&journal).unwrap();
     let (at, _) = frames(&bytes)[20];
     bytes[at + 8 + 2] ^= 0x10;
+    bytes[3] ^= 0x01; // and the file header
     fs_err::write(&journal, &bytes).unwrap();
     let log = dir1.join("output.log");
     let mut bytes = fs_err::read(&log).unwrap();
