@@ -200,11 +200,16 @@ fn a_task_no_worker_of_the_queue_can_fit_is_cancelled_once_one_has_joined() {
     let profiles = "[profile.pbs.queue]\nmanager = \"pbs\"\ntime_limit = \"30m\"\nidle_timeout = \"5s\"\n";
     let t = pbs(
         "[[tasks]]\nname = \"small\"\ncommand = \"sleep 1; echo ok > ok.txt\"\noutputs = [\"ok.txt\"]\n\
-         [[tasks]]\nname = \"huge\"\ncommand = \"true\"\ncpus = 512\n",
+         [[tasks]]\nname = \"huge\"\ncommand = \"true\"\ncpus = 512\n\
+         [[tasks]]\nname = \"then\"\ncommand = \"true\"\nafter = [\"huge\"]\n",
         profiles,
     );
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
+    // Issue 13: a dependent said "huge failed" although `huge` was cancelled.
+    let reasons = t.success_with(&["log", "list", "--json"]);
+    let then = reasons.lines().find(|l| l.contains("\"then\"")).expect("then is listed");
+    assert!(then.contains("huge was cancelled: no worker can run it"), "{then}");
     assert!(
         out.stderr.contains("the queue can never run `huge`: the queue's workers cannot run it: needs 512 cpus"),
         "{}",

@@ -484,6 +484,9 @@ impl Driver {
                 let stopped = matches!(reason, CancelReason::Stopped);
                 let reason = match reason {
                     CancelReason::DependencyFailed(dep) => format!("{} failed", self.factory.label(dep)),
+                    CancelReason::DependencyCancelled(dep) => {
+                        format!("{} was cancelled: no worker can run it", self.factory.label(dep))
+                    }
                     CancelReason::MaxFails => "--max-fails reached".to_owned(),
                     CancelReason::Stopped => "interrupted".to_owned(),
                     CancelReason::Unschedulable => match self.unschedulable.get(&task.group) {

@@ -173,17 +173,17 @@ impl Core {
         self.forget(task);
         self.failed += 1;
         out.state(task, TaskState::Failed);
-        self.cancel_dependents(task, out);
+        self.cancel_dependents(task, CancelReason::DependencyFailed(task), out);
         if self.options.max_fails.is_some_and(|max| self.failed >= max) && self.stopped.is_none() {
             self.stop_with(CancelReason::MaxFails, out);
         }
     }
 
-    /// Cancels every pending task that depends on `root`, transitively:
-    /// single instances through element-wise and explicit edges, whole
-    /// groups through `All` edges.
-    pub(super) fn cancel_dependents(&mut self, root: TaskId, out: &mut impl Out) {
-        let reason = TaskState::Cancelled(CancelReason::DependencyFailed(root));
+    /// Cancels every pending task that depends on `root`, transitively,
+    /// for `why`: single instances through element-wise and explicit edges,
+    /// whole groups through `All` edges.
+    pub(super) fn cancel_dependents(&mut self, root: TaskId, why: CancelReason, out: &mut impl Out) {
+        let reason = TaskState::Cancelled(why);
         let mut work = vec![Cascade::Instance(root.group.index(), root.instance)];
         while let Some(step) = work.pop() {
             let (g, instance) = match step {

@@ -48,9 +48,11 @@ pub enum TaskState {
 /// Why a task was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CancelReason {
-    /// A task this one depends on, directly or not, failed or was itself
-    /// cancelled as unschedulable: the id is that task.
+    /// A task this one depends on, directly or not, failed: the id is that task.
     DependencyFailed(TaskId),
+    /// A task this one depends on, directly or not, was cancelled because
+    /// no worker can run it: the id is that task.
+    DependencyCancelled(TaskId),
     /// The run reached `max_fails` failed tasks.
     MaxFails,
     /// The run was stopped ([`super::Core::stop`]).

@@ -44,7 +44,7 @@ impl Core {
 
     /// Cancels the groups [`Core::unschedulable`] reports (state
     /// `Cancelled(Unschedulable)`) and everything that depends on them
-    /// (`Cancelled(DependencyFailed(..))`); returns them with their reasons.
+    /// (`Cancelled(DependencyCancelled(..))`); returns them with their reasons.
     pub fn cancel_unschedulable(&mut self, out: &mut impl Out) -> Vec<(GroupId, String)> {
         let found = self.unschedulable();
         let groups: Vec<GroupId> = found.iter().map(|(g, _)| *g).collect();
@@ -69,7 +69,7 @@ impl Core {
             self.sync_active(g);
         }
         for task in cancelled {
-            self.cancel_dependents(task, out);
+            self.cancel_dependents(task, CancelReason::DependencyCancelled(task), out);
         }
     }
 

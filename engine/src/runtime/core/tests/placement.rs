@@ -67,7 +67,7 @@ fn cancelling_unschedulable_groups_cancels_their_dependents() {
     let found = env.core.cancel_unschedulable(&mut env.out);
     assert_eq!(found.len(), 1);
     let unschedulable = TaskState::Cancelled(CancelReason::Unschedulable);
-    let dependency = |i| TaskState::Cancelled(CancelReason::DependencyFailed(t(0, i)));
+    let dependency = |i| TaskState::Cancelled(CancelReason::DependencyCancelled(t(0, i)));
     assert_eq!(
         env.states_since(before),
         [(t(0, 0), unschedulable), (t(0, 1), unschedulable), (t(1, 0), dependency(0)), (t(1, 1), dependency(1))]
