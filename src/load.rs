@@ -109,13 +109,28 @@ fn read_source(path: &Path) -> Result<Arc<Source>, Failure> {
     if fs_err::metadata(path).is_ok_and(|m| !m.is_file()) {
         return Err(Failure::Usage(format!("cannot read `{}`: not a regular file", path.display())));
     }
-    match fs_err::read_to_string(path) {
-        Ok(text) => Ok(Source::new(path.display().to_string(), text)),
+    match fs_err::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Ok(Source::new(path.display().to_string(), text)),
+            Err(e) => Err(not_utf8(path, e)),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(Failure::Usage(format!("cannot read `{}`: no such file", path.display())))
         }
         Err(e) => Err(Failure::Usage(format!("cannot read `{}`: {}", path.display(), e.kind()))),
     }
+}
+
+/// A diagnostic at the first byte of `path` that is not UTF-8.
+fn not_utf8(path: &Path, e: std::string::FromUtf8Error) -> Failure {
+    let at = e.utf8_error().valid_up_to();
+    let byte = e.as_bytes()[at];
+    // In the lossy text every byte before `at` is where it was; the bad one is U+FFFD.
+    let source = Source::new(path.display().to_string(), String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let diagnostic = Diagnostic::new("flow::spec::not_utf8", format!("the file is not UTF-8 text: byte 0x{byte:02x}"))
+        .at(at..at + '\u{fffd}'.len_utf8(), "not UTF-8")
+        .help("save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`); workflow files are UTF-8 text");
+    Failure::Invalid { source, diagnostics: vec![diagnostic] }
 }
 
 /// `NAME=VALUE`, the value typed as an integer, float, boolean or string.

@@ -263,3 +263,21 @@ command = "mkdir -p out && printf %s {{ item | shell_quote }} > out/{{ index }}"
     assert_eq!([read(0), read(1), read(2)], ["plain", "$(touch pwned)", "it's"]);
     assert!(!t.path().join("pwned").exists());
 }
+
+/// Issue 13: an empty workflow passed with "0 tasks", and a file that is not
+/// UTF-8 said only "invalid data"; both are diagnostics with a place and help.
+#[test]
+fn an_empty_or_non_utf8_workflow_is_a_diagnostic() {
+    let t = Test::new().workflow("name = \"nothing\"\n");
+    let stderr = t.invalid();
+    assert!(stderr.contains("× the workflow has no tasks"), "{stderr}");
+    assert!(stderr.contains("[workflow.toml:1:17]"), "{stderr}");
+    assert!(stderr.contains("help: add a task"), "{stderr}");
+
+    let t = Test::new().args(["check", "latin1.toml"]);
+    fs_err::write(t.path().join("latin1.toml"), b"[[tasks]]\nname = \"caf\xe9\"\ncommand = \"echo\"\n").unwrap();
+    let stderr = t.invalid();
+    assert!(stderr.contains("× the file is not UTF-8 text: byte 0xe9"), "{stderr}");
+    assert!(stderr.contains("[latin1.toml:2:12]"), "{stderr}");
+    assert!(stderr.contains("help: save the file as UTF-8"), "{stderr}");
+}

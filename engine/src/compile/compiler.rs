@@ -50,6 +50,17 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         vars_value: json_value(&vars),
     };
 
+    if workflow.tasks.is_empty() {
+        // An empty file is a mistake (the wrong file, an unsaved editor), not a
+        // workflow that succeeds at doing nothing.
+        let end = source.text.trim_end().len();
+        c.diags.push(
+            Diagnostic::new("flow::compile::no_tasks", "the workflow has no tasks")
+                .at(end..end, "tasks go here")
+                .help("add a task: `[[tasks]]` with `name = \"hello\"` and `command = \"echo hello\"` (YAML: `tasks:` with `- name: hello`)"),
+        );
+        return Err(c.diags);
+    }
     let resolved = merge::resolve(workflow, source, &mut c.diags);
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
     let mut drafts: Vec<Option<group::Draft>> = resolved.iter().map(|r| group::build(&mut c, r)).collect();
