@@ -89,7 +89,8 @@ pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Fa
 /// Problems from both stages, in file order. A task with a problem in the
 /// file as written keeps only those: what the compiler says about it then
 /// is usually the same mistake seen again (a misspelt `command` is also a
-/// missing command).
+/// missing command). "No tasks" after a problem in the file as written is
+/// that problem again (a misspelt `[[tasks]]`).
 fn merge(workflow: &spec::Workflow, spec_diags: Vec<Diagnostic>, compile_diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let inside = |d: &Diagnostic, span: &std::ops::Range<usize>| {
         d.source.is_none() && d.span.as_ref().is_some_and(|s| span.start <= s.start && s.start < span.end)
@@ -98,6 +99,8 @@ fn merge(workflow: &spec::Workflow, spec_diags: Vec<Diagnostic>, compile_diags: 
     let starts: Vec<usize> = workflow.tasks.iter().map(|t| t.span.start).chain([usize::MAX]).collect();
     let extents = workflow.tasks.iter().zip(&starts[1..]).map(|(t, &next)| t.span.start..t.span.end.max(next));
     let spoiled: Vec<_> = extents.filter(|t| spec_diags.iter().any(|d| inside(d, t))).collect();
+    let no_tasks_again = |d: &Diagnostic| d.code == "flow::compile::no_tasks" && !spec_diags.is_empty();
+    let compile_diags: Vec<Diagnostic> = compile_diags.into_iter().filter(|d| !no_tasks_again(d)).collect();
     let mut all = spec_diags;
     all.extend(compile_diags.into_iter().filter(|d| !spoiled.iter().any(|t| inside(d, t))));
     all.sort_by_key(|d| (d.source.is_some(), d.span.as_ref().map(|s| s.start)));

@@ -268,7 +268,7 @@ command = "mkdir -p out && printf %s {{ item | shell_quote }} > out/{{ index }}"
 /// UTF-8 said only "invalid data"; both are diagnostics with a place and help.
 #[test]
 fn an_empty_or_non_utf8_workflow_is_a_diagnostic() {
-    let t = Test::new().workflow("name = \"nothing\"\n");
+    let t = Test::new().workflow("name = \"nothing\"\n").args(["check"]);
     let stderr = t.invalid();
     assert!(stderr.contains("× the workflow has no tasks"), "{stderr}");
     assert!(stderr.contains("[workflow.toml:1:17]"), "{stderr}");
