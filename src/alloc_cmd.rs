@@ -149,7 +149,9 @@ fn log(id: &str, args: &RunArgs) -> Result<(), String> {
     };
     if bytes.is_empty() {
         let state = format!("{:?}", found.state).to_lowercase();
-        eprintln!("allocation {} ({state}) has no output yet", found.id);
+        // Only an allocation that may still run can have output to come.
+        let when = if found.state.is_active() { " yet" } else { "" };
+        eprintln!("allocation {} ({state}) has no output{when}", found.id);
         return Ok(());
     }
     use std::io::Write;

@@ -212,7 +212,8 @@ fn notice(event: &Event) -> Option<String> {
             Some(text)
         }
         Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
-            Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus} cpus, {gpus} gpus"))
+            let (cpus, gpus) = (crate::plan::plural(*cpus as u64, "cpu"), crate::plan::plural(*gpus as u64, "gpu"));
+            Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus}, {gpus}"))
         }
         Event::WorkerLost { worker, hostname, reason, tasks } => {
             let again = match tasks {

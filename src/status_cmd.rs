@@ -124,10 +124,15 @@ pub fn status(args: &StatusArgs) -> Result<(), String> {
 fn workers(run: &RunDir) {
     let Ok(text) = fs_err::read_to_string(run.workers()) else { return };
     let Ok(workers) = serde_json::from_str::<Vec<WorkerInfo>>(&text) else { return };
+    if workers.is_empty() {
+        println!("  no worker connected");
+        return;
+    }
     println!("  {} connected:", crate::plan::plural(workers.len() as u64, "worker"));
     for w in workers {
         let job = w.allocation.map(|j| format!(", job {j}")).unwrap_or_default();
-        println!("    {} {} ({} cpus, {} gpus{job}): {} running", w.id, w.hostname, w.cpus, w.gpus, w.running);
+        let (cpus, gpus) = (crate::plan::plural(w.cpus as u64, "cpu"), crate::plan::plural(w.gpus as u64, "gpu"));
+        println!("    {} {} ({cpus}, {gpus}{job}): {} running", w.id, w.hostname, w.running);
     }
 }
 

@@ -67,6 +67,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     let leave = remote_worker::run(options).map_err(|e| Failure::Usage(format!("worker: {e}")))?;
     let why = match leave {
         Leave::RunEnded => "the run ended",
+        Leave::CoordinatorLost => "the coordinator was lost (killed, or unreachable)",
         Leave::TimeLimit => "its time limit was reached",
         Leave::Idle => "it had no work for its idle timeout",
         Leave::Signal(name) => &format!("it was stopped by {name}; its tasks run again elsewhere"),

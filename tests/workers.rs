@@ -265,3 +265,29 @@ fn a_flood_of_silent_connections_does_not_hurt_the_run() {
     assert!((1..=3).contains(&refused), "{refused} lines about refusals:\n{stderr}");
     assert!(!stderr.contains("Too many open files"), "{stderr}");
 }
+
+/// Issue 13: a worker whose coordinator was killed said "the run ended".
+#[test]
+fn a_worker_whose_coordinator_is_killed_says_it_was_lost() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"long\"\ncommand = \"sleep 30\"\n");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut worker = start_worker(&t, &access, &["--cpus", "1"], "worker.stderr");
+    assert!(wait_for(Duration::from_secs(10), || read(&t, "run.stderr").contains("joined")));
+    crate::support::process::signal(run.id(), "-KILL");
+    wait_child(&mut run, Duration::from_secs(5)).expect("the run was killed");
+    assert!(wait_child(&mut worker, Duration::from_secs(20)).is_some(), "the worker left");
+    let stderr = read(&t, "worker.stderr");
+    assert!(stderr.contains("worker left: the coordinator was lost (killed, or unreachable)"), "{stderr}");
+}
+
+/// Issue 13: `flow status` printed "0 workers connected:" with nothing under it.
+#[test]
+fn status_says_when_no_worker_is_connected() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"waits\"\ncommand = \"true\"\n");
+    let (mut run, _access) = start_run(&t, &["--no-local-worker"]);
+    let status = t.success_with(&["status"]);
+    crate::support::process::signal(run.id(), "-INT");
+    wait_child(&mut run, Duration::from_secs(10)).expect("the run stops");
+    assert!(status.contains("  no worker connected\n"), "{status}");
+    assert!(!status.contains("0 workers"), "{status}");
+}

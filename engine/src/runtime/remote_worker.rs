@@ -54,8 +54,11 @@ pub enum WorkerError {
 /// Why a worker left normally.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Leave {
-    /// The run ended (or the coordinator went away).
+    /// The run ended: the coordinator said so.
     RunEnded,
+    /// The connection to the coordinator was lost without a word (it was
+    /// killed, or its machine or the network went down).
+    CoordinatorLost,
     /// `--time-limit` was reached.
     TimeLimit,
     /// `--idle-timeout` passed without work.
@@ -180,7 +183,8 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
                     }
                     local.stop_all();
                 }
-                Ok(Some(ToWorker::Shutdown)) | Ok(None) | Err(_) => break Leave::RunEnded,
+                Ok(Some(ToWorker::Shutdown)) => break Leave::RunEnded,
+                Ok(None) | Err(_) => break Leave::CoordinatorLost,
             },
             _ = tick.tick() => {
                 if local.running() > 0 {
@@ -196,7 +200,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         }
     };
     let leaving = match leave {
-        Leave::RunEnded => None,
+        Leave::RunEnded | Leave::CoordinatorLost => None,
         Leave::TimeLimit => Some(("it reached its time limit".to_owned(), true)),
         Leave::Idle => Some(("it had no work for its idle timeout".to_owned(), true)),
         Leave::Signal(name) => Some((format!("it was stopped by {name}"), false)),
