@@ -203,7 +203,7 @@ impl Driver {
         for (address, count) in self.refusals.held() {
             self.event_batch.push(Event::RefusedQuietly { address, count });
         }
-        self.queue_finish().await;
+        self.part_with_workers().await;
         self.flush_events();
         self.summary.seconds = started.elapsed().as_secs_f64();
         self.summary

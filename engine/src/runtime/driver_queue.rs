@@ -151,14 +151,15 @@ impl Driver {
         }
     }
 
-    /// The run is over: wait for submissions in flight, then cancel every
-    /// allocation still queued or running, so none is left behind.
-    pub(super) async fn queue_finish(&mut self) {
-        if self.queue.is_none() {
-            return;
-        }
+    /// The run is over: wait briefly for remote workers to leave and for
+    /// submissions in flight, then cancel every allocation still queued or
+    /// running, so none is left behind.
+    pub(super) async fn part_with_workers(&mut self) {
         // Workers were told the run is over: let them leave on their own
-        // (briefly), and let submissions in flight return their job ids.
+        // (briefly) — so the goodbye reaches them before this process exits,
+        // and a worker whose connection drops without one knows its
+        // coordinator was lost — and let submissions in flight return their
+        // job ids.
         let mut out = Collect::default();
         let (leave_by, submit_by) = (Instant::now() + LEAVE_WAIT, Instant::now() + SUBMIT_WAIT);
         loop {
@@ -174,9 +175,13 @@ impl Driver {
             match tokio::time::timeout(left, self.driver_events.recv()).await {
                 Ok(Some(event @ DriverEvent::Submitted { .. })) => self.queue_event(event),
                 // Told to leave, it did: that is no failure of its allocation.
-                Ok(Some(DriverEvent::Lost { worker, .. })) => {
+                Ok(Some(DriverEvent::Lost { worker, .. })) if self.queue.is_some() => {
                     let event = DriverEvent::Lost { worker, reason: "the run ended".to_owned(), clean: true };
                     self.handle(event, &mut out);
+                }
+                // Without a queue, `flow workers` keeps showing who took part.
+                Ok(Some(DriverEvent::Lost { worker, .. })) => {
+                    self.links.remove(worker);
                 }
                 Ok(None) => break,
                 Ok(Some(_)) | Err(_) => {}
