@@ -25,3 +25,28 @@ fn completions_for_each_shell() {
     }
     Test::new().args(["completions", "tcsh"]).invalid();
 }
+
+/// Issue 13: the schema accepted `name` inside `[defaults]`, which `flow
+/// check` rejects. Every task key is allowed in `[defaults]` and templates by
+/// both, except `name` and `use`, which both reject.
+#[test]
+fn schema_and_checker_agree_on_defaults() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&Test::new().args(["schema"]).success()).expect("schema is JSON");
+    let task = schema["$defs"]["TaskSpec"]["properties"].as_object().expect("task keys");
+    let shared = schema["$defs"]["SharedTaskKeys"]["properties"].as_object().expect("shared keys");
+    assert_eq!(schema["properties"]["defaults"]["anyOf"][0]["$ref"], "#/$defs/SharedTaskKeys");
+    assert_eq!(schema["properties"]["templates"]["additionalProperties"]["$ref"], "#/$defs/SharedTaskKeys");
+    for key in task.keys() {
+        let task_only = matches!(key.as_str(), "name" | "use");
+        assert_eq!(shared.contains_key(key), !task_only, "`{key}` in the schema of [defaults]");
+    }
+    for key in ["name", "use"] {
+        let workflow = format!("[defaults]\n{key} = \"x\"\n\n[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+        let stderr = Test::new().workflow(&workflow).args(["check"]).invalid();
+        assert!(stderr.contains(&format!("`{key}` is not allowed in [defaults]")), "{stderr}");
+    }
+    let workflow = "[defaults]\ncpus = 2\nretries = 1\nenv = { A = \"1\" }\ncwd = \".\"\ntimeout = \"1h\"\n\n\
+                    [[tasks]]\nname = \"a\"\ncommand = \"true\"\n";
+    Test::new().workflow(workflow).args(["check"]).success();
+}

@@ -26,5 +26,27 @@ pub use workflow::{EachChunk, TaskSpec, Variant, Workflow};
 /// The JSON Schema of the workflow file, generated from [`Workflow`].
 pub fn json_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(Workflow);
-    serde_json::to_value(schema).expect("a JSON schema always serializes")
+    let mut schema = serde_json::to_value(schema).expect("a JSON schema always serializes");
+    shared_keys_only(&mut schema);
+    schema
+}
+
+/// Keys a task has that `[defaults]` and `[templates.NAME]` may not (the
+/// compiler rejects them there: `flow::compile::misplaced_key`).
+pub const TASK_ONLY_KEYS: [&str; 2] = ["name", "use"];
+
+/// Points `defaults` and `templates` at a copy of the task schema without
+/// [`TASK_ONLY_KEYS`], so an editor flags them where `flow check` does.
+fn shared_keys_only(schema: &mut serde_json::Value) {
+    let mut shared = schema["$defs"]["TaskSpec"].clone();
+    if let Some(properties) = shared["properties"].as_object_mut() {
+        for key in TASK_ONLY_KEYS {
+            properties.remove(key);
+        }
+    }
+    shared["description"] = "Keys a task inherits: every task key except `name` and `use`.".into();
+    schema["$defs"]["SharedTaskKeys"] = shared;
+    let reference = serde_json::json!({ "$ref": "#/$defs/SharedTaskKeys" });
+    schema["properties"]["defaults"]["anyOf"][0] = reference.clone();
+    schema["properties"]["templates"]["additionalProperties"] = reference;
 }
