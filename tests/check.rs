@@ -281,3 +281,26 @@ fn an_empty_or_non_utf8_workflow_is_a_diagnostic() {
     assert!(stderr.contains("[latin1.toml:2:12]"), "{stderr}");
     assert!(stderr.contains("help: save the file as UTF-8"), "{stderr}");
 }
+
+/// Issue 13: `cpus = "{{ index }}"` said only "`index` is undefined", a
+/// misspelt variable got no suggestion, and an undefined name inside
+/// arithmetic was not named.
+#[test]
+fn template_errors_say_what_a_key_can_see() {
+    let stderr = Test::new()
+        .workflow(
+            "[vars]\nthreads = 4\n\n[[tasks]]\nname = \"a\"\ncommand = \"echo\"\ncpus = \"{{ index }}\"\n\
+             memory = \"{{ vars.thread }} GiB\"\n\n[[tasks]]\nname = \"b\"\ncommand = \"echo {{ vars.n * 2 }}\"\n",
+        )
+        .args(["check"])
+        .invalid();
+    assert!(
+        stderr.contains("help: `cpus` is worked out once for the task, before its instances exist, so it"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("help: did you mean `vars.threads`?"), "{stderr}");
+    assert!(
+        stderr.contains("× template error in `command`: `vars.n` is undefined (used in `echo {{ vars.n * 2 }}`)"),
+        "{stderr}"
+    );
+}

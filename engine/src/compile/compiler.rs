@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use minijinja::Value;
 
-use super::render::{GroupScope, Renderer, Scope, json_value, template_diagnostic};
+use super::render::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 use super::{deps, expand, group, merge, order};
 use crate::diag::{Diagnostic, Source};
 use crate::ir::{Graph, Resources};
@@ -124,11 +124,36 @@ impl Compiler<'_> {
         match self.renderer.render_str(&text.value, &scope) {
             Ok(s) => Some(s),
             Err(e) => {
-                let d = template_diagnostic(&e, &self.source.text, &text.span, &text.value, key);
+                let mut d = self.template_error(&e, text, key);
+                let name = undefined_name(&e, &text.value).unwrap_or_default();
+                let root = name.split(['.', '[']).next().unwrap_or_default();
+                if !name.starts_with("vars.") && !name.starts_with("env.") && !root.is_empty() {
+                    // Not a typo: this key is read before there are instances.
+                    d.help = Some(format!(
+                        "`{key}` is worked out once for the task, before its instances exist, so it sees only \
+                         `vars` and `env`, not `{root}`; use a variable (`{{{{ vars.NAME }}}}`)"
+                    ));
+                }
                 self.error(d);
                 None
             }
         }
+    }
+
+    /// A diagnostic for a template error in `text` (the value of `key`); an
+    /// undefined `vars.NAME` gets the closest variable as a suggestion.
+    pub fn template_error(&self, err: &minijinja::Error, text: &Sp<String>, key: &str) -> Diagnostic {
+        let mut d = template_diagnostic(err, &self.source.text, &text.span, &text.value, key);
+        if let Some(name) = undefined_name(err, &text.value).and_then(|n| n.strip_prefix("vars."))
+            && let Some(vars) = self.vars_value.as_object()
+        {
+            let known: Vec<String> = vars.try_iter().into_iter().flatten().map(|k| k.to_string()).collect();
+            let first = name.split(['.', '[']).next().unwrap_or(name);
+            if let Some(close) = crate::diag::closest(first, known.iter().map(String::as_str)) {
+                d.help = Some(format!("did you mean `vars.{close}`?"));
+            }
+        }
+        d
     }
 
     /// A numeric key: a number, or a string rendered with `vars` then parsed by `parse`.

@@ -15,7 +15,7 @@ use super::link::Linker;
 use super::merge::Resolved;
 use super::output_index::{OutputIndex, Producer};
 use super::paths::normalize;
-use super::render::{Tmpl, template_diagnostic};
+use super::render::Tmpl;
 use crate::diag::Diagnostic;
 use crate::ir::{Domain, Edge, StrPool};
 use crate::spec::Sp;
@@ -183,7 +183,7 @@ fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value, at: &Instan
         Ok(s) => Some(s.into_owned()),
         Err(e) => {
             key.failed = true;
-            let mut d = template_diagnostic(&e, &c.source.text, &key.source.span, &key.source.value, &key.name);
+            let mut d = c.template_error(&e, &key.source, &key.name);
             if at.count > 1 {
                 d.message.push_str(&format!(" (in {})", instance_name(at.drafts, at.id)));
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use minijinja::Value;
 
 use super::compiler::Compiler;
-use super::render::{GroupScope, json_value, template_diagnostic};
+use super::render::{GroupScope, json_value};
 use super::{expand, merge::Resolved, resources};
 use crate::diag::Diagnostic;
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
@@ -193,7 +193,7 @@ fn check_syntax(c: &mut Compiler, r: &Resolved) {
     }
     for (key, s) in checks {
         if let Err(e) = c.renderer.compile(&s.value) {
-            let d = template_diagnostic(&e, &c.source.text, &s.span, &s.value, &key);
+            let d = c.template_error(&e, &s, &key);
             c.error(d);
         }
     }

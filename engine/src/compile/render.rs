@@ -273,6 +273,22 @@ impl Object for ProcessEnv {
     }
 }
 
+/// The name in minijinja's "(`vars.n` is undefined)" note, if the detail has one.
+fn undefined_in(detail: &str) -> Option<&str> {
+    let start = detail.find("(`")? + 2;
+    let end = start + detail[start..].find("` is undefined)")?;
+    Some(&detail[start..end])
+}
+
+/// The undefined name a template error is about, if it is one: `vars.thread`.
+pub fn undefined_name<'t>(err: &minijinja::Error, template: &'t str) -> Option<&'t str> {
+    if err.kind() == ErrorKind::UndefinedError {
+        return err.range().and_then(|r| template.get(r));
+    }
+    let name = err.detail().and_then(undefined_in)?;
+    template.find(name).map(|at| &template[at..at + name.len()])
+}
+
 /// Turns a template error in `template` (written at `span` of `file_text`)
 /// into a diagnostic for the key `key`.
 pub fn template_diagnostic(
@@ -296,6 +312,11 @@ pub fn template_diagnostic(
         (Some((_, text)), _) if err.kind() == ErrorKind::UndefinedError => {
             format!("template error in `{key}`: `{text}` is undefined")
         }
+        // An undefined name inside arithmetic or a comparison: say which.
+        (_, Some(detail)) if undefined_in(detail).is_some() => {
+            let name = undefined_in(detail).unwrap_or_default();
+            format!("template error in `{key}`: `{name}` is undefined (used in `{}`)", template.trim())
+        }
         (_, Some(detail)) => format!("{what} in template `{key}`: {detail}"),
         _ => format!("{what} in template `{key}`"),
     };
@@ -305,8 +326,9 @@ pub fn template_diagnostic(
     {
         span = span.start + pos + range.start..span.start + pos + range.end;
     }
+    let undefined = err.kind() == ErrorKind::UndefinedError || err.detail().and_then(undefined_in).is_some();
     let help = match err.kind() {
-        ErrorKind::UndefinedError => {
+        _ if undefined => {
             "templates see `vars`, `index`, `item`, `item_json`, `chunk`, `task`, `resources` and `env`; check the spelling, or add the variable to [vars]"
         }
         ErrorKind::SyntaxError => "template syntax is Jinja: `{{ expression }}`, `{% if ... %}...{% endif %}`",
