@@ -254,6 +254,36 @@ fn the_next_run_deletes_the_jobs_a_killed_run_left_queued() {
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(read_server(&t, "qdel.log").lines().any(|l| l == "1.fakepbs"), "the old job was deleted");
+    assert!(out.stderr.contains("cancelled its jobs 1.fakepbs"), "{}", out.stderr);
     let pid = read_server(&t, "1.pid");
     assert!(wait_for(Duration::from_secs(5), || !Path::new("/proc").join(pid.trim()).exists()), "the old job is gone");
+}
+
+/// Issue 13: after a crash the next run cancelled the job ids it had stored
+/// without checking them; after the manager restarts, ids start again and
+/// belong to other jobs. Only a job with the run's name, of this user, is
+/// cancelled, and stderr says what was.
+#[test]
+fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
+    let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", PROFILES);
+    let mut run = run_with_a_held_job(&t);
+    signal(run.id(), "-KILL");
+    let _ = run.wait();
+    // The server "restarted": job 1 is now someone else's job, `innocent`.
+    let server = t.path().join("pbs");
+    let script = fs_err::read_to_string(server.join("1.sh")).unwrap();
+    let renamed: String = script
+        .lines()
+        .map(|l| if l.starts_with("#PBS -N ") { "#PBS -N innocent" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    fs_err::write(server.join("1.sh"), renamed + "\n").unwrap();
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let deleted = fs_err::read_to_string(server.join("qdel.log")).unwrap_or_default();
+    assert!(!deleted.lines().any(|l| l == "1.fakepbs"), "the innocent job was deleted");
+    assert!(out.stderr.contains("none of its jobs 1.fakepbs is still queued as"), "{}", out.stderr);
+    let pid = read_server(&t, "1.pid");
+    assert!(Path::new("/proc").join(pid.trim()).exists(), "the innocent job still runs");
+    signal(pid.trim().parse().unwrap(), "-KILL");
 }

@@ -232,3 +232,49 @@ fn tasks_of_an_allocation_that_reaches_its_time_limit_run_on_a_new_one() {
     assert!(stderr.contains("+ allocation 2 (job "), "{stderr}");
     assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
 }
+
+/// Issue 13: after a crash the next run scancelled the job ids it had stored
+/// without checking them; after a Slurm restart (ids start again at 1) it
+/// cancelled an unrelated job named `innocent`. Only jobs with the run's
+/// name, of this user, are cancelled now, and stderr says what happened.
+#[test]
+fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow("[vars]\nd = 60\n\n[[tasks]]\nname = \"t\"\ncommand = \"sleep {{ vars.d }}\"\n")
+        .file("flow.profiles.toml", &profile(""));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert!(
+        wait_for(Duration::from_secs(60), || run_dir_exists(&t) && !squeue(&t).is_empty()),
+        "no job; stderr:\n{}",
+        read(&t, "run.stderr")
+    );
+    signal(run.id(), "-KILL");
+    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
+    let old: Vec<String> = squeue(&t).into_iter().map(|(id, _)| id).collect();
+    Command::new("scancel").args(&old).status().expect("scancel");
+    assert!(wait_for(Duration::from_secs(30), || squeue(&t).is_empty()), "the old job ended");
+
+    // "After a restart" the stored id belongs to someone else's job.
+    let out = Command::new("sbatch")
+        .args(["--parsable", "--job-name=innocent", "--partition=debug", "--wrap", "sleep 120"])
+        .current_dir(t.path())
+        .output()
+        .expect("sbatch");
+    let innocent = String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap_or_default().to_owned();
+    assert!(!innocent.is_empty(), "sbatch: {}", String::from_utf8_lossy(&out.stderr));
+    let allocs = run_dir(&t).join("allocs.json");
+    let text = fs_err::read_to_string(&allocs).unwrap();
+    fs_err::write(&allocs, text.replace(&format!("\"{}\"", old[0]), &format!("\"{innocent}\""))).unwrap();
+
+    let out = t.run_with(&["run", "--profile", "slurm", "-v", "d=0"]);
+    let listed = Command::new("squeue").args(["-h", "-o", "%i", "-j", &innocent]).output().expect("squeue");
+    let alive = String::from_utf8_lossy(&listed.stdout).trim() == innocent;
+    let _ = Command::new("scancel").arg(&innocent).status();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(alive, "the innocent job was cancelled:\n{}", out.stderr);
+    assert!(out.stderr.contains(&format!("none of its jobs {innocent} is still queued as")), "{}", out.stderr);
+}

@@ -13,18 +13,16 @@ use nix::unistd::{Pid, getpgid};
 use super::run_dir::RunDir;
 
 /// Kills the tasks of runs under `state` that never finished and whose flow
-/// process is gone; returns how many processes were found.
-pub fn reap(state: &Path) -> usize {
+/// process is gone, and cancels their allocations; returns what it
+/// cancelled, to be said.
+pub fn reap(state: &Path) -> Vec<String> {
     let dead: Vec<RunDir> = RunDir::list(state).into_iter().filter(|r| !r.is_finished() && !r.is_live()).collect();
     if dead.is_empty() {
-        return 0;
+        return Vec::new();
     }
-    for run in &dead {
-        cancel_allocations(&run.allocs());
-    }
+    let said: Vec<String> = dead.iter().filter_map(cancel_allocations).collect();
     let dead: HashSet<PathBuf> = dead.into_iter().map(|r| r.path).collect();
-    let Ok(procs) = fs_err::read_dir("/proc") else { return 0 };
-    let mut found = 0;
+    let Ok(procs) = fs_err::read_dir("/proc") else { return said };
     for entry in procs.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
@@ -36,19 +34,19 @@ pub fn reap(state: &Path) -> usize {
             && let Ok(group) = getpgid(Some(Pid::from_raw(pid)))
         {
             super::spawn::signal_group(group.as_raw() as u32, Signal::SIGKILL);
-            found += 1;
         }
     }
-    found
+    said
 }
 
-/// Cancels the allocations a dead run left queued or running, and records
-/// that in its `allocs.json` (`path`).
-fn cancel_allocations(path: &Path) {
+/// Cancels the allocations dead `run` left queued or running — those still
+/// its own jobs — and records that in its `allocs.json`; says what it did.
+fn cancel_allocations(run: &RunDir) -> Option<String> {
     use super::alloc::record::{AllocState, AllocsFile};
-    let Ok(text) = fs_err::read_to_string(path) else { return };
-    let Ok(mut file) = serde_json::from_str::<AllocsFile>(&text) else { return };
-    let Some(manager) = file.queue.as_ref().map(|q| q.manager) else { return };
+    let path = run.allocs();
+    let text = fs_err::read_to_string(&path).ok()?;
+    let mut file = serde_json::from_str::<AllocsFile>(&text).ok()?;
+    let manager = file.queue.as_ref().map(|q| q.manager)?;
     let mut ids = Vec::new();
     for a in file.allocations.iter_mut().filter(|a| a.state.is_active()) {
         ids.push(a.job_id.clone());
@@ -57,10 +55,20 @@ fn cancel_allocations(path: &Path) {
     }
     ids.retain(|id| !id.is_empty());
     if ids.is_empty() {
-        return;
+        return None;
     }
-    let _ = super::alloc::manager::cancel(manager, &ids);
+    let job_name = super::alloc::script::job_name(&run.id);
+    let said = match super::alloc::manager::cancel_own(manager, &job_name, &ids) {
+        Ok(own) if own.is_empty() => format!(
+            "run {} was killed; none of its jobs {} is still queued as `{job_name}` of yours, so none was cancelled",
+            run.id,
+            ids.join(", ")
+        ),
+        Ok(own) => format!("run {} was killed; cancelled its jobs {}", run.id, own.join(", ")),
+        Err(e) => format!("run {} was killed; could not cancel its jobs {}: {e}", run.id, ids.join(", ")),
+    };
     if let Ok(text) = serde_json::to_string_pretty(&file) {
-        let _ = super::run_dir::write_atomically(path, &(text + "\n"));
+        let _ = super::run_dir::write_atomically(&path, &(text + "\n"));
     }
+    Some(said)
 }

@@ -72,7 +72,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             live.id
         )));
     }
-    super::orphans::reap(&state);
+    let reaped = super::orphans::reap(&state);
     let mut previous = Previous::load(&state, &options.workflow, options.force);
     previous.force(&graph, &options.only).map_err(RunError::Options)?;
 
@@ -105,7 +105,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let (events, events_rx) = std_mpsc::channel();
     let summary = Summary { run_id: run.id.clone(), total: graph.instance_count(), ..Summary::default() };
     let mut first = vec![Event::RunStarted { run_id: run.id.clone(), run_dir: run.path.clone(), total: summary.total }];
-    first.extend(std::mem::take(&mut previous.warnings).into_iter().map(|message| Event::Warning { message }));
+    let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings));
+    first.extend(warnings.map(|message| Event::Warning { message }));
     let _ = events.send(first);
 
     let run_for_thread = run.clone();

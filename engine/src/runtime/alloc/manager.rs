@@ -102,6 +102,43 @@ pub fn cancel(manager: Manager, ids: &[String]) -> Result<(), String> {
     checked(program, &output).map(drop)
 }
 
+/// Cancels those of `ids` that are still flow's jobs for this run: named
+/// `job_name` and owned by the user running flow. A stored id alone is not
+/// enough — after the manager restarts, ids start again and may belong to
+/// someone else's job. Returns the ids cancelled.
+pub fn cancel_own(manager: Manager, job_name: &str, ids: &[String]) -> Result<Vec<String>, String> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (program, args): (&str, Vec<String>) = match manager {
+        Manager::Slurm => {
+            ("squeue", vec!["-h".into(), "-o".into(), "%i".into(), "--me".into(), format!("--name={job_name}")])
+        }
+        Manager::Pbs => {
+            let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+                .ok_or("cannot tell who runs flow")?;
+            // The name as the job script gave it: PBS keeps 15 characters.
+            ("qselect", vec!["-N".into(), super::script::pbs_name(job_name), "-u".into(), user])
+        }
+    };
+    let output = std::process::Command::new(program)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    let listed = checked(program, &output)?;
+    let ours: HashSet<&str> = listed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    // PBS ids may be listed with their server (`12.server`) or without.
+    let is_ours =
+        |id: &String| ours.contains(id.as_str()) || ours.iter().any(|o| o.split('.').next() == id.split('.').next());
+    let own: Vec<String> = ids.iter().filter(|id| is_ours(id)).cloned().collect();
+    cancel(manager, &own)?;
+    Ok(own)
+}
+
 /// The last `n` non-blank lines of `text`, trimmed, on one line.
 pub(super) fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();

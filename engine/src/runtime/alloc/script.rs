@@ -168,7 +168,7 @@ fn hms(secs: u64) -> String {
 }
 
 /// PBS job names are at most 15 characters on older servers.
-fn pbs_name(name: &str) -> String {
+pub(crate) fn pbs_name(name: &str) -> String {
     name.chars().take(15).collect()
 }
 
