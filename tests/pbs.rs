@@ -287,3 +287,27 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
     assert!(Path::new("/proc").join(pid.trim()).exists(), "the innocent job still runs");
     signal(pid.trim().parse().unwrap(), "-KILL");
 }
+
+/// Issue 13: a time_request equal to the queue's time_limit was never run
+/// and never reported — workers get a little less — and flow submitted
+/// allocation after allocation. It is reported once, at the task.
+#[test]
+fn a_time_request_the_workers_cannot_meet_is_reported_once() {
+    let t = pbs(
+        "[[tasks]]\nname = \"quick\"\ncommand = \"true\"\n\
+         [[tasks]]\nname = \"exact\"\ncommand = \"true\"\ntime_request = \"30m\"\n",
+        PROFILES,
+    );
+    let check = t.run_with(&["check", "--profile", "pbs"]);
+    assert_eq!(check.code, 2, "{}", check.stderr);
+    assert!(
+        check.stderr.contains("can never run `exact`: its time_request (30m) is longer than the"),
+        "{}",
+        check.stderr
+    );
+    assert!(check.stderr.contains("a worker of the queue gets"), "{}", check.stderr);
+    let out = t.run_with(&["run", "--profile", "pbs"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stderr.matches("the queue can never run `exact`").count(), 1, "{}", out.stderr);
+    assert_eq!(read_server(&t, "qsub.log").lines().count(), 1, "one allocation, for `quick` only");
+}

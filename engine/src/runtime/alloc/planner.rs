@@ -50,12 +50,24 @@ pub fn fits(graph: &Graph, queue: &Queue) -> Vec<Fit> {
 
 /// How many instances needing `r` fit on one worker of `queue`, or why none does.
 fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
-    if let Some(t) = r.time_request.filter(|&t| t > queue.time_limit) {
-        return Err(format!(
-            "its time_request ({}) is longer than the queue's time_limit ({})",
-            duration(t),
-            duration(queue.time_limit)
-        ));
+    // Workers get the time limit less a margin, and take only tasks whose
+    // time_request fits in what they have left.
+    let worker_limit = super::script::worker_time_limit(queue.time_limit);
+    if let Some(t) = r.time_request.filter(|&t| t > worker_limit) {
+        return Err(if t > queue.time_limit {
+            format!(
+                "its time_request ({}) is longer than the queue's time_limit ({})",
+                duration(t),
+                duration(queue.time_limit)
+            )
+        } else {
+            format!(
+                "its time_request ({}) is longer than the {} a worker of the queue gets (its time_limit of {} less a margin for starting and stopping)",
+                duration(t),
+                duration(worker_limit),
+                duration(queue.time_limit)
+            )
+        });
     }
     let shape = &queue.settings.worker;
     let mut n = u64::MAX;
@@ -216,5 +228,22 @@ mod tests {
         assert_eq!(why(1), "its time_request (2h) is longer than the queue's time_limit (1h)");
         assert_eq!(why(2), "needs 1 gpu, the queue's workers have 0 gpus");
         assert_eq!(fits[3], Fit::Slots(4));
+    }
+
+    /// Issue 13: a time_request between the workers' time limit and the
+    /// queue's was never run and never reported (7 allocations in 75 s).
+    #[test]
+    fn a_time_request_the_workers_margin_leaves_no_room_for_is_reported() {
+        let g = graph(
+            "[[tasks]]\nname = \"exact\"\ncommand = \"true\"\ntime_request = \"1h\"\n\
+             [[tasks]]\nname = \"fits\"\ncommand = \"true\"\ntime_request = \"59m\"\n",
+        );
+        let fits = fits(&g, &queue(""));
+        let Fit::Never(why) = &fits[0] else { panic!("{:?}", fits[0]) };
+        assert_eq!(
+            why,
+            "its time_request (1h) is longer than the 59m a worker of the queue gets (its time_limit of 1h less a margin for starting and stopping)"
+        );
+        assert_eq!(fits[1], Fit::Slots(1));
     }
 }

@@ -142,7 +142,7 @@ fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
 /// The worker's time limit for an allocation of `secs`: a little less, as
 /// it starts after the job does and should stop taking work before the
 /// manager ends the job (5 %, at least 1 s, at most a minute).
-fn worker_time_limit(secs: u64) -> u64 {
+pub(crate) fn worker_time_limit(secs: u64) -> u64 {
     secs - (secs / 20).clamp(1, 60).min(secs / 2)
 }
 
