@@ -421,13 +421,13 @@ fn earlier_note(e: &Earlier) -> String {
     }
 }
 
-/// ` on worker 2 (node17, allocation 4711)`.
+/// ` on worker 2 (node17, job 4711)`.
 fn on(worker: Option<&WorkerRef>) -> String {
     let Some(w) = worker else { return String::new() };
     let about: Vec<&str> = w.hostname.iter().chain(&w.allocation).map(String::as_str).collect();
     match (about.as_slice(), &w.allocation) {
         ([], _) => format!(" on worker {}", w.id),
-        ([host, job], Some(_)) => format!(" on worker {} ({host}, allocation {job})", w.id),
+        ([host, job], Some(_)) => format!(" on worker {} ({host}, job {job})", w.id),
         _ => format!(" on worker {} ({})", w.id, about.join(", ")),
     }
 }
@@ -477,6 +477,6 @@ mod tests {
         assert_eq!(on(None), "");
         assert_eq!(on(Some(&w(None, None))), " on worker 2");
         assert_eq!(on(Some(&w(Some("node17"), None))), " on worker 2 (node17)");
-        assert_eq!(on(Some(&w(Some("node17"), Some("4711")))), " on worker 2 (node17, allocation 4711)");
+        assert_eq!(on(Some(&w(Some("node17"), Some("4711")))), " on worker 2 (node17, job 4711)");
     }
 }

@@ -297,14 +297,14 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
         running: 1,
     }]);
     let running = f.explain(&["sim[1]"]);
-    assert!(running.starts_with("sim[1]: running on worker 1 (node17, allocation 4711) for "), "{running}");
+    assert!(running.starts_with("sim[1]: running on worker 1 (node17, job 4711) for "), "{running}");
     insta::with_settings!({ filters => vec![(r"\d{8}-\d{6}-\d{3}", "[RUN]"), (r"for \d\S*", "for [DURATION]")] }, {
         insta::assert_snapshot!(f.explain(&["sim"]), @r"
         sim: 3 instances in run [RUN] (running)
           2 ready, waiting for a free slot
             sim[2], sim[3]: ready, waiting for a free slot: 1 task running, 1 of 1 worker busy
           1 running
-            sim[1]: running on worker 1 (node17, allocation 4711) for [DURATION]
+            sim[1]: running on worker 1 (node17, job 4711) for [DURATION]
         ");
     });
     assert_eq!(
