@@ -51,6 +51,17 @@ fn unquoted_data(loaded: &Loaded) -> Vec<String> {
     notes
 }
 
+/// How to fix the one queue limit a task exceeds, from the planner's reason.
+fn limit_help(why: &str) -> &'static str {
+    if why.starts_with("its time_request") {
+        "lower the task's `time_request`, or raise the queue's `time_limit` in the profile"
+    } else if why.contains("the queue allows at most") {
+        "lower the task's `nodes`, or raise the queue's `max_workers` in the profile"
+    } else {
+        "lower the task's request (or add a smaller variant), or raise the queue's `worker` in the profile"
+    }
+}
+
 /// Reads profile `name` and checks each task against its queue, as
 /// `flow run --profile` would at its start. A task the queue can never run
 /// is a problem; when the profile keeps the embedded worker, it is only a
@@ -84,9 +95,7 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<(), Failure> {
                 format!("the queue of profile `{name}` can never run `{}`: {why}", group.name),
             )
             .at(group.span.clone(), "this task")
-            .help(
-                "lower the task's request, or raise the queue's `time_limit`, `worker` or `max_workers` in the profile",
-            )
+            .help(limit_help(&why))
         })
         .collect();
     Err(Failure::Invalid { source: loaded.source.clone(), diagnostics })

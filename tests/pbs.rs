@@ -306,6 +306,14 @@ fn a_time_request_the_workers_cannot_meet_is_reported_once() {
         check.stderr
     );
     assert!(check.stderr.contains("a worker of the queue gets"), "{}", check.stderr);
+    // The help names the limit exceeded, not every limit a queue has.
+    assert!(
+        check
+            .stderr
+            .contains("help: lower the task's `time_request`, or raise the queue's `time_limit` in the profile"),
+        "{}",
+        check.stderr
+    );
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert_eq!(out.stderr.matches("the queue can never run `exact`").count(), 1, "{}", out.stderr);
