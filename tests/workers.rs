@@ -291,3 +291,23 @@ fn status_says_when_no_worker_is_connected() {
     assert!(status.contains("  no worker connected\n"), "{status}");
     assert!(!status.contains("0 workers"), "{status}");
 }
+
+/// Issue 13: after the run, `flow explain` named no host for a task whose
+/// worker had left before the end (as idle workers of a queue do).
+#[test]
+fn explain_names_the_host_of_a_worker_that_left() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"a\"\ncommand = \"true\"\n\n[[tasks]]\nname = \"b\"\ncommand = \"true\"\ncpus = 2\nafter = [\"a\"]\n",
+    );
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut small = start_worker(&t, &access, &["--cpus", "1", "--idle-timeout", "1s"], "small.stderr");
+    assert!(wait_child(&mut small, Duration::from_secs(20)).is_some(), "the idle worker left");
+    let mut big = start_worker(&t, &access, &["--cpus", "2"], "big.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    let _ = wait_child(&mut big, Duration::from_secs(10));
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["explain", "a", "--json"])).expect("json");
+    let text = serde_json::to_string(&json).unwrap();
+    assert!(text.contains("\"hostname\":\""), "no host for the worker that left: {text}");
+    let words = t.success_with(&["explain", "a"]);
+    assert!(words.contains("on worker 0 ("), "{words}");
+}

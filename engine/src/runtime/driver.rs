@@ -122,6 +122,8 @@ pub(super) struct Driver {
     pub journal_broken: bool,
     /// Whether the output log could write everything.
     pub log_health: Arc<LogHealth>,
+    /// Workers that left before the run ended (`workers-left.json`).
+    pub left_workers: Vec<super::links::WorkerInfo>,
     /// Refused connections, to say so once a minute per address.
     pub refusals: super::refusals::Refusals,
     pub events: std_mpsc::Sender<Vec<Event>>,
@@ -254,6 +256,7 @@ impl Driver {
             }
             DriverEvent::Lost { worker, reason, clean } => {
                 let hostname = self.links.hostname(worker);
+                self.remember_left(worker);
                 let Some(link) = self.links.remove(worker) else { return };
                 if let Link::Remote { offer: Offer { allocation: Some(job), .. }, joined, .. } = &link
                     && let Some(change) =
@@ -282,6 +285,15 @@ impl Driver {
     }
 
     /// Writes `workers.json` for `flow workers`.
+    /// Keeps what `worker`, about to leave, was, in `workers-left.json`.
+    fn remember_left(&mut self, worker: WorkerId) {
+        let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) else { return };
+        self.left_workers.push(info);
+        if let Ok(text) = serde_json::to_string_pretty(&self.left_workers) {
+            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers-left.json"), &(text + "\n"));
+        }
+    }
+
     fn write_workers(&self) {
         let mut counts: HashMap<WorkerId, u64> = HashMap::new();
         for (_, w) in self.running.values() {

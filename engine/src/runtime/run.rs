@@ -157,6 +157,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 journal_broken: false,
                 log_health,
                 refusals: Default::default(),
+                left_workers: Vec::new(),
                 events: events.clone(),
                 previous,
                 options,

@@ -119,6 +119,12 @@ impl RunDir {
         self.path.join("workers.json")
     }
 
+    /// `workers-left.json`: the workers that left before the run ended, so
+    /// `flow explain` can still name the host a task ran on.
+    pub fn workers_left(&self) -> PathBuf {
+        self.path.join("workers-left.json")
+    }
+
     /// `allocs.json`: the run's allocation queue and its allocations.
     pub fn allocs(&self) -> PathBuf {
         self.path.join(crate::runtime::alloc::record::ALLOCS_FILE)

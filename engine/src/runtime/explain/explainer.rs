@@ -348,7 +348,8 @@ impl<'a> Explainer<'a> {
     /// Where and when an attempt ran.
     fn ran(&self, entry: &JournalEntry) -> Ran {
         let worker = entry.worker.map(|id| {
-            let info = self.run.workers.iter().find(|w| w.id == id);
+            // A worker that left before the end is only in `left`.
+            let info = self.run.workers.iter().chain(&self.run.left).find(|w| w.id == id);
             WorkerRef {
                 id,
                 hostname: info.map(|w| w.hostname.clone()),

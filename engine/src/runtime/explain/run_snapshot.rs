@@ -40,6 +40,8 @@ pub struct RunSnapshot {
     pub failures: HashMap<TaskId, u32>,
     /// The workers connected (`workers.json`; empty before any joined).
     pub workers: Vec<WorkerInfo>,
+    /// The workers that left before the run ended (`workers-left.json`).
+    pub left: Vec<WorkerInfo>,
     /// The allocation queue and its allocations (`allocs.json`), if the run has one.
     pub allocs: Option<AllocsFile>,
     /// Whether the run is in progress (its process holds the lock).
@@ -66,6 +68,9 @@ impl RunSnapshot {
         let allocs = if allocs_path.exists() { Some(json(&allocs_path)?) } else { None };
         let mut snapshot = Self::new(graph, &records, workers, allocs, live, now_us);
         snapshot.torn = torn;
+        if run.workers_left().exists() {
+            snapshot.left = json(&run.workers_left())?;
+        }
         Ok(snapshot)
     }
 
@@ -85,7 +90,7 @@ impl RunSnapshot {
             }
         }
         let journal = JournalState::from_records(records);
-        Self { graph, journal, failures, workers, allocs, live, now_us, torn: None }
+        Self { graph, journal, failures, workers, left: Vec::new(), allocs, live, now_us, torn: None }
     }
 
     /// Failed attempts of `task` so far.
