@@ -2,10 +2,10 @@
 //! tasks that fit no such worker, with `--profile` the profile's problems
 //! and the tasks its queue can never run.
 
-use flow_engine::compile::unquoted_items;
 use flow_engine::diag::Diagnostic;
 use flow_engine::ir::{Command, Domain, GroupId};
 use flow_engine::runtime::alloc::planner::{Fit, fits};
+use flow_engine::template::unquoted_items;
 
 use crate::args::CheckArgs;
 use crate::load::{self, Failure, Loaded};

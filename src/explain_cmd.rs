@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::compile::Selector;
+use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
 use flow_engine::runtime::explain::{
     Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,

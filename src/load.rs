@@ -166,7 +166,7 @@ pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
     };
     let memory = match &args.memory {
         None => 0,
-        Some(m) => compile::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
+        Some(m) => flow_engine::units::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
     };
     let custom = custom_resources(&args.resources)?;
     Ok(Some(Resources {

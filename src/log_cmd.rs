@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::compile::Selector;
+use flow_engine::ir::Selector;
 use flow_engine::ir::{Graph, GroupId, IntRange, TaskId};
 use flow_engine::log::{
     Damage, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,

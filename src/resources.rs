@@ -34,7 +34,7 @@ pub fn local(args: &WorkerArgs) -> Result<WorkerResources, Failure> {
         None => found.gpus,
     };
     let memory = match &args.memory {
-        Some(m) => flow_engine::compile::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
+        Some(m) => flow_engine::units::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
         None => found.memory,
     };
     let custom = load::custom_resources(&args.resources)?;

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use clap::Args;
-use flow_engine::compile::Selector;
+use flow_engine::ir::Selector;
 use flow_engine::runtime::alloc::AllocState;
 use flow_engine::runtime::worker::Status;
 use flow_engine::runtime::{Event, RunOptions, Summary};

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use flow_engine::compile::parse_duration;
 use flow_engine::net::AccessFile;
 use flow_engine::runtime::links::WorkerInfo;
 use flow_engine::runtime::remote_worker::{self, Leave, WorkerOptions};
 use flow_engine::runtime::run_dir::locate;
+use flow_engine::units::parse_duration;
 
 use crate::args::WorkerArgs;
 use crate::load::Failure;

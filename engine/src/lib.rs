@@ -9,5 +9,8 @@ pub mod diag;
 pub mod ir;
 pub mod log;
 pub mod net;
+pub mod paths;
 pub mod runtime;
 pub mod spec;
+pub mod template;
+pub mod units;

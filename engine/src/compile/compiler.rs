@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use minijinja::Value;
 
-use super::render::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 use super::{deps, expand, group, merge, order};
 use crate::diag::{Diagnostic, Source};
 use crate::ir::{Graph, Resources};
 use crate::spec::{Quantity, Sp, Workflow};
+use crate::template::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 
 /// The default for [`Options::max_instances`]: 100 million instances of one task.
 pub const MAX_INSTANCES: u64 = 100_000_000;

@@ -10,15 +10,15 @@ use std::ops::Range;
 
 use super::compiler::Compiler;
 use super::group::{Draft, run_time_keys};
-use super::instance::instance_scope;
 use super::link::Linker;
 use super::merge::Resolved;
 use super::output_index::{OutputIndex, Producer};
-use super::paths::normalize;
-use super::render::Tmpl;
 use crate::diag::Diagnostic;
 use crate::ir::{Domain, Edge, StrPool};
+use crate::paths::normalize;
 use crate::spec::Sp;
+use crate::template::Tmpl;
+use crate::template::instance_scope;
 
 /// Instances to render every template for, to catch errors in keys that are
 /// otherwise only rendered at run time (plus the last instance).

@@ -4,10 +4,10 @@
 use super::compiler::Compiler;
 use super::group::Draft;
 use super::merge::Resolved;
-use super::units::parse_ranges;
 use crate::diag::{Diagnostic, Source};
 use crate::ir::{Domain, GroupId, IntRange, StrPool};
 use crate::spec::{RangeSpec, Sp, TaskSpec};
+use crate::units::parse_ranges;
 
 const KEYS: [&str; 6] = ["range", "each_line", "each_chunk", "from_json", "matrix", "for_each"];
 
@@ -326,7 +326,7 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
         if let Some(d) = drafts[i].as_mut() {
             d.group.domain = Domain::Same { group: GroupId(j as u32) };
             d.group.count = count;
-            d.scope = super::group::group_scope(
+            d.scope = crate::template::group_scope(
                 &c.vars_value,
                 &d.group.name,
                 count,

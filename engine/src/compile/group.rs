@@ -3,14 +3,12 @@
 
 use std::sync::Arc;
 
-use minijinja::Value;
-
 use super::compiler::Compiler;
-use super::render::{GroupScope, json_value};
 use super::{expand, merge::Resolved, resources};
 use crate::diag::Diagnostic;
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
 use crate::spec::{Quantity, Sp, TaskSpec};
+use crate::template::{GroupScope, group_scope};
 
 /// A group being compiled.
 pub struct Draft {
@@ -125,40 +123,6 @@ fn priority(c: &mut Compiler, q: &Sp<Quantity>) -> Option<i64> {
     };
     let parse = |s: &str| s.trim().parse::<i64>().map_err(|_| format!("`{s}` is not a whole number"));
     c.quantity(q, "priority", whole, parse, "`priority` takes a whole number; higher runs first")
-}
-
-/// The context every instance of a group shares: `vars`, `task` (name,
-/// count, and `for_each` when it mirrors another task) and `resources` (of
-/// the variant the instance runs with).
-pub fn group_scope(
-    vars: &Value,
-    name: &str,
-    count: u64,
-    for_each: Option<&str>,
-    resources: &Resources,
-) -> Arc<GroupScope> {
-    let mut task = serde_json::json!({ "name": name, "count": count });
-    if let (Some(target), Some(obj)) = (for_each, task.as_object_mut()) {
-        obj.insert("for_each".into(), target.into());
-    }
-    Arc::new(GroupScope { vars: vars.clone(), task: json_value(&task), resources: resources_value(resources) })
-}
-
-/// `resources` in the template context: cpus, gpus, memory in MiB, custom ones by name.
-fn resources_value(r: &Resources) -> Value {
-    let mut map = serde_json::Map::new();
-    map.insert("cpus".into(), number(r.cpus.as_f64()));
-    map.insert("gpus".into(), number(r.gpus.as_f64()));
-    map.insert("memory".into(), (r.memory >> 20).into());
-    for (k, v) in &r.custom {
-        map.insert(k.clone(), number(v.as_f64()));
-    }
-    json_value(&map)
-}
-
-/// Whole numbers as integers so `{{ resources.cpus }}` renders `8`, not `8.0`.
-fn number(n: f64) -> serde_json::Value {
-    if n.fract() == 0.0 { serde_json::Value::from(n as i64) } else { serde_json::Value::from(n) }
 }
 
 /// The template keys rendered only when an instance starts: `command`,

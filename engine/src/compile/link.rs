@@ -9,10 +9,10 @@ use super::deps::{Rendered, base_domain, instance_name};
 use super::edge_builder::EdgeBuilder;
 use super::group::Draft;
 use super::output_index::OutputIndex;
-use super::paths::{glob_exists_on_disk, glob_matcher, is_glob};
-use super::selector::Selector;
 use crate::diag::{Diagnostic, closest};
+use crate::ir::Selector;
 use crate::ir::{Edge, EdgeOrigin};
+use crate::paths::{glob_exists_on_disk, glob_matcher, is_glob};
 
 /// A glob's producers, grouped by group with sorted instance lists.
 type GlobMatches = Result<Vec<(u32, Vec<u64>)>, InputProblem>;

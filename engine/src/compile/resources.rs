@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::compiler::Compiler;
-use super::units::{mib_to_bytes, parse_duration, parse_size};
 use crate::diag::Diagnostic;
 use crate::ir::{Amount, Resources};
 use crate::spec::{Quantity, Sp, TaskSpec};
+use crate::units::{mib_to_bytes, parse_duration, parse_size};
 
 const DURATION_HELP: &str =
     "use a duration like \"90s\", \"15m\", \"2h\", \"1h30m\", \"HH:MM:SS\", or a number of seconds";

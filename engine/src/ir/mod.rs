@@ -12,6 +12,7 @@ mod domain;
 mod edge;
 mod graph;
 mod group;
+mod selector;
 mod task_id;
 mod upstream;
 
@@ -21,5 +22,6 @@ pub use domain::{Domain, IntRange, Item, StrPool};
 pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use graph::Graph;
 pub use group::{Command, Group, GroupId, Resources, Stream, TaskTemplate};
+pub use selector::Selector;
 pub use task_id::TaskId;
 pub use upstream::Upstream;

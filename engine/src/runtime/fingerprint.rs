@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::job::Job;
-use crate::compile::{glob_matcher, glob_walk, is_glob};
+use crate::paths::{glob_matcher, glob_walk, is_glob};
 
 /// A 32-byte blake3 digest.
 pub type Fingerprint = [u8; 32];

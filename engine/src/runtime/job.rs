@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::core::Allocation;
-use crate::compile::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
 use crate::ir::{Command, Domain, Graph, Item, Stream, TaskId};
+use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
 
 /// A task instance ready to execute: every template rendered, every path absolute.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

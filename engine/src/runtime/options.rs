@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::alloc::profile::Queue;
 use super::core::WorkerResources;
-use crate::compile::Selector;
+use crate::ir::Selector;
 
 /// Settings of one run.
 #[derive(Debug, Clone)]

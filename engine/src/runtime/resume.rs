@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::fingerprint::Fingerprint;
 use super::run_dir::RunDir;
-use crate::compile::Selector;
+use crate::ir::Selector;
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalFile, JournalState, JournalStatus, read_journal};
 

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 
 use super::settings::QueueSettings;
-use crate::compile::{parse_duration, parse_size};
 use crate::diag::{Diagnostic, Source, closest};
 use crate::ir::Amount;
+use crate::units::{parse_duration, parse_size};
 
 /// The profiles file's name next to a workflow.
 pub const PROFILES_FILE: &str = "flow.profiles.toml";

@@ -1,0 +1,9 @@
+//! Templates: minijinja with strict undefined ([`Renderer`], [`Tmpl`]) and
+//! the contexts a group and each of its instances render with. The compiler
+//! checks templates with it; the runtime renders every instance's command.
+
+mod render;
+mod scope;
+
+pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value, template_diagnostic, undefined_name, unquoted_items};
+pub use scope::{group_scope, instance_scope};

@@ -1,0 +1,71 @@
+//! The template contexts: what a group's instances share ([`group_scope`])
+//! and what instance `i` adds ([`instance_scope`]): `index`, `item`,
+//! `item_json` and `chunk`.
+
+use std::sync::Arc;
+
+use minijinja::Value;
+
+use crate::ir::{Domain, Item, Resources};
+use crate::template::{GroupScope, Scope, json_value};
+
+/// The context instance `i` of a group renders its templates with. `domain`
+/// is the group's base domain (`for_each` already followed).
+pub fn instance_scope(group: &Arc<GroupScope>, domain: &Domain, i: u64) -> Value {
+    let (item, item_json) = match domain.item(i) {
+        Item::None => (Value::UNDEFINED, Value::UNDEFINED),
+        Item::Int(n) => (Value::from(n), Value::UNDEFINED),
+        Item::Text(t) => (Value::from(t), Value::UNDEFINED),
+        Item::Json(text) => {
+            let parsed: serde_json::Value = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+            (json_value(&parsed), Value::from(text))
+        }
+        Item::Object(map) => {
+            let text = serde_json::Value::Object(map.clone()).to_string();
+            (json_value(&map), Value::from(text))
+        }
+    };
+    let chunk = match domain {
+        Domain::Chunks { dir, lines, total_lines, .. } => {
+            let first = i * lines;
+            let n = (*lines).min(total_lines.saturating_sub(first));
+            json_value(&serde_json::json!({ "path": format!("{dir}/{i}.txt"), "lines": n, "first": first + 1 }))
+        }
+        _ => Value::UNDEFINED,
+    };
+    Scope { group: group.clone(), index: Value::from(domain.index(i)), item, item_json, chunk }.into_value()
+}
+
+/// The context every instance of a group shares: `vars`, `task` (name,
+/// count, and `for_each` when it mirrors another task) and `resources` (of
+/// the variant the instance runs with).
+pub fn group_scope(
+    vars: &Value,
+    name: &str,
+    count: u64,
+    for_each: Option<&str>,
+    resources: &Resources,
+) -> Arc<GroupScope> {
+    let mut task = serde_json::json!({ "name": name, "count": count });
+    if let (Some(target), Some(obj)) = (for_each, task.as_object_mut()) {
+        obj.insert("for_each".into(), target.into());
+    }
+    Arc::new(GroupScope { vars: vars.clone(), task: json_value(&task), resources: resources_value(resources) })
+}
+
+/// `resources` in the template context: cpus, gpus, memory in MiB, custom ones by name.
+fn resources_value(r: &Resources) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert("cpus".into(), number(r.cpus.as_f64()));
+    map.insert("gpus".into(), number(r.gpus.as_f64()));
+    map.insert("memory".into(), (r.memory >> 20).into());
+    for (k, v) in &r.custom {
+        map.insert(k.clone(), number(v.as_f64()));
+    }
+    json_value(&map)
+}
+
+/// Whole numbers as integers so `{{ resources.cpus }}` renders `8`, not `8.0`.
+fn number(n: f64) -> serde_json::Value {
+    if n.fract() == 0.0 { serde_json::Value::from(n as i64) } else { serde_json::Value::from(n) }
+}
