@@ -62,7 +62,11 @@ pub fn summary(graph: &Graph) -> String {
 /// `3 tasks, 1 instance, 2 edges`.
 pub fn counts(graph: &Graph) -> String {
     let deferred = graph.groups.iter().enumerate().filter(|(g, _)| graph.is_deferred(GroupId(*g as u32))).count();
-    let later = if deferred == 0 { String::new() } else { format!(" (+ {} known at run time)", plural(deferred as u64, "task")) };
+    let later = if deferred == 0 {
+        String::new()
+    } else {
+        format!(" (+ {} known at run time)", plural(deferred as u64, "task"))
+    };
     format!(
         "{}, {}{later}, {}",
         plural(graph.groups.len() as u64, "task"),

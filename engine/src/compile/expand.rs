@@ -80,7 +80,7 @@ pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, 
 /// file is never read before (an old copy on disk would be stale).
 fn deferred(c: &mut Compiler, g: usize, expansion: Expansion) -> Option<(Domain, u64, Vec<usize>)> {
     let writers = c.writers.of(expansion.file(), g);
-    (!writers.is_empty()).then(|| (Domain::Deferred { expansion }, 0, writers))
+    (!writers.is_empty()).then_some((Domain::Deferred { expansion }, 0, writers))
 }
 
 /// The items, or a diagnostic at the expansion key.

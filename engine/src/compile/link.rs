@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use super::compiler::Compiler;
 use super::deps::{Rendered, base_domain, instance_name, is_deferred};
 use super::edge_builder::EdgeBuilder;
-use super::symbolic;
 use super::group::Draft;
 use super::output_index::OutputIndex;
+use super::symbolic;
 use crate::diag::{Diagnostic, closest};
 use crate::ir::Selector;
 use crate::ir::{Edge, EdgeOrigin};
@@ -161,7 +161,8 @@ impl<'a> Linker<'a> {
     /// Makes instance `i` of `g` wait for the groups known only at run time
     /// that may write `path`; whether there is one.
     fn later_writer(&mut self, path: &str, g: u32, i: u64) -> bool {
-        let writers: Vec<u32> = self.later.iter().filter(|(w, m)| *w != g && m.is_match(path)).map(|(w, _)| *w).collect();
+        let writers: Vec<u32> =
+            self.later.iter().filter(|(w, m)| *w != g && m.is_match(path)).map(|(w, _)| *w).collect();
         for &w in &writers {
             self.edges.add_whole(w, g, i, EdgeOrigin::Files);
         }

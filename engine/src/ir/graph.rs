@@ -82,6 +82,7 @@ impl Graph {
         let group = self.group(task.group);
         match group.domain {
             Domain::Single => group.name.clone(),
+            _ if task.is_whole() => group.name.clone(),
             _ => format!("{}[{}]", group.name, self.index(task.group, task.instance)),
         }
     }

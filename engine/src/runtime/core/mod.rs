@@ -17,6 +17,7 @@
 
 mod allocation;
 mod backlog;
+mod deferred;
 mod deps;
 mod events;
 mod group_state;
