@@ -9,3 +9,4 @@ mod placement;
 mod prefetch;
 mod resources;
 mod scale;
+mod slots;
