@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use minijinja::Value;
 
-use super::{deps, expand, group, merge, order};
+use super::{deps, expand, group, merge, order, symbolic};
 use crate::diag::{Diagnostic, Source};
 use crate::ir::Graph;
 use crate::runtime::core::Capacity;
@@ -49,6 +49,7 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         renderer: Renderer::default(),
         diags: Vec::new(),
         vars_value: json_value(&vars),
+        writers: symbolic::Writers::default(),
     };
 
     if workflow.tasks.is_empty() {
@@ -64,7 +65,9 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     }
     let resolved = merge::resolve(workflow, source, &mut c.diags);
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
-    let mut drafts: Vec<Option<group::Draft>> = resolved.iter().map(|r| group::build(&mut c, r)).collect();
+    c.writers = symbolic::Writers::new(&mut c, &resolved);
+    let mut drafts: Vec<Option<group::Draft>> =
+        resolved.iter().enumerate().map(|(g, r)| group::build(&mut c, r, g)).collect();
     expand::resolve_for_each(&mut c, &resolved, &mut drafts);
     // Inputs a failed task would have produced must not be reported missing.
     let complete = drafts.iter().all(Option::is_some) && resolved.len() == workflow.tasks.len();
@@ -91,6 +94,8 @@ pub struct Compiler<'a> {
     pub diags: Vec<Diagnostic>,
     /// `vars` as a template value.
     pub vars_value: Value,
+    /// The files each task may write, for telling which expansions wait for the run.
+    pub writers: symbolic::Writers,
 }
 
 impl Compiler<'_> {

@@ -18,6 +18,7 @@
 mod allocation;
 mod backlog;
 mod capacity;
+mod deferred;
 mod deps;
 mod events;
 mod group_state;

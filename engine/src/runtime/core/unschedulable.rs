@@ -63,6 +63,10 @@ impl Core {
                     cancelled.push(TaskId::new(*id, i));
                 }
             }
+            if self.groups[g].deferred {
+                self.cancel_deferred(g, CancelReason::Unschedulable, out);
+                cancelled.push(TaskId::whole(*id));
+            }
             self.sync_active(g);
         }
         for task in cancelled {
