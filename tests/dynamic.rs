@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::examples::copy_dir;
 use crate::run::{assert_code, last_summary, statuses};
 use crate::support::Test;
 use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
@@ -272,4 +273,19 @@ after = ["refine[1]"]
     );
     assert!(err.stderr.contains("cycle"), "{}", err.stderr);
     assert!(err.stderr.contains("select") && err.stderr.contains("workflow.toml:"), "{}", err.stderr);
+}
+
+#[test]
+fn the_hit_refinement_example_refines_every_hit() {
+    let t = Test::new();
+    copy_dir(&crate::support::root().join("examples/workflows/hit-refinement"), t.path());
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("+ refine: 4 instances from hits.txt"), "{}", out.stderr);
+    assert_eq!(read(&t, "report.txt"), "refined acetic-acid\nrefined benzene\nrefined isopropanol\nrefined pyridine\n");
+    // A stricter threshold: fewer hits, and the refinement follows.
+    let out = t.run_with(&["run", "--var", "threshold=84"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("+ refine: 2 instances from hits.txt"), "{}", out.stderr);
+    assert_eq!(read(&t, "hits.txt"), "benzene\npyridine\n");
 }

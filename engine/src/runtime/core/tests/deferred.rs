@@ -98,3 +98,17 @@ fn an_unreadable_file_fails_the_group_and_cancels_what_waits() {
     assert!(env.core.is_finished());
     assert_eq!(env.core.counts().failed, 1);
 }
+
+#[test]
+fn a_queue_asks_for_a_deferred_group_once_it_is_known() {
+    let (mut env, g) = env();
+    let groups =
+        |env: &TestEnv| env.core.backlog(|_| true).iter().map(|b| (b.group.0, b.ready, b.blocked)).collect::<Vec<_>>();
+    assert_eq!(groups(&env), [(0, 1, 0), (3, 0, 1)], "no demand for the placeholders");
+    env.worker(1, 0);
+    env.schedule();
+    env.finish(t(0, 0));
+    env.core.take_resolvable();
+    env.core.resolve(&resolved(g, &["a", "b", "c"]), &[GroupId(1), GroupId(2)]);
+    assert_eq!(groups(&env), [(1, 3, 0), (2, 0, 3), (3, 0, 1)]);
+}
