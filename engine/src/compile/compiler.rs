@@ -9,7 +9,8 @@ use minijinja::Value;
 
 use super::{deps, expand, group, merge, order, symbolic};
 use crate::diag::{Diagnostic, Source};
-use crate::ir::{Graph, Resources};
+use crate::ir::Graph;
+use crate::runtime::core::Capacity;
 use crate::spec::{Quantity, Sp, Workflow};
 use crate::template::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 
@@ -23,9 +24,9 @@ pub struct Options {
     pub base_dir: PathBuf,
     /// Variable overrides, applied in order after the file's `[vars]`.
     pub vars: Vec<(String, serde_json::Value)>,
-    /// The largest worker the workflow will run on, when known: a task whose
-    /// every variant needs more is an error.
-    pub worker: Option<Resources>,
+    /// The largest worker the workflow will run on, when known: a task none
+    /// of whose variants fits it is an error.
+    pub worker: Option<Capacity>,
     /// The most instances one task may have ([`MAX_INSTANCES`] by default).
     pub max_instances: u64,
 }

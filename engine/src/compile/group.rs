@@ -73,8 +73,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
     check_syntax(c, r);
     let (domain, count, waits_for) = domain?;
     let command = command.unwrap_or(Command::Argv(Vec::new()));
-    let variants =
-        variants.unwrap_or_else(|| vec![Resources { cpus: crate::ir::Amount::whole(1), ..Resources::default() }]);
+    let variants = variants.unwrap_or_else(|| vec![Resources::default_request()]);
 
     let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
     let list = |s: &Option<Sp<Vec<Sp<String>>>>| {

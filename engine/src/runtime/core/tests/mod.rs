@@ -10,3 +10,4 @@ mod placement;
 mod prefetch;
 mod resources;
 mod scale;
+mod slots;
