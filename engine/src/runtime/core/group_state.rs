@@ -207,12 +207,12 @@ impl GroupState {
             self.pending -= 1;
             self.count_end(Instance::Succeeded);
         } else {
-            self.to_checked(i);
+            self.mark_checked(i);
         }
         true
     }
 
-    fn to_checked(&mut self, i: u64) {
+    fn mark_checked(&mut self, i: u64) {
         self.states[i as usize] = Instance::Checked;
         self.checked.push_back(i);
         self.checked_ready += 1;
@@ -257,7 +257,7 @@ impl GroupState {
         self.pending += 1;
         if self.precheck {
             // Started in this run: compared already, and perhaps half done.
-            self.to_checked(i);
+            self.mark_checked(i);
             return;
         }
         self.states[i as usize] = Instance::Pending;
