@@ -298,14 +298,14 @@ fn list(
         journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
     rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
     rows.sort_by_key(|&(t, a, _)| (t, a));
-    let attempts =
+    let mut attempts =
         rows.into_iter().filter(|(t, ..)| selection.contains(&run.graph, *t)).map(|(task, attempt, entry)| {
             let (name, index) = run.name_index(task);
             let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
             Attempt { label: run.label(task), name, index, entry, sizes }
         });
     let Some(format) = format else {
-        return attempts.map(|a| writeln!(out, "{}", a.json())).collect();
+        return attempts.try_for_each(|a| writeln!(out, "{}", a.json()));
     };
     let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
     let mut lines = vec![format.header(&columns)];

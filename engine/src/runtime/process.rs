@@ -143,6 +143,8 @@ fn pidfd_open(pid: i32) -> Option<std::os::fd::OwnedFd> {
 mod tests {
     use super::*;
 
+    // `Process::wait` reaps the child.
+    #[allow(clippy::zombie_processes)]
     fn run(script: &str) -> Exit {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
