@@ -34,7 +34,7 @@ fn unquoted_data(loaded: &Loaded) -> Vec<String> {
         let Command::Shell(command) = &group.template.command else { continue };
         let from_data = matches!(
             graph.base_domain(GroupId(id as u32)),
-            Domain::Lines { .. } | Domain::Json { .. } | Domain::Chunks { .. }
+            Domain::Lines { .. } | Domain::Json { .. } | Domain::Chunks { .. } | Domain::Deferred { .. }
         );
         if !from_data {
             continue;

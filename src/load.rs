@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use flow_engine::compile::{self, Options};
 use flow_engine::diag::{Diagnostic, Source};
-use flow_engine::ir::{Amount, Graph, Resources};
+use flow_engine::ir::{Amount, Graph};
+use flow_engine::runtime::core::Capacity;
 use flow_engine::spec::{self, Format};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
@@ -50,7 +51,7 @@ pub enum Failure {
 const DEFAULT_NAMES: [&str; 3] = ["workflow.toml", "workflow.yaml", "workflow.yml"];
 
 /// Loads and compiles the workflow `args` name.
-pub fn load(args: &WorkflowArgs, worker: Option<Resources>) -> Result<Loaded, Failure> {
+pub fn load(args: &WorkflowArgs, worker: Option<Capacity>) -> Result<Loaded, Failure> {
     let path = match &args.workflow {
         Some(p) => p.clone(),
         None => DEFAULT_NAMES.iter().map(PathBuf::from).find(|p| p.exists()).ok_or_else(|| {
@@ -153,29 +154,25 @@ fn parse_var(pair: &str) -> Result<(String, serde_json::Value), Failure> {
     Ok((name.trim().to_owned(), value))
 }
 
-/// The worker described by `--cpus/--gpus/--memory/--resource`, if any flag is given.
-pub fn worker(args: &WorkerArgs) -> Result<Option<Resources>, Failure> {
+/// The worker described by `--cpus/--gpus/--memory/--resource`, if any
+/// flag is given: what a flag leaves out is unknown, so it limits nothing.
+pub fn worker(args: &WorkerArgs) -> Result<Option<Capacity>, Failure> {
     if args.cpus.is_none() && args.gpus.is_none() && args.memory.is_none() && args.resources.is_empty() {
         return Ok(None);
     }
-    let amount = |flag: &str, v: Option<f64>| match v {
-        None => Ok(Amount(u64::MAX)),
-        Some(v) => {
+    let amount = |flag: &str, v: Option<f64>| {
+        v.map(|v| {
             Amount::from_f64(v).ok_or_else(|| Failure::Usage(format!("`--{flag} {v}` must be a non-negative number")))
-        }
+        })
+        .transpose()
     };
-    let memory = match &args.memory {
-        None => 0,
-        Some(m) => flow_engine::units::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
-    };
-    let custom = custom_resources(&args.resources)?;
-    Ok(Some(Resources {
-        cpus: amount("cpus", args.cpus)?,
-        gpus: amount("gpus", args.gpus)?,
-        memory,
-        custom,
-        time_request: None,
-    }))
+    let memory = args
+        .memory
+        .as_ref()
+        .map(|m| flow_engine::units::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}"))))
+        .transpose()?;
+    let custom = if args.resources.is_empty() { None } else { Some(custom_resources(&args.resources)?) };
+    Ok(Some(Capacity { cpus: amount("cpus", args.cpus)?, gpus: amount("gpus", args.gpus)?, memory, custom }))
 }
 
 /// `--resource NAME=AMOUNT` flags as a map.

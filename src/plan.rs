@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use flow_engine::ir::{Domain, EdgeKind, EdgeOrigin, Graph, Resources};
+use flow_engine::ir::{Domain, EdgeKind, EdgeOrigin, Graph, GroupId, Resources};
 
 /// The summary text: tasks, edges, totals and the critical path.
 pub fn summary(graph: &Graph) -> String {
@@ -14,7 +14,12 @@ pub fn summary(graph: &Graph) -> String {
         .iter()
         .map(|g| {
             let resources = g.variants.iter().map(describe).collect::<Vec<_>>().join(" | ");
-            [g.name.clone(), g.count.to_string(), expansion(graph, &g.domain), resources]
+            let id = graph.find(&g.name).unwrap_or(GroupId(0));
+            let count = match graph.waits_for(id) {
+                Some(producers) => format!("known after {}", names(graph, &producers)),
+                None => g.count.to_string(),
+            };
+            [g.name.clone(), count, expansion(graph, &g.domain), resources]
         })
         .collect();
     table(&mut out, ["task", "instances", "expansion", "resources"], &rows);
@@ -33,6 +38,7 @@ pub fn summary(graph: &Graph) -> String {
                 let origin = match e.origin {
                     EdgeOrigin::After => "after",
                     EdgeOrigin::Files => "files",
+                    EdgeOrigin::Expansion => "expansion",
                 };
                 [format!("{} → {}", graph.group(e.from).name, graph.group(e.to).name), kind, origin.to_owned()]
             })
@@ -55,8 +61,14 @@ pub fn summary(graph: &Graph) -> String {
 
 /// `3 tasks, 1 instance, 2 edges`.
 pub fn counts(graph: &Graph) -> String {
+    let deferred = graph.groups.iter().enumerate().filter(|(g, _)| graph.is_deferred(GroupId(*g as u32))).count();
+    let later = if deferred == 0 {
+        String::new()
+    } else {
+        format!(" (+ {} known at run time)", plural(deferred as u64, "task"))
+    };
     format!(
-        "{}, {}, {}",
+        "{}, {}{later}, {}",
         plural(graph.groups.len() as u64, "task"),
         plural(graph.instance_count(), "instance"),
         plural(graph.edges.len() as u64, "edge")
@@ -83,7 +95,13 @@ fn expansion(graph: &Graph, domain: &Domain) -> String {
             format!("matrix {}", parts.join(" "))
         }
         Domain::Same { group } => format!("for_each {}", graph.group(*group).name),
+        Domain::Deferred { expansion } => format!("{} {} (written by the run)", expansion.key(), expansion.file()),
     }
+}
+
+/// "`a`", "`a`, `b`": group names for a sentence.
+fn names(graph: &Graph, groups: &[GroupId]) -> String {
+    groups.iter().map(|&g| format!("`{}`", graph.group(g).name)).collect::<Vec<_>>().join(", ")
 }
 
 fn describe(r: &Resources) -> String {

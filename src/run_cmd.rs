@@ -160,6 +160,12 @@ impl Display {
                         }
                     }
                     Event::TaskCancelled { .. } => bar.inc(1),
+                    Event::Expanded { count, .. } => {
+                        bar.inc_length(*count);
+                        if let Some(text) = notice(event) {
+                            bar.println(text);
+                        }
+                    }
                     Event::RunFinished { .. } => bar.finish_and_clear(),
                     other => {
                         if let Some(text) = notice(other) {
@@ -210,6 +216,9 @@ fn notice(event: &Event) -> Option<String> {
                 text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
             }
             Some(text)
+        }
+        Event::Expanded { name, file, count, .. } => {
+            Some(format!("+ {name}: {} from {file}", crate::plan::plural(*count, "instance")))
         }
         Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
             let (cpus, gpus) = (crate::plan::plural(*cpus as u64, "cpu"), crate::plan::plural(*gpus as u64, "gpu"));

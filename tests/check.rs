@@ -107,12 +107,30 @@ cpus = 8
     Test::new().workflow(text).args(["check", "--cpus", "8", "--gpus", "0"]).success();
     Test::new().workflow(text).args(["check", "--cpus", "2", "--gpus", "1"]).success();
     let err = Test::new().workflow(text).args(["check", "--cpus", "4", "--gpus", "0"]).invalid();
-    assert!(err.contains("every variant needs more than a worker has"), "{err}");
+    assert!(err.contains("no variant fits: variant 1 needs 1 gpu, the largest worker has 0; variant 2"), "{err}");
+    assert!(err.contains("needs 8 cpus, the\n"), "wrapped: {err}");
     let err = Test::new()
         .workflow("[[tasks]]\nname = \"a\"\ncommand = \"x\"\nresources = { fpga = 2 }\n")
         .args(["check", "--resource", "fpga=1"])
         .invalid();
-    assert!(err.contains("2 fpga > 1"), "{err}");
+    assert!(err.contains("the request needs 2 `fpga`, the largest worker has 1"), "{err}");
+}
+
+/// Issue 13: `flow check --cpus` said "8 cpus > 4"; it now says what is
+/// short in the scheduler's words, with the right plural, and a fraction
+/// of a CPU fits a worker described with that fraction.
+#[test]
+fn a_request_too_big_for_the_described_worker_is_a_sentence() {
+    let text = "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ncpus = 8\n";
+    let err = Test::new().workflow(text).args(["check", "--cpus", "4"]).invalid();
+    assert!(err.contains("× the request needs 8 cpus, the largest worker has 4\n"), "{err}");
+    let text = "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ngpus = 1\n";
+    let err = Test::new().workflow(text).args(["check", "--gpus", "0.5"]).invalid();
+    assert!(err.contains("× the request needs 1 gpu, the largest worker has 0.5\n"), "{err}");
+    let text = "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ncpus = 1.5\nmemory = \"1 GiB\"\n";
+    Test::new().workflow(text).args(["check", "--cpus", "1.5", "--memory", "1GiB"]).success();
+    let err = Test::new().workflow(text).args(["check", "--memory", "512MiB"]).invalid();
+    assert!(err.contains("× the request needs 1 GiB of memory, the largest worker has 512 MiB\n"), "{err}");
 }
 
 #[test]

@@ -80,7 +80,7 @@ fn yaml_twins_compile_to_the_same_graph() {
     assert!(twins >= 1, "at least one example has a hand-written workflow.yaml");
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in fs_err::read_dir(from).expect("read dir") {
         let entry = entry.expect("entry");
         let target = to.join(entry.file_name());

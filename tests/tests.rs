@@ -4,6 +4,7 @@ mod support;
 
 mod check;
 mod diagnostics;
+mod dynamic;
 mod examples;
 mod explain;
 mod graph;

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use minijinja::Value;
 
-use super::{deps, expand, group, merge, order};
+use super::{deps, expand, group, merge, order, symbolic};
 use crate::diag::{Diagnostic, Source};
-use crate::ir::{Graph, Resources};
+use crate::ir::Graph;
+use crate::runtime::core::Capacity;
 use crate::spec::{Quantity, Sp, Workflow};
 use crate::template::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 
@@ -23,9 +24,9 @@ pub struct Options {
     pub base_dir: PathBuf,
     /// Variable overrides, applied in order after the file's `[vars]`.
     pub vars: Vec<(String, serde_json::Value)>,
-    /// The largest worker the workflow will run on, when known: a task whose
-    /// every variant needs more is an error.
-    pub worker: Option<Resources>,
+    /// The largest worker the workflow will run on, when known: a task none
+    /// of whose variants fits it is an error.
+    pub worker: Option<Capacity>,
     /// The most instances one task may have ([`MAX_INSTANCES`] by default).
     pub max_instances: u64,
 }
@@ -48,6 +49,7 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         renderer: Renderer::default(),
         diags: Vec::new(),
         vars_value: json_value(&vars),
+        writers: symbolic::Writers::default(),
     };
 
     if workflow.tasks.is_empty() {
@@ -63,7 +65,9 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     }
     let resolved = merge::resolve(workflow, source, &mut c.diags);
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
-    let mut drafts: Vec<Option<group::Draft>> = resolved.iter().map(|r| group::build(&mut c, r)).collect();
+    c.writers = symbolic::Writers::new(&mut c, &resolved);
+    let mut drafts: Vec<Option<group::Draft>> =
+        resolved.iter().enumerate().map(|(g, r)| group::build(&mut c, r, g)).collect();
     expand::resolve_for_each(&mut c, &resolved, &mut drafts);
     // Inputs a failed task would have produced must not be reported missing.
     let complete = drafts.iter().all(Option::is_some) && resolved.len() == workflow.tasks.len();
@@ -90,6 +94,8 @@ pub struct Compiler<'a> {
     pub diags: Vec<Diagnostic>,
     /// `vars` as a template value.
     pub vars_value: Value,
+    /// The files each task may write, for telling which expansions wait for the run.
+    pub writers: symbolic::Writers,
 }
 
 impl Compiler<'_> {

@@ -13,12 +13,12 @@ use super::group::{Draft, run_time_keys};
 use super::link::Linker;
 use super::merge::Resolved;
 use super::output_index::{OutputIndex, Producer};
+use super::symbolic;
 use crate::diag::Diagnostic;
-use crate::ir::{Domain, Edge, StrPool};
+use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, GroupId, StrPool};
 use crate::paths::normalize;
 use crate::spec::Sp;
-use crate::template::Tmpl;
-use crate::template::instance_scope;
+use crate::template::{Tmpl, instance_scope, undefined_name};
 
 /// Instances to render every template for, to catch errors in keys that are
 /// otherwise only rendered at run time (plus the last instance).
@@ -66,7 +66,14 @@ pub fn infer(
     drafts: &[Option<Draft>],
     complete: bool,
 ) -> Vec<Edge> {
-    let counts: Vec<u64> = drafts.iter().map(|d| d.as_ref().map_or(0, |d| d.group.count)).collect();
+    // A group known only at run time is one symbolic instance here.
+    let counts: Vec<u64> = (0..drafts.len())
+        .map(|g| match &drafts[g] {
+            Some(_) if is_deferred(drafts, g) => 1,
+            Some(d) => d.group.count,
+            None => 0,
+        })
+        .collect();
     let mut producers = OutputIndex::default();
     let mut reported = HashSet::new();
     let mut rendered = Vec::with_capacity(drafts.len());
@@ -77,14 +84,86 @@ pub fn infer(
         };
         rendered.push(r);
     }
-    let mut linker = Linker::new(&producers, &counts, c.options.base_dir.clone(), complete);
+    stale_expansions(c, drafts, &producers);
+    let later = deferred_outputs(&producers, drafts);
+    let mut linker = Linker::new(&producers, &later, &counts, c.options.base_dir.clone(), complete);
     for (g, r) in rendered.iter().enumerate() {
         if drafts[g].is_some() {
             linker.inputs(c, drafts, g as u32, r);
             linker.after(c, names, drafts, g as u32, r);
         }
     }
-    linker.finish()
+    deferred_edges(drafts, linker.finish())
+}
+
+/// Whether group `g`'s instances are known only at run time.
+pub fn is_deferred(drafts: &[Option<Draft>], g: usize) -> bool {
+    matches!(base_domain(drafts, g), Domain::Deferred { .. })
+}
+
+/// The base group of `g` (following `for_each`).
+fn base_group(drafts: &[Option<Draft>], mut g: usize) -> usize {
+    while let Some(Domain::Same { group }) = drafts.get(g).and_then(Option::as_ref).map(|d| &d.group.domain) {
+        g = group.index();
+    }
+    g
+}
+
+/// The outputs of groups known only at run time, as patterns.
+fn deferred_outputs(producers: &OutputIndex, drafts: &[Option<Draft>]) -> Vec<(u32, globset::GlobMatcher)> {
+    producers
+        .iter()
+        .filter(|(path, (g, _))| symbolic::is_symbolic(path) && is_deferred(drafts, *g as usize))
+        .filter_map(|(path, (g, _))| Some((g, crate::paths::glob_matcher(&symbolic::to_glob(path)).ok()?)))
+        .collect()
+}
+
+/// Edges that meet a group known only at run time say "the whole group":
+/// its instances are not known yet. Only a `for_each` mirror that reads
+/// what its own instance of the base group wrote keeps an element-wise
+/// edge. The tasks that write an expansion file get an `expansion` edge.
+fn deferred_edges(drafts: &[Option<Draft>], mut edges: Vec<Edge>) -> Vec<Edge> {
+    for e in &mut edges {
+        let (from, to) = (e.from.index(), e.to.index());
+        let same_base = base_group(drafts, from) == base_group(drafts, to);
+        if (is_deferred(drafts, from) || is_deferred(drafts, to)) && !(same_base && e.kind == EdgeKind::ElementWise) {
+            e.kind = EdgeKind::All;
+        }
+    }
+    for (to, draft) in drafts.iter().enumerate() {
+        for &from in draft.iter().flat_map(|d| &d.waits_for) {
+            edges.push(Edge {
+                from: GroupId(from as u32),
+                to: GroupId(to as u32),
+                kind: EdgeKind::All,
+                origin: EdgeOrigin::Expansion,
+            });
+        }
+    }
+    edges
+}
+
+/// A file expanded before the run that a task writes after all: flow could
+/// not see it from the writer's `outputs` (named only by `{{ item }}`, say),
+/// and reading it now would use an old copy.
+fn stale_expansions(c: &mut Compiler, drafts: &[Option<Draft>], producers: &OutputIndex) {
+    for (g, draft) in drafts.iter().enumerate() {
+        let Some(d) = draft else { continue };
+        let (Domain::Lines { file, .. } | Domain::Json { file, .. } | Domain::Chunks { file, .. }) = &d.group.domain
+        else {
+            continue;
+        };
+        if let Some(writer) = producers.get(&normalize(file)).filter(|w| w.0 as usize != g) {
+            c.error(
+                Diagnostic::new(
+                    "flow::compile::unseen_writer",
+                    format!("`{file}` is expanded before the run, but {} writes it", instance_name(drafts, writer)),
+                )
+                .at(d.group.span.clone(), "this task")
+                .help("give the writer's `outputs` entry some fixed text (a directory or extension) so flow sees that it writes the file"),
+            );
+        }
+    }
 }
 
 fn keys(c: &mut Compiler, name: &str, list: &Option<Sp<Vec<Sp<String>>>>) -> Vec<Key> {
@@ -118,12 +197,18 @@ fn render_group(
         ..Rendered::default()
     };
     let domain = base_domain(drafts, g);
-    let count = draft.group.count;
+    let deferred = is_deferred(drafts, g);
+    let count = if deferred { 1 } else { draft.group.count };
     for i in 0..count {
-        let scope = instance_scope(&draft.scope, domain, i);
-        let at = Instance { drafts, id: (g as u32, i), count };
+        let scope =
+            if deferred { symbolic::scope(c, &draft.group.name) } else { instance_scope(&draft.scope, domain, i) };
+        let at = Instance { drafts, id: (g as u32, i), count, deferred };
         for key in &mut outputs {
-            let Some(path) = render(c, key, &scope, &at) else { continue };
+            let path = match render(c, key, &scope, &at) {
+                Some(path) => path,
+                None if deferred => symbolic::fallback(&key.source.value),
+                None => continue,
+            };
             let path = normalize(&path);
             if let Some(first) = producers.insert(&path, (g as u32, i))
                 && first != (g as u32, i)
@@ -172,6 +257,9 @@ struct Instance<'a> {
     drafts: &'a [Option<Draft>],
     id: Producer,
     count: u64,
+    /// The symbolic instance of a group known only at run time: only
+    /// mistakes in `vars` are certain; the rest is checked at run time.
+    deferred: bool,
 }
 
 /// Renders one key for one instance; reports the first failure of each key.
@@ -183,6 +271,9 @@ fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value, at: &Instan
         Ok(s) => Some(s.into_owned()),
         Err(e) => {
             key.failed = true;
+            if at.deferred && !undefined_name(&e, &key.source.value).is_some_and(|n| n.starts_with("vars.")) {
+                return None;
+            }
             let mut d = c.template_error(&e, &key.source, &key.name);
             if at.count > 1 {
                 d.message.push_str(&format!(" (in {})", instance_name(at.drafts, at.id)));

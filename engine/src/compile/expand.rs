@@ -5,15 +5,17 @@ use super::compiler::Compiler;
 use super::group::Draft;
 use super::merge::Resolved;
 use crate::diag::{Diagnostic, Source};
-use crate::ir::{Domain, GroupId, IntRange, StrPool};
+use crate::expansion;
+use crate::ir::{Domain, Expansion, GroupId, IntRange};
 use crate::spec::{RangeSpec, Sp, TaskSpec};
 use crate::units::parse_ranges;
 
 const KEYS: [&str; 6] = ["range", "each_line", "each_chunk", "from_json", "matrix", "for_each"];
 
 /// The domain and instance count of a task (a `for_each` placeholder until
-/// [`resolve_for_each`] runs).
-pub fn domain(c: &mut Compiler, r: &Resolved) -> Option<(Domain, u64)> {
+/// [`resolve_for_each`] runs), and the tasks whose end makes a deferred
+/// domain known. `g` is the task's position.
+pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, Vec<usize>)> {
     let spec = &r.spec;
     let present = expansion_spans(spec);
     if present.len() > 1 {
@@ -28,45 +30,79 @@ pub fn domain(c: &mut Compiler, r: &Resolved) -> Option<(Domain, u64)> {
         );
         return None;
     }
+    let known = |d: Option<(Domain, u64)>| d.map(|(d, n)| (d, n, Vec::new()));
     if let Some(range) = &spec.range {
-        return range_domain(c, range);
+        return known(range_domain(c, range));
     }
     if let Some(file) = &spec.each_line {
-        let (path, text) = read(c, file, "each_line")?;
-        let mut items = StrPool::default();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            items.push(line);
+        let path = c.render_vars(file, "each_line")?;
+        if let Some(deferred) = deferred(c, g, Expansion::Lines { file: path.clone() }) {
+            return Some(deferred);
         }
-        let count = non_empty(c, items.len(), file, &path, "non-empty lines")?;
-        let count = within_limit(c, count, file.span.clone(), "`each_line`")?;
-        return Some((Domain::Lines { file: path, items }, count));
+        let text = read(c, file, &path, "each_line")?;
+        let items = checked(c, expansion::lines(&text), file, &path)?;
+        let count = within_limit(c, items.len() as u64, file.span.clone(), "`each_line`")?;
+        return Some((Domain::Lines { file: path, items }, count, Vec::new()));
     }
     if let Some(chunk) = &spec.each_chunk {
         let lines = c.count(&chunk.value.lines, "lines", 1)?;
-        let (path, text) = read(c, &chunk.value.file, "each_chunk.file")?;
-        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let total = non_empty(c, all.len(), &chunk.value.file, &path, "non-empty lines")?;
-        let mut items = StrPool::default();
-        for part in all.chunks(lines as usize) {
-            let mut chunk_text = part.join("\n");
-            chunk_text.push('\n');
-            items.push(&chunk_text);
-        }
-        let count = within_limit(c, items.len() as u64, chunk.span.clone(), "`each_chunk`")?;
+        let file = &chunk.value.file;
+        let path = c.render_vars(file, "each_chunk.file")?;
         let dir = format!(".flow/chunks/{}", r.name);
         let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
-        return Some((Domain::Chunks { file: path, dir, lines, total_lines: total, stdin, items }, count));
+        let expansion = Expansion::Chunks { file: path.clone(), dir: dir.clone(), lines, stdin };
+        if let Some(deferred) = deferred(c, g, expansion) {
+            return Some(deferred);
+        }
+        let text = read(c, file, &path, "each_chunk.file")?;
+        let (items, total) = checked(c, expansion::chunks(&text, lines), file, &path)?;
+        let count = within_limit(c, items.len() as u64, chunk.span.clone(), "`each_chunk`")?;
+        return Some((Domain::Chunks { file: path, dir, lines, total_lines: total, stdin, items }, count, Vec::new()));
     }
     if let Some(file) = &spec.from_json {
-        return json_domain(c, file);
+        let path = c.render_vars(file, "from_json")?;
+        if let Some(deferred) = deferred(c, g, Expansion::Json { file: path.clone() }) {
+            return Some(deferred);
+        }
+        return known(json_domain(c, file, path));
     }
     if let Some(matrix) = &spec.matrix {
-        return matrix_domain(c, matrix);
+        return known(matrix_domain(c, matrix));
     }
     if spec.for_each.is_some() {
-        return Some((Domain::Same { group: GroupId(u32::MAX) }, 0));
+        return Some((Domain::Same { group: GroupId(u32::MAX) }, 0, Vec::new()));
     }
-    Some((Domain::Single, 1))
+    Some((Domain::Single, 1, Vec::new()))
+}
+
+/// A domain known at run time when another task writes the expansion file:
+/// its instances come into existence once that task has finished, and the
+/// file is never read before (an old copy on disk would be stale).
+fn deferred(c: &mut Compiler, g: usize, expansion: Expansion) -> Option<(Domain, u64, Vec<usize>)> {
+    let writers = c.writers.of(expansion.file(), g);
+    (!writers.is_empty()).then_some((Domain::Deferred { expansion }, 0, writers))
+}
+
+/// The items, or a diagnostic at the expansion key.
+fn checked<T>(c: &mut Compiler, items: Result<T, expansion::Problem>, file: &Sp<String>, path: &str) -> Option<T> {
+    match items {
+        Ok(items) => Some(items),
+        Err(expansion::Problem::Empty(what)) => {
+            c.error(
+                Diagnostic::new("flow::compile::empty_expansion", format!("`{path}` has no {what}"))
+                    .at(file.span.clone(), "expands to nothing")
+                    .help("a task array needs at least one instance; fill the file or point at another one"),
+            );
+            None
+        }
+        Err(problem) => {
+            c.error(
+                Diagnostic::new("flow::compile::bad_expansion", format!("`{path}` cannot be expanded: {problem}"))
+                    .at(file.span.clone(), "this file"),
+            );
+            None
+        }
+    }
 }
 
 fn expansion_spans(spec: &TaskSpec) -> Vec<(&'static str, std::ops::Range<usize>)> {
@@ -141,10 +177,9 @@ fn runs(values: &[i64]) -> Vec<IntRange> {
     out
 }
 
-/// Renders and reads an expansion file: the path as rendered, and the text.
-fn read(c: &mut Compiler, file: &Sp<String>, key: &str) -> Option<(String, String)> {
-    let path = c.render_vars(file, key)?;
-    let full = c.options.base_dir.join(&path);
+/// Reads the expansion file `path` (as rendered from `file`).
+fn read(c: &mut Compiler, file: &Sp<String>, path: &str, key: &str) -> Option<String> {
+    let full = c.options.base_dir.join(path);
     // A FIFO would block `flow check` and a device such as /dev/urandom
     // never ends: only regular files (or links to them) are read.
     if let Some(kind) = fs_err::metadata(&full).ok().and_then(|m| special_kind(&m.file_type())) {
@@ -156,7 +191,7 @@ fn read(c: &mut Compiler, file: &Sp<String>, key: &str) -> Option<(String, Strin
         return None;
     }
     match fs_err::read_to_string(full) {
-        Ok(text) => Some((path, text)),
+        Ok(text) => Some(text),
         Err(e) => {
             let cause = match e.kind() {
                 std::io::ErrorKind::NotFound => "no such file".to_owned(),
@@ -191,25 +226,10 @@ fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
     }
 }
 
-fn non_empty(c: &mut Compiler, n: usize, file: &Sp<String>, path: &str, what: &str) -> Option<u64> {
-    if n == 0 {
-        c.error(
-            Diagnostic::new("flow::compile::empty_expansion", format!("`{path}` has no {what}"))
-                .at(file.span.clone(), "expands to nothing")
-                .help("a task array needs at least one instance; fill the file or point at another one"),
-        );
-        return None;
-    }
-    Some(n as u64)
-}
-
-fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
-    let (path, text) = read(c, file, "from_json")?;
-    let shown = c.options.base_dir.join(&path);
-    let source = Source::new(shown.strip_prefix("./").unwrap_or(&shown).display().to_string(), text);
-    let items = match serde_json::from_str::<serde_json::Value>(&source.text) {
-        Ok(serde_json::Value::Array(items)) => items,
-        Ok(_) => {
+fn json_domain(c: &mut Compiler, file: &Sp<String>, path: String) -> Option<(Domain, u64)> {
+    let text = read(c, file, &path, "from_json")?;
+    let pool = match expansion::json(&text) {
+        Err(expansion::Problem::NotAnArray) => {
             c.error(
                 Diagnostic::new("flow::compile::not_an_array", format!("`{path}` does not hold a JSON array"))
                     .at(file.span.clone(), "from_json file")
@@ -217,10 +237,10 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
             );
             return None;
         }
-        Err(e) => {
-            let offset = offset_of(&source.text, e.line(), e.column());
-            let why = e.to_string();
-            let why = why.split(" at line ").next().unwrap_or_default();
+        Err(expansion::Problem::BadJson { line, column, why }) => {
+            let shown = c.options.base_dir.join(&path);
+            let source = Source::new(shown.strip_prefix("./").unwrap_or(&shown).display().to_string(), text);
+            let offset = offset_of(&source.text, line, column);
             c.error(
                 Diagnostic::new(
                     "flow::compile::bad_json",
@@ -232,13 +252,9 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>) -> Option<(Domain, u64)> {
             );
             return None;
         }
+        items => checked(c, items, file, &path)?,
     };
-    let mut pool = StrPool::default();
-    for item in &items {
-        pool.push(&item.to_string());
-    }
-    let count = non_empty(c, pool.len(), file, &path, "elements")?;
-    let count = within_limit(c, count, file.span.clone(), "`from_json`")?;
+    let count = within_limit(c, pool.len() as u64, file.span.clone(), "`from_json`")?;
     Some((Domain::Json { file: path, items: pool }, count))
 }
 

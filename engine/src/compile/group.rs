@@ -18,12 +18,14 @@ pub struct Draft {
     pub scope: Arc<GroupScope>,
     /// Index of the resolved task named by `for_each`, until resolved.
     pub for_each: Option<Sp<String>>,
+    /// The tasks that write the file a deferred expansion reads.
+    pub waits_for: Vec<usize>,
 }
 
 /// Compiles one task on its own. Errors are reported and, so later passes
 /// can still find problems, replaced by defaults; only a task whose
 /// instances cannot be known gives `None`.
-pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
+pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
     let spec = &r.spec;
 
     let command = match (&spec.command, &spec.argv) {
@@ -60,7 +62,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
         }
     };
 
-    let domain = expand::domain(c, r);
+    let domain = expand::domain(c, r, g);
     let variants = resources::variants(c, spec, &r.name_span);
     let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(c, q, "timeout"));
     let nodes = spec.nodes.as_ref().map_or(Some(1), |q| c.count(q, "nodes", 1));
@@ -69,10 +71,9 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
     let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(c, q));
 
     check_syntax(c, r);
-    let (domain, count) = domain?;
+    let (domain, count, waits_for) = domain?;
     let command = command.unwrap_or(Command::Argv(Vec::new()));
-    let variants =
-        variants.unwrap_or_else(|| vec![Resources { cpus: crate::ir::Amount::whole(1), ..Resources::default() }]);
+    let variants = variants.unwrap_or_else(|| vec![Resources::default_request()]);
 
     let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
     let list = |s: &Option<Sp<Vec<Sp<String>>>>| {
@@ -106,7 +107,7 @@ pub fn build(c: &mut Compiler, r: &Resolved) -> Option<Draft> {
         retries: retries.unwrap_or(0) as u32,
         crash_limit: crash_limit.unwrap_or(5) as u32,
     };
-    Some(Draft { group, scope, for_each: spec.for_each.clone() })
+    Some(Draft { group, scope, for_each: spec.for_each.clone(), waits_for })
 }
 
 fn stream(s: &Option<Sp<String>>) -> Stream {

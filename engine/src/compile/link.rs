@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use super::compiler::Compiler;
-use super::deps::{Rendered, base_domain, instance_name};
+use super::deps::{Rendered, base_domain, instance_name, is_deferred};
 use super::edge_builder::EdgeBuilder;
 use super::group::Draft;
 use super::output_index::OutputIndex;
+use super::symbolic;
 use crate::diag::{Diagnostic, closest};
 use crate::ir::Selector;
 use crate::ir::{Edge, EdgeOrigin};
@@ -59,6 +60,8 @@ impl InputProblem {
 /// Turns rendered inputs and selectors into edges.
 pub struct Linker<'a> {
     producers: &'a OutputIndex,
+    /// Outputs of groups known only at run time, as patterns.
+    later: &'a [(u32, globset::GlobMatcher)],
     counts: &'a [u64],
     base: PathBuf,
     globs: HashMap<String, GlobMatches>,
@@ -69,8 +72,14 @@ pub struct Linker<'a> {
 
 impl<'a> Linker<'a> {
     /// A linker over the outputs of all groups.
-    pub fn new(producers: &'a OutputIndex, counts: &'a [u64], base: PathBuf, complete: bool) -> Self {
-        Self { producers, counts, base, globs: HashMap::new(), edges: EdgeBuilder::default(), complete }
+    pub fn new(
+        producers: &'a OutputIndex,
+        later: &'a [(u32, globset::GlobMatcher)],
+        counts: &'a [u64],
+        base: PathBuf,
+        complete: bool,
+    ) -> Self {
+        Self { producers, later, counts, base, globs: HashMap::new(), edges: EdgeBuilder::default(), complete }
     }
 
     /// The edges found, compressed.
@@ -111,6 +120,15 @@ impl<'a> Linker<'a> {
         if path.is_empty() || path == "." {
             return None;
         }
+        if symbolic::is_symbolic(path) {
+            // The symbolic instance of a group known only at run time: what
+            // the same instance of its base group writes, or any match.
+            if let Some((pg, pi)) = self.producers.get(path) {
+                self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
+                return None;
+            }
+            return self.input(&symbolic::to_glob(path), g, i);
+        }
         if !is_glob(path) {
             return match self.producers.get(path) {
                 Some(p) if p == (g, i) => Some(InputProblem::OwnOutput),
@@ -118,6 +136,7 @@ impl<'a> Linker<'a> {
                     self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
                     None
                 }
+                None if self.later_writer(path, g, i) => None,
                 None if self.base.join(path).exists() => None,
                 None => Some(InputProblem::Missing),
             };
@@ -137,6 +156,17 @@ impl<'a> Linker<'a> {
             }
         }
         None
+    }
+
+    /// Makes instance `i` of `g` wait for the groups known only at run time
+    /// that may write `path`; whether there is one.
+    fn later_writer(&mut self, path: &str, g: u32, i: u64) -> bool {
+        let writers: Vec<u32> =
+            self.later.iter().filter(|(w, m)| *w != g && m.is_match(path)).map(|(w, _)| *w).collect();
+        for &w in &writers {
+            self.edges.add_whole(w, g, i, EdgeOrigin::Files);
+        }
+        !writers.is_empty()
     }
 
     /// A glob's producers, computed once per distinct pattern.
@@ -222,6 +252,12 @@ impl<'a> Linker<'a> {
             self.edges.add_whole(t, g, i, EdgeOrigin::After);
             return None;
         };
+        if is_deferred(drafts, t as usize) {
+            return Some((
+                format!("`{text}` selects instances of `{}`, whose instances are known only at run time", sel.name),
+                format!("wait for the whole task: `after = [\"{}\"]`", sel.name),
+            ));
+        }
         let domain = base_domain(drafts, t as usize);
         let count = self.counts[t as usize];
         for range in indices {

@@ -16,6 +16,7 @@ mod merge;
 mod order;
 mod output_index;
 mod resources;
+mod symbolic;
 
 #[cfg(test)]
 mod tests;

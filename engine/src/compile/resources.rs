@@ -7,6 +7,7 @@ use std::ops::Range;
 use super::compiler::Compiler;
 use crate::diag::Diagnostic;
 use crate::ir::{Amount, Resources};
+use crate::runtime::core::{LARGEST, Shortfall, no_variant_fits};
 use crate::spec::{Quantity, Sp, TaskSpec};
 use crate::units::{mib_to_bytes, parse_duration, parse_size};
 
@@ -100,7 +101,7 @@ fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
             }
         }
     };
-    let cpus = amount(c, r.cpus, "cpus", Amount::whole(1), false);
+    let cpus = amount(c, r.cpus, "cpus", Resources::DEFAULT_CPUS, false);
     let gpus = amount(c, r.gpus, "gpus", Amount::ZERO, true);
     let mut custom = BTreeMap::new();
     if let Some(res) = r.resources {
@@ -142,37 +143,19 @@ pub fn duration(c: &mut Compiler, q: &Sp<Quantity>, key: &str) -> Option<u64> {
     c.quantity(q, key, secs, parse_duration, DURATION_HELP)
 }
 
-/// Reports when no variant fits the worker described in the options. Custom
-/// resources are checked only when the worker lists some.
+/// Reports when no variant fits the worker described in the options, in
+/// the scheduler's words ([`Capacity`]).
 fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
-    let Some(worker) = c.options.worker.clone() else { return };
-    let problems: Vec<String> = variants.iter().filter_map(|v| too_big(v, &worker)).collect();
-    if problems.len() == variants.len() && !problems.is_empty() {
-        let what = if variants.len() == 1 { "the request" } else { "every variant" };
-        c.error(
-            Diagnostic::new("flow::compile::impossible_resources", format!("{what} needs more than a worker has: {}", problems.join("; ")))
-                .at(span.clone(), "cannot fit on any worker")
-                .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),
-        );
-    }
-}
-
-fn too_big(r: &Resources, w: &Resources) -> Option<String> {
-    let mut over = Vec::new();
-    if r.cpus > w.cpus {
-        over.push(format!("{} cpus > {}", r.cpus, w.cpus));
-    }
-    if r.gpus > w.gpus {
-        over.push(format!("{} gpus > {}", r.gpus, w.gpus));
-    }
-    if r.memory > w.memory && w.memory > 0 {
-        over.push(format!("{} MiB memory > {} MiB", r.memory >> 20, w.memory >> 20));
-    }
-    for (name, a) in r.custom.iter().filter(|_| !w.custom.is_empty()) {
-        let have = w.custom.get(name).copied().unwrap_or_default();
-        if *a > have {
-            over.push(format!("{a} {name} > {have}"));
-        }
-    }
-    (!over.is_empty()).then(|| over.join(", "))
+    let Some(worker) = &c.options.worker else { return };
+    let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();
+    let Some(shortfalls) = shortfalls.filter(|s| !s.is_empty()) else { return };
+    let message = match shortfalls.as_slice() {
+        [only] => format!("the request {}", only.against(LARGEST)),
+        all => no_variant_fits(all, LARGEST),
+    };
+    c.error(
+        Diagnostic::new("flow::compile::impossible_resources", message)
+            .at(span.clone(), "cannot fit on any worker")
+            .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),
+    );
 }

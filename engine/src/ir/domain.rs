@@ -55,6 +55,59 @@ pub enum Domain {
         /// The group whose domain this mirrors.
         group: GroupId,
     },
+    /// `each_line`, `each_chunk` or `from_json` over a file that a task of
+    /// this run writes: the instances are known once the tasks it waits for
+    /// through [`super::EdgeOrigin::Expansion`] edges have finished, and the
+    /// runtime then replaces this domain with the one the file gives.
+    Deferred {
+        /// What the file becomes.
+        expansion: Expansion,
+    },
+}
+
+/// An expansion over a file that is read when the run reaches it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Expansion {
+    /// `each_line`.
+    Lines {
+        /// The file, relative to the workflow.
+        file: String,
+    },
+    /// `from_json`.
+    Json {
+        /// The file, relative to the workflow.
+        file: String,
+    },
+    /// `each_chunk`.
+    Chunks {
+        /// The file, relative to the workflow.
+        file: String,
+        /// Directory (relative to the workflow) where the runtime writes chunk files.
+        dir: String,
+        /// Non-empty lines per chunk.
+        lines: u64,
+        /// Also feed the chunk on stdin.
+        stdin: bool,
+    },
+}
+
+impl Expansion {
+    /// The file the instances come from.
+    pub fn file(&self) -> &str {
+        match self {
+            Expansion::Lines { file } | Expansion::Json { file } | Expansion::Chunks { file, .. } => file,
+        }
+    }
+
+    /// The key it was written with.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Expansion::Lines { .. } => "each_line",
+            Expansion::Json { .. } => "from_json",
+            Expansion::Chunks { .. } => "each_chunk",
+        }
+    }
 }
 
 /// The value an instance sees as `item`.
@@ -110,7 +163,7 @@ impl Domain {
     /// The `item` of instance `i` (`Item::None` for `Same`, which must be resolved first).
     pub fn item(&self, i: u64) -> Item<'_> {
         match self {
-            Domain::Single | Domain::Same { .. } => Item::None,
+            Domain::Single | Domain::Same { .. } | Domain::Deferred { .. } => Item::None,
             Domain::Range { .. } => Item::Int(self.index(i)),
             Domain::Lines { items, .. } | Domain::Chunks { items, .. } => {
                 Item::Text(items.get(i as usize).unwrap_or_default())

@@ -64,4 +64,7 @@ pub enum EdgeOrigin {
     After,
     /// Inferred from `inputs` matching `outputs`.
     Files,
+    /// The waiting group expands over a file the other writes
+    /// ([`super::Domain::Deferred`]): its instances are known once it ran.
+    Expansion,
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Domain, Edge, Group, GroupId, Item};
+use super::{Domain, Edge, EdgeOrigin, Group, GroupId, Item};
 
 /// The compiled workflow: groups (tasks and task arrays) and the edges between them.
 ///
@@ -39,13 +39,31 @@ impl Graph {
     }
 
     /// The domain that actually holds a group's instances (following `for_each`).
-    pub fn base_domain(&self, mut id: GroupId) -> &Domain {
-        loop {
-            match &self.group(id).domain {
-                Domain::Same { group } => id = *group,
-                domain => return domain,
-            }
+    pub fn base_domain(&self, id: GroupId) -> &Domain {
+        &self.group(self.base_group(id)).domain
+    }
+
+    /// Whether group `id`'s instances are known only at run time
+    /// (its base domain is [`Domain::Deferred`]).
+    pub fn is_deferred(&self, id: GroupId) -> bool {
+        matches!(self.base_domain(id), Domain::Deferred { .. })
+    }
+
+    /// For a group whose instances are known only at run time, the groups
+    /// whose end makes them known (the writers of its expansion file).
+    pub fn waits_for(&self, id: GroupId) -> Option<Vec<GroupId>> {
+        let base = self.base_group(id);
+        self.is_deferred(id).then(|| {
+            self.edges.iter().filter(|e| e.to == base && e.origin == EdgeOrigin::Expansion).map(|e| e.from).collect()
+        })
+    }
+
+    /// The group that owns `id`'s instances (following `for_each`).
+    pub fn base_group(&self, mut id: GroupId) -> GroupId {
+        while let Domain::Same { group } = &self.group(id).domain {
+            id = *group;
         }
+        id
     }
 
     /// The `index` of instance `i` of group `id`: the integer for ranges,
@@ -64,6 +82,7 @@ impl Graph {
         let group = self.group(task.group);
         match group.domain {
             Domain::Single => group.name.clone(),
+            _ if task.is_whole() => group.name.clone(),
             _ => format!("{}[{}]", group.name, self.index(task.group, task.instance)),
         }
     }

@@ -56,7 +56,7 @@ impl Group {
             count,
             domain: Domain::Range { ranges: vec![super::IntRange { start: 0, count, step: 1 }] },
             template,
-            variants: vec![Resources { cpus: Amount::whole(1), ..Resources::default() }],
+            variants: vec![Resources::default_request()],
             timeout: None,
             nodes: 1,
             priority: 0,
@@ -138,4 +138,14 @@ pub struct Resources {
     pub custom: BTreeMap<String, Amount>,
     /// Expected run time in seconds.
     pub time_request: Option<u64>,
+}
+
+impl Resources {
+    /// The CPUs a task asks for when it does not say: one.
+    pub const DEFAULT_CPUS: Amount = Amount::whole(1);
+
+    /// What a task without resource keys asks for: [`Self::DEFAULT_CPUS`] and nothing else.
+    pub fn default_request() -> Self {
+        Resources { cpus: Self::DEFAULT_CPUS, ..Resources::default() }
+    }
 }

@@ -18,7 +18,7 @@ mod upstream;
 
 pub use amount::Amount;
 pub use critical_path::CriticalPath;
-pub use domain::{Domain, IntRange, Item, StrPool};
+pub use domain::{Domain, Expansion, IntRange, Item, StrPool};
 pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use graph::Graph;
 pub use group::{Command, Group, GroupId, Resources, Stream, TaskTemplate};

@@ -18,4 +18,15 @@ impl TaskId {
     pub fn new(group: GroupId, instance: u64) -> Self {
         Self { group, instance }
     }
+
+    /// The whole of `group`, before its instances are known: what a group
+    /// known only at run time reports a state with.
+    pub fn whole(group: GroupId) -> Self {
+        Self { group, instance: u64::MAX }
+    }
+
+    /// Whether this stands for a whole group ([`TaskId::whole`]).
+    pub fn is_whole(self) -> bool {
+        self.instance == u64::MAX
+    }
 }

@@ -162,7 +162,7 @@ pub(super) struct Driver {
 }
 
 impl Driver {
-    fn graph(&self) -> &Arc<Graph> {
+    pub(super) fn graph(&self) -> &Arc<Graph> {
         self.factory.graph()
     }
 
@@ -313,6 +313,7 @@ impl Driver {
     /// `--dry-exec` tasks end as they start, freeing slots for the next ones.
     fn step(&mut self, out: &mut Collect) {
         loop {
+            self.expand_ready(out);
             self.core.schedule(Instant::now(), out);
             if out.starts.is_empty() && out.states.is_empty() {
                 break;
@@ -526,8 +527,9 @@ impl Driver {
                 };
                 // After a storage failure the journal's last space is kept
                 // for what matters: instances that ended, and lost output.
-                // An instance that never started needs no record to resume.
-                if self.summary.io_errors.is_empty() || !stopped {
+                // An instance that never started needs no record to resume,
+                // nor does a group whose instances were never known.
+                if (self.summary.io_errors.is_empty() || !stopped) && !task.is_whole() {
                     self.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
                 }
                 self.event_batch.push(Event::TaskCancelled { task, label: self.factory.label(task), reason });
@@ -563,7 +565,7 @@ impl Driver {
         self.last_events = Instant::now();
     }
 
-    fn source_location(&self, offset: usize) -> String {
+    pub(super) fn source_location(&self, offset: usize) -> String {
         let (line, col) = self.source.line_col(offset);
         format!("{}:{line}:{col}", self.source.name)
     }

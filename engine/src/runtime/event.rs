@@ -59,6 +59,18 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A group known only at run time got its instances: its expansion
+    /// file, written by tasks of this run, was read.
+    Expanded {
+        /// The group.
+        group: crate::ir::GroupId,
+        /// Its name.
+        name: String,
+        /// The file its instances come from.
+        file: String,
+        /// How many instances it has.
+        count: u64,
+    },
     /// A remote worker joined.
     WorkerJoined {
         /// Its id in this run.

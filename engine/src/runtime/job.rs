@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::core::Allocation;
-use crate::ir::{Command, Domain, Graph, Item, Stream, TaskId};
+use crate::ir::{Command, Domain, Graph, GroupId, Item, Stream, TaskId};
 use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
 
 /// A task instance ready to execute: every template rendered, every path absolute.
@@ -134,6 +134,28 @@ impl JobFactory {
     /// The graph jobs are made from.
     pub fn graph(&self) -> &Arc<Graph> {
         &self.graph
+    }
+
+    /// Gives deferred group `base` and its `for_each` mirrors the `count`
+    /// instances of `domain`, read from its expansion file; returns the
+    /// groups changed.
+    pub fn resolve(&mut self, base: GroupId, domain: Domain, count: u64) -> Vec<GroupId> {
+        let graph = Arc::make_mut(&mut self.graph);
+        graph.groups[base.index()].domain = domain;
+        let members: Vec<GroupId> =
+            (0..graph.groups.len() as u32).map(GroupId).filter(|&g| graph.base_group(g) == base).collect();
+        let vars = json_value(&graph.vars);
+        for &g in &members {
+            graph.groups[g.index()].count = count;
+            let group = graph.group(g);
+            let for_each = match &group.domain {
+                Domain::Same { group } => Some(graph.group(*group).name.as_str()),
+                _ => None,
+            };
+            self.groups[g.index()].scopes =
+                group.variants.iter().map(|v| group_scope(&vars, &group.name, count, for_each, v)).collect();
+        }
+        members
     }
 
     /// `name[index]` for an instance (just `name` for a plain task).

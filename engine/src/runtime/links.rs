@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::core::WorkerId;
+use super::core::{Capacity, WorkerId};
 use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
@@ -58,6 +58,18 @@ pub struct WorkerInfo {
     pub allocation: Option<String>,
     /// Tasks running there now.
     pub running: u64,
+}
+
+impl WorkerInfo {
+    /// What the worker has, for fitting requests to it.
+    pub fn capacity(&self) -> Capacity {
+        Capacity {
+            cpus: Some(Amount::whole(self.cpus as u64)),
+            gpus: Some(Amount::whole(self.gpus as u64)),
+            memory: Some(self.memory),
+            custom: Some(self.custom.clone()),
+        }
+    }
 }
 
 /// Every worker of a run.

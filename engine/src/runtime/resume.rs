@@ -7,7 +7,7 @@ use std::path::Path;
 use super::fingerprint::Fingerprint;
 use super::run_dir::RunDir;
 use crate::ir::Selector;
-use crate::ir::{Graph, TaskId};
+use crate::ir::{EdgeKind, Graph, TaskId};
 use crate::log::{JournalFile, JournalState, JournalStatus, read_journal};
 
 /// What earlier runs of the same workflow left behind.
@@ -16,7 +16,7 @@ pub struct Previous {
     /// Fingerprint of each instance's last successful attempt, by `name[index]`.
     fingerprints: HashMap<String, Fingerprint>,
     /// Instances that must run again (`--only` and their dependents), per group.
-    forced: Option<Vec<Vec<bool>>>,
+    forced: Option<Vec<Forced>>,
     /// What could not be read, and what was skipped: said before the run starts.
     pub warnings: Vec<String>,
 }
@@ -74,12 +74,19 @@ impl Previous {
         if only.is_empty() {
             return Ok(());
         }
-        let mut forced: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
+        let mut forced: Vec<Forced> =
+            graph.groups.iter().map(|g| Forced::Some(vec![false; g.count as usize])).collect();
         for sel in only {
             let g =
                 graph.find(&sel.name).ok_or_else(|| format!("`--only {}`: no task named `{}`", sel.name, sel.name))?;
             match &sel.indices {
-                None => forced[g.index()].iter_mut().for_each(|f| *f = true),
+                None => forced[g.index()] = Forced::All,
+                Some(_) if graph.is_deferred(g) => {
+                    return Err(format!(
+                        "`--only {}`: the instances of `{}` are known only when the run reaches it; select the whole task",
+                        sel.name, sel.name
+                    ));
+                }
                 Some(ranges) => {
                     for r in ranges {
                         for k in 0..r.count {
@@ -87,7 +94,7 @@ impl Previous {
                             let pos = graph.position(g, index).ok_or_else(|| {
                                 format!("`--only`: `{}` has no instance with index {index}", sel.name)
                             })?;
-                            forced[g.index()][pos as usize] = true;
+                            forced[g.index()].set(pos);
                         }
                     }
                 }
@@ -99,12 +106,24 @@ impl Previous {
             loop {
                 let mut changed = false;
                 for e in &incoming {
+                    let from = e.from.index();
+                    if matches!(forced[to], Forced::All) || !forced[from].any() {
+                        continue;
+                    }
+                    // A whole source, or a group known only at run time on
+                    // either side, forces the whole group.
+                    if matches!(forced[from], Forced::All) && e.kind == EdgeKind::All
+                        || graph.is_deferred(e.from)
+                        || graph.is_deferred(e.to)
+                    {
+                        forced[to] = Forced::All;
+                        changed = true;
+                        continue;
+                    }
                     let from_count = graph.group(e.from).count;
                     for i in 0..group.count {
-                        if !forced[to][i as usize]
-                            && e.kind.sources(i, from_count).any(|s| forced[e.from.index()][s as usize])
-                        {
-                            forced[to][i as usize] = true;
+                        if !forced[to].get(i) && e.kind.sources(i, from_count).any(|s| forced[from].get(s)) {
+                            forced[to].set(i);
                             changed = true;
                         }
                     }
@@ -120,12 +139,43 @@ impl Previous {
 
     /// The fingerprint to compare against before running `task`, unless it must run again.
     pub fn fingerprint(&self, task: TaskId, label: &str) -> Option<Fingerprint> {
-        if let Some(forced) = &self.forced
-            && forced[task.group.index()][task.instance as usize]
-        {
+        if self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance)) {
             return None;
         }
         self.fingerprints.get(label).copied()
+    }
+}
+
+/// Which instances of one group `--only` makes run again.
+#[derive(Debug, Clone)]
+enum Forced {
+    /// Every instance, including those of a group known only at run time.
+    All,
+    /// These positions.
+    Some(Vec<bool>),
+}
+
+impl Forced {
+    fn get(&self, i: u64) -> bool {
+        match self {
+            Forced::All => true,
+            Forced::Some(v) => v.get(i as usize).copied().unwrap_or(false),
+        }
+    }
+
+    fn set(&mut self, i: u64) {
+        if let Forced::Some(v) = self
+            && let Some(f) = v.get_mut(i as usize)
+        {
+            *f = true;
+        }
+    }
+
+    fn any(&self) -> bool {
+        match self {
+            Forced::All => true,
+            Forced::Some(v) => v.contains(&true),
+        }
     }
 }
 

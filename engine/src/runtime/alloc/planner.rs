@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::profile::Queue;
 use crate::ir::{Amount, Graph, GroupId, Resources};
-use crate::runtime::core::{GroupBacklog, bytes, units};
+use crate::runtime::core::{GroupBacklog, Shortfall, no_variant_fits};
 
 /// How a group's tasks fit on one worker of the queue.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +15,7 @@ pub enum Fit {
     /// multi-node tasks, which take whole workers).
     Slots(u64),
     /// Never: no variant fits a worker of this queue, for this reason
-    /// (e.g. "needs 4 cpus, the queue's workers have 2 cpus").
+    /// (e.g. "needs 4 cpus, the queue's workers have 2").
     Never(String),
 }
 
@@ -30,73 +30,52 @@ pub fn fits(graph: &Graph, queue: &Queue) -> Vec<Fit> {
                 let why = format!("needs {nodes} workers, the queue allows at most {}", queue.settings.max_workers);
                 return Fit::Never(why);
             }
-            let mut best: Option<u64> = None;
-            let mut first_reason = None;
-            for variant in &group.variants {
-                match slots(variant, queue) {
-                    Ok(n) => best = best.max(Some(if nodes > 1 { 1 } else { n })),
-                    Err(why) => {
-                        first_reason.get_or_insert(why);
-                    }
-                }
-            }
-            match best {
-                Some(n) => Fit::Slots(n),
-                None => Fit::Never(first_reason.unwrap_or_else(|| "it has no resource request".to_owned())),
+            match slots(&group.variants, queue) {
+                // A multi-node task takes whole workers.
+                Ok(n) if nodes > 1 => Fit::Slots(n.min(1)),
+                Ok(n) => Fit::Slots(n),
+                Err(why) => Fit::Never(why),
             }
         })
         .collect()
 }
 
-/// How many instances needing `r` fit on one worker of `queue`, or why none does.
-fn slots(r: &Resources, queue: &Queue) -> Result<u64, String> {
+/// How many instances with `variants` the scheduler starts side by side on
+/// a new worker of `queue`, or why it starts none.
+fn slots(variants: &[Resources], queue: &Queue) -> Result<u64, String> {
+    if variants.is_empty() {
+        return Err("it has no resource request".to_owned());
+    }
     // Workers get the time limit less a margin, and take only tasks whose
     // time_request fits in what they have left.
     let worker_limit = super::script::worker_time_limit(queue.time_limit);
-    if let Some(t) = r.time_request.filter(|&t| t > worker_limit) {
-        return Err(if t > queue.time_limit {
-            format!(
-                "its time_request ({}) is longer than the queue's time_limit ({})",
-                duration(t),
-                duration(queue.time_limit)
-            )
-        } else {
-            format!(
-                "its time_request ({}) is longer than the {} a worker of the queue gets (its time_limit of {} less a margin for starting and stopping)",
-                duration(t),
-                duration(worker_limit),
-                duration(queue.time_limit)
-            )
-        });
-    }
-    let shape = &queue.settings.worker;
-    let mut n = u64::MAX;
-    let mut limit = |have: Option<u64>, need: u64, what: &str| -> Result<(), String> {
-        match have {
-            _ if need == 0 => Ok(()),
-            None => {
-                n = n.min(1);
-                Ok(())
-            }
-            Some(have) if have >= need => {
-                n = n.min(have / need);
-                Ok(())
-            }
-            Some(have) => Err(format!("needs {}, the queue's workers have {}", shown(need, what), shown(have, what))),
+    let (timely, late): (Vec<Resources>, Vec<Resources>) =
+        variants.iter().cloned().partition(|r| r.time_request.is_none_or(|t| t <= worker_limit));
+    let worker = &queue.worker;
+    match worker.slots(&timely) {
+        // A request for nothing: one per CPU.
+        None => Ok(worker.cpus.map_or(1, |c| c.0 / Amount::SCALE).max(1)),
+        Some(0) if late.is_empty() => {
+            let shortfalls: Vec<Shortfall> = timely.iter().filter_map(|r| worker.shortfall(r)).collect();
+            Err(no_variant_fits(&shortfalls, "the queue's workers have"))
         }
-    };
-    let scaled = |v: Option<u32>| v.map(|c| Amount::whole(u64::from(c)).0);
-    limit(scaled(shape.cpus), r.cpus.0, "cpus")?;
-    // A whole-node worker's GPUs are unknown until it joins; a worker of a
-    // given shape without `gpus` has none.
-    let gpus = if shape.cpus.is_none() { scaled(shape.gpus) } else { scaled(shape.gpus).or(Some(0)) };
-    limit(gpus, r.gpus.0, "gpus")?;
-    limit(queue.memory, r.memory, "memory")?;
-    for (name, amount) in &r.custom {
-        let have = queue.custom.get(name).map_or(0, |a| a.0);
-        limit(Some(have), amount.0, name)?;
+        Some(0) => Err(too_long(late[0].time_request.unwrap_or_default(), queue.time_limit, worker_limit)),
+        Some(n) => Ok(n),
     }
-    Ok(if n == u64::MAX { u64::from(shape.cpus.unwrap_or(1).max(1)) } else { n.max(1) })
+}
+
+/// Why a `time_request` of `t` seconds never runs on a queue.
+fn too_long(t: u64, time_limit: u64, worker_limit: u64) -> String {
+    if t > time_limit {
+        format!("its time_request ({}) is longer than the queue's time_limit ({})", duration(t), duration(time_limit))
+    } else {
+        format!(
+            "its time_request ({}) is longer than the {} a worker of the queue gets (its time_limit of {} less a margin for starting and stopping)",
+            duration(t),
+            duration(worker_limit),
+            duration(time_limit)
+        )
+    }
 }
 
 /// Workers the queue should have (connected or queued) for the work that
@@ -136,17 +115,6 @@ pub fn submissions(queue: &Queue, load: QueueLoad, wanted: u64) -> u64 {
     let room = u64::from(s.max_workers).saturating_sub(alive) / per;
     let waiting = u64::from(s.backlog).saturating_sub(load.queued);
     need.min(room).min(waiting)
-}
-
-/// An amount of resource `what`, worded as the core words it: "4 cpus",
-/// "1 gpu", "512 MiB of memory", "2 `fpga`".
-fn shown(v: u64, what: &str) -> String {
-    match what {
-        "memory" => format!("{} of memory", bytes(v)),
-        "cpus" => units(Amount(v), "cpu"),
-        "gpus" => units(Amount(v), "gpu"),
-        _ => format!("{} `{what}`", Amount(v)),
-    }
 }
 
 /// `90s`, `15m`, `2h30m`.
@@ -224,9 +192,9 @@ mod tests {
             Fit::Never(why) => why.clone(),
             Fit::Slots(_) => String::new(),
         };
-        assert_eq!(why(0), "needs 4 cpus, the queue's workers have 2 cpus");
+        assert_eq!(why(0), "needs 4 cpus, the queue's workers have 2");
         assert_eq!(why(1), "its time_request (2h) is longer than the queue's time_limit (1h)");
-        assert_eq!(why(2), "needs 1 gpu, the queue's workers have 0 gpus");
+        assert_eq!(why(2), "needs 1 gpu, the queue's workers have 0");
         assert_eq!(fits[3], Fit::Slots(4));
     }
 
@@ -245,5 +213,15 @@ mod tests {
             "its time_request (1h) is longer than the 59m a worker of the queue gets (its time_limit of 1h less a margin for starting and stopping)"
         );
         assert_eq!(fits[1], Fit::Slots(1));
+    }
+
+    /// Issue 13: `cpus = 0.75` on 4-CPU workers counted 5 instances per
+    /// worker where the scheduler starts 4, so the queue asked for too few.
+    #[test]
+    fn fractional_cpus_are_counted_as_the_scheduler_starts_them() {
+        let g = graph("[[tasks]]\nname = \"a\"\ncommand = \"true\"\nrange = \"1-8\"\ncpus = 0.75\n");
+        let fits = fits(&g, &queue("worker = { cpus = 4 }\n"));
+        assert_eq!(fits[0], Fit::Slots(4));
+        assert_eq!(wanted_workers(&g, &[backlog(0, 8, 0, 0)], &fits), 2);
     }
 }

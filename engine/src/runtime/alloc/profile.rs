@@ -9,9 +9,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::settings::QueueSettings;
+use super::settings::{QueueSettings, WorkerShape};
 use crate::diag::{Diagnostic, Source, closest};
 use crate::ir::Amount;
+use crate::runtime::core::Capacity;
 use crate::units::{parse_duration, parse_size};
 
 /// The profiles file's name next to a workflow.
@@ -41,10 +42,10 @@ pub struct Queue {
     pub idle_timeout: u64,
     /// Seconds between polls of allocations no worker came from yet.
     pub poll_interval: u64,
-    /// Memory of a worker in bytes, if given.
-    pub memory: Option<u64>,
-    /// Custom resources of a worker.
-    pub custom: BTreeMap<String, Amount>,
+    /// What each worker has, as far as the settings say: CPUs and GPUs
+    /// unknown on whole nodes (no `worker.cpus`), memory unknown unless
+    /// given, and only the custom resources listed.
+    pub worker: Capacity,
 }
 
 // The names only show in messages: "unknown key `x` in a profile".
@@ -185,7 +186,21 @@ fn check_queue(q: &QueueSettings, problems: &mut Vec<Diagnostic>) -> Option<Queu
         );
         problems.push(d.at(q.time_limit.span(), "in this queue").help("raise `max_workers`"));
     }
-    problems.is_empty().then(|| Queue { settings: q.clone(), time_limit, idle_timeout, poll_interval, memory, custom })
+    problems.is_empty().then(|| Queue {
+        worker: worker(&q.worker, memory, custom),
+        settings: q.clone(),
+        time_limit,
+        idle_timeout,
+        poll_interval,
+    })
+}
+
+/// What a worker of `shape` has: without `cpus` a whole node, whose CPUs and
+/// GPUs are unknown; with `cpus`, no GPUs unless given.
+fn worker(shape: &WorkerShape, memory: Option<u64>, custom: BTreeMap<String, Amount>) -> Capacity {
+    let whole = |n: u32| Amount::whole(u64::from(n));
+    let gpus = if shape.cpus.is_none() { shape.gpus.map(whole) } else { Some(whole(shape.gpus.unwrap_or(0))) };
+    Capacity { cpus: shape.cpus.map(whole), gpus, memory, custom: Some(custom) }
 }
 
 #[cfg(test)]
@@ -249,6 +264,24 @@ mod tests {
         assert!(errors[3].starts_with("flow.profiles.toml:7:"), "{errors:?}");
         let errors = profile("[profile.c.queue]\nmanager = \"lsf\"\ntime_limit = \"1h\"\n", "c").unwrap_err();
         assert!(errors[0].contains("lsf"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_queue_worker_is_a_capacity() {
+        let p = profile("[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\n", "p").unwrap();
+        assert_eq!(p.queue.unwrap().worker, Capacity { custom: Some(BTreeMap::new()), ..Capacity::default() });
+        let text = "[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\n\
+                    worker = { cpus = 4, memory = \"1 GiB\", resources = { fpga = 0.5 } }\n";
+        let worker = profile(text, "p").unwrap().queue.unwrap().worker;
+        assert_eq!(
+            worker,
+            Capacity {
+                cpus: Some(Amount::whole(4)),
+                gpus: Some(Amount::ZERO),
+                memory: Some(1 << 30),
+                custom: Some([("fpga".to_owned(), Amount(5000))].into()),
+            }
+        );
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub fn script(queue: &Queue, cx: &ScriptContext) -> String {
                 Some(c) => directive(format!("--cpus-per-task={c}")),
                 None => directive("--exclusive".to_owned()),
             }
-            if let Some(m) = queue.memory {
+            if let Some(m) = queue.worker.memory {
                 directive(format!("--mem={}M", m.div_ceil(1 << 20)));
             }
             if let Some(g) = s.worker.gpus.filter(|&g| g > 0) {
@@ -84,7 +84,7 @@ pub fn script(queue: &Queue, cx: &ScriptContext) -> String {
             if let Some(c) = s.worker.cpus {
                 let _ = write!(select, ":ncpus={c}");
             }
-            if let Some(m) = queue.memory {
+            if let Some(m) = queue.worker.memory {
                 let _ = write!(select, ":mem={}mb", m.div_ceil(1 << 20));
             }
             if let Some(g) = s.worker.gpus.filter(|&g| g > 0) {
@@ -130,10 +130,10 @@ fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
     if let Some(g) = s.worker.gpus {
         args.extend(["--gpus".to_owned(), g.to_string()]);
     }
-    if let Some(m) = queue.memory {
+    if let Some(m) = queue.worker.memory {
         args.extend(["--memory".to_owned(), format!("{}B", m)]);
     }
-    for (name, amount) in &queue.custom {
+    for (name, amount) in queue.worker.custom.iter().flatten() {
         args.extend(["--resource".to_owned(), quote(&format!("{name}={amount}"))]);
     }
     args.join(" ")

@@ -36,10 +36,12 @@ impl Core {
             .filter_map(|(g, group)| {
                 let running = running.get(&(g as u32)).copied().unwrap_or(0);
                 let ready = group.ready();
-                (group.pending + running > 0).then(|| GroupBacklog {
+                // A group whose instances are not known yet asks for nothing.
+                let pending = group.pending - u64::from(group.deferred);
+                (pending + running > 0).then(|| GroupBacklog {
                     group: Self::group_id(g),
                     ready,
-                    blocked: group.pending - ready,
+                    blocked: pending - ready,
                     running,
                 })
             })

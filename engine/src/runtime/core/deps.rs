@@ -7,7 +7,7 @@
 //! and explicit edges are counted per instance, and only groups that have
 //! such incoming edges get a counter per instance.
 
-use crate::ir::{EdgeKind, Graph};
+use crate::ir::{EdgeKind, Graph, GroupId};
 
 /// An edge seen from its source group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +82,9 @@ impl Deps {
     pub(super) fn new(graph: &Graph) -> Self {
         let n = graph.groups.len();
         let count = |g: usize| graph.groups[g].count;
+        // A group known only at run time blocks what waits for it until it
+        // is known and done, whatever its (still zero) count.
+        let blocks = |g: usize| count(g) > 0 || graph.is_deferred(GroupId(g as u32));
         let mut deps = Deps { links: vec![Vec::new(); n], blocked_by: vec![0; n], remaining: vec![Vec::new(); n] };
         for edge in &graph.edges {
             let (from, to) = (edge.from.index(), edge.to.index());
@@ -90,7 +93,7 @@ impl Deps {
             }
             let link = match &edge.kind {
                 EdgeKind::All => {
-                    if count(from) > 0 {
+                    if blocks(from) {
                         deps.blocked_by[to] += 1;
                     }
                     Link::All { to }

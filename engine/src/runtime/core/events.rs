@@ -109,6 +109,7 @@ impl Core {
                     out.state(TaskId::new(Self::group_id(g), i), TaskState::Cancelled(reason));
                 }
             }
+            self.cancel_deferred(g, reason, out);
             self.sync_active(g);
         }
     }
@@ -212,10 +213,16 @@ impl Core {
                         }
                     }
                 }
+                if let TaskState::Cancelled(why) = reason {
+                    self.cancel_deferred(g, why, out);
+                }
             }
-            for link in &self.links[g] {
+            for l in 0..self.links[g].len() {
+                let link = &self.links[g][l];
                 let to = link.to();
-                if !link.is_per_instance() && !self.groups[to].doomed {
+                // A group whose instances are not known yet waits as a whole.
+                let whole = !link.is_per_instance() || self.groups[to].deferred;
+                if whole && !self.groups[to].doomed {
                     self.groups[to].doomed = true;
                     work.push(Cascade::Group(to));
                 }

@@ -45,6 +45,9 @@ pub(super) struct GroupState {
     pub(super) blocked_by: u32,
     /// Whole group cancelled by a failure upstream of an `All` edge.
     pub(super) doomed: bool,
+    /// Its instances are not known yet ([`crate::ir::Domain::Deferred`]):
+    /// it counts as one pending placeholder until resolved or ended.
+    pub(super) deferred: bool,
     /// How many of its instances may wait in line behind each running one
     /// on a prefetch worker: 0 until it is known to be short.
     pub(super) line: u8,
@@ -69,8 +72,14 @@ pub(super) struct GroupState {
 
 impl GroupState {
     /// The state of `group` before anything ran.
-    pub(super) fn new(group: &Group, variants: Vec<Request>, remaining: Vec<u32>, blocked_by: u32) -> Self {
-        let count = group.count;
+    pub(super) fn new(
+        group: &Group,
+        variants: Vec<Request>,
+        remaining: Vec<u32>,
+        blocked_by: u32,
+        deferred: bool,
+    ) -> Self {
+        let count = if deferred { 0 } else { group.count };
         let (cursor, queue) = if remaining.is_empty() {
             (0, VecDeque::new())
         } else {
@@ -85,8 +94,9 @@ impl GroupState {
             crash_limit: group.crash_limit,
             blocked_by,
             doomed: false,
+            deferred,
             line: 0,
-            pending: count,
+            pending: count + u64::from(deferred),
             succeeded: 0,
             failed: 0,
             cancelled: 0,
@@ -110,7 +120,20 @@ impl GroupState {
 
     /// Whether every instance succeeded.
     pub(super) fn is_complete(&self) -> bool {
-        self.succeeded == self.count
+        !self.deferred && self.succeeded == self.count
+    }
+
+    /// Ends the placeholder of a group whose instances were never known
+    /// (cancelled, or its expansion file could not be read); false if it
+    /// has none.
+    pub(super) fn end_deferred(&mut self, state: Instance) -> bool {
+        if !self.deferred {
+            return false;
+        }
+        self.deferred = false;
+        self.pending -= 1;
+        self.count_end(state);
+        true
     }
 
     /// Where instance `i` is (`Cancelled` for ids out of range).
@@ -220,7 +243,7 @@ mod tests {
     use crate::runtime::core::tests::env::GroupSpec;
 
     fn state(count: u64, remaining: Vec<u32>) -> GroupState {
-        GroupState::new(&GroupSpec::new("g", count).build(), vec![Request::default()], remaining, 0)
+        GroupState::new(&GroupSpec::new("g", count).build(), vec![Request::default()], remaining, 0, false)
     }
 
     #[test]

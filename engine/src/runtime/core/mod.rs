@@ -17,6 +17,8 @@
 
 mod allocation;
 mod backlog;
+mod capacity;
+mod deferred;
 mod deps;
 mod events;
 mod group_state;
@@ -36,9 +38,9 @@ pub(crate) mod tests;
 
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
+pub use capacity::{Capacity, MAX_SLOTS};
 pub use out::{CancelReason, Out, TaskResult, TaskState};
-pub(crate) use pool::ids_needed;
 pub use scheduler::{Core, CoreOptions, Counts};
 pub use shortfall::Shortfall;
-pub(crate) use shortfall::{bytes, units};
+pub(crate) use shortfall::{LARGEST, no_variant_fits};
 pub use worker::{WorkerId, WorkerResources};

@@ -39,11 +39,6 @@ impl IndexedPool {
         &self.ids
     }
 
-    /// Whether `amount` could be taken from a completely free pool of this size.
-    pub(super) fn could_fit(&self, amount: Amount) -> bool {
-        ids_needed(amount) <= self.ids.len() as u64
-    }
-
     /// Whether `amount` can be taken now.
     pub(super) fn fits(&self, amount: Amount) -> bool {
         let (whole, frac) = (amount.0 / ONE, amount.0 % ONE);
@@ -101,11 +96,6 @@ impl IndexedPool {
     pub(super) fn is_idle(&self) -> bool {
         self.whole as usize == self.ids.len()
     }
-}
-
-/// How many ids a request touches: its whole part plus one for a fraction.
-pub(crate) fn ids_needed(amount: Amount) -> u64 {
-    amount.0.div_ceil(ONE)
 }
 
 #[cfg(test)]
@@ -168,8 +158,6 @@ mod tests {
         assert!(pool.fits(amount(1.5)), "id 1 whole, 0.5 of id 0");
         assert!(!pool.fits(amount(1.6)));
         assert!(!pool.fits(Amount::whole(2)));
-        assert!(pool.could_fit(Amount::whole(2)));
-        assert!(!pool.could_fit(amount(2.1)));
         assert!(pool.fits(Amount::ZERO));
     }
 }

@@ -64,6 +64,17 @@ impl Request {
             time: resources.time_request.map(Duration::from_secs),
         }
     }
+
+    /// The request with its custom resources named again, for [`super::Capacity`].
+    pub(super) fn resources(&self, names: &Names) -> Resources {
+        Resources {
+            cpus: self.cpus,
+            gpus: self.gpus,
+            memory: self.memory,
+            custom: self.custom.iter().map(|&(i, amount)| (names.get(i).to_string(), amount)).collect(),
+            time_request: self.time.map(|t| t.as_secs()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +93,7 @@ mod tests {
         assert_eq!(names.intern("fpga"), 0);
         assert_eq!(names.intern("license"), 1);
         assert_eq!(&**names.get(1), "license");
+        let named = Resources { custom: [("fpga".to_owned(), Amount::whole(2))].into(), ..resources };
+        assert_eq!(request.resources(&names), named, "zero amounts are left out");
     }
 }

@@ -4,7 +4,7 @@
 
 use hashbrown::HashMap;
 
-use crate::ir::{Graph, GroupId, TaskId};
+use crate::ir::{Domain, Graph, GroupId, TaskId};
 
 use super::allocation::Allocation;
 use super::deps::{Deps, Link};
@@ -72,6 +72,9 @@ pub struct Core {
     pub(super) scratch: Vec<usize>,
     /// Running tasks on prefetch workers that may get a task sent ahead.
     pub(super) heads: Vec<TaskId>,
+    /// Groups known only at run time whose writers are done: their
+    /// instances can be read now ([`Core::take_resolvable`]).
+    pub(super) resolvable: Vec<GroupId>,
 }
 
 /// A running task.
@@ -107,10 +110,15 @@ impl Core {
             .iter()
             .zip(remaining)
             .zip(blocked_by)
-            .map(|((group, remaining), blocked_by)| {
+            .enumerate()
+            .map(|(g, ((group, remaining), blocked_by))| {
                 let variants = group.variants.iter().map(|v| Request::new(v, &mut names)).collect();
-                GroupState::new(group, variants, remaining, blocked_by)
+                GroupState::new(group, variants, remaining, blocked_by, graph.is_deferred(GroupId(g as u32)))
             })
+            .collect();
+        let resolvable = (0..groups.len())
+            .filter(|&g| groups[g].blocked_by == 0 && matches!(graph.groups[g].domain, Domain::Deferred { .. }))
+            .map(Self::group_id)
             .collect();
         let mut core = Core {
             pending: groups.iter().map(|g| g.pending).sum(),
@@ -129,6 +137,7 @@ impl Core {
             spare: Vec::new(),
             scratch: Vec::new(),
             heads: Vec::new(),
+            resolvable,
         };
         for g in 0..core.groups.len() {
             core.sync_active(g);
@@ -200,7 +209,12 @@ impl Core {
             let to = link.to();
             let target = &mut self.groups[to];
             match link {
-                Link::All { .. } if complete => target.blocked_by -= 1,
+                Link::All { .. } if complete => {
+                    target.blocked_by -= 1;
+                    if target.blocked_by == 0 && target.deferred {
+                        self.resolvable.push(Self::group_id(to));
+                    }
+                }
                 Link::All { .. } => continue,
                 _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
             }

@@ -1,6 +1,6 @@
 //! [`Shortfall`]: what a resource request lacks on even the largest worker,
-//! and how it is worded — the same for the scheduler's unschedulable
-//! reasons and for `flow explain`.
+//! and how it is worded — the same for `flow check`, the scheduler's
+//! unschedulable reasons, `flow explain` and an allocation queue's planner.
 
 use std::fmt;
 
@@ -17,14 +17,14 @@ pub enum Shortfall {
         /// Requested.
         needs: Amount,
         /// CPUs of the largest worker.
-        largest: u64,
+        largest: Amount,
     },
     /// More GPUs than any worker has.
     Gpus {
         /// Requested.
         needs: Amount,
         /// GPUs of the largest worker.
-        largest: u64,
+        largest: Amount,
     },
     /// More memory than any worker has.
     Memory {
@@ -46,34 +46,51 @@ pub enum Shortfall {
     Combination,
 }
 
-impl fmt::Display for Shortfall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// Whose resources a [`Shortfall`] is measured against, in the words
+/// [`Shortfall::against`] takes: the largest of some workers.
+pub(crate) const LARGEST: &str = "the largest worker has";
+
+impl Shortfall {
+    /// "needs 8 cpus, {holder} 4", where `holder` says whose resources
+    /// these are: [`LARGEST`], or "the queue's workers have".
+    pub(crate) fn against(&self, holder: &str) -> String {
         match self {
-            Shortfall::Cpus { needs, largest } => {
-                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "cpu"))
-            }
-            Shortfall::Gpus { needs, largest } => {
-                write!(f, "needs {}, the largest worker has {largest}", units(*needs, "gpu"))
-            }
+            Shortfall::Cpus { needs, largest } => format!("needs {}, {holder} {largest}", units(*needs, "cpu")),
+            Shortfall::Gpus { needs, largest } => format!("needs {}, {holder} {largest}", units(*needs, "gpu")),
             Shortfall::Memory { needs, largest } => {
-                write!(f, "needs {} of memory, the largest worker has {}", bytes(*needs), bytes(*largest))
+                format!("needs {} of memory, {holder} {}", bytes(*needs), bytes(*largest))
             }
-            Shortfall::Custom { name, needs, largest } => {
-                write!(f, "needs {needs} `{name}`, the largest worker has {largest}")
-            }
-            Shortfall::Combination => write!(f, "needs more than any one worker has of its resources together"),
+            Shortfall::Custom { name, needs, largest } => format!("needs {needs} `{name}`, {holder} {largest}"),
+            Shortfall::Combination => "needs more than any one worker has of its resources together".to_owned(),
         }
     }
 }
 
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.against(LARGEST))
+    }
+}
+
+/// Why none of a task's variants fits, from each variant's shortfall: the
+/// only variant's ("needs 8 cpus, the largest worker has 4"), or "no variant
+/// fits: variant 1 needs …; variant 2 needs …".
+pub(crate) fn no_variant_fits(shortfalls: &[Shortfall], holder: &str) -> String {
+    if let [only] = shortfalls {
+        return only.against(holder);
+    }
+    let each = shortfalls.iter().enumerate().map(|(v, s)| format!("variant {} {}", v + 1, s.against(holder)));
+    format!("no variant fits: {}", each.collect::<Vec<_>>().join("; "))
+}
+
 /// `2 cpus`, `1 gpu`, `0.5 gpus`.
-pub(crate) fn units(amount: Amount, unit: &str) -> String {
+fn units(amount: Amount, unit: &str) -> String {
     let plural = if amount == Amount::whole(1) { "" } else { "s" };
     format!("{amount} {unit}{plural}")
 }
 
 /// A byte count in the largest binary unit that keeps it at least 1.
-pub(crate) fn bytes(n: u64) -> String {
+fn bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
     let value = format!("{:.2}", n as f64 / size as f64);
@@ -95,13 +112,20 @@ mod tests {
 
     #[test]
     fn shortfalls_are_worded_for_people() {
-        let cpus = Shortfall::Cpus { needs: Amount::whole(4), largest: 2 };
+        let cpus = Shortfall::Cpus { needs: Amount::whole(4), largest: Amount::whole(2) };
         assert_eq!(cpus.to_string(), "needs 4 cpus, the largest worker has 2");
-        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: 0 };
+        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: Amount::ZERO };
         assert_eq!(gpus.to_string(), "needs 1 gpu, the largest worker has 0");
+        assert_eq!(gpus.against("the queue's workers have"), "needs 1 gpu, the queue's workers have 0");
         let memory = Shortfall::Memory { needs: 3 << 29, largest: 1 << 30 };
         assert_eq!(memory.to_string(), "needs 1.5 GiB of memory, the largest worker has 1 GiB");
         let fpga = Shortfall::Custom { name: "fpga".into(), needs: Amount::whole(2), largest: Amount::ZERO };
         assert_eq!(fpga.to_string(), "needs 2 `fpga`, the largest worker has 0");
+        assert_eq!(no_variant_fits(std::slice::from_ref(&cpus), LARGEST), "needs 4 cpus, the largest worker has 2");
+        assert_eq!(
+            no_variant_fits(&[cpus, gpus], LARGEST),
+            "no variant fits: variant 1 needs 4 cpus, the largest worker has 2; \
+             variant 2 needs 1 gpu, the largest worker has 0"
+        );
     }
 }

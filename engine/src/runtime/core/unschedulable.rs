@@ -1,16 +1,13 @@
 //! [`Core::unschedulable`]: groups that no current worker could ever run,
 //! each with a reason a user can act on, and [`Core::cancel_unschedulable`].
 
-use crate::ir::{Amount, TaskId};
+use crate::ir::{GroupId, Resources, TaskId};
 
+use super::capacity::Capacity;
 use super::group_state::{GroupState, Instance};
 use super::out::{CancelReason, Out, TaskState};
-use super::pool::ids_needed;
-use super::request::Request;
 use super::scheduler::Core;
-use super::shortfall::Shortfall;
-use super::worker::Worker;
-use crate::ir::GroupId;
+use super::shortfall::{LARGEST, Shortfall, no_variant_fits};
 
 impl Core {
     /// Groups with tasks left to run none of whose variants fits the total
@@ -29,7 +26,7 @@ impl Core {
     }
 
     fn find_unschedulable(&self, count_nodes: bool) -> Vec<(GroupId, String)> {
-        let workers: Vec<&Worker> = self.workers.iter().flatten().collect();
+        let workers: Vec<Capacity> = self.workers.iter().flatten().map(|w| w.capacity(&self.names)).collect();
         let mut found = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
             if group.pending == 0 {
@@ -66,6 +63,10 @@ impl Core {
                     cancelled.push(TaskId::new(*id, i));
                 }
             }
+            if self.groups[g].deferred {
+                self.cancel_deferred(g, CancelReason::Unschedulable, out);
+                cancelled.push(TaskId::whole(*id));
+            }
             self.sync_active(g);
         }
         for task in cancelled {
@@ -74,16 +75,16 @@ impl Core {
     }
 
     /// Why no worker can run `group`, if none can.
-    fn reason(&self, group: &GroupState, workers: &[&Worker], count_nodes: bool) -> Option<String> {
+    fn reason(&self, group: &GroupState, workers: &[Capacity], count_nodes: bool) -> Option<String> {
         if workers.is_empty() {
             return Some("there are no workers".to_owned());
         }
         if group.variants.is_empty() {
             return Some("it has no resource request".to_owned());
         }
-        let fits = |w: &&&Worker| group.variants.iter().any(|r| w.could_fit(r));
+        let variants: Vec<Resources> = group.variants.iter().map(|r| r.resources(&self.names)).collect();
         let nodes = if count_nodes { group.nodes.max(1) as usize } else { 1 };
-        let fitting = workers.iter().filter(fits).count();
+        let fitting = workers.iter().filter(|w| variants.iter().any(|r| w.fits(r))).count();
         if fitting >= nodes {
             return None;
         }
@@ -92,38 +93,7 @@ impl Core {
             let have = if fitting == n { format!("there are {n}") } else { format!("{fitting} of the {n} fit") };
             return Some(format!("needs {nodes} workers, {have}"));
         }
-        let reasons: Vec<String> = group.variants.iter().map(|r| self.variant_reason(r, workers)).collect();
-        if let [only] = reasons.as_slice() {
-            return Some(only.clone());
-        }
-        let each = reasons.iter().enumerate().map(|(v, r)| format!("variant {} {r}", v + 1));
-        Some(format!("no variant fits: {}", each.collect::<Vec<_>>().join("; ")))
-    }
-
-    /// What of `request` no worker has.
-    fn variant_reason(&self, request: &Request, workers: &[&Worker]) -> String {
-        let max = |f: &dyn Fn(&Worker) -> u64| workers.iter().map(|w| f(w)).max().unwrap_or(0);
-        let shortfall = || {
-            let cpus = max(&|w| w.cpus.len() as u64);
-            if ids_needed(request.cpus) > cpus {
-                return Shortfall::Cpus { needs: request.cpus, largest: cpus };
-            }
-            let gpus = max(&|w| w.gpus.len() as u64);
-            if ids_needed(request.gpus) > gpus {
-                return Shortfall::Gpus { needs: request.gpus, largest: gpus };
-            }
-            let memory = max(&|w| w.memory);
-            if request.memory > memory {
-                return Shortfall::Memory { needs: request.memory, largest: memory };
-            }
-            for &(i, amount) in &request.custom {
-                let most = Amount(max(&|w| w.custom_total(i)));
-                if amount > most {
-                    return Shortfall::Custom { name: self.names.get(i).to_string(), needs: amount, largest: most };
-                }
-            }
-            Shortfall::Combination
-        };
-        shortfall().to_string()
+        let shortfalls: Vec<Shortfall> = variants.iter().map(|r| Capacity::shortfall_among(workers, r)).collect();
+        Some(no_variant_fits(&shortfalls, LARGEST))
     }
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::ir::Amount;
 
 use super::allocation::Allocation;
+use super::capacity::Capacity;
 use super::pool::IndexedPool;
 use super::request::{Names, Request};
 
@@ -80,24 +81,27 @@ impl Worker {
 
     /// Whether `request` fits what is free now, finishing before the deadline.
     pub(super) fn fits(&self, request: &Request, now: Instant) -> bool {
+        self.has_room(request) && self.in_time(request, now)
+    }
+
+    /// Whether `request` fits what is free now, whatever its time request.
+    pub(super) fn has_room(&self, request: &Request) -> bool {
         self.memory_free >= request.memory
             && self.cpus.fits(request.cpus)
             && self.gpus.fits(request.gpus)
             && request.custom.iter().all(|&(i, a)| self.custom_free.get(i).is_some_and(|&free| free >= a.0))
-            && self.in_time(request, now)
     }
 
-    /// Whether `request` fits this worker when nothing runs on it.
-    pub(super) fn could_fit(&self, request: &Request) -> bool {
-        self.memory >= request.memory
-            && self.cpus.could_fit(request.cpus)
-            && self.gpus.could_fit(request.gpus)
-            && request.custom.iter().all(|&(i, a)| self.custom_total(i) >= a.0)
-    }
-
-    /// Total amount of custom resource `i`.
-    pub(super) fn custom_total(&self, i: usize) -> u64 {
-        self.custom.get(i).copied().unwrap_or(0)
+    /// What this worker has when nothing runs on it.
+    pub(super) fn capacity(&self, names: &Names) -> Capacity {
+        let ids = |pool: &IndexedPool| Some(Amount::whole(pool.len() as u64));
+        let custom = self.custom.iter().enumerate().filter(|&(_, &a)| a > 0);
+        Capacity {
+            cpus: ids(&self.cpus),
+            gpus: ids(&self.gpus),
+            memory: Some(self.memory),
+            custom: Some(custom.map(|(i, &a)| (names.get(i).to_string(), Amount(a))).collect()),
+        }
     }
 
     fn in_time(&self, request: &Request, now: Instant) -> bool {
@@ -152,6 +156,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::ir::Resources;
 
     #[test]
     fn takes_and_gives_back_every_pool() {
@@ -182,11 +187,17 @@ mod tests {
         assert_eq!(&*alloc.custom[0].0, "fpga");
         assert!(!worker.fits(&Request { memory: 600, ..Request::default() }, now), "memory is taken");
         assert!(!worker.fits(&request, now), "the fpga is taken");
-        assert!(worker.could_fit(&request));
+        assert!(worker.capacity(&names).fits(&Resources {
+            cpus: Amount::whole(1),
+            gpus: Amount(2500),
+            memory: 600,
+            custom: [("fpga".to_owned(), Amount::whole(1))].into(),
+            time_request: None,
+        }));
         worker.give(&request, &alloc);
         assert!(worker.fits(&request, now) && worker.is_idle());
         let unknown = Request { custom: vec![(names.intern("license"), Amount(1))], ..Request::default() };
-        assert!(!worker.fits(&unknown, now) && !worker.could_fit(&unknown));
+        assert!(!worker.fits(&unknown, now));
     }
 
     #[test]

@@ -15,11 +15,12 @@ use std::collections::{BTreeSet, HashMap};
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
 use crate::runtime::alloc::{AllocState, QueueRecord};
+use crate::runtime::core::Capacity;
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
 };
-use super::fit::{could_fit, in_time, shortfall};
+use super::fit::in_time;
 use super::run_snapshot::RunSnapshot;
 
 /// Upstream instances listed per upstream task.
@@ -278,26 +279,35 @@ impl<'a> Explainer<'a> {
             }
             return Reason::NoWorkers { queue: self.queue_wait() };
         }
-        let fits = |w| variants.iter().any(|v| could_fit(w, v));
-        let fitting = workers.iter().filter(|w| fits(w)).count();
+        let capacities: Vec<Capacity> = workers.iter().map(|w| w.capacity()).collect();
+        let fits = |c: &Capacity| variants.iter().any(|v| c.fits(v));
+        let fitting = capacities.iter().filter(|c| fits(c)).count();
         if fitting < nodes as usize {
-            let shortfalls =
-                if fitting == 0 { variants.iter().map(|v| shortfall(v, workers)).collect() } else { Vec::new() };
+            let shortfalls = if fitting == 0 {
+                variants.iter().map(|v| Capacity::shortfall_among(&capacities, v)).collect()
+            } else {
+                Vec::new()
+            };
             return Reason::Resources { nodes, fitting, workers: workers.len(), variants: shortfalls };
         }
         let now = run.now_us;
-        let timely = workers.iter().filter(|w| variants.iter().any(|v| could_fit(w, v) && in_time(w, v, now))).count();
+        let timely = workers
+            .iter()
+            .zip(&capacities)
+            .filter(|(w, c)| variants.iter().any(|v| c.fits(v) && in_time(w, v, now)))
+            .count();
         if timely < nodes as usize {
             let seconds = variants
                 .iter()
-                .filter(|v| workers.iter().any(|w| could_fit(w, v)))
+                .filter(|v| capacities.iter().any(|c| c.fits(v)))
                 .filter_map(|v| v.time_request)
                 .min()
                 .unwrap_or(0);
             let longest_left_s = workers
                 .iter()
-                .filter(|w| fits(w))
-                .filter_map(|w| w.deadline_us)
+                .zip(&capacities)
+                .filter(|(_, c)| fits(c))
+                .filter_map(|(w, _)| w.deadline_us)
                 .map(|d| d.saturating_sub(now) / 1_000_000)
                 .max();
             let queue_limit_s = self.queue().map(|q| q.time_limit_s);

@@ -283,7 +283,8 @@ mod tests {
         assert_eq!((ready.kind(), ready.state()), ("ready", "waiting"));
         let not_run = Reason::NotRun { running: None };
         assert_eq!((not_run.kind(), not_run.state()), ("not_run", "not_run"));
-        let json = serde_json::to_value(&Shortfall::Cpus { needs: Amount::whole(4), largest: 2 }).unwrap();
-        assert_eq!(json, serde_json::json!({ "resource": "cpus", "needs": 4.0, "largest": 2 }));
+        let json =
+            serde_json::to_value(&Shortfall::Cpus { needs: Amount::whole(4), largest: Amount::whole(2) }).unwrap();
+        assert_eq!(json, serde_json::json!({ "resource": "cpus", "needs": 4.0, "largest": 2.0 }));
     }
 }

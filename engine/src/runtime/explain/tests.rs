@@ -172,7 +172,7 @@ fn queue(time_limit_s: u64, paused: Option<&str>, allocations: Vec<AllocRecord>)
         max_workers: 4,
         backlog: 1,
         paused: paused.map(str::to_owned),
-        unschedulable: vec!["`big`: needs 64 cpus, the queue's workers have 32 cpus".into()],
+        unschedulable: vec!["`big`: needs 64 cpus, the queue's workers have 32".into()],
     };
     AllocsFile { queue: Some(queue), allocations }
 }
@@ -212,7 +212,7 @@ fn without_workers_the_queue_says_what_comes() {
     let jobs: Vec<_> = q.queued.iter().map(|a| (a.job_id.as_str(), a.submitted_us)).collect();
     assert_eq!(jobs, [("1002", T0 + 2 * SECOND), ("1003", T0 + 3 * SECOND)]);
     assert_eq!(q.last_failure.as_deref(), Some("sbatch: error: invalid account"));
-    assert_eq!(waiting.queue_notes, ["`big`: needs 64 cpus, the queue's workers have 32 cpus"]);
+    assert_eq!(waiting.queue_notes, ["`big`: needs 64 cpus, the queue's workers have 32"]);
 
     let paused = placement("", vec![], Some(queue(3600, Some("sbatch: command not found"), vec![])));
     let Reason::NoWorkers { queue: Some(q) } = paused.reason else { panic!() };
@@ -226,7 +226,7 @@ fn without_workers_the_queue_says_what_comes() {
 fn no_worker_fits_its_resources() {
     let small = || vec![worker(0, 1, 0, 1 << 30), worker(1, 2, 0, 1 << 30)];
     let cpus = placement("cpus = 4", small(), None);
-    let needs = Shortfall::Cpus { needs: Amount::whole(4), largest: 2 };
+    let needs = Shortfall::Cpus { needs: Amount::whole(4), largest: Amount::whole(2) };
     assert_eq!(cpus.reason, Reason::Resources { nodes: 1, fitting: 0, workers: 2, variants: vec![needs] });
     let variants =
         placement("[[tasks.variants]]\ngpus = 1\n[[tasks.variants]]\ncpus = 2\nmemory = \"4 GiB\"\n", small(), None);
@@ -274,7 +274,7 @@ fn explanations_serialize_with_their_kind() {
             "task": "big", "index": 0, "label": "big", "state": "waiting",
             "reason": {
                 "kind": "resources", "nodes": 1, "fitting": 0, "workers": 1,
-                "variants": [{ "resource": "cpus", "needs": 4.0, "largest": 2 }],
+                "variants": [{ "resource": "cpus", "needs": 4.0, "largest": 2.0 }],
             },
         })
     );

@@ -1,6 +1,7 @@
 //! Scenario tests of the scheduler core, on hand-built graphs with a
 //! recording [`super::Out`].
 
+mod deferred;
 mod dependencies;
 pub(crate) mod env;
 mod failures;
@@ -9,3 +10,4 @@ mod placement;
 mod prefetch;
 mod resources;
 mod scale;
+mod slots;

@@ -1,0 +1,129 @@
+//! The symbolic instance: a task's templates rendered with `index`, `item`
+//! and `chunk` standing for any value, so file names are known as patterns
+//! before any instance exists. It tells which expansion files a task of the
+//! run writes ([`Writers`]), and stands for every instance of a group whose
+//! instances are known only at run time ([`crate::ir::Domain::Deferred`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use minijinja::Value;
+use minijinja::value::{Object, ObjectRepr};
+
+use super::compiler::Compiler;
+use super::merge::Resolved;
+use crate::paths::{glob_matcher, normalize};
+use crate::template::{GroupScope, Scope};
+
+/// What stands for an unknown part of a rendered file name.
+pub const ANY: char = '\u{1}';
+
+/// A value that renders as [`ANY`] and whose every attribute is one too
+/// (`item.smiles`, `chunk.path`).
+#[derive(Debug)]
+struct Any;
+
+impl Object for Any {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn get_value(self: &Arc<Self>, _key: &Value) -> Option<Value> {
+        Some(Value::from_object(Any))
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{ANY}")
+    }
+}
+
+/// The scope of the symbolic instance of a task named `name`.
+pub fn scope(c: &Compiler, name: &str) -> Value {
+    let any = Value::from_object(Any);
+    let task = crate::template::json_value(&serde_json::json!({ "name": name }));
+    let group = Arc::new(GroupScope { vars: c.vars_value.clone(), task, resources: any.clone() });
+    Scope { group, index: any.clone(), item: any.clone(), item_json: any.clone(), chunk: any }.into_value()
+}
+
+/// Whether a rendered string holds an unknown part.
+pub fn is_symbolic(text: &str) -> bool {
+    text.contains(ANY)
+}
+
+/// A rendered file name with unknown parts as a glob: the known parts
+/// escaped, each unknown part a `*`.
+pub fn to_glob(text: &str) -> String {
+    let mut out = String::new();
+    for (k, part) in normalize(text).split(ANY).enumerate() {
+        if k > 0 && !out.ends_with('*') {
+            out.push('*');
+        }
+        out.push_str(&globset::escape(part));
+    }
+    out
+}
+
+/// What a template that cannot be rendered symbolically (arithmetic on
+/// `index`, a filter on `item`) may still produce: its text before the
+/// first tag and after the last, anything in between.
+pub fn fallback(source: &str) -> String {
+    if !source.contains("{{") && !source.contains("{%") {
+        return source.to_owned();
+    }
+    let start = source.find("{{").or_else(|| source.find("{%")).unwrap_or(source.len());
+    let end = source.rfind("}}").or_else(|| source.rfind("%}")).map_or(start, |e| e + 2).max(start);
+    format!("{}{ANY}{}", &source[..start], &source[end..])
+}
+
+/// The files each task may write, as patterns.
+#[derive(Default)]
+pub struct Writers {
+    patterns: Vec<(usize, globset::GlobMatcher)>,
+}
+
+impl Writers {
+    /// The `outputs` of every task, rendered symbolically. Patterns without
+    /// any known text (an output named just `{{ item }}`) could be anything
+    /// and are left out.
+    pub fn new(c: &mut Compiler, resolved: &[Resolved]) -> Writers {
+        let mut patterns = Vec::new();
+        for (g, r) in resolved.iter().enumerate() {
+            let scope = scope(c, &r.name);
+            for output in r.spec.outputs.iter().flat_map(|l| l.value.iter()) {
+                let text = match c.renderer.render_str(&output.value, &scope) {
+                    Ok(text) => text,
+                    Err(_) => fallback(&output.value),
+                };
+                if text.chars().all(|ch| ch == ANY) {
+                    continue;
+                }
+                if let Ok(m) = glob_matcher(&to_glob(&text)) {
+                    patterns.push((g, m));
+                }
+            }
+        }
+        Writers { patterns }
+    }
+
+    /// The tasks other than `except` that may write `path`.
+    pub fn of(&self, path: &str, except: usize) -> Vec<usize> {
+        let path = normalize(path);
+        let mut groups: Vec<usize> =
+            self.patterns.iter().filter(|(g, m)| *g != except && m.is_match(path.as_ref())).map(|(g, _)| *g).collect();
+        groups.dedup();
+        groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_parts_become_stars() {
+        assert_eq!(to_glob("hits/\u{1}.txt"), "hits/*.txt");
+        assert_eq!(to_glob("a[\u{1}\u{1}]"), "a[[]*[]]");
+        assert_eq!(fallback("out/{{ index + 1 }}-{{ item }}.csv"), "out/\u{1}.csv");
+        assert_eq!(fallback("plain.txt"), "plain.txt");
+    }
+}

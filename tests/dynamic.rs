@@ -1,0 +1,291 @@
+//! Dynamic stages: expansions over files that tasks of the run write. The
+//! instances come into existence when the writer is done; an old copy of
+//! the file is never read.
+
+use std::time::Duration;
+
+use crate::examples::copy_dir;
+use crate::run::{assert_code, last_summary, statuses};
+use crate::support::Test;
+use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
+
+/// Scores 1..=6 (`index * 17 % 10`: 7 4 1 8 5 2), keeps those above
+/// `threshold`, refines each hit, mirrors the refinement, and combines all.
+fn screening(threshold: u32) -> String {
+    format!(
+        r#"
+[vars]
+threshold = {threshold}
+
+[[tasks]]
+name = "score"
+range = "1-6"
+command = "mkdir -p scores && echo $(( {{{{ index }}}} * 17 % 10 )) > scores/{{{{ index }}}}.txt"
+outputs = ["scores/{{{{ index }}}}.txt"]
+
+[[tasks]]
+name = "select"
+command = "for i in 1 2 3 4 5 6; do [ $(cat scores/$i.txt) -gt {{{{ vars.threshold }}}} ] && echo $i; done > hits.txt; true"
+inputs = ["scores/*.txt"]
+outputs = ["hits.txt"]
+
+[[tasks]]
+name = "refine"
+each_line = "hits.txt"
+command = "mkdir -p refined && echo refined {{{{ item }}}} > refined/{{{{ item }}}}.txt"
+outputs = ["refined/{{{{ item }}}}.txt"]
+
+[[tasks]]
+name = "report"
+for_each = "refine"
+command = "cat refined/{{{{ item }}}}.txt > refined/{{{{ item }}}}.report"
+inputs = ["refined/{{{{ item }}}}.txt"]
+outputs = ["refined/{{{{ item }}}}.report"]
+
+[[tasks]]
+name = "combine"
+command = "cat refined/*.report > all.txt"
+inputs = ["refined/*.report"]
+outputs = ["all.txt"]
+"#
+    )
+}
+
+#[test]
+fn an_old_copy_of_a_produced_file_is_never_read() {
+    // Left behind by an older version of the pipeline: `refine` must not
+    // expand over it, neither at check time nor at run time.
+    let t = Test::new().workflow(&screening(4)).file("hits.txt", "stale-1\nstale-2\nstale-3\nstale-4\n");
+    let check = t.success_with(&["check"]);
+    assert!(check.contains("+ 2 tasks known at run time"), "{check}");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("+ refine: 3 instances from hits.txt"), "{}", out.stderr);
+    assert_eq!(read(&t, "all.txt"), "refined 1\nrefined 4\nrefined 5\n");
+    assert!(!t.path().join("refined/stale-1.txt").exists(), "the stale list was expanded");
+    let summary = last_summary(t.path());
+    assert_eq!(summary["total"], 6 + 1 + 3 + 3 + 1, "{summary}");
+    assert_eq!(summary["succeeded"], 14, "{summary}");
+}
+
+#[test]
+fn the_data_decides_how_many_instances_run() {
+    for (threshold, hits) in [(6, vec!["1", "4"]), (7, vec!["4"]), (4, vec!["1", "4", "5"])] {
+        let t = Test::new().workflow(&screening(threshold));
+        let out = t.run_with(&["run"]);
+        assert_code(&out, 0);
+        let refined: Vec<String> =
+            entries(&t.path().join("refined")).into_iter().filter(|f| f.ends_with(".txt")).collect();
+        let expected: Vec<String> = hits.iter().map(|h| format!("{h}.txt")).collect();
+        assert_eq!(refined, expected, "threshold {threshold}");
+        let labels = statuses(&t, None);
+        assert_eq!(labels.keys().filter(|l| l.starts_with("refine[")).count(), hits.len(), "{labels:?}");
+        assert_eq!(labels.keys().filter(|l| l.starts_with("report[")).count(), hits.len(), "{labels:?}");
+        assert_eq!(labels.get("combine").map(String::as_str), Some("succeeded"), "{labels:?}");
+    }
+}
+
+#[test]
+fn plan_says_when_the_instances_are_known() {
+    let t = Test::new().workflow(&screening(4));
+    let plan = t.success_with(&["plan"]);
+    assert!(plan.contains("refine   known after `select`  each_line hits.txt (written by the run)"), "{plan}");
+    assert!(plan.contains("report   known after `select`  for_each refine"), "{plan}");
+    assert!(plan.contains("select → refine   all           expansion"), "{plan}");
+    assert!(plan.contains("refine → report   element-wise  files"), "{plan}");
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["plan", "--json"])).expect("plan --json");
+    assert_eq!(json["groups"][2]["domain"]["kind"], "deferred", "{json}");
+    assert_eq!(json["groups"][2]["domain"]["expansion"]["file"], "hits.txt", "{json}");
+}
+
+#[test]
+fn a_two_stage_dynamic_chain_runs() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "search"
+command = "printf 'a\nb\nc\n' > families.txt"
+outputs = ["families.txt"]
+
+[[tasks]]
+name = "expand"
+each_line = "families.txt"
+command = "mkdir -p members && printf '{{ item }}1\n{{ item }}2\n' > members/{{ item }}.txt"
+outputs = ["members/{{ item }}.txt"]
+
+[[tasks]]
+name = "gather"
+command = "cat members/*.txt | sort > members.json.txt && awk 'BEGIN{printf \"[\"} {printf \"%s\\\"%s\\\"\", (NR>1?\",\":\"\"), $0} END{print \"]\"}' members.json.txt > members.json"
+inputs = ["members/*.txt"]
+outputs = ["members.json"]
+
+[[tasks]]
+name = "dock"
+from_json = "members.json"
+command = "mkdir -p docked && echo {{ item }} > docked/{{ index }}.txt"
+outputs = ["docked/{{ index }}.txt"]
+"#,
+    );
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("+ expand: 3 instances from families.txt"), "{}", out.stderr);
+    assert!(out.stderr.contains("+ dock: 6 instances from members.json"), "{}", out.stderr);
+    assert_eq!(entries(&t.path().join("docked")).len(), 6);
+    assert_eq!(read(&t, "docked/5.txt"), "c2\n");
+    let again = t.run_with(&["run"]);
+    assert_code(&again, 0);
+    assert!(again.stderr.contains("0 succeeded, 11 unchanged"), "{}", again.stderr);
+}
+
+#[test]
+fn a_failed_writer_cancels_the_dynamic_stage_as_one() {
+    let t = Test::new().workflow(&screening(4).replace("> hits.txt; true", "> hits.txt; exit 3"));
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 1);
+    let summary = last_summary(t.path());
+    assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(3)), "{summary}");
+    assert!(!t.path().join("refined").exists());
+    let json = t.run_with(&["run", "--json"]);
+    let refine = json
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "task_cancelled" && v["label"] == "refine")
+        .unwrap_or_else(|| panic!("refine is cancelled as one: {}", json.stdout));
+    assert_eq!(refine["reason"], "select failed", "{refine}");
+}
+
+#[test]
+fn an_expansion_file_that_cannot_be_expanded_fails_the_stage() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "search"
+command = "echo '[1, 2' > hits.json"
+outputs = ["hits.json"]
+
+[[tasks]]
+name = "refine"
+from_json = "hits.json"
+command = "echo {{ item }}"
+
+[[tasks]]
+name = "after_refine"
+command = "true"
+after = ["refine"]
+"#,
+    );
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 1);
+    assert!(
+        out.stderr.contains("✗ refine failed: `hits.json` cannot be expanded: it is not valid JSON at 2:0"),
+        "{}",
+        out.stderr
+    );
+    let summary = last_summary(t.path());
+    assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(1)), "{summary}");
+}
+
+#[test]
+fn changing_one_line_of_the_list_reruns_only_its_instance() {
+    let t = Test::new().workflow(
+        r#"
+[vars]
+list = "a b c d"
+
+[[tasks]]
+name = "list"
+command = "for x in {{ vars.list }}; do echo $x; done > list.txt"
+outputs = ["list.txt"]
+
+[[tasks]]
+name = "work"
+each_line = "list.txt"
+command = "mkdir -p out && echo {{ item }} > out/{{ index }}.txt"
+outputs = ["out/{{ index }}.txt"]
+"#,
+    );
+    assert_code(&t.run_with(&["run"]), 0);
+    let out = t.run_with(&["run", "--var", "list=a b X d"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("2 succeeded, 3 unchanged"), "{}", out.stderr);
+    assert_eq!(read(&t, "out/2.txt"), "X\n");
+}
+
+#[test]
+fn kill_9_in_a_half_done_dynamic_stage_resumes_the_rest() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "list"
+command = "seq 1 6 > list.txt"
+outputs = ["list.txt"]
+
+[[tasks]]
+name = "slow"
+each_line = "list.txt"
+command = "mkdir -p done && if [ {{ item }} -gt 3 ] && [ ! -e go ]; then sleep 30; fi; echo {{ item }} >> ran.txt; touch done/{{ item }}"
+outputs = ["done/{{ item }}"]
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "6"], "flow.stderr");
+    let half = wait_for(Duration::from_secs(20), || entries(&t.path().join("done")).len() == 3);
+    signal(flow.id(), "-KILL");
+    let _ = wait_child(&mut flow, Duration::from_secs(5));
+    assert!(half, "three instances never finished: {}", read(&t, "flow.stderr"));
+    // The guard ends the killed run's sleeping tasks.
+    let _ = wait_for(Duration::from_secs(5), || std::fs::metadata(t.path().join(".flow")).is_ok());
+    let t = t.file("go", "").timeout(Duration::from_secs(60));
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    let mut ran: Vec<String> = read(&t, "ran.txt").lines().map(str::to_owned).collect();
+    ran.sort();
+    assert_eq!(ran, ["1", "2", "3", "4", "5", "6"], "each item ran once");
+}
+
+#[test]
+fn dynamic_stages_are_checked_like_static_ones() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "select"
+command = "echo a > hits.txt"
+outputs = ["hits.txt"]
+after = ["refine"]
+
+[[tasks]]
+name = "refine"
+each_line = "hits.txt"
+command = "echo {{ item }}"
+
+[[tasks]]
+name = "pick"
+command = "true"
+after = ["refine[1]"]
+"#,
+    );
+    let err = t.run_with(&["check"]);
+    assert_code(&err, 2);
+    assert!(
+        err.stderr.contains("`refine[1]` selects instances of `refine`, whose instances are known only at run time"),
+        "{}",
+        err.stderr
+    );
+    assert!(err.stderr.contains("cycle"), "{}", err.stderr);
+    assert!(err.stderr.contains("select") && err.stderr.contains("workflow.toml:"), "{}", err.stderr);
+}
+
+#[test]
+fn the_hit_refinement_example_refines_every_hit() {
+    let t = Test::new();
+    copy_dir(&crate::support::root().join("examples/workflows/hit-refinement"), t.path());
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("+ refine: 4 instances from hits.txt"), "{}", out.stderr);
+    assert_eq!(read(&t, "report.txt"), "refined acetic-acid\nrefined benzene\nrefined isopropanol\nrefined pyridine\n");
+    // A stricter threshold: fewer hits, and the refinement follows.
+    let out = t.run_with(&["run", "--var", "threshold=84"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("+ refine: 2 instances from hits.txt"), "{}", out.stderr);
+    assert_eq!(read(&t, "hits.txt"), "benzene\npyridine\n");
+}
