@@ -118,14 +118,15 @@ impl JournalEntry {
 }
 
 /// Every attempt of every task instance that has a journal record, in graph
-/// order and then by attempt. A record for an attempt that already ended
-/// (the `cancelled` written for an instance stopped while waiting to be
-/// retried carries attempt 0) changes nothing.
+/// order and then by attempt; each attempt's last record wins, as in
+/// [`JournalState`] (a success whose output was lost afterwards is failed),
+/// except a `cancelled` record for an attempt that already ended: the one
+/// written for an instance stopped while waiting to be retried names attempt 0.
 pub fn attempts(records: &[JournalRecord]) -> Vec<(TaskId, JournalEntry)> {
     let mut attempts: BTreeMap<(TaskId, u32), JournalEntry> = BTreeMap::new();
     for r in records {
         let entry = attempts.entry((r.task, r.attempt)).or_insert_with(|| JournalEntry::new(r.attempt));
-        if entry.ended_us.is_none() {
+        if entry.ended_us.is_none() || !matches!(r.event, JournalEvent::Cancelled { .. }) {
             entry.apply(r);
         }
     }
@@ -244,12 +245,19 @@ mod tests {
             // Stopped while waiting for its retry: the cancellation names attempt 0.
             at(1, 0, 0, 300, JournalEvent::Cancelled { reason: "interrupted".into() }),
             at(1, 1, 0, 310, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
+            at(1, 2, 0, 320, JournalEvent::Succeeded { fingerprint: [0; 32] }),
+            // Its output could not be stored after all.
+            at(1, 2, 0, 330, JournalEvent::Failed { exit_code: None, signal: None, reason: "lost".into() }),
         ];
         let rows: Vec<_> =
             attempts(&records).into_iter().map(|(t, e)| (t.instance, e.attempt, e.status, e.metrics)).collect();
         assert_eq!(
             rows,
-            [(0, 0, JournalStatus::Failed, Some(Box::new(metrics))), (1, 0, JournalStatus::Cancelled, None)]
+            [
+                (0, 0, JournalStatus::Failed, Some(Box::new(metrics))),
+                (1, 0, JournalStatus::Cancelled, None),
+                (2, 0, JournalStatus::Failed, None)
+            ]
         );
         let latest = JournalState::from_records(&records);
         assert_eq!(latest.get(TaskId::new(GroupId(1), 0)).unwrap().metrics.as_ref().unwrap().host, "node1");
