@@ -133,6 +133,20 @@ fn a_request_too_big_for_the_described_worker_is_a_sentence() {
     assert!(err.contains("× the request needs 1 GiB of memory, the largest worker has 512 MiB\n"), "{err}");
 }
 
+/// Issue 13: a bad value in a queue's table (`memory = "lots"`) showed
+/// only after a misspelt key and a missing one in the same table were fixed.
+#[test]
+fn a_profile_reports_bad_values_beside_misspelt_keys() {
+    let profiles = "[profile.hpc.queue]\nmanager = \"slurm\"\ntime_limt = \"1h\"\nworker = { memory = \"lots\" }\n";
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"x\"\n").file("flow.profiles.toml", profiles);
+    let err = t.run_with(&["check", "--profile", "hpc"]);
+    assert_eq!(err.code, 2, "{}", err.stderr);
+    assert!(err.stderr.contains("missing key `time_limit` in a queue"), "{}", err.stderr);
+    assert!(err.stderr.contains("unknown key `time_limt` in a queue"), "{}", err.stderr);
+    assert!(err.stderr.contains("`worker.memory`"), "{}", err.stderr);
+    assert!(err.stderr.contains("3 problems in flow.profiles.toml"), "{}", err.stderr);
+}
+
 #[test]
 fn a_profile_is_checked_with_the_tasks_its_queue_can_never_run() {
     let workflow = "[[tasks]]\nname = \"long\"\ncommand = \"x\"\ntime_request = \"2h\"\n\

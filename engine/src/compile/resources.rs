@@ -144,7 +144,7 @@ pub fn duration(c: &mut Compiler, q: &Sp<Quantity>, key: &str) -> Option<u64> {
 }
 
 /// Reports when no variant fits the worker described in the options, in
-/// the scheduler's words ([`Capacity`]).
+/// the scheduler's words ([`crate::runtime::core::Capacity`]).
 fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
     let Some(worker) = &c.options.worker else { return };
     let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::settings::{QueueSettings, WorkerShape};
+use super::settings::{QueueSettings, WorkerShape, default_max_workers, default_one, five_minutes, thirty_seconds};
 use crate::diag::{Diagnostic, Source, closest};
 use crate::ir::Amount;
 use crate::runtime::core::Capacity;
@@ -77,6 +77,32 @@ struct RawProfile {
     queue: Option<QueueSettings>,
 }
 
+/// The values of each profile's queue that are checked beyond their types,
+/// read apart from the strict [`File`] so that they are checked even when
+/// the queue's table has other problems (a misspelt or a missing key).
+#[derive(Deserialize)]
+struct ValuesFile {
+    #[serde(default)]
+    profile: BTreeMap<String, ProfileValues>,
+}
+
+#[derive(Deserialize)]
+struct ProfileValues {
+    #[serde(default)]
+    queue: Option<Spanned<QueueValues>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct QueueValues {
+    time_limit: Option<Spanned<String>>,
+    idle_timeout: Option<Spanned<String>>,
+    poll_interval: Option<Spanned<String>>,
+    workers_per_allocation: Option<u32>,
+    max_workers: Option<u32>,
+    worker: Option<WorkerShape>,
+}
+
 /// The profiles files for a workflow in `dir`, in the order they are
 /// searched: `dir/flow.profiles.toml`, then `$XDG_CONFIG_HOME/flow/profiles.toml`
 /// (or `~/.config/flow/profiles.toml`); only those that exist.
@@ -102,6 +128,11 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
     let at = |d: Diagnostic| d.in_source(source.clone());
     let (file, mut problems) = crate::spec::read::<File>(source, crate::spec::Format::Toml, "a profiles file");
     let Some(file) = file else { return Err(problems.into_iter().map(at).collect()) };
+    // The queue's values, checked even when its table has other problems.
+    let (values, _) = crate::spec::read::<ValuesFile>(source, crate::spec::Format::Toml, "a profiles file");
+    let values = values.and_then(|mut v| v.profile.remove(name)).and_then(|p| p.queue);
+    let checked = values.map(|v| check_queue(&v, &mut problems));
+    problems.sort_by_key(|d| d.span.as_ref().map_or(0, |span| span.start));
     let Some(raw) = file.profile.get(name) else {
         // A profile with a problem in its own table is dropped: say that problem, not that it is missing.
         if !problems.is_empty() {
@@ -116,13 +147,17 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
         };
         return Err(vec![at(d)]);
     };
-    let queue = raw.get_ref().queue.as_ref().map(|q| check_queue(q, &mut problems));
     if !problems.is_empty() {
-        problems.sort_by_key(|d| d.span.as_ref().map_or(0, |span| span.start));
         return Err(problems.into_iter().map(at).collect());
     }
     let raw = raw.get_ref();
-    let queue = queue.flatten();
+    let queue = raw.queue.clone().zip(checked).map(|(settings, c)| Queue {
+        worker: c.worker(&settings.worker),
+        settings,
+        time_limit: c.time_limit,
+        idle_timeout: c.idle_timeout,
+        poll_interval: c.poll_interval,
+    });
     Ok(Profile {
         name: name.to_owned(),
         // With a queue the coordinator must be reachable from compute nodes.
@@ -132,8 +167,28 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
     })
 }
 
-/// Parses the values of a queue's settings, collecting every problem.
-fn check_queue(q: &QueueSettings, problems: &mut Vec<Diagnostic>) -> Option<Queue> {
+/// A queue's values, parsed.
+struct Checked {
+    time_limit: u64,
+    idle_timeout: u64,
+    poll_interval: u64,
+    memory: Option<u64>,
+    custom: BTreeMap<String, Amount>,
+}
+
+impl Checked {
+    /// What a worker of `shape` has: without `cpus` a whole node, whose
+    /// CPUs and GPUs are unknown; with `cpus`, no GPUs unless given.
+    fn worker(&self, shape: &WorkerShape) -> Capacity {
+        let whole = |n: u32| Amount::whole(u64::from(n));
+        let gpus = if shape.cpus.is_none() { shape.gpus.map(whole) } else { Some(whole(shape.gpus.unwrap_or(0))) };
+        Capacity { cpus: shape.cpus.map(whole), gpus, memory: self.memory, custom: Some(self.custom.clone()) }
+    }
+}
+
+/// Parses the values of a queue's table, collecting every problem; a value
+/// that is missing (its own problem, reported elsewhere) is left unchecked.
+fn check_queue(q: &Spanned<QueueValues>, problems: &mut Vec<Diagnostic>) -> Checked {
     let mut duration = |field: &str, v: &Spanned<String>| match parse_duration(v.get_ref()) {
         Ok(0) => {
             let d = Diagnostic::new("flow::profile::value", format!("`{field}` must be longer than zero"));
@@ -147,10 +202,14 @@ fn check_queue(q: &QueueSettings, problems: &mut Vec<Diagnostic>) -> Option<Queu
             0
         }
     };
-    let time_limit = duration("time_limit", &q.time_limit);
-    let idle_timeout = duration("idle_timeout", &q.idle_timeout);
-    let poll_interval = duration("poll_interval", &q.poll_interval);
-    let memory = q.worker.memory.as_ref().and_then(|m| match parse_size(m.get_ref()) {
+    let values = q.get_ref();
+    let time_limit = values.time_limit.as_ref().map_or(0, |v| duration("time_limit", v));
+    let idle_timeout = duration("idle_timeout", &values.idle_timeout.clone().unwrap_or_else(five_minutes));
+    let poll_interval = duration("poll_interval", &values.poll_interval.clone().unwrap_or_else(thirty_seconds));
+    // Problems of the table as a whole point at its `time_limit`, or at the table.
+    let table = values.time_limit.as_ref().map_or(q.span(), Spanned::span);
+    let shape = values.worker.clone().unwrap_or_default();
+    let memory = shape.memory.as_ref().and_then(|m| match parse_size(m.get_ref()) {
         Ok(bytes) => Some(bytes),
         Err(e) => {
             let d = Diagnostic::new("flow::profile::value", format!("`worker.memory`: {e}"));
@@ -159,48 +218,35 @@ fn check_queue(q: &QueueSettings, problems: &mut Vec<Diagnostic>) -> Option<Queu
         }
     });
     let mut custom = BTreeMap::new();
-    for (name, &amount) in &q.worker.resources {
+    for (name, &amount) in &shape.resources {
         match Amount::from_f64(amount) {
             Some(a) => {
                 custom.insert(name.clone(), a);
             }
             None => problems.push(
                 Diagnostic::new("flow::profile::value", format!("resource `{name}` must be a non-negative number"))
-                    .at(q.time_limit.span(), "in this queue"),
+                    .at(table.clone(), "in this queue"),
             ),
         }
     }
-    for (field, value) in [("workers_per_allocation", q.workers_per_allocation), ("max_workers", q.max_workers)] {
+    let per = values.workers_per_allocation.unwrap_or_else(default_one);
+    let max = values.max_workers.unwrap_or_else(default_max_workers);
+    for (field, value) in [("workers_per_allocation", per), ("max_workers", max)] {
         if value == 0 {
             let d = Diagnostic::new("flow::profile::value", format!("`{field}` must be at least 1"));
-            problems.push(d.at(q.time_limit.span(), "in this queue"));
+            problems.push(d.at(table.clone(), "in this queue"));
         }
     }
-    if q.max_workers < q.workers_per_allocation && q.max_workers > 0 {
+    if max < per && max > 0 {
         let d = Diagnostic::new(
             "flow::profile::value",
             format!(
-                "`max_workers` ({}) is smaller than `workers_per_allocation` ({}): no allocation could ever be submitted",
-                q.max_workers, q.workers_per_allocation
+                "`max_workers` ({max}) is smaller than `workers_per_allocation` ({per}): no allocation could ever be submitted"
             ),
         );
-        problems.push(d.at(q.time_limit.span(), "in this queue").help("raise `max_workers`"));
+        problems.push(d.at(table, "in this queue").help("raise `max_workers`"));
     }
-    problems.is_empty().then(|| Queue {
-        worker: worker(&q.worker, memory, custom),
-        settings: q.clone(),
-        time_limit,
-        idle_timeout,
-        poll_interval,
-    })
-}
-
-/// What a worker of `shape` has: without `cpus` a whole node, whose CPUs and
-/// GPUs are unknown; with `cpus`, no GPUs unless given.
-fn worker(shape: &WorkerShape, memory: Option<u64>, custom: BTreeMap<String, Amount>) -> Capacity {
-    let whole = |n: u32| Amount::whole(u64::from(n));
-    let gpus = if shape.cpus.is_none() { shape.gpus.map(whole) } else { Some(whole(shape.gpus.unwrap_or(0))) };
-    Capacity { cpus: shape.cpus.map(whole), gpus, memory, custom: Some(custom) }
+    Checked { time_limit, idle_timeout, poll_interval, memory, custom }
 }
 
 #[cfg(test)]
@@ -264,6 +310,18 @@ mod tests {
         assert!(errors[3].starts_with("flow.profiles.toml:7:"), "{errors:?}");
         let errors = profile("[profile.c.queue]\nmanager = \"lsf\"\ntime_limit = \"1h\"\n", "c").unwrap_err();
         assert!(errors[0].contains("lsf"), "{errors:?}");
+    }
+
+    /// Issue 13: `memory = "lots"` showed only once the misspelt
+    /// `time_limt` was fixed; every problem of the table shows at once.
+    #[test]
+    fn bad_values_show_beside_misspelt_and_missing_keys() {
+        let text = "[profile.c.queue]\nmanager = \"slurm\"\ntime_limt = \"1h\"\nworker = { memory = \"lots\" }\n";
+        let errors = profile(text, "c").unwrap_err();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert_eq!(errors[0], "flow.profiles.toml:1:1 missing key `time_limit` in a queue");
+        assert_eq!(errors[1], "flow.profiles.toml:3:1 unknown key `time_limt` in a queue");
+        assert!(errors[2].starts_with("flow.profiles.toml:4:21 `worker.memory`"), "{errors:?}");
     }
 
     #[test]

@@ -41,13 +41,13 @@ pub struct QueueSettings {
     /// Wall-time of each allocation, e.g. `"1h"` (`--time` / `-l walltime`).
     pub time_limit: Spanned<String>,
     /// Workers (nodes) each allocation starts.
-    #[serde(default = "one")]
+    #[serde(default = "default_one")]
     pub workers_per_allocation: u32,
     /// Most workers alive or queued at once.
-    #[serde(default = "four")]
+    #[serde(default = "default_max_workers")]
     pub max_workers: u32,
     /// Most allocations waiting in the manager's queue at once.
-    #[serde(default = "one")]
+    #[serde(default = "default_one")]
     pub backlog: u32,
     /// Workers exit after this long without work, e.g. `"5m"`.
     #[serde(default = "five_minutes")]
@@ -88,18 +88,22 @@ pub struct WorkerShape {
     pub resources: BTreeMap<String, f64>,
 }
 
-fn one() -> u32 {
+/// The default of `workers_per_allocation` and `backlog`.
+pub(super) fn default_one() -> u32 {
     1
 }
 
-fn four() -> u32 {
+/// The default of `max_workers`.
+pub(super) fn default_max_workers() -> u32 {
     4
 }
 
-fn five_minutes() -> Spanned<String> {
+/// The default of `idle_timeout`.
+pub(super) fn five_minutes() -> Spanned<String> {
     Spanned::new(0..0, "5m".to_owned())
 }
 
-fn thirty_seconds() -> Spanned<String> {
+/// The default of `poll_interval`.
+pub(super) fn thirty_seconds() -> Spanned<String> {
     Spanned::new(0..0, "30s".to_owned())
 }
