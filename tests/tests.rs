@@ -2,6 +2,7 @@
 
 mod support;
 
+mod cache;
 mod check;
 mod diagnostics;
 mod dynamic;

@@ -102,6 +102,14 @@ pub enum DriverEvent {
         /// Those still alive, or the manager's error.
         result: super::driver_queue::Alive,
     },
+    /// An instance was compared with its last success before dispatch:
+    /// its fingerprint if unchanged.
+    Checked {
+        /// Which instance.
+        task: TaskId,
+        /// Its fingerprint, if it matches and its outputs exist.
+        unchanged: Option<super::fingerprint::Fingerprint>,
+    },
     /// A peer failed the handshake (wrong or no secret) and was turned away.
     Refused {
         /// Its address.
@@ -159,6 +167,8 @@ pub(super) struct Driver {
     pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
     pub log: Option<super::output_sink::OutputSink>,
+    /// Instances being compared with their last success before dispatch.
+    pub checks: super::driver_cache::Checks,
 }
 
 impl Driver {
@@ -226,6 +236,7 @@ impl Driver {
                 self.finished(worker, task, attempt, outcome, out);
             }
             event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => self.queue_event(event),
+            DriverEvent::Checked { task, unchanged } => self.hashed(task, unchanged, out),
             DriverEvent::Joined { offer, link, peer, reply } => {
                 let change = offer.allocation.as_deref().and_then(|job| self.queue.as_mut()?.joined(job));
                 let deadline = offer.time_limit.map(|t| Instant::now() + t);
@@ -314,6 +325,7 @@ impl Driver {
     fn step(&mut self, out: &mut Collect) {
         loop {
             self.expand_ready(out);
+            self.check_ready(out);
             self.core.schedule(Instant::now(), out);
             if out.starts.is_empty() && out.states.is_empty() {
                 break;
@@ -375,7 +387,9 @@ impl Driver {
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
-        let previous = self.previous.fingerprint(task, &job.label);
+        // Compared with earlier runs before dispatch (`driver_cache.rs`):
+        // whatever reaches a worker runs.
+        let previous = None;
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => {
@@ -538,7 +552,7 @@ impl Driver {
         }
     }
 
-    fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
+    pub(super) fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
         self.journal_batch.push(JournalRecord::new(now_us(), task, attempt, event));
     }
 

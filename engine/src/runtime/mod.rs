@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod core;
 pub mod detect;
 mod driver;
+mod driver_cache;
 mod driver_expand;
 mod driver_queue;
 pub mod event;

@@ -77,6 +77,9 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     previous.force(&graph, &options.only).map_err(RunError::Options)?;
 
     let mut core = Core::new(&graph, CoreOptions { max_fails: options.max_fails });
+    for group in previous.finished_groups(&graph) {
+        core.set_precheck(group);
+    }
     let local = options.local.then(|| core.add_worker(options.worker.clone()));
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
@@ -173,6 +176,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 self_tx: driver_tx,
                 unschedulable: Default::default(),
                 log: alloc_log,
+                checks: Default::default(),
                 ahead: Default::default(),
                 durations: Default::default(),
             };

@@ -26,6 +26,7 @@ mod matching;
 mod order;
 mod out;
 mod pool;
+mod precheck;
 mod prefetch;
 mod request;
 mod scheduler;
