@@ -11,6 +11,7 @@ mod explain;
 mod graph;
 mod interrupt;
 mod log;
+mod metrics;
 mod pbs;
 mod plan;
 mod run;

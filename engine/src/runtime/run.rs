@@ -167,6 +167,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 source,
                 summary,
                 running: Default::default(),
+                placements: Default::default(),
                 journal_batch: Vec::new(),
                 event_batch: Vec::new(),
                 stopped: Default::default(),
@@ -217,11 +218,9 @@ fn record_lost_output(run: &RunDir, lost: &[(TaskId, u32)], summary: &mut Summar
     let reason = "its output could not be stored: output.log cannot be written".to_owned();
     let records: Vec<JournalRecord> = lost
         .iter()
-        .map(|&(task, attempt)| JournalRecord {
-            time_us: super::local::now_us(),
-            task,
-            attempt,
-            event: JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() },
+        .map(|&(task, attempt)| {
+            let event = JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() };
+            JournalRecord::new(super::local::now_us(), task, attempt, event)
         })
         .collect();
     if let Err(e) = JournalWriter::create(&run.journal()).and_then(|mut w| w.append_batch(&records)) {
@@ -274,6 +273,11 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
 /// This machine's host name.
 pub fn hostname() -> String {
     nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// The cluster job this process runs in (`SLURM_JOB_ID`, `PBS_JOBID`), if any.
+pub fn cluster_job() -> Option<String> {
+    ["SLURM_JOB_ID", "PBS_JOBID"].iter().find_map(|v| std::env::var(v).ok())
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
