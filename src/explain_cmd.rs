@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
+use flow_engine::log::JournalStatus;
 use flow_engine::runtime::explain::{
     Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,
 };
+use flow_engine::runtime::resume::origin;
 use flow_engine::runtime::run_dir::{RunDir, locate};
 
 use crate::log_cmd::format_duration;
@@ -45,7 +47,15 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
     let explainer = Explainer::new(&run);
-    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd) };
+    let origin = match tasks[..] {
+        [task] => run.journal.get(task).filter(|e| e.status == JournalStatus::Cached).and_then(|e| {
+            let state = dir.path.parent().and_then(Path::parent)?;
+            let (from, _) = origin(state, &dir.id, &run.graph.label(task), e.fingerprint.as_ref()?)?;
+            Some(from.id)
+        }),
+        _ => None,
+    };
+    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd), origin };
     let mut out = BufWriter::new(io::stdout().lock());
     let result = if args.json {
         tasks.iter().try_for_each(|&task| {
@@ -212,6 +222,8 @@ struct Text {
     now_us: u64,
     /// The access file of a run that takes remote workers, relative to the current directory.
     access: Option<String>,
+    /// For one instance the run skipped as unchanged: the run that did its work.
+    origin: Option<String>,
 }
 
 impl Text {
@@ -274,7 +286,8 @@ impl Text {
                 format!("succeeded{}{}{}", took("in", ran), attempt_note(*attempt), ended(ran.ended_us))
             }
             Reason::Cached { ran } => {
-                format!("unchanged since an earlier run, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
+                let since = self.origin.as_ref().map_or_else(|| "an earlier run".to_owned(), |id| format!("run {id}"));
+                format!("unchanged since {since}, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
             }
             Reason::Failed { attempt, retries, exit_code, signal, message, ran } => {
                 let why = message.clone().unwrap_or_else(|| exit(*exit_code, *signal));

@@ -193,6 +193,31 @@ impl Forced {
     }
 }
 
+/// Where an instance that run `skipped_in` skipped as unchanged got its
+/// result: the newest earlier run under `state` in which `label` succeeded
+/// by running, with `fingerprint`. Runs in between may have skipped it too.
+pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerprint) -> Option<(RunDir, TaskId)> {
+    let earlier = RunDir::list(state).into_iter().rev().filter(|run| run.id.as_str() < skipped_in);
+    for run in earlier {
+        let Ok(text) = fs_err::read_to_string(run.graph()) else { continue };
+        let Ok(graph) = serde_json::from_str::<Graph>(&text) else { continue };
+        let Some(group) = graph.find(label.split_once('[').map_or(label, |(name, _)| name)) else { continue };
+        let Ok(journal) = read_journal(&run.journal()) else { continue };
+        let state = JournalState::from_records(&journal.records);
+        let found = state.iter().find(|(task, entry)| {
+            task.group == group
+                && entry.status == JournalStatus::Succeeded
+                && entry.fingerprint.as_ref() == Some(fingerprint)
+                && graph.label(**task) == label
+        });
+        if let Some((task, _)) = found {
+            let task = *task;
+            return Some((run, task));
+        }
+    }
+    None
+}
+
 /// The graph and journal of `run` if it ran `workflow` (the same file of
 /// this directory, which may have moved since); `None` if it ran another
 /// workflow; why not, if its files cannot be read.
