@@ -17,7 +17,6 @@
 
 mod allocation;
 mod backlog;
-mod capacity;
 mod deferred;
 mod deps;
 mod events;
@@ -25,11 +24,8 @@ mod group_state;
 mod matching;
 mod order;
 mod out;
-mod pool;
 mod prefetch;
-mod request;
 mod scheduler;
-mod shortfall;
 mod unschedulable;
 mod worker;
 
@@ -38,9 +34,6 @@ pub(crate) mod tests;
 
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
-pub use capacity::{Capacity, MAX_SLOTS};
 pub use out::{CancelReason, Out, TaskResult, TaskState};
 pub use scheduler::{Core, CoreOptions, Counts};
-pub use shortfall::Shortfall;
-pub(crate) use shortfall::{LARGEST, no_variant_fits};
 pub use worker::{WorkerId, WorkerResources};
