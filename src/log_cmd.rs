@@ -2,6 +2,8 @@
 //! prints their output, follows a live run, summarises, greps and exports.
 //! A torn tail (what a crash leaves at the end of a file) is a warning.
 
+mod trace;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -11,10 +13,11 @@ use clap::{Args, Subcommand, ValueEnum};
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Graph, GroupId, IntRange, TaskId};
 use flow_engine::log::{
-    Damage, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
-    read_journal, read_output,
+    Damage, JournalFile, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
+    attempts, read_journal, read_output,
 };
 use flow_engine::runtime::run_dir::{RunDir, locate};
+use trace::{Attempt, Column, Format};
 
 /// How often `tail -f` looks for new output.
 const POLL: Duration = Duration::from_millis(100);
@@ -36,13 +39,21 @@ pub struct LogArgs {
 /// `flow log` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum LogCommand {
-    /// One line per task instance: status, exit code, duration, output sizes.
+    /// One line per attempt: status, exit code, times, CPU, memory, where it ran.
     List {
         /// Tasks to show: `score`, `score[1-10,20]` [default: all].
         #[arg(value_name = "SELECTOR")]
         selectors: Vec<String>,
-        /// One JSON object per line.
-        #[arg(long)]
+        /// The columns, comma-separated [default: task,status,exit,duration,cpu,rss,stdout,stderr
+        /// for a table, all of them for TSV and CSV].
+        #[arg(long, value_enum, value_delimiter = ',', value_name = "COLUMNS")]
+        columns: Vec<Column>,
+        /// How to print the rows: `tsv` and `csv` write a trace file (a header
+        /// row, times in RFC 3339, durations in µs, sizes in bytes).
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// One JSON object per line, with every field (times in µs).
+        #[arg(long, conflicts_with_all = ["columns", "format"])]
         json: bool,
     },
     /// Print the selected tasks' output as it was written, task by task in graph order.
@@ -119,7 +130,10 @@ pub fn run(args: &LogArgs) -> Result<(), String> {
     let run = Run::open(args).map_err(|e| e.to_string())?;
     let mut out = BufWriter::new(io::stdout().lock());
     let result = match &args.command {
-        LogCommand::List { selectors, json } => list(&run, &mut out, &run.select(selectors)?, *json),
+        LogCommand::List { selectors, columns, format, json } => {
+            let format = if *json { None } else { Some(*format) };
+            list(&run, &mut out, &run.select(selectors)?, columns, format)
+        }
         LogCommand::Cat { selectors, stream, failed } => cat(&run, &mut out, &run.select(selectors)?, *stream, *failed),
         LogCommand::Tail { selectors, follow } => tail(&run, &mut out, &run.select(selectors)?, *follow),
         LogCommand::Summary => summary(&run, &mut out),
@@ -188,13 +202,18 @@ impl Run {
 
     /// The journal folded per task (empty if there is none yet).
     fn journal(&self) -> io::Result<JournalState> {
+        Ok(JournalState::from_records(&self.journal_records()?.records))
+    }
+
+    /// The journal's records (none if there is no journal yet); warns of damage.
+    fn journal_records(&self) -> io::Result<JournalFile> {
         if !self.dir.journal().exists() {
-            return Ok(JournalState::default());
+            return Ok(JournalFile::default());
         }
         let journal = read_journal(&self.dir.journal())?;
         self.warn_torn("journal", journal.torn);
         warn_damage("journal", &journal.damage);
-        Ok(JournalState::from_records(&journal.records))
+        Ok(journal)
     }
 
     /// The output log, if the run has written one.
@@ -254,12 +273,18 @@ impl Selection {
     }
 }
 
-/// `flow log list`.
-fn list(run: &Run, out: &mut impl Write, selection: &Selection, json: bool) -> io::Result<()> {
-    let journal = run.journal()?;
-    let mut sizes: BTreeMap<TaskId, [u64; 2]> = BTreeMap::new();
+/// `flow log list`: one row per attempt, as `format` (NDJSON when `None`).
+fn list(
+    run: &Run,
+    out: &mut impl Write,
+    selection: &Selection,
+    columns: &[Column],
+    format: Option<Format>,
+) -> io::Result<()> {
+    let journal = attempts(&run.journal_records()?.records);
+    let mut sizes: BTreeMap<(TaskId, u32), [u64; 2]> = BTreeMap::new();
     run.each_record(|r, _| {
-        let size = sizes.entry(r.task).or_default();
+        let size = sizes.entry((r.task, r.attempt)).or_default();
         match r.stream {
             OutputStream::Stdout => size[0] += r.data.len() as u64,
             OutputStream::Stderr => size[1] += r.data.len() as u64,
@@ -267,38 +292,28 @@ fn list(run: &Run, out: &mut impl Write, selection: &Selection, json: bool) -> i
         }
         Ok(())
     })?;
-    let tasks: BTreeSet<TaskId> = journal.iter().map(|(id, _)| *id).chain(sizes.keys().copied()).collect();
-    let mut rows = vec![["TASK", "STATUS", "EXIT", "DURATION", "STDOUT", "STDERR"].map(String::from).to_vec()];
-    for task in tasks.into_iter().filter(|&t| selection.contains(&run.graph, t)) {
-        let state = journal.get(task);
-        let [stdout, stderr] = sizes.get(&task).copied().unwrap_or_default();
-        if json {
+    // Every attempt the journal knows, and those with output and no record yet.
+    let known: BTreeSet<(TaskId, u32)> = journal.iter().map(|(t, e)| (*t, e.attempt)).collect();
+    let mut rows: Vec<(TaskId, u32, Option<&flow_engine::log::JournalEntry>)> =
+        journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
+    rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
+    rows.sort_by_key(|&(t, a, _)| (t, a));
+    let mut attempts =
+        rows.into_iter().filter(|(t, ..)| selection.contains(&run.graph, *t)).map(|(task, attempt, entry)| {
             let (name, index) = run.name_index(task);
-            let line = serde_json::json!({
-                "task": name, "index": index, "label": run.label(task),
-                "status": state.map(|s| s.status.as_str()), "attempt": state.map(|s| s.attempt),
-                "exit_code": state.and_then(|s| s.exit_code), "signal": state.and_then(|s| s.signal),
-                "duration_us": state.and_then(|s| s.duration_us()), "reason": state.and_then(|s| s.reason.as_deref()),
-                "stdout_bytes": stdout, "stderr_bytes": stderr,
-            });
-            writeln!(out, "{line}")?;
-            continue;
-        }
-        let exit = match state {
-            Some(s) if s.exit_code.is_some() => s.exit_code.map(|c| c.to_string()),
-            Some(s) => s.signal.map(|sig| format!("signal {sig}")),
-            None => None,
-        };
-        rows.push(vec![
-            run.label(task),
-            state.map_or("-", |s| s.status.as_str()).to_owned(),
-            exit.unwrap_or_else(|| "-".into()),
-            state.and_then(|s| s.duration_us()).map_or_else(|| "-".into(), format_duration),
-            format_bytes(stdout),
-            format_bytes(stderr),
-        ]);
+            let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
+            Attempt { label: run.label(task), name, index, entry, sizes }
+        });
+    let Some(format) = format else {
+        return attempts.try_for_each(|a| writeln!(out, "{}", a.json()));
+    };
+    let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
+    let mut lines = vec![format.header(&columns)];
+    lines.extend(attempts.map(|a| columns.iter().map(|&c| a.cell(c, format)).collect()));
+    match format {
+        Format::Table => out.write_all(table(&lines).as_bytes()),
+        Format::Tsv | Format::Csv => lines.iter().try_for_each(|cells| writeln!(out, "{}", format.line(cells))),
     }
-    if json { Ok(()) } else { out.write_all(table(&rows).as_bytes()) }
 }
 
 /// `flow log cat`: one pass to find the records, then each task's in turn.
@@ -468,7 +483,7 @@ fn indent(text: &str) -> String {
 }
 
 /// `512 B`, `10.0 KiB`, `1.5 GiB`.
-fn format_bytes(n: u64) -> String {
+pub(crate) fn format_bytes(n: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = n as f64;
     let mut unit = 0;

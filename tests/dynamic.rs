@@ -229,7 +229,11 @@ outputs = ["done/{{ item }}"]
 "#,
     );
     let mut flow = spawn_flow(t.path(), &["run", "--cpus", "6"], "flow.stderr");
-    let half = wait_for(Duration::from_secs(20), || entries(&t.path().join("done")).len() == 3);
+    // Three instances done and recorded (the journal follows the files by a moment).
+    let half = wait_for(Duration::from_secs(20), || {
+        entries(&t.path().join("done")).len() == 3
+            && statuses(&t, None).iter().filter(|(l, s)| l.starts_with("slow[") && *s == "succeeded").count() == 3
+    });
     signal(flow.id(), "-KILL");
     let _ = wait_child(&mut flow, Duration::from_secs(5));
     assert!(half, "three instances never finished: {}", read(&t, "flow.stderr"));

@@ -281,7 +281,7 @@ fn without_workers_the_allocation_queue_is_described() {
 #[test]
 fn a_worker_of_an_allocation_is_named_with_its_job() {
     let sim = |i| TaskId::new(GroupId(0), i);
-    let started = JournalRecord { time_us: T0, task: sim(0), attempt: 0, event: JournalEvent::Started { worker: 1 } };
+    let started = JournalRecord::new(T0, sim(0), 0, JournalEvent::Started { worker: 1 });
     let f = LiveFixture::new(SIMS, &[started]);
     f.allocs(&queue(None, vec![allocation(1, "4711", AllocState::Running, None)]));
     f.workers(&[WorkerInfo {

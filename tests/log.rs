@@ -118,7 +118,7 @@ impl Fixture {
 }
 
 fn event(task: TaskId, tenths: u64, event: JournalEvent) -> JournalRecord {
-    JournalRecord { time_us: T0 + tenths * SECOND / 10, task, attempt: 0, event }
+    JournalRecord::new(T0 + tenths * SECOND / 10, task, 0, event)
 }
 
 fn out(task: TaskId, stream: OutputStream, tenths: u64, data: &str) -> OutputRecord {
@@ -136,12 +136,12 @@ fn list_shows_every_instance_with_records() {
     let out = words(&f.log(&["list"]).success());
     assert_eq!(
         out,
-        "TASK STATUS EXIT DURATION STDOUT STDERR\n\
-         prep succeeded 0 1.50s 10 B 0 B\n\
-         score[10] succeeded 0 2.00s 21 B 0 B\n\
-         score[20] failed 3 3.00s 12 B 12 B\n\
-         score[30] cached - - 0 B 0 B\n\
-         report cancelled - - 0 B 0 B"
+        "TASK STATUS EXIT DURATION CPU RSS STDOUT STDERR\n\
+         prep succeeded 0 1.50s - - 10 B 0 B\n\
+         score[10] succeeded 0 2.00s - - 21 B 0 B\n\
+         score[20] failed 3 3.00s - - 12 B 12 B\n\
+         score[30] cached - - - - 0 B 0 B\n\
+         report cancelled - - - - 0 B 0 B"
     );
     let out = f.log(&["list", "--json", "score[20]"]).success();
     let line: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
@@ -150,7 +150,11 @@ fn list_shows_every_instance_with_records() {
         serde_json::json!({
             "task": "score", "index": 20, "label": "score[20]", "status": "failed", "attempt": 0,
             "exit_code": 3, "signal": null, "duration_us": 3_000_000, "reason": "exit code 3",
-            "stdout_bytes": 12, "stderr_bytes": 12,
+            "stdout_bytes": 12, "stderr_bytes": 12, "worker": 1,
+            // A journal without metrics: the start and end it recorded, nothing measured.
+            "start_us": T0 + 2 * SECOND, "end_us": T0 + 5 * SECOND,
+            "wall_us": null, "cpu_us": null, "user_us": null, "system_us": null, "rss_bytes": null,
+            "host": null, "allocation": null, "variant": null, "cpus": null, "gpus": null,
         })
     );
 }

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use crate::support::process::{entries, flow_bin, signal, wait_child, wait_for};
 
-const PROFILES: &str = "[profile.pbs.queue]\nmanager = \"pbs\"\nqueue = \"workq\"\naccount = \"proj7\"\n\
+pub(crate) const PROFILES: &str = "[profile.pbs.queue]\nmanager = \"pbs\"\nqueue = \"workq\"\naccount = \"proj7\"\n\
                         time_limit = \"30m\"\nidle_timeout = \"5s\"\npoll_interval = \"1s\"\n\
                         worker = { cpus = 2, memory = \"1 GiB\" }\nsubmit_args = [\"-m\", \"n\"]\n";
 
 /// A test whose PATH finds the fake PBS first.
-fn pbs(workflow: &str, profiles: &str) -> Test {
+pub(crate) fn pbs(workflow: &str, profiles: &str) -> Test {
     let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-pbs");
     let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default());
     let t = Test::new().workflow(workflow).file("flow.profiles.toml", profiles);
@@ -23,7 +23,7 @@ fn pbs(workflow: &str, profiles: &str) -> Test {
 }
 
 /// What the fake server recorded in `name`, with this test's paths made neutral.
-fn recorded(t: &Test, name: &str) -> String {
+pub(crate) fn recorded(t: &Test, name: &str) -> String {
     let text = fs_err::read_to_string(t.path().join("pbs").join(name)).unwrap_or_default();
     neutral(t, &text)
 }

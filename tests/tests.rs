@@ -2,6 +2,7 @@
 
 mod support;
 
+mod cache;
 mod check;
 mod diagnostics;
 mod dynamic;
@@ -10,6 +11,7 @@ mod explain;
 mod graph;
 mod interrupt;
 mod log;
+mod metrics;
 mod pbs;
 mod plan;
 mod run;

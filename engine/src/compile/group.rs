@@ -106,6 +106,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         priority: priority.unwrap_or(0),
         retries: retries.unwrap_or(0) as u32,
         crash_limit: crash_limit.unwrap_or(5) as u32,
+        implicit_inputs: spec.implicit_inputs.as_ref().is_none_or(|b| b.value),
     };
     Some(Draft { group, scope, for_each: spec.for_each.clone(), waits_for })
 }

@@ -143,6 +143,7 @@ fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
         inputs,
         outputs,
         after,
+        implicit_inputs,
         cpus,
         gpus,
         memory,

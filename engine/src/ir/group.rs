@@ -44,6 +44,17 @@ pub struct Group {
     pub retries: u32,
     /// Lost workers an instance may survive.
     pub crash_limit: u32,
+    /// Hash the scripts and programs the command names like inputs.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub implicit_inputs: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 impl Group {
@@ -62,6 +73,7 @@ impl Group {
             priority: 0,
             retries: 0,
             crash_limit: 5,
+            implicit_inputs: true,
         }
     }
 }

@@ -17,6 +17,11 @@ impl<'a> Cursor<'a> {
         self.array::<1>().map(|[b]| b)
     }
 
+    /// A little-endian `u16`.
+    pub fn u16(&mut self) -> Option<u16> {
+        self.array().map(u16::from_le_bytes)
+    }
+
     /// A little-endian `u32`.
     pub fn u32(&mut self) -> Option<u32> {
         self.array().map(u32::from_le_bytes)
@@ -30,6 +35,13 @@ impl<'a> Cursor<'a> {
     /// A little-endian `u64`.
     pub fn u64(&mut self) -> Option<u64> {
         self.array().map(u64::from_le_bytes)
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
     }
 
     /// Everything left.

@@ -12,10 +12,16 @@
 //! Cancelled 5  reason (UTF-8, to the end)
 //! Lost      6  worker: u32
 //! ```
+//!
+//! A record that ends an attempt which ran on a worker has bit 7 of its tag
+//! set (`0x82` is a succeeded attempt with metrics) and an
+//! [`AttemptMetrics`] block between the tag and the event's fields, so
+//! journals written before metrics existed read as they did.
 
 use std::io;
 use std::path::Path;
 
+use super::attempt_metrics::AttemptMetrics;
 use super::cursor::Cursor;
 use super::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 use crate::ir::{GroupId, TaskId};
@@ -31,6 +37,9 @@ pub struct JournalRecord {
     pub attempt: u32,
     /// What happened.
     pub event: JournalEvent,
+    /// Where the attempt ran and what it used, on the record that ends an
+    /// attempt whose worker reported it.
+    pub metrics: Option<Box<AttemptMetrics>>,
 }
 
 /// What happened to a task instance.
@@ -72,28 +81,43 @@ pub enum JournalEvent {
     },
 }
 
+/// Set in the event tag when an [`AttemptMetrics`] block follows it.
+const WITH_METRICS: u8 = 0x80;
+
 impl JournalRecord {
+    /// A record without metrics.
+    pub fn new(time_us: u64, task: TaskId, attempt: u32, event: JournalEvent) -> Self {
+        Self { time_us, task, attempt, event, metrics: None }
+    }
+
     fn encode(&self, out: &mut Vec<u8>) {
         out.clear();
         out.extend(self.time_us.to_le_bytes());
         out.extend(self.task.group.0.to_le_bytes());
         out.extend(self.task.instance.to_le_bytes());
         out.extend(self.attempt.to_le_bytes());
+        let tag = |out: &mut Vec<u8>, tag: u8| match &self.metrics {
+            Some(metrics) => {
+                out.push(tag | WITH_METRICS);
+                metrics.encode(out);
+            }
+            None => out.push(tag),
+        };
         match &self.event {
             JournalEvent::Started { worker } => {
-                out.push(1);
+                tag(out, 1);
                 out.extend(worker.to_le_bytes());
             }
             JournalEvent::Succeeded { fingerprint } => {
-                out.push(2);
+                tag(out, 2);
                 out.extend(fingerprint);
             }
             JournalEvent::Cached { fingerprint } => {
-                out.push(3);
+                tag(out, 3);
                 out.extend(fingerprint);
             }
             JournalEvent::Failed { exit_code, signal, reason } => {
-                out.push(4);
+                tag(out, 4);
                 for field in [exit_code, signal] {
                     out.push(u8::from(field.is_some()));
                     out.extend(field.unwrap_or_default().to_le_bytes());
@@ -101,11 +125,11 @@ impl JournalRecord {
                 out.extend(reason.as_bytes());
             }
             JournalEvent::Cancelled { reason } => {
-                out.push(5);
+                tag(out, 5);
                 out.extend(reason.as_bytes());
             }
             JournalEvent::Lost { worker } => {
-                out.push(6);
+                tag(out, 6);
                 out.extend(worker.to_le_bytes());
             }
         }
@@ -117,7 +141,9 @@ impl JournalRecord {
         let task = TaskId::new(GroupId(c.u32()?), c.u64()?);
         let attempt = c.u32()?;
         let text = |c: Cursor<'_>| String::from_utf8_lossy(c.rest()).into_owned();
-        let event = match c.u8()? {
+        let tag = c.u8()?;
+        let metrics = if tag & WITH_METRICS != 0 { Some(Box::new(AttemptMetrics::decode(&mut c)?)) } else { None };
+        let event = match tag & !WITH_METRICS {
             1 => JournalEvent::Started { worker: c.u32()? },
             2 => JournalEvent::Succeeded { fingerprint: c.array()? },
             3 => JournalEvent::Cached { fingerprint: c.array()? },
@@ -134,7 +160,7 @@ impl JournalRecord {
             6 => JournalEvent::Lost { worker: c.u32()? },
             _ => return None,
         };
-        Some(Self { time_us, task, attempt, event })
+        Some(Self { time_us, task, attempt, event, metrics })
     }
 }
 
@@ -202,7 +228,7 @@ mod tests {
     use super::*;
 
     fn record(instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
-        JournalRecord { time_us, task: TaskId::new(GroupId(1), instance), attempt, event }
+        JournalRecord::new(time_us, TaskId::new(GroupId(1), instance), attempt, event)
     }
 
     fn every_event() -> Vec<JournalRecord> {
@@ -231,6 +257,86 @@ mod tests {
         drop(w);
         JournalWriter::create(&path).unwrap().append_batch(&records[3..]).unwrap();
         assert_eq!(read_journal(&path).unwrap(), JournalFile { records, ..JournalFile::default() });
+    }
+
+    fn metrics() -> AttemptMetrics {
+        let usage = crate::log::ProcessUsage {
+            started_us: 1_700_000_000_000_000,
+            ended_us: 1_700_000_002_500_000,
+            wall_us: 2_499_000,
+            user_us: 1_800_000,
+            system_us: 200_000,
+            max_rss: 52 << 20,
+        };
+        AttemptMetrics {
+            usage,
+            variant: 1,
+            cpus: vec![2, 3],
+            gpus: vec![0],
+            host: "node17".into(),
+            allocation: Some("8812".into()),
+        }
+    }
+
+    #[test]
+    fn metrics_round_trip_on_every_kind_of_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let mut records = every_event();
+        for r in &mut records[1..7] {
+            r.metrics = Some(Box::new(metrics()));
+        }
+        records[3].metrics = Some(Box::new(AttemptMetrics { allocation: None, gpus: vec![], ..metrics() }));
+        JournalWriter::create(&path).unwrap().append_batch(&records).unwrap();
+        assert_eq!(read_journal(&path).unwrap(), JournalFile { records, ..JournalFile::default() });
+    }
+
+    /// A journal written before attempts had metrics: the payloads are
+    /// spelled out byte by byte, as that version wrote them.
+    #[test]
+    fn a_journal_without_metrics_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let head = |tag: u8| {
+            [&20u64.to_le_bytes()[..], &1u32.to_le_bytes(), &0u64.to_le_bytes(), &0u32.to_le_bytes(), &[tag]].concat()
+        };
+        let succeeded = [head(2), vec![7; 32]].concat();
+        let failed = [head(4), vec![1, 3, 0, 0, 0, 0, 0, 0, 0, 0], b"exit code 3".to_vec()].concat();
+        let mut frames = FrameWriter::open(&path, FileKind::JOURNAL).unwrap();
+        frames.append(&[&succeeded]).unwrap();
+        frames.append(&[&failed]).unwrap();
+        frames.flush().unwrap();
+        let task = TaskId::new(GroupId(1), 0);
+        let expected = [
+            JournalRecord::new(20, task, 0, JournalEvent::Succeeded { fingerprint: [7; 32] }),
+            JournalRecord::new(
+                20,
+                task,
+                0,
+                JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() },
+            ),
+        ];
+        assert_eq!(read_journal(&path).unwrap().records, expected);
+    }
+
+    /// Metrics a later version extends with fields of its own still read.
+    #[test]
+    fn unknown_metrics_fields_are_skipped() {
+        let mut record = JournalRecord::new(
+            5,
+            TaskId::new(GroupId(0), 0),
+            0,
+            JournalEvent::Cancelled { reason: "interrupted".into() },
+        );
+        record.metrics = Some(Box::new(metrics()));
+        let mut payload = Vec::new();
+        record.encode(&mut payload);
+        // Grow the block by four bytes just before the reason.
+        let at = 25 + 2 + usize::from(u16::from_le_bytes([payload[25], payload[26]]));
+        payload.splice(at..at, [9, 9, 9, 9]);
+        let length = u16::from_le_bytes([payload[25], payload[26]]) + 4;
+        payload[25..27].copy_from_slice(&length.to_le_bytes());
+        assert_eq!(JournalRecord::decode(&payload), Some(record));
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! [`JournalState`]: the latest [`JournalEntry`] of every task instance, folded from
 //! journal records. Resume asks it which instances already succeeded;
-//! `flow log list` prints it.
+//! `flow log cat --failed` and `flow log summary` read it. [`attempts`] keeps
+//! every attempt instead, for `flow log list`.
 
 use std::collections::BTreeMap;
 
-use super::{JournalEvent, JournalRecord};
+use super::{AttemptMetrics, JournalEvent, JournalRecord};
 use crate::ir::TaskId;
 
 /// Where a task instance's last attempt got to.
@@ -59,6 +60,8 @@ pub struct JournalEntry {
     pub fingerprint: Option<[u8; 32]>,
     /// Why it failed or was cancelled.
     pub reason: Option<String>,
+    /// Where it ran and what it used, once it ended on a worker that reported it.
+    pub metrics: Option<Box<AttemptMetrics>>,
 }
 
 impl JournalEntry {
@@ -73,6 +76,38 @@ impl JournalEntry {
             signal: None,
             fingerprint: None,
             reason: None,
+            metrics: None,
+        }
+    }
+
+    /// Applies a record of this attempt.
+    fn apply(&mut self, record: &JournalRecord) {
+        let time = Some(record.time_us);
+        match &record.event {
+            JournalEvent::Started { worker } => {
+                (self.status, self.worker, self.started_us) = (JournalStatus::Running, Some(*worker), time);
+            }
+            JournalEvent::Succeeded { fingerprint } => {
+                // Success means exit code 0 (and the declared outputs exist).
+                (self.status, self.fingerprint, self.ended_us, self.exit_code) =
+                    (JournalStatus::Succeeded, Some(*fingerprint), time, Some(0));
+            }
+            JournalEvent::Cached { fingerprint } => {
+                (self.status, self.fingerprint, self.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);
+            }
+            JournalEvent::Failed { exit_code, signal, reason } => {
+                (self.status, self.exit_code, self.signal) = (JournalStatus::Failed, *exit_code, *signal);
+                (self.reason, self.ended_us) = (Some(reason.clone()), time);
+            }
+            JournalEvent::Cancelled { reason } => {
+                (self.status, self.reason, self.ended_us) = (JournalStatus::Cancelled, Some(reason.clone()), time);
+            }
+            JournalEvent::Lost { worker } => {
+                (self.status, self.worker, self.ended_us) = (JournalStatus::Lost, Some(*worker), time);
+            }
+        }
+        if record.metrics.is_some() {
+            self.metrics.clone_from(&record.metrics);
         }
     }
 
@@ -80,6 +115,22 @@ impl JournalEntry {
     pub fn duration_us(&self) -> Option<u64> {
         Some(self.ended_us?.saturating_sub(self.started_us?))
     }
+}
+
+/// Every attempt of every task instance that has a journal record, in graph
+/// order and then by attempt; each attempt's last record wins, as in
+/// [`JournalState`] (a success whose output was lost afterwards is failed),
+/// except a `cancelled` record for an attempt that already ended: the one
+/// written for an instance stopped while waiting to be retried names attempt 0.
+pub fn attempts(records: &[JournalRecord]) -> Vec<(TaskId, JournalEntry)> {
+    let mut attempts: BTreeMap<(TaskId, u32), JournalEntry> = BTreeMap::new();
+    for r in records {
+        let entry = attempts.entry((r.task, r.attempt)).or_insert_with(|| JournalEntry::new(r.attempt));
+        if entry.ended_us.is_none() || !matches!(r.event, JournalEvent::Cancelled { .. }) {
+            entry.apply(r);
+        }
+    }
+    attempts.into_iter().map(|((task, _), entry)| (task, entry)).collect()
 }
 
 /// The latest state of every task instance that has a journal record, in graph order.
@@ -106,30 +157,7 @@ impl JournalState {
         if record.attempt > state.attempt {
             *state = JournalEntry::new(record.attempt);
         }
-        let time = Some(record.time_us);
-        match &record.event {
-            JournalEvent::Started { worker } => {
-                (state.status, state.worker, state.started_us) = (JournalStatus::Running, Some(*worker), time);
-            }
-            JournalEvent::Succeeded { fingerprint } => {
-                // Success means exit code 0 (and the declared outputs exist).
-                (state.status, state.fingerprint, state.ended_us, state.exit_code) =
-                    (JournalStatus::Succeeded, Some(*fingerprint), time, Some(0));
-            }
-            JournalEvent::Cached { fingerprint } => {
-                (state.status, state.fingerprint, state.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);
-            }
-            JournalEvent::Failed { exit_code, signal, reason } => {
-                (state.status, state.exit_code, state.signal) = (JournalStatus::Failed, *exit_code, *signal);
-                (state.reason, state.ended_us) = (Some(reason.clone()), time);
-            }
-            JournalEvent::Cancelled { reason } => {
-                (state.status, state.reason, state.ended_us) = (JournalStatus::Cancelled, Some(reason.clone()), time);
-            }
-            JournalEvent::Lost { worker } => {
-                (state.status, state.worker, state.ended_us) = (JournalStatus::Lost, Some(*worker), time);
-            }
-        }
+        state.apply(record);
     }
 
     /// The state of `task`, if it has any record.
@@ -159,7 +187,7 @@ mod tests {
     use crate::ir::GroupId;
 
     fn at(group: u32, instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
-        JournalRecord { time_us, task: TaskId::new(GroupId(group), instance), attempt, event }
+        JournalRecord::new(time_us, TaskId::new(GroupId(group), instance), attempt, event)
     }
 
     #[test]
@@ -203,5 +231,35 @@ mod tests {
             (JournalStatus::Failed, None, Some(9), Some("timed out"))
         );
         assert_eq!(s.duration_us(), Some(4));
+    }
+
+    #[test]
+    fn every_attempt_is_kept_with_its_metrics() {
+        let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
+        let mut ended = at(1, 0, 0, 250, failed);
+        let metrics = AttemptMetrics { host: "node1".into(), ..AttemptMetrics::default() };
+        ended.metrics = Some(Box::new(metrics.clone()));
+        let records = [
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
+            ended,
+            // Stopped while waiting for its retry: the cancellation names attempt 0.
+            at(1, 0, 0, 300, JournalEvent::Cancelled { reason: "interrupted".into() }),
+            at(1, 1, 0, 310, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
+            at(1, 2, 0, 320, JournalEvent::Succeeded { fingerprint: [0; 32] }),
+            // Its output could not be stored after all.
+            at(1, 2, 0, 330, JournalEvent::Failed { exit_code: None, signal: None, reason: "lost".into() }),
+        ];
+        let rows: Vec<_> =
+            attempts(&records).into_iter().map(|(t, e)| (t.instance, e.attempt, e.status, e.metrics)).collect();
+        assert_eq!(
+            rows,
+            [
+                (0, 0, JournalStatus::Failed, Some(Box::new(metrics))),
+                (1, 0, JournalStatus::Cancelled, None),
+                (2, 0, JournalStatus::Failed, None)
+            ]
+        );
+        let latest = JournalState::from_records(&records);
+        assert_eq!(latest.get(TaskId::new(GroupId(1), 0)).unwrap().metrics.as_ref().unwrap().host, "node1");
     }
 }

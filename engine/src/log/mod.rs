@@ -11,6 +11,7 @@
 //! This module never knows how tasks run or how the CLI prints them; see
 //! DESIGN.md §6.
 
+mod attempt_metrics;
 mod cursor;
 mod frame;
 mod journal;
@@ -19,9 +20,10 @@ mod line_splitter;
 mod log_error;
 mod output;
 
+pub use attempt_metrics::{AttemptMetrics, ProcessUsage};
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 pub use journal::{JournalEvent, JournalFile, JournalRecord, JournalWriter, read_journal};
-pub use journal_state::{JournalEntry, JournalState, JournalStatus};
+pub use journal_state::{JournalEntry, JournalState, JournalStatus, attempts};
 pub use line_splitter::LineSplitter;
 pub use log_error::LogError;
 pub use output::{

@@ -24,7 +24,7 @@ use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord, LogHealth};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, LogHealth};
 
 /// Instances of a group measured before it may count as short.
 const SHORT_SAMPLE: u32 = 8;
@@ -102,6 +102,14 @@ pub enum DriverEvent {
         /// Those still alive, or the manager's error.
         result: super::driver_queue::Alive,
     },
+    /// An instance was compared with its last success before dispatch:
+    /// its fingerprint if unchanged.
+    Checked {
+        /// Which instance.
+        task: TaskId,
+        /// Its fingerprint, if it matches and its outputs exist.
+        unchanged: Option<super::fingerprint::Fingerprint>,
+    },
     /// A peer failed the handshake (wrong or no secret) and was turned away.
     Refused {
         /// Its address.
@@ -138,6 +146,9 @@ pub(super) struct Driver {
     pub summary: Summary,
     /// Attempt and worker of each running task.
     pub running: HashMap<TaskId, (u32, WorkerId)>,
+    /// The variant and the CPU and GPU ids each running task was given,
+    /// completed into its journaled metrics when it ends.
+    pub placements: HashMap<TaskId, AttemptMetrics>,
     /// When events were last sent.
     pub last_events: Instant,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
@@ -156,6 +167,8 @@ pub(super) struct Driver {
     pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
     pub log: Option<super::output_sink::OutputSink>,
+    /// Instances being compared with their last success before dispatch.
+    pub checks: super::driver_cache::Checks,
 }
 
 impl Driver {
@@ -223,6 +236,7 @@ impl Driver {
                 self.finished(worker, task, attempt, outcome, out);
             }
             event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => self.queue_event(event),
+            DriverEvent::Checked { task, unchanged } => self.hashed(task, unchanged, out),
             DriverEvent::Joined { offer, link, peer, reply } => {
                 let change = offer.allocation.as_deref().and_then(|job| self.queue.as_mut()?.joined(job));
                 let deadline = offer.time_limit.map(|t| Instant::now() + t);
@@ -269,6 +283,7 @@ impl Driver {
                 let tasks = lost.len();
                 for (task, attempt) in lost {
                     self.running.remove(&task);
+                    self.placements.remove(&task);
                     self.ahead.remove(&task);
                     self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
                 }
@@ -310,6 +325,7 @@ impl Driver {
     fn step(&mut self, out: &mut Collect) {
         loop {
             self.expand_ready(out);
+            self.check_ready(out);
             self.core.schedule(Instant::now(), out);
             if out.starts.is_empty() && out.states.is_empty() {
                 break;
@@ -352,6 +368,14 @@ impl Driver {
 
     fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
         self.running.insert(task, (attempt, worker));
+        let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
+        let placement = AttemptMetrics {
+            variant: alloc.variant as u32,
+            cpus: ids(&alloc.cpus),
+            gpus: ids(&alloc.gpus),
+            ..Default::default()
+        };
+        self.placements.insert(task, placement);
         let mut job = match self.factory.job(task, attempt, alloc) {
             Ok(job) => job,
             Err(reason) => {
@@ -363,7 +387,9 @@ impl Driver {
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
-        let previous = self.previous.fingerprint(task, &job.label);
+        // Compared with earlier runs before dispatch (`driver_cache.rs`):
+        // whatever reaches a worker runs.
+        let previous = None;
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => {
@@ -412,6 +438,7 @@ impl Driver {
             return;
         }
         self.running.remove(&task);
+        let placement = self.placements.remove(&task);
         let mut outcome = outcome;
         if outcome.status == Status::Succeeded && self.log_health.is_broken() {
             // Its output may not all be in the log: not a success to build on.
@@ -438,7 +465,12 @@ impl Driver {
                 (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
             }
         };
-        self.journal(task, attempt, journal);
+        let mut record = JournalRecord::new(now_us(), task, attempt, journal);
+        if let (Some(usage), Some(placement)) = (outcome.usage, placement) {
+            let (host, allocation) = self.links.place(worker);
+            record.metrics = Some(Box::new(AttemptMetrics { usage, host, allocation, ..placement }));
+        }
+        self.journal_batch.push(record);
         let failed = matches!(outcome.status, Status::Failed { .. });
         self.core.on_finished(task, result, out);
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
@@ -520,8 +552,8 @@ impl Driver {
         }
     }
 
-    fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
-        self.journal_batch.push(JournalRecord { time_us: now_us(), task, attempt, event });
+    pub(super) fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
+        self.journal_batch.push(JournalRecord::new(now_us(), task, attempt, event));
     }
 
     /// Hands this step's records and events to their threads (one wake-up each).

@@ -63,7 +63,9 @@ impl Driver {
     /// the remaining work once the queue is paused and nothing is left to run it.
     pub(super) fn queue_tick(&mut self, out: &mut Collect) {
         let Some(queue) = self.queue.as_mut() else { return };
-        if queue.paused().is_none() && self.core.stopped().is_none() {
+        // While instances are still compared with earlier runs, what is
+        // left to do is not known: a rerun with nothing to do submits nothing.
+        if queue.paused().is_none() && self.core.stopped().is_none() && self.checks.is_idle() {
             // Instances running on the embedded worker or on workers started
             // by hand need nothing from the queue.
             let own: HashSet<WorkerId> =

@@ -6,22 +6,25 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use super::job::Job;
+use super::job::{Job, relative};
 use crate::paths::{glob_matcher, glob_walk, is_glob};
 
 /// A 32-byte blake3 digest.
 pub type Fingerprint = [u8; 32];
 
 /// The job's fingerprint: its definition, then each input file's path and
-/// contents (glob inputs expanded, in sorted order). A missing input hashes
-/// as missing rather than failing: the task itself will report it.
+/// contents (glob inputs expanded, in sorted order), then those of the
+/// scripts its command names. A missing input hashes as missing rather than
+/// failing: the task itself will report it. Paths inside the workflow
+/// directory are hashed relative to it.
 pub fn fingerprint(job: &Job) -> Fingerprint {
     let mut hasher = blake3::Hasher::new();
     hasher.update(job.definition.as_bytes());
-    for input in &job.inputs {
-        for file in expand(input) {
+    let implicit = job.implicit.iter().map(|p| vec![p.clone()]);
+    for files in job.inputs.iter().map(|input| expand(input)).chain(implicit) {
+        for file in files {
             hasher.update(b"\0file\0");
-            hasher.update(file.as_os_str().as_encoded_bytes());
+            hasher.update(relative(&file, &job.base_dir).as_os_str().as_encoded_bytes());
             hasher.update(b"\0");
             match fs_err::File::open(&file) {
                 Ok(f) => {

@@ -37,6 +37,12 @@ pub struct Job {
     pub chunk: Option<(PathBuf, String)>,
     /// Declared inputs (absolute; may be globs).
     pub inputs: Vec<PathBuf>,
+    /// Files the command names that are hashed like inputs: scripts and
+    /// programs inside the workflow directory (absolute).
+    pub implicit: Vec<PathBuf>,
+    /// The workflow directory: fingerprints name files relative to it, so
+    /// a moved or copied directory keeps its cache.
+    pub base_dir: PathBuf,
     /// Declared outputs (absolute): each must exist after a successful exit.
     pub outputs: Vec<PathBuf>,
     /// Kill the task after this long.
@@ -222,7 +228,12 @@ impl JobFactory {
             .map(|(k, v)| Ok((k.clone(), render(v, &format!("env.{k}"))?)))
             .collect::<Result<_, String>>()?;
         let item = item_text(graph, task);
-        let definition = definition(&command, &cwd, &env, stdin.as_deref(), &outputs, &item);
+        let implicit = if group.implicit_inputs {
+            implicit_inputs(&command, &self.base_dir, &inputs, &outputs)
+        } else {
+            Vec::new()
+        };
+        let definition = definition(&command, &self.base_dir, &cwd, &env, stdin.as_deref(), &outputs, &item);
         let chunk_file = chunk.as_ref().map(|c| c.0.clone());
         // One environment string may not exceed 128 KiB (the kernel's
         // MAX_ARG_STRLEN): a larger item reaches the task as a file.
@@ -253,6 +264,8 @@ impl JobFactory {
             stderr,
             chunk,
             inputs,
+            implicit,
+            base_dir: self.base_dir.clone(),
             outputs,
             timeout: group.timeout.map(Duration::from_secs),
             cpus,
@@ -324,8 +337,10 @@ fn item_text(graph: &Graph, task: TaskId) -> String {
 /// What determines a job's result besides its input files, as one text:
 /// also the item, which reaches the task through `FLOW_ITEM` or the chunk
 /// file even when no template mentions it.
+/// Paths inside the workflow directory are written relative to it.
 fn definition(
     command: &JobCommand,
+    base: &Path,
     cwd: &Path,
     env: &[(String, String)],
     stdin: Option<&Path>,
@@ -335,10 +350,50 @@ fn definition(
     let value = serde_json::json!({
         "item": item,
         "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
-        "cwd": cwd,
+        "cwd": relative(cwd, base),
         "env": env,
-        "stdin": stdin,
-        "outputs": outputs,
+        "stdin": stdin.map(|p| relative(p, base)),
+        "outputs": outputs.iter().map(|p| relative(p, base)).collect::<Vec<_>>(),
     });
     value.to_string()
+}
+
+/// `path` relative to `base` when it is inside it, else as it is.
+pub fn relative<'p>(path: &'p Path, base: &Path) -> &'p Path {
+    path.strip_prefix(base).unwrap_or(path)
+}
+
+/// File name extensions of scripts a command may name.
+const SCRIPTS: &[&str] = &["py", "sh", "bash", "zsh", "r", "pl", "rb", "jl", "awk", "sed", "js", "lua", "tcl", "m"];
+
+/// The words of `command` that name a script or program inside `base`: a
+/// regular file that is executable or has a script's extension, under
+/// neither `.flow` nor the declared inputs and outputs. Editing one reruns
+/// the tasks that run it.
+fn implicit_inputs(command: &JobCommand, base: &Path, inputs: &[PathBuf], outputs: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let words: Vec<&str> = match command {
+        JobCommand::Shell(text) => text.split(|c: char| c.is_whitespace() || ";&|()<>`\"'".contains(c)).collect(),
+        JobCommand::Argv(args) => args.iter().map(String::as_str).collect(),
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    for word in words {
+        let word = word.strip_prefix("./").unwrap_or(word);
+        if word.is_empty() || word.starts_with('-') || word.starts_with(".flow/") || word.contains('$') {
+            continue;
+        }
+        let path = base.join(word);
+        if !path.starts_with(base) || found.contains(&path) || inputs.contains(&path) || outputs.contains(&path) {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&path) else { continue };
+        let script = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| SCRIPTS.contains(&e.to_ascii_lowercase().as_str()));
+        if meta.is_file() && (meta.permissions().mode() & 0o111 != 0 || script) {
+            found.push(path);
+        }
+    }
+    found
 }

@@ -77,6 +77,8 @@ impl WorkerInfo {
 #[derive(Default)]
 pub struct Links {
     links: BTreeMap<WorkerId, Link>,
+    /// This machine's host name and cluster job, once asked for.
+    here: std::sync::OnceLock<(String, Option<String>)>,
 }
 
 impl Links {
@@ -121,6 +123,15 @@ impl Links {
         match self.links.get(&id) {
             Some(Link::Remote { offer, .. }) => offer.hostname.clone(),
             _ => "localhost".to_owned(),
+        }
+    }
+
+    /// Where worker `id` runs, for an attempt's metrics: its real host
+    /// name (this machine's for the embedded worker) and cluster job.
+    pub fn place(&self, id: WorkerId) -> (String, Option<String>) {
+        match self.links.get(&id) {
+            Some(Link::Remote { offer, .. }) => (offer.hostname.clone(), offer.allocation.clone()),
+            _ => self.here.get_or_init(|| (super::run::hostname(), super::run::cluster_job())).clone(),
         }
     }
 

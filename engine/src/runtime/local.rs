@@ -17,6 +17,7 @@ use super::fingerprint::{Fingerprint, fingerprint, missing_output};
 use super::guard::{Guard, WATCH_AFTER};
 use super::job::Job;
 use super::output_sink::OutputSink;
+use super::process::{Exit, Process};
 use super::spawn::{signal_group, spawn};
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::ir::TaskId;
@@ -128,8 +129,8 @@ impl JobContext {
                 let _ = fs_err::create_dir_all(parent);
             }
         }
-        let mut child = match spawn(&job, self.bind_cpus) {
-            Ok(child) => child,
+        let spawned = match spawn(&job, self.bind_cpus) {
+            Ok(spawned) => spawned,
             Err(_) if !job.cwd.is_dir() => {
                 return failed(format!("could not start: working directory `{}` does not exist", job.cwd.display()));
             }
@@ -138,12 +139,13 @@ impl JobContext {
         if previous.is_some() {
             (self.report)(WorkerEvent::Spawned { task: job.task, attempt: job.attempt });
         }
-        let pgid = child.id().unwrap_or(0);
+        let mut child = spawned.process;
+        let pgid = child.id();
         self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();
         let tail = Arc::new(Mutex::new(Vec::new()));
         let readers = [
-            child.stdout.take().map(|s| pump(s, &job, OutputStream::Stdout, self.log.clone(), None)),
-            child.stderr.take().map(|s| pump(s, &job, OutputStream::Stderr, self.log.clone(), Some(tail.clone()))),
+            spawned.stdout.map(|s| pump(s, &job, OutputStream::Stdout, self.log.clone(), None)),
+            spawned.stderr.map(|s| pump(s, &job, OutputStream::Stderr, self.log.clone(), Some(tail.clone()))),
         ];
         let timeout = job.timeout;
         let deadline = async {
@@ -189,7 +191,8 @@ impl JobContext {
         }
         self.running.lock().map(|mut r| r.remove(&job.task)).ok();
         let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
-        let status = match status {
+        let usage = status.as_ref().ok().map(|exit| exit.usage);
+        let status = match status.map(|exit| exit.status) {
             _ if stopped => Status::Stopped,
             _ if timed_out => {
                 Status::failed(None, None, format!("timed out after {}", humanize(timeout.unwrap_or_default())))
@@ -211,12 +214,12 @@ impl JobContext {
             }
             Err(e) => Status::failed(None, None, format!("could not wait for the process: {e}")),
         };
-        Outcome::new(status, Some(fp), stderr_tail, started)
+        Outcome { usage, ..Outcome::new(status, Some(fp), stderr_tail, started) }
     }
 }
 
 /// SIGTERM to the group, then SIGKILL if it is still there after the grace period.
-async fn terminate(pgid: u32, child: &mut tokio::process::Child) -> std::io::Result<std::process::ExitStatus> {
+async fn terminate(pgid: u32, child: &mut Process) -> std::io::Result<Exit> {
     signal_group(pgid, Signal::SIGTERM);
     match tokio::time::timeout(KILL_GRACE, child.wait()).await {
         Ok(status) => status,

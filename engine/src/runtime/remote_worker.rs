@@ -85,7 +85,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         memory: r.memory,
         custom: r.custom.clone(),
         time_limit: options.time_limit,
-        allocation: ["SLURM_JOB_ID", "PBS_JOBID"].iter().find_map(|v| std::env::var(v).ok()),
+        allocation: super::run::cluster_job(),
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
 

@@ -137,6 +137,20 @@ impl Previous {
         Ok(())
     }
 
+    /// The groups of `graph` some instance of which an earlier run finished:
+    /// their instances are compared with it before they go to a worker.
+    pub fn finished_groups(&self, graph: &Graph) -> Vec<crate::ir::GroupId> {
+        let names: std::collections::HashSet<&str> = self
+            .fingerprints
+            .keys()
+            .map(|label| label.split_once('[').map_or(label.as_str(), |(name, _)| name))
+            .collect();
+        (0..graph.groups.len() as u32)
+            .map(crate::ir::GroupId)
+            .filter(|&g| names.contains(graph.group(g).name.as_str()))
+            .collect()
+    }
+
     /// The fingerprint to compare against before running `task`, unless it must run again.
     pub fn fingerprint(&self, task: TaskId, label: &str) -> Option<Fingerprint> {
         if self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance)) {
@@ -179,8 +193,9 @@ impl Forced {
     }
 }
 
-/// The graph and journal of `run` if it ran `workflow`; `None` if it ran
-/// another workflow; why not, if its files cannot be read.
+/// The graph and journal of `run` if it ran `workflow` (the same file of
+/// this directory, which may have moved since); `None` if it ran another
+/// workflow; why not, if its files cannot be read.
 fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>, String> {
     let file = |path: &Path| fs_err::read_to_string(path).map_err(|e| e.to_string());
     let meta: serde_json::Value = serde_json::from_str(&file(&run.meta())?)
@@ -188,7 +203,9 @@ fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>,
     let Some(ran) = meta["workflow"].as_str() else {
         return Err(format!("`{}` names no workflow", run.meta().display()));
     };
-    if Path::new(ran) != workflow {
+    // Every run under this `.flow` ran a workflow file of this directory:
+    // the file name tells which, wherever the directory is now.
+    if Path::new(ran).file_name() != workflow.file_name() {
         return Ok(None);
     }
     let graph: Graph = serde_json::from_str(&file(&run.graph())?)

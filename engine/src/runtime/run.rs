@@ -77,6 +77,9 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     previous.force(&graph, &options.only).map_err(RunError::Options)?;
 
     let mut core = Core::new(&graph, CoreOptions { max_fails: options.max_fails });
+    for group in previous.finished_groups(&graph) {
+        core.set_precheck(group);
+    }
     let local = options.local.then(|| core.add_worker(options.worker.clone()));
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
@@ -164,6 +167,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 source,
                 summary,
                 running: Default::default(),
+                placements: Default::default(),
                 journal_batch: Vec::new(),
                 event_batch: Vec::new(),
                 stopped: Default::default(),
@@ -172,6 +176,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 self_tx: driver_tx,
                 unschedulable: Default::default(),
                 log: alloc_log,
+                checks: Default::default(),
                 ahead: Default::default(),
                 durations: Default::default(),
             };
@@ -213,11 +218,9 @@ fn record_lost_output(run: &RunDir, lost: &[(TaskId, u32)], summary: &mut Summar
     let reason = "its output could not be stored: output.log cannot be written".to_owned();
     let records: Vec<JournalRecord> = lost
         .iter()
-        .map(|&(task, attempt)| JournalRecord {
-            time_us: super::local::now_us(),
-            task,
-            attempt,
-            event: JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() },
+        .map(|&(task, attempt)| {
+            let event = JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() };
+            JournalRecord::new(super::local::now_us(), task, attempt, event)
         })
         .collect();
     if let Err(e) = JournalWriter::create(&run.journal()).and_then(|mut w| w.append_batch(&records)) {
@@ -270,6 +273,11 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
 /// This machine's host name.
 pub fn hostname() -> String {
     nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// The cluster job this process runs in (`SLURM_JOB_ID`, `PBS_JOBID`), if any.
+pub fn cluster_job() -> Option<String> {
+    ["SLURM_JOB_ID", "PBS_JOBID"].iter().find_map(|v| std::env::var(v).ok())
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {

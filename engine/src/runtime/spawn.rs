@@ -1,15 +1,29 @@
 //! Starting a job's process: `sh -c` or argv, its own process group (so it
 //! and its children are signalled together), its streams, optional CPU
-//! binding.
+//! binding. The process is started with the standard library, not tokio,
+//! so that only [`Process`] reaps it.
 
-use std::process::Stdio;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
-use tokio::process::{Child, Command};
+use tokio::process::{ChildStderr, ChildStdout};
 
 use super::job::{Job, JobCommand, Sink};
+use super::process::Process;
 
-/// The job's process, started; stdout/stderr are piped when they go to the log.
-pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Child> {
+/// A job's started process and the pipes of the streams that go to the log.
+pub struct Spawned {
+    /// The process, to wait for.
+    pub process: Process,
+    /// Its stdout, when it goes to the log.
+    pub stdout: Option<ChildStdout>,
+    /// Its stderr, when it goes to the log.
+    pub stderr: Option<ChildStderr>,
+}
+
+/// Starts the job's process; stdout/stderr are piped when they go to the log.
+pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     let mut cmd = match &job.command {
         JobCommand::Shell(text) => {
             let mut c = Command::new("sh");
@@ -22,7 +36,7 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Child> {
             c
         }
     };
-    cmd.current_dir(&job.cwd).envs(job.env.iter().map(|(k, v)| (k, v))).process_group(0).kill_on_drop(false);
+    cmd.current_dir(&job.cwd).envs(job.env.iter().map(|(k, v)| (k, v))).process_group(0);
     cmd.stdin(match &job.stdin {
         Some(path) => Stdio::from(fs_err::File::open(path)?.into_parts().0),
         None => Stdio::null(),
@@ -32,7 +46,20 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Child> {
     if bind_cpus && !job.cpus.is_empty() {
         bind(&mut cmd, &job.cpus);
     }
-    cmd.spawn()
+    let (started_us, started) = (super::local::now_us(), Instant::now());
+    let mut child = cmd.spawn()?;
+    let process = Process::new(&child, started_us, started);
+    let stdout = child.stdout.take().map(ChildStdout::from_std).transpose();
+    let stderr = child.stderr.take().map(ChildStderr::from_std).transpose();
+    match (process, stdout, stderr) {
+        (Ok(process), Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
+        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => {
+            // Not watched: end it and reap it here.
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(e)
+        }
+    }
 }
 
 fn sink(sink: &Sink) -> std::io::Result<Stdio> {

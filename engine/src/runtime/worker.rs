@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fingerprint::Fingerprint;
 use crate::ir::TaskId;
+use crate::log::ProcessUsage;
 
 /// A message from a worker to the coordinator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,17 +44,19 @@ pub struct Outcome {
     pub stderr_tail: String,
     /// How long it ran.
     pub duration: Duration,
+    /// What its process used, when one ran and was reaped.
+    pub usage: Option<ProcessUsage>,
 }
 
 impl Outcome {
     /// An outcome for a job that started at `started`.
     pub fn new(status: Status, fingerprint: Option<Fingerprint>, stderr_tail: String, started: Instant) -> Self {
-        Self { status, fingerprint, stderr_tail, duration: started.elapsed() }
+        Self { status, fingerprint, stderr_tail, duration: started.elapsed(), usage: None }
     }
 
     /// An outcome decided without running anything.
     pub fn instant(status: Status) -> Self {
-        Self { status, fingerprint: None, stderr_tail: String::new(), duration: Duration::ZERO }
+        Self { status, fingerprint: None, stderr_tail: String::new(), duration: Duration::ZERO, usage: None }
     }
 }
 

@@ -61,6 +61,8 @@ pub struct TaskSpec {
     pub outputs: Option<Sp<Vec<Sp<String>>>>,
     /// Tasks that must finish first: `"name"` (all instances) or `"name[{{ index }}]"` (selected instances).
     pub after: Option<Sp<Vec<Sp<String>>>>,
+    /// Whether scripts and programs the command names inside the workflow directory (`scripts/score.py`) count as inputs, so editing one reruns the task. Default true.
+    pub implicit_inputs: Option<Sp<bool>>,
 
     /// CPUs per instance (fractions allowed, e.g. 0.5). Default 1.
     pub cpus: Option<Sp<Quantity>>,

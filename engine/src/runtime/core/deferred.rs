@@ -42,6 +42,7 @@ impl Core {
                 false,
             );
             state.line = old.line;
+            state.precheck = old.precheck;
             self.pending = self.pending - 1 + state.pending;
             if state.count == 0 {
                 empty.push(g);

@@ -18,6 +18,11 @@ use crate::resources::Request;
 pub(super) enum Instance {
     /// Not started yet: waiting for dependencies, or ready.
     Pending,
+    /// Ready, and being compared with an earlier run's result before a
+    /// worker is sought ([`GroupState::precheck`]).
+    Checking,
+    /// Ready, compared, and changed: waiting for a worker.
+    Checked,
     /// Started and not finished.
     Running,
     /// Succeeded (or done in an earlier run).
@@ -48,6 +53,13 @@ pub(super) struct GroupState {
     /// Its instances are not known yet ([`crate::ir::Domain::Deferred`]):
     /// it counts as one pending placeholder until resolved or ended.
     pub(super) deferred: bool,
+    /// Ready instances are first compared with an earlier run
+    /// ([`super::Core::take_unchecked`]); only changed ones go to workers.
+    pub(super) precheck: bool,
+    /// Compared and changed instances waiting for a worker; may hold stale entries.
+    checked: VecDeque<u64>,
+    /// How many instances are `Checked`.
+    checked_ready: u64,
     /// How many of its instances may wait in line behind each running one
     /// on a prefetch worker: 0 until it is known to be short.
     pub(super) line: u8,
@@ -95,6 +107,9 @@ impl GroupState {
             blocked_by,
             doomed: false,
             deferred,
+            precheck: false,
+            checked: VecDeque::new(),
+            checked_ready: 0,
             line: 0,
             pending: count + u64::from(deferred),
             succeeded: 0,
@@ -108,14 +123,19 @@ impl GroupState {
         }
     }
 
-    /// Whether the group has an instance ready to start.
+    /// Whether the group has an instance ready to start on a worker.
     pub(super) fn is_active(&self) -> bool {
-        self.blocked_by == 0 && self.queued > 0
+        self.blocked_by == 0 && if self.precheck { self.checked_ready > 0 } else { self.queued > 0 }
+    }
+
+    /// Whether the group has ready instances to compare with an earlier run.
+    pub(super) fn is_checkable(&self) -> bool {
+        self.precheck && self.blocked_by == 0 && self.queued > 0
     }
 
     /// Ready instances (queued, and not blocked by an `All` source).
     pub(super) fn ready(&self) -> u64 {
-        if self.blocked_by == 0 { self.queued } else { 0 }
+        if self.blocked_by == 0 { self.queued + self.checked_ready } else { 0 }
     }
 
     /// Whether every instance succeeded.
@@ -150,6 +170,59 @@ impl GroupState {
         if !self.is_active() {
             return None;
         }
+        let i = if self.precheck {
+            loop {
+                let i = self.checked.pop_front()?;
+                if self.states[i as usize] == Instance::Checked {
+                    self.checked_ready -= 1;
+                    break i;
+                }
+            }
+        } else {
+            self.next_fresh()?
+        };
+        self.states[i as usize] = Instance::Running;
+        self.pending -= 1;
+        Some(i)
+    }
+
+    /// Takes the next ready instance to compare with an earlier run.
+    pub(super) fn take_unchecked(&mut self) -> Option<u64> {
+        if !self.is_checkable() {
+            return None;
+        }
+        let i = self.next_fresh()?;
+        self.states[i as usize] = Instance::Checking;
+        Some(i)
+    }
+
+    /// Instance `i` was compared: unchanged, it succeeded; changed, it
+    /// waits for a worker. False if it is no longer being compared.
+    pub(super) fn checked(&mut self, i: u64, unchanged: bool) -> bool {
+        if self.state(i) != Instance::Checking {
+            return false;
+        }
+        if unchanged {
+            self.states[i as usize] = Instance::Succeeded;
+            self.pending -= 1;
+            self.count_end(Instance::Succeeded);
+        } else {
+            self.mark_checked(i);
+        }
+        true
+    }
+
+    fn mark_checked(&mut self, i: u64) {
+        self.states[i as usize] = Instance::Checked;
+        self.checked.push_back(i);
+        self.checked_ready += 1;
+    }
+
+    /// The next ready instance from the cursor or the queue, taken out of them.
+    fn next_fresh(&mut self) -> Option<u64> {
+        if self.blocked_by != 0 || self.queued == 0 {
+            return None;
+        }
         let i = loop {
             if let Some(i) = self.queue.pop_front() {
                 if self.states[i as usize] == Instance::Pending {
@@ -164,8 +237,6 @@ impl GroupState {
                 return None;
             }
         };
-        self.states[i as usize] = Instance::Running;
-        self.pending -= 1;
         self.unqueue();
         Some(i)
     }
@@ -183,8 +254,13 @@ impl GroupState {
     /// instances but before the cursor range.
     pub(super) fn requeue(&mut self, i: u64) {
         debug_assert_eq!(self.state(i), Instance::Running);
-        self.states[i as usize] = Instance::Pending;
         self.pending += 1;
+        if self.precheck {
+            // Started in this run: compared already, and perhaps half done.
+            self.mark_checked(i);
+            return;
+        }
+        self.states[i as usize] = Instance::Pending;
         self.queued += 1;
         self.queue.push_back(i);
     }
@@ -211,18 +287,18 @@ impl GroupState {
             Instance::Succeeded => self.succeeded += 1,
             Instance::Failed => self.failed += 1,
             Instance::Cancelled => self.cancelled += 1,
-            Instance::Pending | Instance::Running => {}
+            Instance::Pending | Instance::Checking | Instance::Checked | Instance::Running => {}
         }
     }
 
     /// Ends pending instance `i` without running it (cancelled, or done in
     /// an earlier run); returns false if it was not pending.
     pub(super) fn end_pending(&mut self, i: u64, state: Instance) -> bool {
-        if self.state(i) != Instance::Pending {
-            return false;
-        }
-        if self.is_queued(i) {
-            self.unqueue();
+        match self.state(i) {
+            Instance::Pending if self.is_queued(i) => self.unqueue(),
+            Instance::Pending | Instance::Checking => {}
+            Instance::Checked => self.checked_ready -= 1,
+            _ => return false,
         }
         self.states[i as usize] = state;
         self.pending -= 1;

@@ -75,6 +75,8 @@ pub struct Core {
     /// Groups known only at run time whose writers are done: their
     /// instances can be read now ([`Core::take_resolvable`]).
     pub(super) resolvable: Vec<GroupId>,
+    /// Groups whose ready instances are compared with an earlier run first.
+    pub(super) prechecked: Vec<usize>,
 }
 
 /// A running task.
@@ -138,6 +140,7 @@ impl Core {
             scratch: Vec::new(),
             heads: Vec::new(),
             resolvable,
+            prechecked: Vec::new(),
         };
         for g in 0..core.groups.len() {
             core.sync_active(g);

@@ -31,7 +31,7 @@ fn t(group: u32, instance: u64) -> TaskId {
 }
 
 fn at(task: TaskId, attempt: u32, second: u64, event: JournalEvent) -> JournalRecord {
-    JournalRecord { time_us: T0 + second * SECOND, task, attempt, event }
+    JournalRecord::new(T0 + second * SECOND, task, attempt, event)
 }
 
 fn started(task: TaskId, attempt: u32, worker: u32) -> JournalRecord {

@@ -1,0 +1,104 @@
+//! The cache decided before dispatch: instances an earlier run finished are
+//! compared on the coordinator, so a rerun with nothing to do needs no
+//! worker and submits no allocation.
+
+use std::time::Duration;
+
+use crate::pbs::{PROFILES, pbs, recorded};
+use crate::run::{assert_code, last_summary};
+use crate::support::Test;
+
+const TWO_STAGES: &str = r#"
+[[tasks]]
+name = "gen"
+range = "1-3"
+command = "echo {{ index }} > g{{ index }}.txt"
+outputs = ["g{{ index }}.txt"]
+
+[[tasks]]
+name = "sum"
+command = "cat g*.txt > all.txt"
+inputs = ["g*.txt"]
+outputs = ["all.txt"]
+"#;
+
+#[test]
+fn a_queue_rerun_with_nothing_to_do_submits_nothing() {
+    let t = pbs(TWO_STAGES, PROFILES);
+    assert_code(&t.run_with(&["run", "--profile", "pbs"]), 0);
+    let submitted = recorded(&t, "qsub.log").lines().count();
+    assert!(submitted >= 1, "the first run needs an allocation");
+    let again = t.run_with(&["run", "--profile", "pbs"]);
+    assert_code(&again, 0);
+    assert!(again.stderr.contains("0 succeeded, 4 unchanged"), "{}", again.stderr);
+    assert_eq!(recorded(&t, "qsub.log").lines().count(), submitted, "the rerun submitted an allocation");
+    // One changed instance: the queue is asked again, for it alone.
+    let t = t.file("workflow.toml", &TWO_STAGES.replace("echo {{ index }}", "echo v2 {{ index }}"));
+    let changed = t.run_with(&["run", "--profile", "pbs"]);
+    assert_code(&changed, 0);
+    assert!(recorded(&t, "qsub.log").lines().count() > submitted, "{}", changed.stderr);
+}
+
+#[test]
+fn a_rerun_with_nothing_to_do_needs_no_worker() {
+    let t = Test::new().workflow(TWO_STAGES);
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.timeout(Duration::from_secs(20));
+    let out = t.run_with(&["run", "--listen", "127.0.0.1:0", "--no-local-worker"]);
+    assert_code(&out, 0);
+    let summary = last_summary(t.path());
+    assert_eq!((summary["cached"].as_u64(), summary["succeeded"].as_u64()), (Some(4), Some(0)), "{summary}");
+}
+
+#[test]
+fn inputs_are_hashed_before_dispatch_and_a_changed_input_reruns_its_readers() {
+    let t = Test::new().workflow(TWO_STAGES);
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("g2.txt", "edited\n");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    // gen[2]'s output is there but its own command is unchanged: skipped;
+    // sum reads the edited file: runs again.
+    assert!(out.stderr.contains("1 succeeded, 3 unchanged"), "{}", out.stderr);
+}
+
+#[test]
+fn a_moved_workflow_directory_keeps_its_cache() {
+    let t = Test::new().workflow(TWO_STAGES).file("notes/readme.txt", "data\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let moved = Test::new();
+    let elsewhere = moved.path().join("elsewhere");
+    fs_err::create_dir_all(&elsewhere).expect("mkdir");
+    crate::examples::copy_dir(t.path(), &elsewhere);
+    let moved = moved.current_dir(&elsewhere);
+    let out = moved.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("0 succeeded, 4 unchanged"), "{}", out.stderr);
+}
+
+const SCRIPTED: &str = r#"
+[[tasks]]
+name = "score"
+range = "1-3"
+command = "mkdir -p out && sh scripts/score.sh {{ index }} > out/{{ index }}.txt"
+outputs = ["out/{{ index }}.txt"]
+
+[[tasks]]
+name = "plain"
+command = "sh scripts/score.sh 0 > plain.txt"
+outputs = ["plain.txt"]
+implicit_inputs = false
+"#;
+
+#[test]
+fn editing_a_script_reruns_the_tasks_that_run_it() {
+    let t = Test::new().workflow(SCRIPTED).file("scripts/score.sh", "echo score $1\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("scripts/score.sh", "echo better score $1\n");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    // `plain` opted out: its script is not tracked.
+    assert!(out.stderr.contains("3 succeeded, 1 unchanged"), "{}", out.stderr);
+    assert_eq!(crate::support::process::read(&t, "out/2.txt"), "better score 2\n");
+    assert_eq!(crate::support::process::read(&t, "plain.txt"), "score 0\n");
+}
