@@ -403,7 +403,7 @@ fn upstream_state(u: &UpstreamInstance) -> String {
 
 /// `attempt 1 failed (exit code 1); 1 retry left`.
 fn earlier_note(e: &Earlier) -> String {
-    let attempt = e.attempt + 1;
+    let attempt = e.attempt;
     match e.retries_left {
         Some(left) => {
             let why = e.message.clone().unwrap_or_else(|| exit(e.exit_code, e.signal));
@@ -433,9 +433,9 @@ fn quoted(label: &str) -> String {
     if label.contains('[') { format!("'{label}'") } else { label.to_owned() }
 }
 
-/// `, attempt 2` for attempts after the first.
+/// `, attempt 1` for attempts after the first (numbered from 0, as `FLOW_INSTANCE` and the log do).
 fn attempt_note(attempt: u32) -> String {
-    if attempt > 0 { format!(", attempt {}", attempt + 1) } else { String::new() }
+    if attempt > 0 { format!(", attempt {attempt}") } else { String::new() }
 }
 
 /// `exit code 1`, `signal 9`.

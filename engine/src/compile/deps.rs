@@ -200,8 +200,11 @@ fn render_group(
     let deferred = is_deferred(drafts, g);
     let count = if deferred { 1 } else { draft.group.count };
     for i in 0..count {
-        let scope =
-            if deferred { symbolic::scope(c, &draft.group.name) } else { instance_scope(&draft.scope, domain, i) };
+        let scope = if deferred {
+            symbolic::scope(c, &draft.group.name)
+        } else {
+            instance_scope(&draft.scope, domain, i, None)
+        };
         let at = Instance { drafts, id: (g as u32, i), count, deferred };
         for key in &mut outputs {
             let path = match render(c, key, &scope, &at) {
@@ -232,6 +235,8 @@ fn render_group(
         }
         out.after_ends.push(out.after.len());
         if i < VALIDATE_FIRST || i + 1 == count {
+            // Keys rendered when the instance starts also see `attempt`.
+            let scope = if deferred { scope } else { instance_scope(&draft.scope, domain, i, Some(0)) };
             for key in &mut others {
                 render(c, key, &scope, &at);
             }
