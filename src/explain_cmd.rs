@@ -9,6 +9,7 @@ use clap::Args;
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
 use flow_engine::log::JournalStatus;
+use flow_engine::resources::{LARGEST, no_variant_fits};
 use flow_engine::runtime::explain::{
     Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,
 };
@@ -240,12 +241,7 @@ impl Text {
             }
             Reason::Resources { nodes, fitting, workers, variants } => match variants.as_slice() {
                 [] => format!("no worker can run it: needs {nodes} workers at once, {fitting} of the {workers} fit"),
-                [only] => format!("no worker can run it: {only}"),
-                many => {
-                    let each: Vec<String> =
-                        many.iter().enumerate().map(|(v, s)| format!("variant {} {s}", v + 1)).collect();
-                    format!("no worker can run any variant: {}", each.join("; "))
-                }
+                shortfalls => format!("no worker can run it: {}", no_variant_fits(shortfalls, LARGEST)),
             },
             Reason::TimeRequest { seconds, longest_left_s, queue_limit_s } => {
                 let asked = format_duration(seconds * 1_000_000);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use flow_engine::compile::{self, Options};
 use flow_engine::diag::{Diagnostic, Source};
 use flow_engine::ir::{Amount, Graph};
-use flow_engine::runtime::core::Capacity;
+use flow_engine::resources::Capacity;
 use flow_engine::spec::{self, Format};
 
 use crate::args::{WorkerArgs, WorkflowArgs};

@@ -10,7 +10,7 @@ use minijinja::Value;
 use super::{deps, expand, group, merge, order, symbolic};
 use crate::diag::{Diagnostic, Source};
 use crate::ir::Graph;
-use crate::runtime::core::Capacity;
+use crate::resources::Capacity;
 use crate::spec::{Quantity, Sp, Workflow};
 use crate::template::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 

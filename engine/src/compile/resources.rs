@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::compiler::Compiler;
 use crate::diag::Diagnostic;
 use crate::ir::{Amount, Resources};
-use crate::runtime::core::{LARGEST, Shortfall, no_variant_fits};
+use crate::resources::{LARGEST, Shortfall, no_variant_fits};
 use crate::spec::{Quantity, Sp, TaskSpec};
 use crate::units::{mib_to_bytes, parse_duration, parse_size};
 
@@ -144,7 +144,7 @@ pub fn duration(c: &mut Compiler, q: &Sp<Quantity>, key: &str) -> Option<u64> {
 }
 
 /// Reports when no variant fits the worker described in the options, in
-/// the scheduler's words ([`crate::runtime::core::Capacity`]).
+/// the scheduler's words ([`crate::resources::Capacity`]).
 fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
     let Some(worker) = &c.options.worker else { return };
     let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();

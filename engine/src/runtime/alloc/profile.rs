@@ -12,7 +12,7 @@ use serde_spanned::Spanned;
 use super::settings::{QueueSettings, WorkerShape, default_max_workers, default_one, five_minutes, thirty_seconds};
 use crate::diag::{Diagnostic, Source, closest};
 use crate::ir::Amount;
-use crate::runtime::core::Capacity;
+use crate::resources::Capacity;
 use crate::units::{parse_duration, parse_size};
 
 /// The profiles file's name next to a workflow.
