@@ -51,6 +51,10 @@ fn main() -> ExitCode {
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => check_cmd::check(args).map(|()| exit_codes::SUCCESS),
+        Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
+            plan::why(&loaded, args.json)?;
+            Ok(exit_codes::SUCCESS)
+        }),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {
                 print_json(&graph);
