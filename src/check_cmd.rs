@@ -8,7 +8,8 @@ use flow_engine::runtime::alloc::planner::{Fit, fits};
 use flow_engine::template::unquoted_items;
 
 use crate::args::CheckArgs;
-use crate::load::{self, Failure, Loaded};
+use crate::failure::Failure;
+use crate::load::{self, Loaded};
 
 /// Runs `flow check`.
 pub fn check(args: &CheckArgs) -> Result<(), Failure> {

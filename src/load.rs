@@ -11,6 +11,7 @@ use flow_engine::resources::Capacity;
 use flow_engine::spec::{self, Format};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
+use crate::failure::Failure;
 
 /// A compiled workflow and the file it came from.
 pub struct Loaded {
@@ -33,19 +34,6 @@ impl Loaded {
     pub fn dir(&self) -> Result<PathBuf, Failure> {
         Ok(self.absolute()?.parent().map(Path::to_path_buf).unwrap_or_default())
     }
-}
-
-/// Why a workflow could not be loaded.
-pub enum Failure {
-    /// A command-line mistake (exit code 2).
-    Usage(String),
-    /// Problems in the input files (exit code 2), all of them.
-    Invalid {
-        /// The workflow file, for snippets.
-        source: Arc<Source>,
-        /// Every problem found.
-        diagnostics: Vec<Diagnostic>,
-    },
 }
 
 const DEFAULT_NAMES: [&str; 3] = ["workflow.toml", "workflow.yaml", "workflow.yml"];
