@@ -12,7 +12,8 @@ use flow_engine::runtime::{Event, RunOptions, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
-use crate::load::{self, Failure};
+use crate::failure::Failure;
+use crate::load;
 
 /// `flow run`.
 #[derive(Debug, Args)]
@@ -89,17 +90,14 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         queue,
         share_with_group: args.share_with_group,
     };
-    let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options).map_err(|e| match e {
-        flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),
-        other => Failure::Usage(other.to_string()),
-    })?;
+    let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
     let mut display = Display::new(args.json);
     for batch in &handle.events {
         for event in &batch {
             display.show(event);
         }
     }
-    let summary = handle.join().map_err(|e| Failure::Usage(e.to_string()))?;
+    let summary = handle.join()?;
     display.finish(&summary);
     Ok(summary.exit_code())
 }

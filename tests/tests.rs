@@ -7,6 +7,7 @@ mod check;
 mod diagnostics;
 mod dynamic;
 mod examples;
+mod exit_codes;
 mod explain;
 mod graph;
 mod interrupt;

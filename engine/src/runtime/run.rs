@@ -119,6 +119,11 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
 
     let run_for_thread = run.clone();
     let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {
+        // Lets the CLI tests see how a crashed run is reported; debug builds only.
+        #[cfg(debug_assertions)]
+        if std::env::var_os("FLOW_DEBUG_PANIC").is_some_and(|v| v == "driver") {
+            panic!("FLOW_DEBUG_PANIC=driver");
+        }
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (driver_tx, driver_events) = mpsc::unbounded_channel();
         let summary = runtime.block_on(async {

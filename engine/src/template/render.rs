@@ -8,7 +8,7 @@ use std::sync::Arc;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// Compiles and renders the template strings of a workflow.
 pub struct Renderer {
@@ -346,7 +346,7 @@ pub fn template_diagnostic(
         }
         _ => "see the templates reference for the context and filters",
     };
-    Diagnostic::new("flow::compile::template", message).at(span, what).help(help)
+    Diagnostic::new(Code::CompileTemplate, message).at(span, what).help(help)
 }
 
 #[cfg(test)]
