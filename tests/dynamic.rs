@@ -293,3 +293,14 @@ fn the_hit_refinement_example_refines_every_hit() {
     assert!(out.stderr.contains("+ refine: 2 instances from hits.txt"), "{}", out.stderr);
     assert_eq!(read(&t, "hits.txt"), "benzene\npyridine\n");
 }
+
+#[test]
+fn graph_marks_a_stage_known_at_run_time() {
+    let t = Test::new().workflow(&screening(4));
+    let dot = t.success_with(&["graph"]);
+    assert!(dot.contains(r#""refine" [label="refine × ? (known after select)"];"#), "{dot}");
+    assert!(dot.contains(r#""select" -> "refine" [label="expansion"];"#), "{dot}");
+    let instances = t.success_with(&["graph", "--instances"]);
+    assert!(instances.contains(r#""select" -> "refine[?]";"#), "{instances}");
+    assert!(instances.contains(r#""refine[?]" -> "report[?]";"#), "{instances}");
+}
