@@ -476,6 +476,35 @@ mod tests {
         assert_eq!(utc(1_700_000_000_000_000), "2023-11-14 22:13:20 UTC");
     }
 
+    /// Issue 13: `flow explain` listed the variants of a task no worker
+    /// fits in its own words; it now uses the scheduler's.
+    #[test]
+    fn a_task_no_worker_fits_is_worded_as_the_scheduler_words_it() {
+        use flow_engine::ir::Amount;
+        use flow_engine::resources::Shortfall;
+        let explain = |variants: Vec<Shortfall>| Explanation {
+            task: "big".into(),
+            index: 0,
+            label: "big".into(),
+            state: "waiting",
+            reason: Reason::Resources { nodes: 1, fitting: 0, workers: 1, variants },
+            earlier: None,
+            queue_notes: Vec::new(),
+        };
+        let text = Text { now_us: 0, access: None };
+        let cpus = Shortfall::Cpus { needs: Amount::whole(8), largest: Amount::whole(4) };
+        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: Amount::ZERO };
+        assert_eq!(
+            text.headline(&explain(vec![cpus.clone()])),
+            "no worker can run it: needs 8 cpus, the largest worker has 4"
+        );
+        assert_eq!(
+            text.headline(&explain(vec![gpus, cpus])),
+            "no worker can run it: no variant fits: variant 1 needs 1 gpu, the largest worker has 0; \
+             variant 2 needs 8 cpus, the largest worker has 4"
+        );
+    }
+
     #[test]
     fn workers_are_named_with_what_is_known() {
         let w = |hostname: Option<&str>, allocation: Option<&str>| WorkerRef {

@@ -4,6 +4,7 @@ mod support;
 
 mod cache;
 mod check;
+mod check_fit;
 mod diagnostics;
 mod dynamic;
 mod examples;
