@@ -491,7 +491,7 @@ mod tests {
             earlier: None,
             queue_notes: Vec::new(),
         };
-        let text = Text { now_us: 0, access: None };
+        let text = Text { now_us: 0, access: None, origin: None };
         let cpus = Shortfall::Cpus { needs: Amount::whole(8), largest: Amount::whole(4) };
         let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: Amount::ZERO };
         assert_eq!(
