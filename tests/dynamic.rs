@@ -304,3 +304,28 @@ fn graph_marks_a_stage_known_at_run_time() {
     assert!(instances.contains(r#""select" -> "refine[?]";"#), "{instances}");
     assert!(instances.contains(r#""refine[?]" -> "report[?]";"#), "{instances}");
 }
+
+#[test]
+fn a_dynamic_stage_runs_on_remote_workers() {
+    let t = Test::new().workflow(&screening(4));
+    let (mut run, access) = crate::workers::start_run(&t, &["--no-local-worker"]);
+    let mut worker = crate::workers::start_worker(&t, &access, &["--cpus", "2"], "worker.stderr");
+    let code = crate::support::process::finish(&t, &mut run, Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", read(&t, "run.stderr"));
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+    assert!(read(&t, "run.stderr").contains("+ refine: 3 instances from hits.txt"), "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "all.txt"), "refined 1\nrefined 4\nrefined 5\n");
+}
+
+#[test]
+fn only_a_dynamic_stage_reruns_it_whole_and_what_follows() {
+    let t = Test::new().workflow(&screening(4));
+    assert_code(&t.run_with(&["run"]), 0);
+    let out = t.run_with(&["run", "--only", "refine"]);
+    assert_code(&out, 0);
+    // refine's 3, report's 3 (they follow it) and combine; score and select skipped.
+    assert!(out.stderr.contains("7 succeeded, 7 unchanged"), "{}", out.stderr);
+    let refused = t.run_with(&["run", "--only", "refine[0]"]);
+    assert_code(&refused, 2);
+    assert!(refused.stderr.contains("known only when the run reaches it"), "{}", refused.stderr);
+}
