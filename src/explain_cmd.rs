@@ -43,6 +43,10 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let run = RunSnapshot::read(&dir, flow_engine::runtime::local::now_us()).map_err(|e| e.to_string())?;
+    if let Some(text) = never_known(&run, &args.selector) {
+        println!("{text}");
+        return Ok(());
+    }
     let tasks = select(&run.graph, &args.selector, &dir.id)?;
     if let Some(torn) = run.torn.filter(|_| !run.live) {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
@@ -85,6 +89,36 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
         _ => Ok(()),
     }
+}
+
+/// For a dynamic stage whose instances this run never learned: why, from
+/// where its writers got to.
+fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
+    let graph = &run.graph;
+    let group = graph.find(Selector::parse(selector).ok()?.name.as_str())?;
+    let writers = graph.waits_for(group)?;
+    let Domain::Deferred { expansion } = graph.base_domain(group) else { return None };
+    let mut states = Vec::new();
+    for w in writers {
+        let count = graph.group(w).count;
+        let of = |status: JournalStatus| {
+            (0..count).filter(|&i| run.journal.get(TaskId::new(w, i)).is_some_and(|e| e.status == status)).count()
+        };
+        let state = match (of(JournalStatus::Failed), of(JournalStatus::Cancelled)) {
+            (0, 0) if run.live => "has not finished".to_owned(),
+            (0, 0) => "did not finish".to_owned(),
+            (0, _) => "was cancelled".to_owned(),
+            _ => "failed".to_owned(),
+        };
+        states.push(format!("`{}` {state}", graph.group(w).name));
+    }
+    let name = &graph.group(group).name;
+    let file = expansion.file();
+    let how = if run.live { "not known yet" } else { "never known" };
+    Some(format!(
+        "{name}: its instances are {how}: it expands over `{file}` once its writers are done, and {}",
+        states.join(", ")
+    ))
 }
 
 /// The instances `text` names, in order.

@@ -153,6 +153,11 @@ fn a_failed_writer_cancels_the_dynamic_stage_as_one() {
         .find(|v| v["event"] == "task_cancelled" && v["label"] == "refine")
         .unwrap_or_else(|| panic!("refine is cancelled as one: {}", json.stdout));
     assert_eq!(refine["reason"], "select failed", "{refine}");
+    let explained = t.success_with(&["explain", "refine"]);
+    assert_eq!(
+        explained,
+        "refine: its instances are never known: it expands over `hits.txt` once its writers are done, and `select` failed\n"
+    );
 }
 
 #[test]
