@@ -141,7 +141,7 @@ pub(super) struct Driver {
     pub previous: Previous,
     pub options: RunOptions,
     /// The run's directory.
-    pub run_dir: std::path::PathBuf,
+    pub run_dir: super::run_dir::RunDir,
     pub source: Arc<Source>,
     pub summary: Summary,
     /// Attempt and worker of each running task.
@@ -304,9 +304,7 @@ impl Driver {
     fn remember_left(&mut self, worker: WorkerId) {
         let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) else { return };
         self.left_workers.push(info);
-        if let Ok(text) = serde_json::to_string_pretty(&self.left_workers) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers-left.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers_left(&self.left_workers);
     }
 
     fn write_workers(&self) {
@@ -315,9 +313,7 @@ impl Driver {
             *counts.entry(*w).or_default() += 1;
         }
         let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
-        if let Ok(text) = serde_json::to_string_pretty(&infos) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers(&infos);
     }
 
     /// Fills free slots and acts on the result, until nothing changes: with
@@ -420,7 +416,7 @@ impl Driver {
     /// `FLOW_HOSTS` and `FLOW_NODEFILE` for a task holding several workers.
     fn add_nodes(&self, job: &mut Job, alloc: &Allocation) {
         let hosts: Vec<String> = alloc.nodes.iter().map(|&w| self.links.hostname(w)).collect();
-        let file = self.run_dir.join("nodes").join(format!("{}.{}", job.label, job.attempt));
+        let file = self.run_dir.path.join("nodes").join(format!("{}.{}", job.label, job.attempt));
         let written = file
             .parent()
             .map(fs_err::create_dir_all)

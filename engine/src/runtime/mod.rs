@@ -19,6 +19,7 @@ pub mod guard;
 pub mod job;
 pub mod links;
 pub mod local;
+pub mod meta;
 pub mod options;
 mod orphans;
 mod output_sink;
