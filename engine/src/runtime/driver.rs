@@ -24,7 +24,7 @@ use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, LogHealth};
+use crate::log::{JournalEvent, JournalRecord, LogHealth};
 
 /// Instances of a group measured before it may count as short.
 const SHORT_SAMPLE: u32 = 8;
@@ -148,7 +148,7 @@ pub(super) struct Driver {
     pub running: HashMap<TaskId, (u32, WorkerId)>,
     /// The variant and the CPU and GPU ids each running task was given,
     /// completed into its journaled metrics when it ends.
-    pub placements: HashMap<TaskId, AttemptMetrics>,
+    pub placements: super::placements::Placements,
     /// When events were last sent.
     pub last_events: Instant,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
@@ -283,7 +283,7 @@ impl Driver {
                 let tasks = lost.len();
                 for (task, attempt) in lost {
                     self.running.remove(&task);
-                    self.placements.remove(&task);
+                    self.placements.forget(task);
                     self.ahead.remove(&task);
                     self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
                 }
@@ -368,14 +368,7 @@ impl Driver {
 
     fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
         self.running.insert(task, (attempt, worker));
-        let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
-        let placement = AttemptMetrics {
-            variant: alloc.variant as u32,
-            cpus: ids(&alloc.cpus),
-            gpus: ids(&alloc.gpus),
-            ..Default::default()
-        };
-        self.placements.insert(task, placement);
+        self.placements.start(task, alloc);
         let mut job = match self.factory.job(task, attempt, alloc) {
             Ok(job) => job,
             Err(reason) => {
@@ -438,7 +431,7 @@ impl Driver {
             return;
         }
         self.running.remove(&task);
-        let placement = self.placements.remove(&task);
+        let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
         let mut outcome = outcome;
         if outcome.status == Status::Succeeded && self.log_health.is_broken() {
             // Its output may not all be in the log: not a success to build on.
@@ -465,12 +458,7 @@ impl Driver {
                 (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
             }
         };
-        let mut record = JournalRecord::new(now_us(), task, attempt, journal);
-        if let (Some(usage), Some(placement)) = (outcome.usage, placement) {
-            let (host, allocation) = self.links.place(worker);
-            record.metrics = Some(Box::new(AttemptMetrics { usage, host, allocation, ..placement }));
-        }
-        self.journal_batch.push(record);
+        self.journal_batch.push(JournalRecord { metrics, ..JournalRecord::new(now_us(), task, attempt, journal) });
         let failed = matches!(outcome.status, Status::Failed { .. });
         self.core.on_finished(task, result, out);
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
