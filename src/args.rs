@@ -118,9 +118,13 @@ pub struct WorkerArgs {
 pub struct PlanArgs {
     #[command(flatten)]
     pub workflow: WorkflowArgs,
-    /// Print the graph IR as JSON.
+    /// Print the graph IR as JSON (with --why: the plan, one task per line).
     #[arg(long)]
     pub json: bool,
+    /// For every task, how many instances a run would run and why, compared
+    /// with the earlier runs as `flow run` compares them.
+    #[arg(long)]
+    pub why: bool,
 }
 
 /// `flow graph`.

@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
+use flow_engine::log::JournalStatus;
 use flow_engine::resources::{LARGEST, no_variant_fits};
 use flow_engine::runtime::explain::{
     Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,
 };
+use flow_engine::runtime::resume::origin;
 use flow_engine::runtime::run_dir::{RunDir, locate};
 
 use crate::log_cmd::format_duration;
@@ -41,12 +43,24 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let run = RunSnapshot::read(&dir, flow_engine::runtime::local::now_us()).map_err(|e| e.to_string())?;
+    if let Some(text) = never_known(&run, &args.selector) {
+        println!("{text}");
+        return Ok(());
+    }
     let tasks = select(&run.graph, &args.selector, &dir.id)?;
     if let Some(torn) = run.torn.filter(|_| !run.live) {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
     let explainer = Explainer::new(&run);
-    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd) };
+    let origin = match tasks[..] {
+        [task] => run.journal.get(task).filter(|e| e.status == JournalStatus::Cached).and_then(|e| {
+            let state = dir.path.parent().and_then(Path::parent)?;
+            let (from, _) = origin(state, &dir.id, &run.graph.label(task), e.fingerprint.as_ref()?)?;
+            Some(from.id)
+        }),
+        _ => None,
+    };
+    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd), origin };
     let mut out = BufWriter::new(io::stdout().lock());
     let result = if args.json {
         tasks.iter().try_for_each(|&task| {
@@ -75,6 +89,36 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
         _ => Ok(()),
     }
+}
+
+/// For a dynamic stage whose instances this run never learned: why, from
+/// where its writers got to.
+fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
+    let graph = &run.graph;
+    let group = graph.find(Selector::parse(selector).ok()?.name.as_str())?;
+    let writers = graph.waits_for(group)?;
+    let Domain::Deferred { expansion } = graph.base_domain(group) else { return None };
+    let mut states = Vec::new();
+    for w in writers {
+        let count = graph.group(w).count;
+        let of = |status: JournalStatus| {
+            (0..count).filter(|&i| run.journal.get(TaskId::new(w, i)).is_some_and(|e| e.status == status)).count()
+        };
+        let state = match (of(JournalStatus::Failed), of(JournalStatus::Cancelled)) {
+            (0, 0) if run.live => "has not finished".to_owned(),
+            (0, 0) => "did not finish".to_owned(),
+            (0, _) => "was cancelled".to_owned(),
+            _ => "failed".to_owned(),
+        };
+        states.push(format!("`{}` {state}", graph.group(w).name));
+    }
+    let name = &graph.group(group).name;
+    let file = expansion.file();
+    let how = if run.live { "not known yet" } else { "never known" };
+    Some(format!(
+        "{name}: its instances are {how}: it expands over `{file}` once its writers are done, and {}",
+        states.join(", ")
+    ))
 }
 
 /// The instances `text` names, in order.
@@ -213,6 +257,8 @@ struct Text {
     now_us: u64,
     /// The access file of a run that takes remote workers, relative to the current directory.
     access: Option<String>,
+    /// For one instance the run skipped as unchanged: the run that did its work.
+    origin: Option<String>,
 }
 
 impl Text {
@@ -270,7 +316,8 @@ impl Text {
                 format!("succeeded{}{}{}", took("in", ran), attempt_note(*attempt), ended(ran.ended_us))
             }
             Reason::Cached { ran } => {
-                format!("unchanged since an earlier run, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
+                let since = self.origin.as_ref().map_or_else(|| "an earlier run".to_owned(), |id| format!("run {id}"));
+                format!("unchanged since {since}, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
             }
             Reason::Failed { attempt, retries, exit_code, signal, message, ran } => {
                 let why = message.clone().unwrap_or_else(|| exit(*exit_code, *signal));
@@ -478,7 +525,7 @@ mod tests {
             earlier: None,
             queue_notes: Vec::new(),
         };
-        let text = Text { now_us: 0, access: None };
+        let text = Text { now_us: 0, access: None, origin: None };
         let cpus = Shortfall::Cpus { needs: Amount::whole(8), largest: Amount::whole(4) };
         let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: Amount::ZERO };
         assert_eq!(

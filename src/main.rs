@@ -70,6 +70,10 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => check_cmd::check(args).map(|()| exit_codes::SUCCESS),
+        Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
+            plan::why(&loaded, args.json)?;
+            Ok(exit_codes::SUCCESS)
+        }),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {
                 print_json(&graph);

@@ -220,7 +220,8 @@ impl Display {
             }
         }
         let how = if summary.interrupted { "; interrupted after" } else { " in" };
-        eprintln!("run {}: {}{how} {:.1}s", summary.run_id, parts.join(", "), summary.seconds);
+        let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
+        eprintln!("run {}: {}{how} {:.1}s{dry}", summary.run_id, parts.join(", "), summary.seconds);
         if summary.failed > 0 {
             eprintln!("see the output of failed tasks with `flow log cat --failed`");
         }

@@ -22,6 +22,7 @@ pub mod local;
 pub mod options;
 mod orphans;
 mod output_sink;
+pub mod preview;
 mod process;
 mod protocol;
 mod refusals;
