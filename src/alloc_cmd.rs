@@ -11,7 +11,8 @@ use flow_engine::runtime::alloc::{AllocRecord, AllocsFile};
 use flow_engine::runtime::run_dir::{RunDir, locate};
 
 use crate::args::WorkflowArgs;
-use crate::load::{self, Failure};
+use crate::failure::Failure;
+use crate::load;
 
 /// `flow alloc`.
 #[derive(Debug, Args)]

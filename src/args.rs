@@ -55,6 +55,8 @@ pub enum Command {
     Graph(GraphArgs),
     /// Read a run's log: list its tasks, print, follow, summarise, grep or export their output.
     Log(crate::log_cmd::LogArgs),
+    /// Write one self-contained HTML page about a run: summary, tasks, failures, timeline, graph.
+    Report(crate::report_cmd::ReportArgs),
     /// Print the JSON Schema of the workflow file.
     Schema,
     /// Print a shell completion script.
@@ -116,9 +118,13 @@ pub struct WorkerArgs {
 pub struct PlanArgs {
     #[command(flatten)]
     pub workflow: WorkflowArgs,
-    /// Print the graph IR as JSON.
+    /// Print the graph IR as JSON (with --why: the plan, one task per line).
     #[arg(long)]
     pub json: bool,
+    /// For every task, how many instances a run would run and why, compared
+    /// with the earlier runs as `flow run` compares them.
+    #[arg(long)]
+    pub why: bool,
 }
 
 /// `flow graph`.

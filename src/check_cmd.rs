@@ -2,13 +2,14 @@
 //! tasks that fit no such worker, with `--profile` the profile's problems
 //! and the tasks its queue can never run.
 
-use flow_engine::diag::Diagnostic;
+use flow_engine::diag::{Code, Diagnostic};
 use flow_engine::ir::{Command, Domain, GroupId};
 use flow_engine::runtime::alloc::planner::{Fit, fits};
 use flow_engine::template::unquoted_items;
 
 use crate::args::CheckArgs;
-use crate::load::{self, Failure, Loaded};
+use crate::failure::Failure;
+use crate::load::{self, Loaded};
 
 /// Runs `flow check`.
 pub fn check(args: &CheckArgs) -> Result<(), Failure> {
@@ -91,7 +92,7 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<(), Failure> {
         .into_iter()
         .map(|(group, why)| {
             Diagnostic::new(
-                "flow::check::queue",
+                Code::CheckQueue,
                 format!("the queue of profile `{name}` can never run `{}`: {why}", group.name),
             )
             .at(group.span.clone(), "this task")

@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
+use flow_engine::log::JournalStatus;
+use flow_engine::resources::{LARGEST, no_variant_fits};
 use flow_engine::runtime::explain::{
     Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,
 };
+use flow_engine::runtime::resume::origin;
 use flow_engine::runtime::run_dir::{RunDir, locate};
 
 use crate::log_cmd::format_duration;
@@ -40,12 +43,24 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let run = RunSnapshot::read(&dir, flow_engine::runtime::local::now_us()).map_err(|e| e.to_string())?;
+    if let Some(text) = never_known(&run, &args.selector) {
+        println!("{text}");
+        return Ok(());
+    }
     let tasks = select(&run.graph, &args.selector, &dir.id)?;
     if let Some(torn) = run.torn.filter(|_| !run.live) {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
     let explainer = Explainer::new(&run);
-    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd) };
+    let origin = match tasks[..] {
+        [task] => run.journal.get(task).filter(|e| e.status == JournalStatus::Cached).and_then(|e| {
+            let state = dir.path.parent().and_then(Path::parent)?;
+            let (from, _) = origin(state, &dir.id, &run.graph.label(task), e.fingerprint.as_ref()?)?;
+            Some(from.id)
+        }),
+        _ => None,
+    };
+    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd), origin };
     let mut out = BufWriter::new(io::stdout().lock());
     let result = if args.json {
         tasks.iter().try_for_each(|&task| {
@@ -74,6 +89,36 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
         _ => Ok(()),
     }
+}
+
+/// For a dynamic stage whose instances this run never learned: why, from
+/// where its writers got to.
+fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
+    let graph = &run.graph;
+    let group = graph.find(Selector::parse(selector).ok()?.name.as_str())?;
+    let writers = graph.waits_for(group)?;
+    let Domain::Deferred { expansion } = graph.base_domain(group) else { return None };
+    let mut states = Vec::new();
+    for w in writers {
+        let count = graph.group(w).count;
+        let of = |status: JournalStatus| {
+            (0..count).filter(|&i| run.journal.get(TaskId::new(w, i)).is_some_and(|e| e.status == status)).count()
+        };
+        let state = match (of(JournalStatus::Failed), of(JournalStatus::Cancelled)) {
+            (0, 0) if run.live => "has not finished".to_owned(),
+            (0, 0) => "did not finish".to_owned(),
+            (0, _) => "was cancelled".to_owned(),
+            _ => "failed".to_owned(),
+        };
+        states.push(format!("`{}` {state}", graph.group(w).name));
+    }
+    let name = &graph.group(group).name;
+    let file = expansion.file();
+    let how = if run.live { "not known yet" } else { "never known" };
+    Some(format!(
+        "{name}: its instances are {how}: it expands over `{file}` once its writers are done, and {}",
+        states.join(", ")
+    ))
 }
 
 /// The instances `text` names, in order.
@@ -212,6 +257,8 @@ struct Text {
     now_us: u64,
     /// The access file of a run that takes remote workers, relative to the current directory.
     access: Option<String>,
+    /// For one instance the run skipped as unchanged: the run that did its work.
+    origin: Option<String>,
 }
 
 impl Text {
@@ -228,12 +275,7 @@ impl Text {
             }
             Reason::Resources { nodes, fitting, workers, variants } => match variants.as_slice() {
                 [] => format!("no worker can run it: needs {nodes} workers at once, {fitting} of the {workers} fit"),
-                [only] => format!("no worker can run it: {only}"),
-                many => {
-                    let each: Vec<String> =
-                        many.iter().enumerate().map(|(v, s)| format!("variant {} {s}", v + 1)).collect();
-                    format!("no worker can run any variant: {}", each.join("; "))
-                }
+                shortfalls => format!("no worker can run it: {}", no_variant_fits(shortfalls, LARGEST)),
             },
             Reason::TimeRequest { seconds, longest_left_s, queue_limit_s } => {
                 let asked = format_duration(seconds * 1_000_000);
@@ -274,7 +316,8 @@ impl Text {
                 format!("succeeded{}{}{}", took("in", ran), attempt_note(*attempt), ended(ran.ended_us))
             }
             Reason::Cached { ran } => {
-                format!("unchanged since an earlier run, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
+                let since = self.origin.as_ref().map_or_else(|| "an earlier run".to_owned(), |id| format!("run {id}"));
+                format!("unchanged since {since}, so skipped{}{}", on(ran.worker.as_ref()), ended(ran.ended_us))
             }
             Reason::Failed { attempt, retries, exit_code, signal, message, ran } => {
                 let why = message.clone().unwrap_or_else(|| exit(*exit_code, *signal));
@@ -407,7 +450,7 @@ fn upstream_state(u: &UpstreamInstance) -> String {
 
 /// `attempt 1 failed (exit code 1); 1 retry left`.
 fn earlier_note(e: &Earlier) -> String {
-    let attempt = e.attempt + 1;
+    let attempt = e.attempt;
     match e.retries_left {
         Some(left) => {
             let why = e.message.clone().unwrap_or_else(|| exit(e.exit_code, e.signal));
@@ -437,9 +480,9 @@ fn quoted(label: &str) -> String {
     if label.contains('[') { format!("'{label}'") } else { label.to_owned() }
 }
 
-/// `, attempt 2` for attempts after the first.
+/// `, attempt 1` for attempts after the first (numbered from 0, as `FLOW_INSTANCE` and the log do).
 fn attempt_note(attempt: u32) -> String {
-    if attempt > 0 { format!(", attempt {}", attempt + 1) } else { String::new() }
+    if attempt > 0 { format!(", attempt {attempt}") } else { String::new() }
 }
 
 /// `exit code 1`, `signal 9`.
@@ -465,6 +508,35 @@ mod tests {
     fn times_read_in_utc() {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_700_000_000_000_000), "2023-11-14 22:13:20 UTC");
+    }
+
+    /// Issue 13: `flow explain` listed the variants of a task no worker
+    /// fits in its own words; it now uses the scheduler's.
+    #[test]
+    fn a_task_no_worker_fits_is_worded_as_the_scheduler_words_it() {
+        use flow_engine::ir::Amount;
+        use flow_engine::resources::Shortfall;
+        let explain = |variants: Vec<Shortfall>| Explanation {
+            task: "big".into(),
+            index: 0,
+            label: "big".into(),
+            state: "waiting",
+            reason: Reason::Resources { nodes: 1, fitting: 0, workers: 1, variants },
+            earlier: None,
+            queue_notes: Vec::new(),
+        };
+        let text = Text { now_us: 0, access: None, origin: None };
+        let cpus = Shortfall::Cpus { needs: Amount::whole(8), largest: Amount::whole(4) };
+        let gpus = Shortfall::Gpus { needs: Amount::whole(1), largest: Amount::ZERO };
+        assert_eq!(
+            text.headline(&explain(vec![cpus.clone()])),
+            "no worker can run it: needs 8 cpus, the largest worker has 4"
+        );
+        assert_eq!(
+            text.headline(&explain(vec![gpus, cpus])),
+            "no worker can run it: no variant fits: variant 1 needs 1 gpu, the largest worker has 0; \
+             variant 2 needs 8 cpus, the largest worker has 4"
+        );
     }
 
     #[test]

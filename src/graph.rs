@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use flow_engine::ir::{EdgeKind, Graph, GroupId};
+use flow_engine::ir::{EdgeKind, EdgeOrigin, Graph, GroupId};
 
 use crate::args::GraphFormat;
 
@@ -65,19 +65,25 @@ fn group_graph(graph: &Graph) -> (Vec<Node>, Edges) {
     let nodes = graph
         .groups
         .iter()
-        .map(|g| Node {
+        .enumerate()
+        .map(|(id, g)| Node {
             id: g.name.clone(),
-            label: if g.count == 1 { g.name.clone() } else { format!("{} ×{}", g.name, g.count) },
+            label: match graph.waits_for(GroupId(id as u32)) {
+                Some(writers) => format!("{} × ? (known after {})", g.name, names(graph, &writers)),
+                None if g.count == 1 => g.name.clone(),
+                None => format!("{} ×{}", g.name, g.count),
+            },
         })
         .collect();
     let edges = graph
         .edges
         .iter()
         .map(|e| {
-            let kind = match e.kind {
-                EdgeKind::All => "all",
-                EdgeKind::ElementWise => "element-wise",
-                EdgeKind::Explicit { .. } => "explicit",
+            let kind = match (&e.kind, e.origin) {
+                (_, EdgeOrigin::Expansion) => "expansion",
+                (EdgeKind::All, _) => "all",
+                (EdgeKind::ElementWise, _) => "element-wise",
+                (EdgeKind::Explicit { .. }, _) => "explicit",
             };
             (graph.group(e.from).name.clone(), graph.group(e.to).name.clone(), Some(kind.to_owned()))
         })
@@ -94,16 +100,34 @@ fn instance_id(graph: &Graph, g: GroupId, i: u64) -> String {
     }
 }
 
+/// `select`, `a, b`: task names for a label.
+fn names(graph: &Graph, groups: &[GroupId]) -> String {
+    groups.iter().map(|&g| graph.group(g).name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// The nodes standing for group `g`'s instances: one per instance, or one
+/// `name[?]` for a group whose instances are known only at run time.
+fn instance_ids(graph: &Graph, g: GroupId) -> Vec<String> {
+    if graph.is_deferred(g) {
+        return vec![format!("{}[?]", graph.group(g).name)];
+    }
+    (0..graph.group(g).count).map(|i| instance_id(graph, g, i)).collect()
+}
+
 fn instance_graph(graph: &Graph) -> (Vec<Node>, Edges) {
     let mut nodes = Vec::new();
-    for (g, group) in graph.groups.iter().enumerate() {
-        for i in 0..group.count {
-            let id = instance_id(graph, GroupId(g as u32), i);
-            nodes.push(Node { label: id.clone(), id });
-        }
+    for g in 0..graph.groups.len() as u32 {
+        nodes.extend(instance_ids(graph, GroupId(g)).into_iter().map(|id| Node { label: id.clone(), id }));
     }
     let mut edges = Vec::new();
     for e in &graph.edges {
+        if graph.is_deferred(e.from) || graph.is_deferred(e.to) {
+            // Instances not known yet: every pair of nodes on the two sides.
+            for to in instance_ids(graph, e.to) {
+                edges.extend(instance_ids(graph, e.from).into_iter().map(|from| (from, to.clone(), None)));
+            }
+            continue;
+        }
         let from_count = graph.group(e.from).count;
         for i in 0..graph.group(e.to).count {
             for s in e.kind.sources(i, from_count) {

@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use flow_engine::compile::{self, Options};
-use flow_engine::diag::{Diagnostic, Source};
+use flow_engine::diag::{Code, Diagnostic, Source};
 use flow_engine::ir::{Amount, Graph};
-use flow_engine::runtime::core::Capacity;
+use flow_engine::resources::Capacity;
 use flow_engine::spec::{self, Format};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
+use crate::failure::Failure;
 
 /// A compiled workflow and the file it came from.
 pub struct Loaded {
@@ -33,19 +34,6 @@ impl Loaded {
     pub fn dir(&self) -> Result<PathBuf, Failure> {
         Ok(self.absolute()?.parent().map(Path::to_path_buf).unwrap_or_default())
     }
-}
-
-/// Why a workflow could not be loaded.
-pub enum Failure {
-    /// A command-line mistake (exit code 2).
-    Usage(String),
-    /// Problems in the input files (exit code 2), all of them.
-    Invalid {
-        /// The workflow file, for snippets.
-        source: Arc<Source>,
-        /// Every problem found.
-        diagnostics: Vec<Diagnostic>,
-    },
 }
 
 const DEFAULT_NAMES: [&str; 3] = ["workflow.toml", "workflow.yaml", "workflow.yml"];
@@ -100,7 +88,7 @@ fn merge(workflow: &spec::Workflow, spec_diags: Vec<Diagnostic>, compile_diags: 
     let starts: Vec<usize> = workflow.tasks.iter().map(|t| t.span.start).chain([usize::MAX]).collect();
     let extents = workflow.tasks.iter().zip(&starts[1..]).map(|(t, &next)| t.span.start..t.span.end.max(next));
     let spoiled: Vec<_> = extents.filter(|t| spec_diags.iter().any(|d| inside(d, t))).collect();
-    let no_tasks_again = |d: &Diagnostic| d.code == "flow::compile::no_tasks" && !spec_diags.is_empty();
+    let no_tasks_again = |d: &Diagnostic| d.code == Code::CompileNoTasks && !spec_diags.is_empty();
     let compile_diags: Vec<Diagnostic> = compile_diags.into_iter().filter(|d| !no_tasks_again(d)).collect();
     let mut all = spec_diags;
     all.extend(compile_diags.into_iter().filter(|d| !spoiled.iter().any(|t| inside(d, t))));
@@ -131,7 +119,7 @@ fn not_utf8(path: &Path, e: std::string::FromUtf8Error) -> Failure {
     let byte = e.as_bytes()[at];
     // In the lossy text every byte before `at` is where it was; the bad one is U+FFFD.
     let source = Source::new(path.display().to_string(), String::from_utf8_lossy(e.as_bytes()).into_owned());
-    let diagnostic = Diagnostic::new("flow::spec::not_utf8", format!("the file is not UTF-8 text: byte 0x{byte:02x}"))
+    let diagnostic = Diagnostic::new(Code::SpecNotUtf8, format!("the file is not UTF-8 text: byte 0x{byte:02x}"))
         .at(at..at + '\u{fffd}'.len_utf8(), "not UTF-8")
         .help("save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`); workflow files are UTF-8 text");
     Failure::Invalid { source, diagnostics: vec![diagnostic] }

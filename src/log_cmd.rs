@@ -6,7 +6,7 @@ mod trace;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -16,6 +16,7 @@ use flow_engine::log::{
     Damage, JournalFile, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
     attempts, read_journal, read_output,
 };
+use flow_engine::runtime::resume::origin;
 use flow_engine::runtime::run_dir::{RunDir, locate};
 use trace::{Attempt, Column, Format};
 
@@ -159,6 +160,18 @@ impl Run {
     fn open(args: &LogArgs) -> io::Result<Run> {
         let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &std::env::current_dir()?)
             .map_err(io::Error::other)?;
+        Run::at(dir)
+    }
+
+    /// Whether the run was a `--dry-exec` run (`meta.json`).
+    fn is_dry(&self) -> bool {
+        let meta = fs_err::read_to_string(self.dir.meta()).ok();
+        meta.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|m| m["dry_exec"] == true)
+    }
+
+    /// The run in `dir`.
+    fn at(dir: RunDir) -> io::Result<Run> {
         let text = fs_err::read_to_string(dir.graph())?;
         let graph = serde_json::from_str(&text)
             .map_err(|e| io::Error::other(format!("cannot read `{}`: {e}", dir.graph().display())))?;
@@ -281,6 +294,9 @@ fn list(
     columns: &[Column],
     format: Option<Format>,
 ) -> io::Result<()> {
+    if run.is_dry() {
+        eprintln!("note: run {} was a --dry-exec run: nothing was executed, its successes are not results", run.dir.id);
+    }
     let journal = attempts(&run.journal_records()?.records);
     let mut sizes: BTreeMap<(TaskId, u32), [u64; 2]> = BTreeMap::new();
     run.each_record(|r, _| {
@@ -318,11 +334,42 @@ fn list(
 
 /// `flow log cat`: one pass to find the records, then each task's in turn.
 fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamChoice, failed: bool) -> io::Result<()> {
-    let journal = if failed { Some(run.journal()?) } else { None };
+    let journal = run.journal()?;
     let wanted = |task: TaskId| {
         selection.contains(&run.graph, task)
-            && journal.as_ref().is_none_or(|j| j.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
+            && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
     };
+    write_output(run, out, wanted, stream)?;
+    if failed {
+        return Ok(());
+    }
+    // Instances this run skipped as unchanged: their output is in the run that did the work.
+    let state = run.dir.path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
+    for (task, entry) in
+        journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(&run.graph, **t))
+    {
+        let label = run.label(*task);
+        match entry.fingerprint.and_then(|fp| origin(state, &run.dir.id, &label, &fp)) {
+            Some((dir, from)) => {
+                eprintln!("note: run {} skipped {label} as unchanged; its output is from run {}", run.dir.id, dir.id);
+                write_output(&Run::at(dir)?, out, |t| t == from, stream)?;
+            }
+            None => eprintln!(
+                "note: run {} skipped {label} as unchanged; no earlier run with its output is left",
+                run.dir.id
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// The output of the instances `wanted` picks, each instance's chunks in order.
+fn write_output(
+    run: &Run,
+    out: &mut impl Write,
+    wanted: impl Fn(TaskId) -> bool,
+    stream: StreamChoice,
+) -> io::Result<()> {
     let mut found: Vec<(TaskId, u64, u64)> = Vec::new();
     run.each_record(|r, offset| {
         if stream.matches(r.stream) && wanted(r.task) {

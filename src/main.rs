@@ -6,12 +6,14 @@ mod args;
 mod check_cmd;
 mod exit_codes;
 mod explain_cmd;
+mod failure;
 mod graph;
 mod guard;
 mod load;
 mod log_cmd;
 mod plan;
 mod profile;
+mod report_cmd;
 mod resources;
 mod run_cmd;
 mod status_cmd;
@@ -24,7 +26,8 @@ use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use args::{Cli, Color, Command};
-use load::{Failure, Loaded};
+use failure::Failure;
+use load::Loaded;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -38,7 +41,23 @@ fn main() -> ExitCode {
         Color::Never => false,
         Color::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
     };
-    let result = match &cli.command {
+    // A panic is a bug: its message is printed by the default hook, and
+    // the exit code says so instead of Rust's 101.
+    let result = std::panic::catch_unwind(|| dispatch(&cli))
+        .unwrap_or_else(|_| Err(Failure::Internal("flow panicked".to_owned())));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            let code = failure.exit_code();
+            report(failure, color);
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Runs the command `cli` names; returns its exit code.
+fn dispatch(cli: &Cli) -> Result<u8, Failure> {
+    match &cli.command {
         Command::Run(args) => run_cmd::run(args),
         Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
@@ -51,6 +70,10 @@ fn main() -> ExitCode {
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => check_cmd::check(args).map(|()| exit_codes::SUCCESS),
+        Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
+            plan::why(&loaded, args.json)?;
+            Ok(exit_codes::SUCCESS)
+        }),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {
                 print_json(&graph);
@@ -64,6 +87,7 @@ fn main() -> ExitCode {
             exit_codes::SUCCESS
         }),
         Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Report(args) => report_cmd::report(args).map(|()| exit_codes::SUCCESS),
         Command::Schema => {
             println!("{:#}", flow_engine::spec::json_schema());
             Ok(exit_codes::SUCCESS)
@@ -71,13 +95,6 @@ fn main() -> ExitCode {
         Command::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "flow", &mut std::io::stdout());
             Ok(exit_codes::SUCCESS)
-        }
-    };
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(failure) => {
-            report(failure, color);
-            ExitCode::from(exit_codes::INVALID_INPUT)
         }
     }
 }
@@ -93,7 +110,10 @@ fn print_json(graph: &flow_engine::ir::Graph) {
 /// Prints a failure to stderr: every diagnostic with its snippet, then a summary line.
 fn report(failure: Failure, color: bool) {
     match failure {
-        Failure::Usage(message) => eprintln!("error: {message}"),
+        Failure::Usage(message) | Failure::Io(message) => eprintln!("error: {message}"),
+        Failure::Internal(message) => {
+            eprintln!("error: {message}; this is a bug in flow, please report it");
+        }
         Failure::Invalid { source, diagnostics } => {
             let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
             let handler = GraphicalReportHandler::new_themed(theme).with_width(100);

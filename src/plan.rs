@@ -141,3 +141,35 @@ fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N
         line(row.iter().map(String::as_str).collect());
     }
 }
+
+/// `flow plan --why`: per task, how many instances a run would run and why.
+pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failure::Failure> {
+    let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
+    let tasks = flow_engine::runtime::preview::preview(&loaded.graph, &base_dir, &workflow)
+        .map_err(crate::failure::Failure::Usage)?;
+    let mut out = String::new();
+    for task in &tasks {
+        if json {
+            let _ = writeln!(out, "{}", serde_json::to_string(task).unwrap_or_default());
+            continue;
+        }
+        match task.instances {
+            None => {
+                let writers: Vec<String> = task.known_after.iter().map(|w| format!("`{w}`")).collect();
+                let _ = writeln!(out, "{}: instances known after {} runs", task.task, writers.join(", "));
+            }
+            Some(n) => {
+                let _ = writeln!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
+            }
+        }
+        for reason in &task.reasons {
+            let more = if reason.count as usize > reason.examples.len() { ", …" } else { "" };
+            let _ = writeln!(out, "  {} {}: {}{more}", reason.count, reason.text, reason.examples.join(", "));
+        }
+        if !task.implicit_inputs.is_empty() {
+            let _ = writeln!(out, "  scripts counted as inputs: {}", task.implicit_inputs.join(", "));
+        }
+    }
+    print!("{out}");
+    Ok(())
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 use flow_engine::diag::Source;
 use flow_engine::runtime::alloc::profile::{self, PROFILES_FILE, Profile};
 
-use crate::load::Failure;
+use crate::failure::Failure;
 
 /// Reads profile `name` for the workflow in `dir`: from the first profiles
 /// file that defines it (next to the workflow, then the user's config).

@@ -5,7 +5,8 @@ use flow_engine::runtime::core::WorkerResources;
 use flow_engine::runtime::detect::detect;
 
 use crate::args::WorkerArgs;
-use crate::load::{self, Failure};
+use crate::failure::Failure;
+use crate::load;
 
 /// A worker's resources on this machine: detected, then narrowed by the flags.
 pub fn local(args: &WorkerArgs) -> Result<WorkerResources, Failure> {

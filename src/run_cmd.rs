@@ -2,17 +2,20 @@
 //! on a terminal, plain lines otherwise, NDJSON with `--json`.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use flow_engine::ir::Selector;
 use flow_engine::runtime::alloc::AllocState;
+use flow_engine::runtime::run_dir::RunDir;
 use flow_engine::runtime::worker::Status;
 use flow_engine::runtime::{Event, RunOptions, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
-use crate::load::{self, Failure};
+use crate::failure::Failure;
+use crate::load;
 
 /// `flow run`.
 #[derive(Debug, Args)]
@@ -58,6 +61,10 @@ pub struct RunArgs {
     /// directories 0750 instead of 0700).
     #[arg(long, env = "FLOW_SHARE_WITH_GROUP")]
     pub share_with_group: bool,
+    /// When the run ends, however it ends, write its HTML report (see `flow report`)
+    /// to FILE [default: `flow-report-<run id>.html` here].
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub report: Option<PathBuf>,
 }
 
 /// Runs the workflow; returns the process exit code.
@@ -89,19 +96,36 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         queue,
         share_with_group: args.share_with_group,
     };
-    let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options).map_err(|e| match e {
-        flow_engine::runtime::RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),
-        other => Failure::Usage(other.to_string()),
-    })?;
+    let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
     let mut display = Display::new(args.json);
+    let mut run_dir = None;
     for batch in &handle.events {
         for event in &batch {
+            if let Event::RunStarted { run_id, run_dir: path, .. } = event {
+                run_dir = Some(RunDir { id: run_id.clone(), path: path.clone() });
+            }
             display.show(event);
         }
     }
-    let summary = handle.join().map_err(|e| Failure::Usage(e.to_string()))?;
-    display.finish(&summary);
-    Ok(summary.exit_code())
+    let summary = handle.join();
+    if let Ok(summary) = &summary {
+        display.finish(summary);
+    }
+    let report = match (&args.report, &run_dir) {
+        (Some(file), Some(run)) => crate::report_cmd::write(run, Some(file)),
+        _ => Ok(()),
+    };
+    let code = summary?.exit_code();
+    match report {
+        // The run's own exit code says more than a report that could not be written,
+        // unless the run succeeded.
+        Err(failure) if code == crate::exit_codes::SUCCESS => Err(failure),
+        Err(failure) => {
+            crate::report(failure, false);
+            Ok(code)
+        }
+        Ok(()) => Ok(code),
+    }
 }
 
 /// How events are shown.
@@ -196,7 +220,8 @@ impl Display {
             }
         }
         let how = if summary.interrupted { "; interrupted after" } else { " in" };
-        eprintln!("run {}: {}{how} {:.1}s", summary.run_id, parts.join(", "), summary.seconds);
+        let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
+        eprintln!("run {}: {}{how} {:.1}s{dry}", summary.run_id, parts.join(", "), summary.seconds);
         if summary.failed > 0 {
             eprintln!("see the output of failed tasks with `flow log cat --failed`");
         }

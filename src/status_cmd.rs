@@ -44,10 +44,12 @@ impl Standing {
     fn of(run: &RunDir) -> Result<Standing, String> {
         if let Ok(text) = fs_err::read_to_string(run.summary()) {
             let s: Summary = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", run.summary().display()))?;
-            let state = match s.exit_code() {
-                0 => "succeeded",
-                130 => "interrupted",
-                _ => "failed",
+            let state = match (s.exit_code(), s.dry_exec) {
+                (0, false) => "succeeded",
+                (0, true) => "dry (nothing ran)",
+                (130, _) => "interrupted",
+                (_, false) => "failed",
+                (_, true) => "dry, failed",
             };
             return Ok(Standing {
                 state,

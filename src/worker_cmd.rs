@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 use flow_engine::net::AccessFile;
 use flow_engine::runtime::links::WorkerInfo;
-use flow_engine::runtime::remote_worker::{self, Leave, WorkerOptions};
+use flow_engine::runtime::remote_worker::{self, Leave, WorkerError, WorkerOptions};
 use flow_engine::runtime::run_dir::locate;
 use flow_engine::units::parse_duration;
 
 use crate::args::WorkerArgs;
-use crate::load::Failure;
+use crate::failure::Failure;
 
 /// `flow worker`.
 #[derive(Debug, Args)]
@@ -64,7 +64,10 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         bind_cpus: args.bind_cpus,
         guard: crate::guard::start(),
     };
-    let leave = remote_worker::run(options).map_err(|e| Failure::Usage(format!("worker: {e}")))?;
+    let leave = remote_worker::run(options).map_err(|e| match e {
+        WorkerError::Net(e) => Failure::Usage(format!("worker: {e}")),
+        WorkerError::Io(e) => Failure::Io(format!("worker: {e}")),
+    })?;
     let why = match leave {
         Leave::RunEnded => "the run ended",
         Leave::CoordinatorLost => "the coordinator was lost (killed, or unreachable)",

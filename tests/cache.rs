@@ -102,3 +102,41 @@ fn editing_a_script_reruns_the_tasks_that_run_it() {
     assert_eq!(crate::support::process::read(&t, "out/2.txt"), "better score 2\n");
     assert_eq!(crate::support::process::read(&t, "plain.txt"), "score 0\n");
 }
+
+#[test]
+fn dry_exec_respects_the_cache_and_is_marked_as_dry() {
+    let t = Test::new().workflow(TWO_STAGES);
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("workflow.toml", &TWO_STAGES.replace("echo {{ index }}", "echo v2 {{ index }}"));
+    let dry = t.run_with(&["run", "--dry-exec"]);
+    assert_code(&dry, 0);
+    // gen changed; sum reads what gen writes, which a dry run does not change.
+    assert!(dry.stderr.contains("3 succeeded, 1 unchanged (skipped) in"), "{}", dry.stderr);
+    assert!(dry.stderr.contains("(--dry-exec: nothing was executed)"), "{}", dry.stderr);
+    let runs = t.success_with(&["runs"]);
+    assert!(runs.lines().last().is_some_and(|l| l.contains("dry (nothing ran)")), "{runs}");
+    let list = t.run_with(&["log", "list"]);
+    assert!(list.stderr.contains("was a --dry-exec run: nothing was executed"), "{}", list.stderr);
+    // The dry run did no work: a real run still runs the changed instances.
+    let real = t.run_with(&["run"]);
+    assert!(real.stderr.contains("4 succeeded"), "{}", real.stderr);
+}
+
+#[test]
+fn the_output_of_a_skipped_instance_is_read_from_the_run_that_produced_it() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"hello\"\ncommand = \"echo made here > out.txt; echo hello from the work\"\noutputs = [\"out.txt\"]\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let first = crate::run::run_ids(t.path()).pop().expect("first run");
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_code(&t.run_with(&["run"]), 0);
+    let cat = t.run_with(&["log", "cat", "hello"]);
+    assert_code(&cat, 0);
+    assert_eq!(cat.stdout, "hello from the work\n");
+    assert!(
+        cat.stderr.contains(&format!("skipped hello as unchanged; its output is from run {first}")),
+        "{}",
+        cat.stderr
+    );
+    let explained = t.success_with(&["explain", "hello"]);
+    assert!(explained.starts_with(&format!("hello: unchanged since run {first}, so skipped")), "{explained}");
+}

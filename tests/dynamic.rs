@@ -153,6 +153,11 @@ fn a_failed_writer_cancels_the_dynamic_stage_as_one() {
         .find(|v| v["event"] == "task_cancelled" && v["label"] == "refine")
         .unwrap_or_else(|| panic!("refine is cancelled as one: {}", json.stdout));
     assert_eq!(refine["reason"], "select failed", "{refine}");
+    let explained = t.success_with(&["explain", "refine"]);
+    assert_eq!(
+        explained,
+        "refine: its instances are never known: it expands over `hits.txt` once its writers are done, and `select` failed\n"
+    );
 }
 
 #[test]
@@ -292,4 +297,40 @@ fn the_hit_refinement_example_refines_every_hit() {
     assert_code(&out, 0);
     assert!(out.stderr.contains("+ refine: 2 instances from hits.txt"), "{}", out.stderr);
     assert_eq!(read(&t, "hits.txt"), "benzene\npyridine\n");
+}
+
+#[test]
+fn graph_marks_a_stage_known_at_run_time() {
+    let t = Test::new().workflow(&screening(4));
+    let dot = t.success_with(&["graph"]);
+    assert!(dot.contains(r#""refine" [label="refine × ? (known after select)"];"#), "{dot}");
+    assert!(dot.contains(r#""select" -> "refine" [label="expansion"];"#), "{dot}");
+    let instances = t.success_with(&["graph", "--instances"]);
+    assert!(instances.contains(r#""select" -> "refine[?]";"#), "{instances}");
+    assert!(instances.contains(r#""refine[?]" -> "report[?]";"#), "{instances}");
+}
+
+#[test]
+fn a_dynamic_stage_runs_on_remote_workers() {
+    let t = Test::new().workflow(&screening(4));
+    let (mut run, access) = crate::workers::start_run(&t, &["--no-local-worker"]);
+    let mut worker = crate::workers::start_worker(&t, &access, &["--cpus", "2"], "worker.stderr");
+    let code = crate::support::process::finish(&t, &mut run, Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", read(&t, "run.stderr"));
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+    assert!(read(&t, "run.stderr").contains("+ refine: 3 instances from hits.txt"), "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "all.txt"), "refined 1\nrefined 4\nrefined 5\n");
+}
+
+#[test]
+fn only_a_dynamic_stage_reruns_it_whole_and_what_follows() {
+    let t = Test::new().workflow(&screening(4));
+    assert_code(&t.run_with(&["run"]), 0);
+    let out = t.run_with(&["run", "--only", "refine"]);
+    assert_code(&out, 0);
+    // refine's 3, report's 3 (they follow it) and combine; score and select skipped.
+    assert!(out.stderr.contains("7 succeeded, 7 unchanged"), "{}", out.stderr);
+    let refused = t.run_with(&["run", "--only", "refine[0]"]);
+    assert_code(&refused, 2);
+    assert!(refused.stderr.contains("known only when the run reaches it"), "{}", refused.stderr);
 }

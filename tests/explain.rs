@@ -314,3 +314,34 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
          the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
 }
+
+#[test]
+fn attempts_are_numbered_from_0_in_templates_the_environment_and_explain() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "flaky"
+retries = 2
+command = "echo {{ attempt }} $FLOW_INSTANCE > try{{ attempt }}.txt; exit $(( {{ attempt }} < 2 ))"
+"#,
+    );
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("! flaky failed (exit code 1), retrying (attempt 2)"), "{}", out.stderr);
+    for n in 0..3 {
+        assert_eq!(
+            fs_err::read_to_string(t.path().join(format!("try{n}.txt"))).expect("try file"),
+            format!("{n} {n}\n")
+        );
+    }
+    let explained = t.success_with(&["explain", "flaky"]);
+    assert!(explained.starts_with("flaky: succeeded in") && explained.contains(", attempt 2,"), "{explained}");
+}
+
+#[test]
+fn attempt_is_unknown_where_files_are_worked_out() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\noutputs = [\"out{{ attempt }}.txt\"]\n");
+    let out = t.run_with(&["check"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("`attempt` is known only when an instance starts"), "{}", out.stderr);
+}

@@ -73,3 +73,76 @@ fn a_million_instances_stay_one_group() {
     assert!(out.len() < 2_000, "IR of a 1,000,000-instance range is {} bytes", out.len());
     assert!(out.contains("\"count\": 1000000"));
 }
+
+const SCRIPTED: &str = r#"
+[[tasks]]
+name = "gen"
+range = "1-4"
+command = "echo {{ index }} > g{{ index }}.txt"
+outputs = ["g{{ index }}.txt"]
+
+[[tasks]]
+name = "use"
+for_each = "gen"
+command = "sh scripts/use.sh g{{ index }}.txt > u{{ index }}.txt"
+inputs = ["g{{ index }}.txt"]
+outputs = ["u{{ index }}.txt"]
+
+[[tasks]]
+name = "sum"
+command = "cat u*.txt > sum.txt; exit $(cat fail 2>/dev/null || echo 0)"
+inputs = ["u*.txt"]
+outputs = ["sum.txt"]
+"#;
+
+/// `flow plan --why --json`: task → the plan's object for it.
+fn why(t: &Test) -> std::collections::BTreeMap<String, serde_json::Value> {
+    t.success_with(&["plan", "--why", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line"))
+        .map(|v| (v["task"].as_str().expect("task").to_owned(), v))
+        .collect()
+}
+
+#[test]
+fn plan_why_says_what_would_run_and_why_and_the_run_agrees() {
+    let t = Test::new().workflow(SCRIPTED).file("scripts/use.sh", "cat $1\n");
+    let fresh = why(&t);
+    assert_eq!(fresh["gen"]["reasons"][0]["reason"], "new", "{fresh:?}");
+    assert_eq!(fresh["use"]["implicit_inputs"][0], "scripts/use.sh", "{fresh:?}");
+    assert_eq!(t.run_with(&["run"]).code, 0);
+    let t = t.file("g3.txt", "edited\n");
+    fs_err::remove_file(t.path().join("u2.txt")).expect("rm");
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("gen: 0 of 4 would run, 4 unchanged"), "{plan}");
+    assert!(plan.contains("use: 2 of 4 would run, 2 unchanged"), "{plan}");
+    assert!(plan.contains("1 input `g3.txt` changed: use[3]"), "{plan}");
+    assert!(plan.contains("1 output `u2.txt` missing: use[2]"), "{plan}");
+    assert!(plan.contains("sum: 1 of 1 would run") && plan.contains("after `use`, which runs first: sum"), "{plan}");
+    assert!(plan.contains("scripts counted as inputs: scripts/use.sh"), "{plan}");
+    let planned = why(&t);
+    assert_eq!(t.run_with(&["run"]).code, 0);
+    let ran = crate::run::statuses(&t, None);
+    for (task, p) in &planned {
+        let succeeded = ran.iter().filter(|(l, s)| l.split('[').next() == Some(task) && *s == "succeeded").count();
+        assert_eq!(p["run"].as_u64(), Some(succeeded as u64), "{task}: plan {p} vs run {ran:?}");
+    }
+}
+
+#[test]
+fn plan_why_names_changed_commands_scripts_and_failures() {
+    let t = Test::new().workflow(SCRIPTED).file("scripts/use.sh", "cat $1\n").file("fail", "3\n");
+    assert_eq!(t.run_with(&["run"]).code, 1);
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("use: 0 of 4 would run") && plan.contains("1 failed last time: sum"), "{plan}");
+    let t = t.file("scripts/use.sh", "cat $1; echo more\n");
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("4 input `scripts/use.sh` changed: use[1], use[2], use[3], …"), "{plan}");
+    let t = t.file("workflow.toml", &SCRIPTED.replace("echo {{ index }} >", "echo v2 {{ index }} >"));
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("4 command changed: gen[1], gen[2], gen[3], …"), "{plan}");
+    fs_err::remove_file(t.path().join("fail")).expect("rm");
+    let t = t.file("workflow.toml", SCRIPTED);
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("sum: 1 of 1 would run"), "{plan}");
+}

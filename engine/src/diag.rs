@@ -10,6 +10,10 @@ use std::sync::Arc;
 
 use miette::{LabeledSpan, MietteSpanContents, SourceCode};
 
+mod code;
+
+pub use code::Code;
+
 /// A named input text (the workflow file, a vars file, a JSON items file).
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -46,7 +50,7 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
     /// Stable machine-readable code, e.g. `flow::compile::cycle`.
-    pub code: &'static str,
+    pub code: Code,
     /// What is wrong, as a lowercase sentence fragment.
     pub message: String,
     /// Where: a byte range in [`Diagnostic::source`], or the workflow file when that is `None`.
@@ -61,7 +65,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A diagnostic with a code and a message and nothing else yet.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self { code, message: clip_text(message.into()), span: None, label: None, help: None, source: None }
     }
 
@@ -264,7 +268,7 @@ mod tests {
         let text = format!("[{}x]", "1,".repeat(40_000));
         let source = Source::new("items.json", text.clone());
         let at = text.len() - 2;
-        let d = Diagnostic::new("flow::test", "bad").at(at..at + 1, "here").in_source(source.clone());
+        let d = Diagnostic::new(Code::SpecSyntax, "bad").at(at..at + 1, "here").in_source(source.clone());
         let out = render(&d, &source);
         assert!(out.contains("[items.json:1:80002]"), "{out}");
         assert!(out.lines().all(|l| l.chars().count() < 250), "{out}");
@@ -275,7 +279,7 @@ mod tests {
     fn a_huge_span_on_a_long_line_is_cut_to_the_window() {
         let text = format!("cpus = \"{}\"\n", "x".repeat(30_000));
         let source = Source::new("w.toml", text.clone());
-        let d = Diagnostic::new("flow::test", "bad").at(7..text.len() - 1, "invalid value");
+        let d = Diagnostic::new(Code::SpecSyntax, "bad").at(7..text.len() - 1, "invalid value");
         let out = render(&d, &source);
         assert!(out.contains("[w.toml:1:8]"), "{out}");
         assert!(out.len() < 2_000, "{}", out.len());
@@ -283,7 +287,7 @@ mod tests {
 
     #[test]
     fn long_messages_keep_their_ends() {
-        let d = Diagnostic::new("flow::test", format!("`{}` is not a number", "x".repeat(30_000)));
+        let d = Diagnostic::new(Code::SpecSyntax, format!("`{}` is not a number", "x".repeat(30_000)));
         assert!(d.message.len() < 400);
         assert!(d.message.starts_with("`xxx"));
         assert!(d.message.ends_with("` is not a number"));

@@ -1,5 +1,15 @@
 //! A builder for CLI tests: a temporary directory with files, one `flow`
-//! invocation, and assertions on its exit code and output.
+//! invocation, and assertions on its exit code and output — exact ones,
+//! like just's `Test`, where the test states what it expects:
+//!
+//! ```ignore
+//! Test::new()
+//!     .workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n")
+//!     .args(["check"])
+//!     .stdout("ok: a (workflow.toml) — 1 task, 1 instance, 0 edges\n")
+//!     .stderr("")
+//!     .success();
+//! ```
 
 pub mod process;
 
@@ -15,6 +25,9 @@ pub struct Test {
     cwd: Option<PathBuf>,
     env: Vec<(String, String)>,
     timeout: Duration,
+    expected_stdout: Option<String>,
+    expected_stderr: Option<String>,
+    expected_files: Vec<(String, String)>,
 }
 
 /// What a finished invocation printed.
@@ -32,6 +45,9 @@ impl Test {
             cwd: None,
             env: Vec::new(),
             timeout: Duration::from_secs(300),
+            expected_stdout: None,
+            expected_stderr: None,
+            expected_files: Vec::new(),
         }
     }
 
@@ -102,11 +118,61 @@ impl Test {
         }
     }
 
-    /// Runs and asserts exit code 0; returns stdout.
-    pub fn success(&self) -> String {
+    /// Expects exactly this on stdout from [`Test::success`], [`Test::invalid`] or [`Test::status`].
+    pub fn stdout(mut self, expected: &str) -> Self {
+        self.expected_stdout = Some(expected.to_owned());
+        self
+    }
+
+    /// Expects exactly this on stderr from [`Test::success`], [`Test::invalid`] or [`Test::status`].
+    pub fn stderr(mut self, expected: &str) -> Self {
+        self.expected_stderr = Some(expected.to_owned());
+        self
+    }
+
+    /// Expects the file at `path` (relative to the test directory) to hold
+    /// exactly `expected` after the run.
+    pub fn expect_file(mut self, path: &str, expected: &str) -> Self {
+        self.expected_files.push((path.to_owned(), expected.to_owned()));
+        self
+    }
+
+    /// Runs with the builder's arguments and asserts the exit code, then
+    /// every expectation set with [`Test::stdout`], [`Test::stderr`] and
+    /// [`Test::expect_file`], showing a diff for each that differs.
+    pub fn status(&self, code: i32) -> Output {
         let out = self.run();
-        assert_eq!(out.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
-        out.stdout
+        let mut wrong = Vec::new();
+        if out.code != code {
+            wrong.push(format!("exit code: expected {code}, got {}", out.code));
+        }
+        let files = self.expected_files.iter().map(|(path, expected)| {
+            let actual = fs_err::read_to_string(self.path().join(path)).unwrap_or_else(|e| format!("<{e}>"));
+            (path.as_str(), Some(expected), actual)
+        });
+        let streams = [
+            ("stdout", self.expected_stdout.as_ref(), out.stdout.clone()),
+            ("stderr", self.expected_stderr.as_ref(), out.stderr.clone()),
+        ];
+        for (what, expected, actual) in streams.into_iter().chain(files) {
+            if let Some(expected) = expected.filter(|e| **e != actual) {
+                wrong.push(format!("{what} differs:\n{}", diff(expected, &actual)));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "flow {}\n{}\n--- stdout:\n{}\n--- stderr:\n{}",
+            self.args.join(" "),
+            wrong.join("\n"),
+            out.stdout,
+            out.stderr
+        );
+        out
+    }
+
+    /// Runs and asserts exit code 0 and the expectations; returns stdout.
+    pub fn success(&self) -> String {
+        self.status(0).stdout
     }
 
     /// Runs with `args` and asserts exit code 0; returns stdout.
@@ -116,12 +182,15 @@ impl Test {
         out.stdout
     }
 
-    /// Runs and asserts exit code 2; returns stderr.
+    /// Runs and asserts exit code 2 and the expectations; returns stderr.
     pub fn invalid(&self) -> String {
-        let out = self.run();
-        assert_eq!(out.code, 2, "expected exit code 2\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
-        out.stderr
+        self.status(2).stderr
     }
+}
+
+/// A unified line diff from `expected` to `actual`.
+fn diff(expected: &str, actual: &str) -> String {
+    similar::TextDiff::from_lines(expected, actual).unified_diff().header("expected", "actual").to_string()
 }
 
 /// The repository root.

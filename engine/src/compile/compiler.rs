@@ -8,9 +8,9 @@ use std::sync::Arc;
 use minijinja::Value;
 
 use super::{deps, expand, group, merge, order, symbolic};
-use crate::diag::{Diagnostic, Source};
+use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
-use crate::runtime::core::Capacity;
+use crate::resources::Capacity;
 use crate::spec::{Quantity, Sp, Workflow};
 use crate::template::{GroupScope, Renderer, Scope, json_value, template_diagnostic, undefined_name};
 
@@ -57,7 +57,7 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         // workflow that succeeds at doing nothing.
         let end = source.text.trim_end().len();
         c.diags.push(
-            Diagnostic::new("flow::compile::no_tasks", "the workflow has no tasks")
+            Diagnostic::new(Code::CompileNoTasks, "the workflow has no tasks")
                 .at(end..end, "tasks go here")
                 .help("add a task: `[[tasks]]` with `name = \"hello\"` and `command = \"echo hello\"` (YAML: `tasks:` with `- name: hello`)"),
         );
@@ -120,6 +120,7 @@ impl Compiler<'_> {
             item: Value::UNDEFINED,
             item_json: Value::UNDEFINED,
             chunk: Value::UNDEFINED,
+            attempt: Value::UNDEFINED,
         }
         .into_value()
     }
@@ -182,7 +183,7 @@ impl Compiler<'_> {
             Ok(v) => Some(v),
             Err(msg) => {
                 self.error(
-                    Diagnostic::new("flow::compile::bad_value", format!("bad `{key}`: {msg}"))
+                    Diagnostic::new(Code::CompileBadValue, format!("bad `{key}`: {msg}"))
                         .at(q.span.clone(), "invalid value")
                         .help(help.to_owned()),
                 );

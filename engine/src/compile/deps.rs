@@ -14,7 +14,7 @@ use super::link::Linker;
 use super::merge::Resolved;
 use super::output_index::{OutputIndex, Producer};
 use super::symbolic;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, GroupId, StrPool};
 use crate::paths::normalize;
 use crate::spec::Sp;
@@ -156,7 +156,7 @@ fn stale_expansions(c: &mut Compiler, drafts: &[Option<Draft>], producers: &Outp
         if let Some(writer) = producers.get(&normalize(file)).filter(|w| w.0 as usize != g) {
             c.error(
                 Diagnostic::new(
-                    "flow::compile::unseen_writer",
+                    Code::CompileUnseenWriter,
                     format!("`{file}` is expanded before the run, but {} writes it", instance_name(drafts, writer)),
                 )
                 .at(d.group.span.clone(), "this task")
@@ -200,8 +200,11 @@ fn render_group(
     let deferred = is_deferred(drafts, g);
     let count = if deferred { 1 } else { draft.group.count };
     for i in 0..count {
-        let scope =
-            if deferred { symbolic::scope(c, &draft.group.name) } else { instance_scope(&draft.scope, domain, i) };
+        let scope = if deferred {
+            symbolic::scope(c, &draft.group.name)
+        } else {
+            instance_scope(&draft.scope, domain, i, None)
+        };
         let at = Instance { drafts, id: (g as u32, i), count, deferred };
         for key in &mut outputs {
             let path = match render(c, key, &scope, &at) {
@@ -232,6 +235,8 @@ fn render_group(
         }
         out.after_ends.push(out.after.len());
         if i < VALIDATE_FIRST || i + 1 == count {
+            // Keys rendered when the instance starts also see `attempt`.
+            let scope = if deferred { scope } else { instance_scope(&draft.scope, domain, i, Some(0)) };
             for key in &mut others {
                 render(c, key, &scope, &at);
             }
@@ -303,7 +308,7 @@ fn duplicate_producer(
     source: &Sp<String>,
 ) -> Diagnostic {
     Diagnostic::new(
-        "flow::compile::duplicate_producer",
+        Code::CompileDuplicateProducer,
         format!("`{path}` is an output of both {} and {}", instance_name(drafts, first), instance_name(drafts, second)),
     )
     .at(source.span.clone(), "second producer")

@@ -4,7 +4,7 @@
 use super::compiler::Compiler;
 use super::group::Draft;
 use super::merge::Resolved;
-use crate::diag::{Diagnostic, Source};
+use crate::diag::{Code, Diagnostic, Source};
 use crate::expansion;
 use crate::ir::{Domain, Expansion, GroupId, IntRange};
 use crate::spec::{RangeSpec, Sp, TaskSpec};
@@ -22,7 +22,7 @@ pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, 
         let names: Vec<&str> = present.iter().map(|(k, _)| *k).collect();
         c.error(
             Diagnostic::new(
-                "flow::compile::two_expansions",
+                Code::CompileTwoExpansions,
                 format!("task `{}` has more than one expansion: {}", r.name, names.join(", ")),
             )
             .at(present[1].1.clone(), "second expansion")
@@ -89,7 +89,7 @@ fn checked<T>(c: &mut Compiler, items: Result<T, expansion::Problem>, file: &Sp<
         Ok(items) => Some(items),
         Err(expansion::Problem::Empty(what)) => {
             c.error(
-                Diagnostic::new("flow::compile::empty_expansion", format!("`{path}` has no {what}"))
+                Diagnostic::new(Code::CompileEmptyExpansion, format!("`{path}` has no {what}"))
                     .at(file.span.clone(), "expands to nothing")
                     .help("a task array needs at least one instance; fill the file or point at another one"),
             );
@@ -97,7 +97,7 @@ fn checked<T>(c: &mut Compiler, items: Result<T, expansion::Problem>, file: &Sp<
         }
         Err(problem) => {
             c.error(
-                Diagnostic::new("flow::compile::bad_expansion", format!("`{path}` cannot be expanded: {problem}"))
+                Diagnostic::new(Code::CompileBadExpansion, format!("`{path}` cannot be expanded: {problem}"))
                     .at(file.span.clone(), "this file"),
             );
             None
@@ -128,7 +128,7 @@ fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)
                 Ok(r) => r,
                 Err(msg) => {
                     c.error(
-                        Diagnostic::new("flow::compile::bad_range", format!("bad `range`: {msg}"))
+                        Diagnostic::new(Code::CompileBadRange, format!("bad `range`: {msg}"))
                             .at(range.span.clone(), "invalid range")
                             .help("write ranges like \"1-1000\", \"1-100:2\" (step 2) or \"1,5,10-20\""),
                     );
@@ -140,7 +140,7 @@ fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)
     let count = ranges.iter().try_fold(0u64, |sum, r| sum.checked_add(r.count)).unwrap_or(u64::MAX);
     if count == 0 {
         c.error(
-            Diagnostic::new("flow::compile::bad_range", "`range` is empty")
+            Diagnostic::new(Code::CompileBadRange, "`range` is empty")
                 .at(range.span.clone(), "no indices")
                 .help("list at least one index"),
         );
@@ -158,7 +158,7 @@ fn within_limit(c: &mut Compiler, count: u64, span: std::ops::Range<usize>, what
     }
     let shown = if count == u64::MAX { "more than 18446744073709551614".to_owned() } else { count.to_string() };
     c.error(
-        Diagnostic::new("flow::compile::too_many_instances", format!("{what} expands to {shown} instances, over the limit of {limit}"))
+        Diagnostic::new(Code::CompileTooManyInstances, format!("{what} expands to {shown} instances, over the limit of {limit}"))
             .at(span, "too many instances")
             .help("narrow it, or raise the limit with `--max-instances N` (or FLOW_MAX_INSTANCES) if the machine can hold them"),
     );
@@ -184,7 +184,7 @@ fn read(c: &mut Compiler, file: &Sp<String>, path: &str, key: &str) -> Option<St
     // never ends: only regular files (or links to them) are read.
     if let Some(kind) = fs_err::metadata(&full).ok().and_then(|m| special_kind(&m.file_type())) {
         c.error(
-            Diagnostic::new("flow::compile::not_a_file", format!("`{path}` for `{key}` is {kind}, not a regular file"))
+            Diagnostic::new(Code::CompileNotAFile, format!("`{path}` for `{key}` is {kind}, not a regular file"))
                 .at(file.span.clone(), "this path")
                 .help("point at a regular file; to read a stream, save it to a file first"),
         );
@@ -199,7 +199,7 @@ fn read(c: &mut Compiler, file: &Sp<String>, path: &str, key: &str) -> Option<St
                 _ => e.to_string(),
             };
             c.error(
-                Diagnostic::new("flow::compile::unreadable_file", format!("cannot read `{path}` for `{key}`: {cause}"))
+                Diagnostic::new(Code::CompileUnreadableFile, format!("cannot read `{path}` for `{key}`: {cause}"))
                     .at(file.span.clone(), "this file")
                     .help("the path is relative to the workflow file's directory; check that it exists"),
             );
@@ -231,7 +231,7 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>, path: String) -> Option<(Dom
     let pool = match expansion::json(&text) {
         Err(expansion::Problem::NotAnArray) => {
             c.error(
-                Diagnostic::new("flow::compile::not_an_array", format!("`{path}` does not hold a JSON array"))
+                Diagnostic::new(Code::CompileNotAnArray, format!("`{path}` does not hold a JSON array"))
                     .at(file.span.clone(), "from_json file")
                     .help("from_json expects a top-level array: one instance per element"),
             );
@@ -242,13 +242,10 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>, path: String) -> Option<(Dom
             let source = Source::new(shown.strip_prefix("./").unwrap_or(&shown).display().to_string(), text);
             let offset = offset_of(&source.text, line, column);
             c.error(
-                Diagnostic::new(
-                    "flow::compile::bad_json",
-                    format!("`{path}` (from `from_json`) is not valid JSON: {why}"),
-                )
-                .at(offset..offset, "here")
-                .help("fix the JSON syntax at this position")
-                .in_source(source),
+                Diagnostic::new(Code::CompileBadJson, format!("`{path}` (from `from_json`) is not valid JSON: {why}"))
+                    .at(offset..offset, "here")
+                    .help("fix the JSON syntax at this position")
+                    .in_source(source),
             );
             return None;
         }
@@ -272,7 +269,7 @@ fn matrix_domain(
     for (name, values) in &matrix.value {
         if values.value.is_empty() {
             c.error(
-                Diagnostic::new("flow::compile::empty_expansion", format!("matrix axis `{name}` is empty"))
+                Diagnostic::new(Code::CompileEmptyExpansion, format!("matrix axis `{name}` is empty"))
                     .at(values.span.clone(), "no values")
                     .help("give the axis at least one value, or remove it"),
             );
@@ -282,7 +279,7 @@ fn matrix_domain(
     }
     if matrix.value.is_empty() {
         c.error(
-            Diagnostic::new("flow::compile::empty_expansion", "`matrix` has no axes")
+            Diagnostic::new(Code::CompileEmptyExpansion, "`matrix` has no axes")
                 .at(matrix.span.clone(), "empty matrix")
                 .help("add axes like `matrix = { lr = [0.1, 0.01] }`"),
         );
@@ -305,7 +302,7 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
                     .map_or_else(|| "name a task defined in this file".to_owned(), |b| format!("did you mean `{b}`?"));
                 c.error(
                     Diagnostic::new(
-                        "flow::compile::unknown_task",
+                        Code::CompileUnknownTask,
                         format!("`for_each` names unknown task `{}`", current.value),
                     )
                     .at(current.span.clone(), "no such task")
@@ -317,7 +314,7 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
                 let path: Vec<&str> = seen.iter().chain([&j]).map(|&k| resolved[k].name.as_str()).collect();
                 c.error(
                     Diagnostic::new(
-                        "flow::compile::cycle",
+                        Code::CompileCycle,
                         format!("`for_each` goes round in a circle: {}", path.join(" → ")),
                     )
                     .at(target.span.clone(), "circular for_each")

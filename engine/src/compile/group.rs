@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::compiler::Compiler;
 use super::{expand, merge::Resolved, resources};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
 use crate::spec::{Quantity, Sp, TaskSpec};
 use crate::template::{GroupScope, group_scope};
@@ -35,7 +35,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         }
         (None, Some(argv)) => {
             c.error(
-                Diagnostic::new("flow::compile::empty_argv", format!("`argv` of task `{}` is empty", r.name))
+                Diagnostic::new(Code::CompileEmptyArgv, format!("`argv` of task `{}` is empty", r.name))
                     .at(argv.span.clone(), "empty list")
                     .help("list the program and its arguments, e.g. argv = [\"echo\", \"hi\"]"),
             );
@@ -44,7 +44,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         (Some(cmd), Some(_)) => {
             c.error(
                 Diagnostic::new(
-                    "flow::compile::command_and_argv",
+                    Code::CompileCommandAndArgv,
                     format!("task `{}` has both `command` and `argv`", r.name),
                 )
                 .at(cmd.span.clone(), "one of these must go")
@@ -54,7 +54,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         }
         (None, None) => {
             c.error(
-                Diagnostic::new("flow::compile::no_command", format!("task `{}` has no command", r.name))
+                Diagnostic::new(Code::CompileNoCommand, format!("task `{}` has no command", r.name))
                     .at(r.name_span.clone(), "nothing to run")
                     .help("add `command = \"...\"` (run with sh -c) or `argv = [...]`, here or in its template"),
             );

@@ -10,7 +10,7 @@ use super::edge_builder::EdgeBuilder;
 use super::group::Draft;
 use super::output_index::OutputIndex;
 use super::symbolic;
-use crate::diag::{Diagnostic, closest};
+use crate::diag::{Code, Diagnostic, closest};
 use crate::ir::Selector;
 use crate::ir::{Edge, EdgeOrigin};
 use crate::paths::{glob_exists_on_disk, glob_matcher, is_glob};
@@ -38,18 +38,18 @@ impl InputProblem {
                 } else {
                     "does not exist, and no task produces it"
                 };
-                Diagnostic::new("flow::compile::missing_input", format!("input `{path}`{instance} {what}"))
+                Diagnostic::new(Code::CompileMissingInput, format!("input `{path}`{instance} {what}"))
                     .at(span, "needed here")
                     .help("create the file, fix the path (relative to the workflow file), or add a task that lists it in `outputs`")
             }
             InputProblem::OwnOutput => Diagnostic::new(
-                "flow::compile::input_is_output",
+                Code::CompileInputIsOutput,
                 format!("`{path}` is both an input and an output{instance}"),
             )
             .at(span, "also an output of this instance")
             .help("a task cannot read the file it writes; remove it from `inputs` or give the output another name"),
             InputProblem::BadGlob(why) => {
-                Diagnostic::new("flow::compile::bad_glob", format!("bad glob `{path}`{instance}: {why}"))
+                Diagnostic::new(Code::CompileBadGlob, format!("bad glob `{path}`{instance}: {why}"))
                     .at(span, "invalid pattern")
                     .help("globs use `*`, `**`, `?`, `[abc]` and `{a,b}`; write `[[]` for a literal `[`")
             }
@@ -215,7 +215,7 @@ impl<'a> Linker<'a> {
                 if let Some((message, help)) = self.selector(text, names, drafts, g, i) {
                     failed[key] = true;
                     c.error(
-                        Diagnostic::new("flow::compile::bad_after", message)
+                        Diagnostic::new(Code::CompileBadAfter, message)
                             .at(r.after_spans[key].clone(), "in this `after`")
                             .help(help),
                     );

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
-use crate::diag::{Diagnostic, Source};
+use crate::diag::{Code, Diagnostic, Source};
 use crate::spec::{Sp, TaskSpec, Workflow};
 
 /// A task with its template and the defaults folded in.
@@ -28,7 +28,7 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
         {
             if let Some(span) = span {
                 diags.push(
-                    Diagnostic::new("flow::compile::misplaced_key", format!("`{key}` is not allowed in [defaults]"))
+                    Diagnostic::new(Code::CompileMisplacedKey, format!("`{key}` is not allowed in [defaults]"))
                         .at(span.clone(), "not allowed here")
                         .help(format!("move `{key}` into a task")),
                 );
@@ -41,16 +41,13 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
         {
             if let Some(span) = span {
                 diags.push(
-                    Diagnostic::new(
-                        "flow::compile::misplaced_key",
-                        format!("`{key}` is not allowed in template `{tname}`"),
-                    )
-                    .at(span.clone(), "not allowed in a template")
-                    .help(if key == "use" {
-                        "templates cannot use other templates; copy the keys you need"
-                    } else {
-                        "a template is named by its table; remove `name`"
-                    }),
+                    Diagnostic::new(Code::CompileMisplacedKey, format!("`{key}` is not allowed in template `{tname}`"))
+                        .at(span.clone(), "not allowed in a template")
+                        .help(if key == "use" {
+                            "templates cannot use other templates; copy the keys you need"
+                        } else {
+                            "a template is named by its table; remove `name`"
+                        }),
                 );
             }
         }
@@ -61,7 +58,7 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
     for task in &workflow.tasks {
         let Some(name) = &task.value.name else {
             diags.push(
-                Diagnostic::new("flow::compile::missing_name", "task has no `name`")
+                Diagnostic::new(Code::CompileMissingName, "task has no `name`")
                     .at(task.span.clone(), "this task")
                     .help("add `name = \"...\"`: a unique name of letters, digits, `-` and `_`"),
             );
@@ -69,14 +66,14 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
         };
         if name.value.is_empty() || !name.value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
             diags.push(
-                Diagnostic::new("flow::compile::bad_name", format!("task name `{}` is not allowed", name.value))
+                Diagnostic::new(Code::CompileBadName, format!("task name `{}` is not allowed", name.value))
                     .at(name.span.clone(), "bad name")
                     .help("use letters, digits, `-` and `_` only"),
             );
         }
         if let Some(first) = seen.insert(&name.value, &name.span) {
             diags.push(
-                Diagnostic::new("flow::compile::duplicate_task", format!("task `{}` is defined twice", name.value))
+                Diagnostic::new(Code::CompileDuplicateTask, format!("task `{}` is defined twice", name.value))
                     .at(name.span.clone(), "second definition")
                     .help(format!(
                         "task names must be unique; rename one (the first is on line {})",
@@ -111,7 +108,7 @@ fn unknown_template(u: &Sp<String>, templates: &BTreeMap<String, Sp<TaskSpec>>) 
         None if templates.is_empty() => "define it under [templates.NAME]".to_owned(),
         None => format!("known templates: {}", templates.keys().cloned().collect::<Vec<_>>().join(", ")),
     };
-    Diagnostic::new("flow::compile::unknown_template", format!("unknown template `{}`", u.value))
+    Diagnostic::new(Code::CompileUnknownTemplate, format!("unknown template `{}`", u.value))
         .at(u.span.clone(), "no such template")
         .help(help)
 }

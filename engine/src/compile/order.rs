@@ -8,7 +8,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::compiler::Compiler;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Group, GroupId};
 
 /// Checks for cycles and returns groups in topological order with edges
@@ -74,7 +74,7 @@ pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(V
 fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind: &EdgeKind) -> bool {
     let EdgeKind::Explicit { offsets, sources } = kind else {
         c.error(
-            Diagnostic::new("flow::compile::cycle", format!("task `{}` depends on itself", group.name))
+            Diagnostic::new(Code::CompileCycle, format!("task `{}` depends on itself", group.name))
                 .at(group.span.clone(), "waits for itself")
                 .help(format!(
                     "a task may wait only for its own earlier instances, e.g. after = [\"{{% if index > 0 %}}{}[{{{{ index - 1 }}}}]{{% endif %}}\"]",
@@ -115,12 +115,9 @@ fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind:
         .map(|i| format!("{}[{}]", group.name, domain.index(i as u64)))
         .collect();
     c.error(
-        Diagnostic::new(
-            "flow::compile::cycle",
-            format!("instances of `{}` wait for each other in a cycle", group.name),
-        )
-        .at(group.span.clone(), "cyclic instances")
-        .help(format!("{} never become ready; make each instance wait only for earlier ones", stuck.join(", "))),
+        Diagnostic::new(Code::CompileCycle, format!("instances of `{}` wait for each other in a cycle", group.name))
+            .at(group.span.clone(), "cyclic instances")
+            .help(format!("{} never become ready; make each instance wait only for earlier ones", stuck.join(", "))),
     );
     false
 }
@@ -153,7 +150,7 @@ fn report_cycle(c: &mut Compiler, graph: &DiGraph<(), EdgeOrigin>, groups: &[Gro
     let first = &groups[path[0].index()];
     let names: Vec<&str> = path.iter().map(|n| groups[n.index()].name.as_str()).collect();
     c.error(
-        Diagnostic::new("flow::compile::cycle", format!("dependency cycle: {}", names.join(" → ")))
+        Diagnostic::new(Code::CompileCycle, format!("dependency cycle: {}", names.join(" → ")))
             .at(first.span.clone(), "part of the cycle")
             .help(format!("remove one of these dependencies: {}", steps.join(", "))),
     );

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::compiler::Compiler;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{Amount, Resources};
-use crate::runtime::core::{LARGEST, Shortfall, no_variant_fits};
+use crate::resources::{LARGEST, Shortfall, no_variant_fits};
 use crate::spec::{Quantity, Sp, TaskSpec};
 use crate::units::{mib_to_bytes, parse_duration, parse_size};
 
@@ -41,7 +41,7 @@ pub fn variants(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> 
     };
     if variants.value.is_empty() {
         c.error(
-            Diagnostic::new("flow::compile::empty_variants", "`variants` is empty")
+            Diagnostic::new(Code::CompileEmptyVariants, "`variants` is empty")
                 .at(variants.span.clone(), "no variants")
                 .help("add at least one [[tasks.variants]] table, or remove `variants`"),
         );
@@ -82,14 +82,11 @@ fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
         ) {
             Some(a) if indexed && a.0 > Amount::SCALE && !a.is_whole() => {
                 c.error(
-                    Diagnostic::new(
-                        "flow::compile::impossible_resources",
-                        format!("`{key} = {a}` cannot be satisfied"),
-                    )
-                    .at(q.span.clone(), "fraction above one")
-                    .help(format!(
-                        "a fraction of a device shares one device; ask for a whole number of {key} or less than one"
-                    )),
+                    Diagnostic::new(Code::CompileImpossibleResources, format!("`{key} = {a}` cannot be satisfied"))
+                        .at(q.span.clone(), "fraction above one")
+                        .help(format!(
+                            "a fraction of a device shares one device; ask for a whole number of {key} or less than one"
+                        )),
                 );
                 ok = false;
                 default
@@ -144,7 +141,7 @@ pub fn duration(c: &mut Compiler, q: &Sp<Quantity>, key: &str) -> Option<u64> {
 }
 
 /// Reports when no variant fits the worker described in the options, in
-/// the scheduler's words ([`crate::runtime::core::Capacity`]).
+/// the scheduler's words ([`crate::resources::Capacity`]).
 fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
     let Some(worker) = &c.options.worker else { return };
     let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();
@@ -154,7 +151,7 @@ fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
         all => no_variant_fits(all, LARGEST),
     };
     c.error(
-        Diagnostic::new("flow::compile::impossible_resources", message)
+        Diagnostic::new(Code::CompileImpossibleResources, message)
             .at(span.clone(), "cannot fit on any worker")
             .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),
     );

@@ -42,7 +42,8 @@ pub fn scope(c: &Compiler, name: &str) -> Value {
     let any = Value::from_object(Any);
     let task = crate::template::json_value(&serde_json::json!({ "name": name }));
     let group = Arc::new(GroupScope { vars: c.vars_value.clone(), task, resources: any.clone() });
-    Scope { group, index: any.clone(), item: any.clone(), item_json: any.clone(), chunk: any }.into_value()
+    Scope { group, index: any.clone(), item: any.clone(), item_json: any.clone(), chunk: any.clone(), attempt: any }
+        .into_value()
 }
 
 /// Whether a rendered string holds an unknown part.

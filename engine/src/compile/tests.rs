@@ -6,7 +6,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::{Options, compile};
-use crate::diag::{Diagnostic, Source};
+use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::{Amount, Domain, EdgeKind, Graph};
 use crate::spec::{Format, parse};
 
@@ -40,7 +40,7 @@ fn errors(text: &str, files: &[(&str, &str)], expected: &[(&str, &str)]) {
     let (source, result) = compile_with(text, files);
     let diags = result.expect_err("expected diagnostics");
     let got: Vec<(&str, &str)> =
-        diags.iter().map(|d| (d.code, d.span.clone().map_or("", |s| &source.text[s]))).collect();
+        diags.iter().map(|d| (d.code.as_str(), d.span.clone().map_or("", |s| &source.text[s]))).collect();
     assert_eq!(got, expected, "{diags:#?}");
 }
 
@@ -217,7 +217,7 @@ fn a_task_may_wait_for_its_own_earlier_instances() {
     assert_eq!(g.critical_path().length, 10);
     let text = "[[tasks]]\nname = \"sim\"\nrange = \"0-1\"\ncommand = \"x\"\nafter = [\"sim[{{ 1 - index }}]\"]\n";
     let (_, result) = compile_with(text, &[]);
-    assert_eq!(result.expect_err("cycle")[0].code, "flow::compile::cycle");
+    assert_eq!(result.expect_err("cycle")[0].code, Code::CompileCycle);
 }
 
 const VALID: &str = r#"

@@ -171,6 +171,9 @@ pub struct Summary {
     pub cancelled: u64,
     /// Whether the run was interrupted.
     pub interrupted: bool,
+    /// A `--dry-exec` run: nothing was executed, its successes are not results.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_exec: bool,
     /// Wall time in seconds.
     pub seconds: f64,
     /// Run files that could not be written (a full disk): the run stopped,

@@ -176,7 +176,7 @@ impl JobFactory {
         let t = &self.groups[task.group.index()];
         let domain = graph.base_domain(task.group);
         let scope_group = t.scopes.get(alloc.variant).unwrap_or(&t.scopes[0]);
-        let scope = instance_scope(scope_group, domain, task.instance);
+        let scope = instance_scope(scope_group, domain, task.instance, Some(attempt));
         let label = self.label(task);
         let render = |tmpl: &Tmpl, key: &str| -> Result<String, String> {
             self.renderer

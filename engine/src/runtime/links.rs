@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::core::{Capacity, WorkerId};
+use super::core::WorkerId;
 use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
 use super::protocol::{Offer, ToWorker};
 use crate::ir::{Amount, TaskId};
+use crate::resources::Capacity;
 
 /// How jobs reach one worker.
 pub enum Link {

@@ -13,12 +13,32 @@ use crate::log::{JournalFile, JournalState, JournalStatus, read_journal};
 /// What earlier runs of the same workflow left behind.
 #[derive(Debug, Default)]
 pub struct Previous {
-    /// Fingerprint of each instance's last successful attempt, by `name[index]`.
-    fingerprints: HashMap<String, Fingerprint>,
+    /// Where each instance stands after the earlier runs, by `name[index]`.
+    standing: HashMap<String, Standing>,
+    /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
+    runs: Vec<String>,
     /// Instances that must run again (`--only` and their dependents), per group.
     forced: Option<Vec<Forced>>,
     /// What could not be read, and what was skipped: said before the run starts.
     pub warnings: Vec<String>,
+}
+
+/// Where an instance stands after the earlier runs, as a new run sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Finished — ran, or was skipped as unchanged — with this fingerprint.
+    Done {
+        /// The fingerprint of its last success.
+        fingerprint: Fingerprint,
+        /// The run that did the work (a position in the runs read).
+        run: u32,
+        /// When it last ended, in µs since the Unix epoch.
+        ended_us: Option<u64>,
+    },
+    /// An attempt started after its last success and did not succeed.
+    Tainted,
+    /// Its attempts failed, and it never succeeded.
+    Failed,
 }
 
 impl Previous {
@@ -37,7 +57,7 @@ impl Previous {
                     for damage in &journal.damage {
                         previous.warnings.push(format!("run {}: journal: {damage}", run.id));
                     }
-                    previous.remember(&graph, &journal);
+                    previous.remember(&graph, &journal, &run.id);
                 }
                 Ok(None) => {}
                 Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
@@ -46,8 +66,10 @@ impl Previous {
         previous
     }
 
-    /// Takes in one run's journal.
-    fn remember(&mut self, graph: &Graph, journal: &JournalFile) {
+    /// Takes in the journal of run `id`.
+    fn remember(&mut self, graph: &Graph, journal: &JournalFile, id: &str) {
+        self.runs.push(id.to_owned());
+        let this = self.runs.len() as u32 - 1;
         for (task, entry) in JournalState::from_records(&journal.records).iter() {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
@@ -57,16 +79,39 @@ impl Previous {
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
             match (done, fp) {
                 (true, Some(fp)) => {
-                    self.fingerprints.insert(graph.label(*task), fp);
+                    let label = graph.label(*task);
+                    // A skip keeps pointing at the run that did the work.
+                    let run = match (entry.status, self.standing.get(&label)) {
+                        (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, .. }))
+                            if *fingerprint == fp =>
+                        {
+                            *run
+                        }
+                        _ => this,
+                    };
+                    self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us });
                 }
                 // An attempt that started and did not succeed may have
                 // overwritten the outputs of an earlier success.
                 (false, _) if entry.started_us.is_some() => {
-                    self.fingerprints.remove(&graph.label(*task));
+                    let label = graph.label(*task);
+                    let after_success =
+                        matches!(self.standing.get(&label), Some(Standing::Done { .. } | Standing::Tainted));
+                    self.standing.insert(label, if after_success { Standing::Tainted } else { Standing::Failed });
                 }
                 _ => {}
             }
         }
+    }
+
+    /// Where the instance labelled `label` stands, if an earlier run got to it.
+    pub fn standing(&self, label: &str) -> Option<&Standing> {
+        self.standing.get(label)
+    }
+
+    /// The id of the run a [`Standing::Done`] points at.
+    pub fn run_id(&self, run: u32) -> Option<&str> {
+        self.runs.get(run as usize).map(String::as_str)
     }
 
     /// Makes the instances `only` selects, and everything downstream of them, run again.
@@ -141,9 +186,10 @@ impl Previous {
     /// their instances are compared with it before they go to a worker.
     pub fn finished_groups(&self, graph: &Graph) -> Vec<crate::ir::GroupId> {
         let names: std::collections::HashSet<&str> = self
-            .fingerprints
-            .keys()
-            .map(|label| label.split_once('[').map_or(label.as_str(), |(name, _)| name))
+            .standing
+            .iter()
+            .filter(|(_, s)| matches!(s, Standing::Done { .. }))
+            .map(|(label, _)| label.split_once('[').map_or(label.as_str(), |(name, _)| name))
             .collect();
         (0..graph.groups.len() as u32)
             .map(crate::ir::GroupId)
@@ -156,7 +202,10 @@ impl Previous {
         if self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance)) {
             return None;
         }
-        self.fingerprints.get(label).copied()
+        match self.standing.get(label) {
+            Some(Standing::Done { fingerprint, .. }) => Some(*fingerprint),
+            _ => None,
+        }
     }
 }
 
@@ -191,6 +240,31 @@ impl Forced {
             Forced::Some(v) => v.contains(&true),
         }
     }
+}
+
+/// Where an instance that run `skipped_in` skipped as unchanged got its
+/// result: the newest earlier run under `state` in which `label` succeeded
+/// by running, with `fingerprint`. Runs in between may have skipped it too.
+pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerprint) -> Option<(RunDir, TaskId)> {
+    let earlier = RunDir::list(state).into_iter().rev().filter(|run| run.id.as_str() < skipped_in);
+    for run in earlier {
+        let Ok(text) = fs_err::read_to_string(run.graph()) else { continue };
+        let Ok(graph) = serde_json::from_str::<Graph>(&text) else { continue };
+        let Some(group) = graph.find(label.split_once('[').map_or(label, |(name, _)| name)) else { continue };
+        let Ok(journal) = read_journal(&run.journal()) else { continue };
+        let state = JournalState::from_records(&journal.records);
+        let found = state.iter().find(|(task, entry)| {
+            task.group == group
+                && entry.status == JournalStatus::Succeeded
+                && entry.fingerprint.as_ref() == Some(fingerprint)
+                && graph.label(**task) == label
+        });
+        if let Some((task, _)) = found {
+            let task = *task;
+            return Some((run, task));
+        }
+    }
+    None
 }
 
 /// The graph and journal of `run` if it ran `workflow` (the same file of

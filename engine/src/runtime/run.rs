@@ -106,7 +106,12 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let log_health = log_thread.health();
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
     let (events, events_rx) = std_mpsc::channel();
-    let summary = Summary { run_id: run.id.clone(), total: graph.instance_count(), ..Summary::default() };
+    let summary = Summary {
+        run_id: run.id.clone(),
+        total: graph.instance_count(),
+        dry_exec: options.dry_exec,
+        ..Summary::default()
+    };
     let mut first = vec![Event::RunStarted { run_id: run.id.clone(), run_dir: run.path.clone(), total: summary.total }];
     let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings));
     first.extend(warnings.map(|message| Event::Warning { message }));
@@ -114,6 +119,11 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
 
     let run_for_thread = run.clone();
     let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {
+        // Lets the CLI tests see how a crashed run is reported; debug builds only.
+        #[cfg(debug_assertions)]
+        if std::env::var_os("FLOW_DEBUG_PANIC").is_some_and(|v| v == "driver") {
+            panic!("FLOW_DEBUG_PANIC=driver");
+        }
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (driver_tx, driver_events) = mpsc::unbounded_channel();
         let summary = runtime.block_on(async {
@@ -281,7 +291,10 @@ pub fn cluster_job() -> Option<String> {
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
-    let meta = serde_json::json!({ "workflow": options.workflow, "started_us": super::local::now_us() });
+    let mut meta = serde_json::json!({ "workflow": options.workflow, "started_us": super::local::now_us() });
+    if options.dry_exec {
+        meta["dry_exec"] = true.into();
+    }
     fs_err::write(run.meta(), format!("{meta:#}\n"))?;
     let mut file = std::io::BufWriter::new(fs_err::File::create(run.graph())?);
     serde_json::to_writer(&mut file, graph).map_err(std::io::Error::other)?;

@@ -24,7 +24,7 @@ use super::de_error::{Error, NodeId};
 use super::de_map::{EntriesAccess, ItemsAccess, StructAccess, struct_context};
 use super::parse::Format;
 use super::tree::{Node, NodeKind};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// Deserializes a `T` from `root`, pushing a diagnostic for every problem
 /// found. Returns `None` when there were problems a `T` cannot be built
@@ -55,7 +55,7 @@ pub(crate) fn deserialize<T: DeserializeOwned>(root: &Node, format: Format, diag
 }
 
 /// What makes two diagnostics the same: code, span and message.
-type Identity = (&'static str, Option<(usize, usize)>, String);
+type Identity = (Code, Option<(usize, usize)>, String);
 
 /// Collects diagnostics across passes, keeping one copy of each.
 #[derive(Default)]

@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use serde::de::{self, Expected, Unexpected};
 
-use super::parse::{Format, MISSING_KEY, TYPE};
+use super::parse::Format;
 use super::tree::Node;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// Identity of a node within one (immutable) tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,7 +102,7 @@ impl Error {
                     Format::Toml => format!("add `{field} = ...`"),
                     Format::Yaml => format!("add `{field}: ...`"),
                 };
-                return Diagnostic::new(MISSING_KEY, format!("missing key `{field}` {context}"))
+                return Diagnostic::new(Code::SpecMissingKey, format!("missing key `{field}` {context}"))
                     .at(span, format!("`{field}` is required here"))
                     .help(example);
             }
@@ -111,14 +111,14 @@ impl Error {
                     Some(key) => format!("wrong type for `{key}`: expected {expected}, found {found}"),
                     None => format!("expected {expected}, found {found}"),
                 };
-                Diagnostic::new(TYPE, message).at(span, format!("expected {expected}"))
+                Diagnostic::new(Code::SpecType, message).at(span, format!("expected {expected}"))
             }
             Problem::Other(message) => {
                 let message = match key {
                     Some(key) => format!("invalid `{key}`: {message}"),
                     None => message.clone(),
                 };
-                Diagnostic::new(TYPE, message).at(span, "invalid value")
+                Diagnostic::new(Code::SpecType, message).at(span, "invalid value")
             }
         };
         match help {

@@ -8,9 +8,8 @@ use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess};
 
 use super::de::NodeDe;
 use super::de_error::Error;
-use super::parse::UNKNOWN_KEY;
 use super::tree::{Node, NodeKind};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// The items of a list node.
 pub(crate) struct ItemsAccess<'a> {
@@ -95,7 +94,7 @@ impl<'a> StructAccess<'a> {
 
     fn unknown_key(&self, key: &Node, name: &str) -> Diagnostic {
         let context = struct_context(self.name, self.de.section);
-        Diagnostic::new(UNKNOWN_KEY, format!("unknown key `{name}` {context}"))
+        Diagnostic::new(Code::SpecUnknownKey, format!("unknown key `{name}` {context}"))
             .at(key.span.clone(), "unknown key")
             .help(suggest(name, self.fields))
     }

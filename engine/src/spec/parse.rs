@@ -16,18 +16,7 @@ use super::sp::Sp;
 use super::tree::{self, Node, NodeKind};
 use super::workflow::Workflow;
 use super::{de, yaml};
-use crate::diag::{Diagnostic, Source};
-
-/// The text is not valid TOML or YAML.
-pub(crate) const SYNTAX: &str = "flow::spec::syntax";
-/// A YAML mapping sets the same key twice.
-pub(crate) const DUPLICATE_KEY: &str = "flow::spec::duplicate_key";
-/// A key that the table it is in does not take.
-pub(crate) const UNKNOWN_KEY: &str = "flow::spec::unknown_key";
-/// A value of the wrong type, or one flow cannot represent.
-pub(crate) const TYPE: &str = "flow::spec::type";
-/// A table lacks a key it requires.
-pub(crate) const MISSING_KEY: &str = "flow::spec::missing_key";
+use crate::diag::{Code, Diagnostic, Source};
 
 /// The syntax of a workflow or vars file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +100,7 @@ pub(crate) fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &
 }
 
 fn not_a_table(root: &Node, what: &str) -> Diagnostic {
-    Diagnostic::new(TYPE, format!("{what} must be a table of keys"))
+    Diagnostic::new(Code::SpecType, format!("{what} must be a table of keys"))
         .at(root.span.clone(), "expected a table")
         .help("write `key: value` lines at the top level")
 }

@@ -9,9 +9,8 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 
-use super::parse::{DUPLICATE_KEY, MISSING_KEY, SYNTAX, TYPE, UNKNOWN_KEY};
 use super::{Format, Workflow, parse, parse_vars};
-use crate::diag::{Diagnostic, Source};
+use crate::diag::{Code, Diagnostic, Source};
 
 const TOML: &str = r#"name = "demo"
 
@@ -147,7 +146,7 @@ fn empty_files_are_empty_workflows() {
 
 /// One expected diagnostic: code, the text its span covers, and a piece of
 /// its message, label or help.
-type Expect = (&'static str, &'static str, &'static str);
+type Expect = (Code, &'static str, &'static str);
 
 fn check(name: &str, format: Format, text: &str, expected: &[Expect]) {
     let diags = match parse_text(text, format) {
@@ -168,48 +167,56 @@ fn check(name: &str, format: Format, text: &str, expected: &[Expect]) {
 #[test]
 fn toml_mistakes_are_all_reported() {
     let cases: &[(&str, &str, &[Expect])] = &[
-        ("typo", "[[tasks]]\nname = \"a\"\ncomand = \"echo\"\n", &[(UNKNOWN_KEY, "comand", "did you mean `command`?")]),
+        (
+            "typo",
+            "[[tasks]]\nname = \"a\"\ncomand = \"echo\"\n",
+            &[(Code::SpecUnknownKey, "comand", "did you mean `command`?")],
+        ),
         (
             "unknown key without a near miss",
             "colour = 1\n",
-            &[(UNKNOWN_KEY, "colour", "expected one of: name, vars, defaults")],
+            &[(Code::SpecUnknownKey, "colour", "expected one of: name, vars, defaults")],
         ),
         (
             "three independent mistakes",
             "[[tasks]]\nname = \"a\"\ncpus = [1]\ninputs = [\"a\", 2]\n\n[templates.t]\nbogus = 1\n",
             &[
-                (TYPE, "[1]", "`cpus` takes a number or a string"),
-                (TYPE, "2", "expected a string, found the number 2"),
-                (UNKNOWN_KEY, "bogus", "unknown key `bogus` in template"),
+                (Code::SpecType, "[1]", "`cpus` takes a number or a string"),
+                (Code::SpecType, "2", "expected a string, found the number 2"),
+                (Code::SpecUnknownKey, "bogus", "unknown key `bogus` in template"),
             ],
         ),
         (
             "wrong types",
             "name = 3\ntasks = [{ range = 1.5, each_chunk = { file = \"f\", lines = 1, stdin = \"yes\" } }]\n",
             &[
-                (TYPE, "3", "`name` takes a string"),
-                (TYPE, "1.5", "`range` takes a string like"),
-                (TYPE, "\"yes\"", "`stdin` takes true or false"),
+                (Code::SpecType, "3", "`name` takes a string"),
+                (Code::SpecType, "1.5", "`range` takes a string like"),
+                (Code::SpecType, "\"yes\"", "`stdin` takes true or false"),
             ],
         ),
         (
             "missing lines, inline",
             "[[tasks]]\neach_chunk = { file = \"f\" }\n",
-            &[(MISSING_KEY, "{ file = \"f\" }", "add `lines = ...`")],
+            &[(Code::SpecMissingKey, "{ file = \"f\" }", "add `lines = ...`")],
         ),
         (
             "missing lines, table header",
             "[[tasks]]\nname = \"a\"\n[tasks.each_chunk]\nfile = \"f\"\n",
-            &[(MISSING_KEY, "[tasks.each_chunk]", "missing key `lines` in each_chunk")],
+            &[(Code::SpecMissingKey, "[tasks.each_chunk]", "missing key `lines` in each_chunk")],
         ),
         (
             "a wrong value and the key it leaves missing are one mistake",
             "[[tasks]]\neach_chunk = { file = [1], lines = 2 }\n",
-            &[(TYPE, "[1]", "`file` takes a string")],
+            &[(Code::SpecType, "[1]", "`file` takes a string")],
         ),
-        ("dates", "[vars]\nday = 1979-05-27\n", &[(TYPE, "1979-05-27", "dates are not supported; quote the value")]),
-        ("syntax", "name = \"x\nvars = 1\n", &[(SYNTAX, "", "invalid basic string")]),
-        ("duplicate", "name = \"a\"\nname = \"b\"\n", &[(DUPLICATE_KEY, "name", "duplicate key")]),
+        (
+            "dates",
+            "[vars]\nday = 1979-05-27\n",
+            &[(Code::SpecType, "1979-05-27", "dates are not supported; quote the value")],
+        ),
+        ("syntax", "name = \"x\nvars = 1\n", &[(Code::SpecSyntax, "", "invalid basic string")]),
+        ("duplicate", "name = \"a\"\nname = \"b\"\n", &[(Code::SpecDuplicateKey, "name", "duplicate key")]),
     ];
     for (name, text, expected) in cases {
         check(name, Format::Toml, text, expected);
@@ -219,50 +226,71 @@ fn toml_mistakes_are_all_reported() {
 #[test]
 fn yaml_mistakes_are_all_reported() {
     let cases: &[(&str, &str, &[Expect])] = &[
-        ("typo", "tasks:\n  - name: a\n    comand: echo\n", &[(UNKNOWN_KEY, "comand", "did you mean `command`?")]),
-        ("synonym", "tasks:\n  - depends_on: [a]\n", &[(UNKNOWN_KEY, "depends_on", "did you mean `after`?")]),
+        (
+            "typo",
+            "tasks:\n  - name: a\n    comand: echo\n",
+            &[(Code::SpecUnknownKey, "comand", "did you mean `command`?")],
+        ),
+        ("synonym", "tasks:\n  - depends_on: [a]\n", &[(Code::SpecUnknownKey, "depends_on", "did you mean `after`?")]),
         (
             "three independent mistakes",
             "tasks:\n  - name: a\n    cpus: [1]\n    inputs: [a, 2]\ntemplates:\n  t:\n    bogus: 1\n",
             &[
-                (TYPE, "[1]", "`cpus` takes a number or a string"),
-                (TYPE, "2", "expected a string, found the number 2"),
-                (UNKNOWN_KEY, "bogus", "unknown key `bogus` in template"),
+                (Code::SpecType, "[1]", "`cpus` takes a number or a string"),
+                (Code::SpecType, "2", "expected a string, found the number 2"),
+                (Code::SpecUnknownKey, "bogus", "unknown key `bogus` in template"),
             ],
         ),
         (
             "wrong types",
             "name: 3\ntasks: {a: 1}\ndefaults: {variants: [{cpus: [2]}]}\n",
             &[
-                (TYPE, "3", "`name` takes a string"),
-                (TYPE, "{a: 1}", "expected a list, found a table"),
-                (TYPE, "[2]", "`cpus` takes a number"),
+                (Code::SpecType, "3", "`name` takes a string"),
+                (Code::SpecType, "{a: 1}", "expected a list, found a table"),
+                (Code::SpecType, "[2]", "`cpus` takes a number"),
             ],
         ),
-        ("missing lines", "tasks:\n  - each_chunk: {file: f}\n", &[(MISSING_KEY, "{file: f}", "add `lines: ...`")]),
+        (
+            "missing lines",
+            "tasks:\n  - each_chunk: {file: f}\n",
+            &[(Code::SpecMissingKey, "{file: f}", "add `lines: ...`")],
+        ),
         (
             "duplicate keys",
             "name: a\ntasks:\n  - name: x\n    command: a\n    command: b\n",
-            &[(DUPLICATE_KEY, "command", "`command` is already set on line 4")],
+            &[(Code::SpecDuplicateKey, "command", "`command` is already set on line 4")],
         ),
         (
             "duplicate quoted keys, and a mistake after them",
             "\"name\": a\nname: b\nbogus: 1\n",
-            &[(DUPLICATE_KEY, "name", "already set on line 1"), (UNKNOWN_KEY, "bogus", "at top level")],
+            &[
+                (Code::SpecDuplicateKey, "name", "already set on line 1"),
+                (Code::SpecUnknownKey, "bogus", "at top level"),
+            ],
         ),
-        ("non-ASCII before a syntax error", "name: \"ünï ✓\"\nvars: {a: 1}}\n", &[(SYNTAX, "}", "invalid YAML")]),
+        (
+            "non-ASCII before a syntax error",
+            "name: \"ünï ✓\"\nvars: {a: 1}}\n",
+            &[(Code::SpecSyntax, "}", "invalid YAML")],
+        ),
         (
             "non-ASCII before a mistake",
             "name: \"ünï ✓\"  # ✓✓\ncomand: x\nretries: 2\n",
-            &[(UNKNOWN_KEY, "comand", "at top level"), (UNKNOWN_KEY, "retries", "unknown key `retries`")],
+            &[
+                (Code::SpecUnknownKey, "comand", "at top level"),
+                (Code::SpecUnknownKey, "retries", "unknown key `retries`"),
+            ],
         ),
-        ("two documents", "name: a\n---\nname: b\n", &[(SYNTAX, "", "more than one YAML document")]),
-        ("not a table", "- a\n- b\n", &[(TYPE, "- a\n- b", "must be a table")]),
-        ("bad tag", "name: !!int abc\n", &[(SYNTAX, "!!int abc", "does not match its tag")]),
+        ("two documents", "name: a\n---\nname: b\n", &[(Code::SpecSyntax, "", "more than one YAML document")]),
+        ("not a table", "- a\n- b\n", &[(Code::SpecType, "- a\n- b", "must be a table")]),
+        ("bad tag", "name: !!int abc\n", &[(Code::SpecSyntax, "!!int abc", "does not match its tag")]),
         (
             "unquoted template",
             "tasks:\n  - each_line: {{ vars.list }}\n    cpus: [1]\n",
-            &[(TYPE, "{{ vars.list }}", "unquoted template"), (TYPE, "[1]", "`cpus` takes a number")],
+            &[
+                (Code::SpecType, "{{ vars.list }}", "unquoted template"),
+                (Code::SpecType, "[1]", "`cpus` takes a number"),
+            ],
         ),
     ];
     for (name, text, expected) in cases {

@@ -10,8 +10,7 @@ use std::ops::Range;
 use serde_spanned::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::parse::{DUPLICATE_KEY, SYNTAX, TYPE};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// One value of the file and the byte range it was written at.
 #[derive(Debug)]
@@ -52,8 +51,8 @@ impl Node {
 /// Reads a TOML document.
 ///
 /// Returns `None` when the text is not valid TOML, after pushing one
-/// [`SYNTAX`] (or [`DUPLICATE_KEY`]) diagnostic per error the parser
-/// recovered from. Dates and out-of-range numbers are reported as [`TYPE`]
+/// [`Code::SpecSyntax`] (or [`Code::SpecDuplicateKey`]) diagnostic per error the parser
+/// recovered from. Dates and out-of-range numbers are reported as [`Code::SpecType`]
 /// diagnostics but kept (as their text) in the tree, so the rest of the file
 /// is still checked.
 pub(crate) fn from_toml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
@@ -64,11 +63,11 @@ pub(crate) fn from_toml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
             let message = error.message();
             let diag = if message.starts_with("duplicate key") {
                 let key = text.get(span.clone()).unwrap_or_default().trim().trim_matches('"');
-                Diagnostic::new(DUPLICATE_KEY, format!("duplicate key `{key}`"))
+                Diagnostic::new(Code::SpecDuplicateKey, format!("duplicate key `{key}`"))
                     .at(span, "set again here")
                     .help(format!("`{key}` is already set earlier in this table; keep one of them"))
             } else {
-                Diagnostic::new(SYNTAX, message.trim_end().to_owned())
+                Diagnostic::new(Code::SpecSyntax, message.trim_end().to_owned())
                     .at(span, "invalid TOML")
                     .help("check the quotes, brackets and `=` near here (TOML syntax: https://toml.io)")
             };
@@ -115,7 +114,7 @@ fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnost
         },
         DeValue::Datetime(_) => {
             diags.push(
-                Diagnostic::new(TYPE, "dates are not supported; quote the value")
+                Diagnostic::new(Code::SpecType, "dates are not supported; quote the value")
                     .at(span.clone(), "a TOML date")
                     .help("write it in quotes to pass it on as a string"),
             );
@@ -128,7 +127,7 @@ fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnost
 }
 
 fn out_of_range(span: Range<usize>) -> Diagnostic {
-    Diagnostic::new(TYPE, "number is out of range")
+    Diagnostic::new(Code::SpecType, "number is out of range")
         .at(span, "does not fit in 64 bits")
         .help("use a number between -9223372036854775808 and 9223372036854775807")
 }

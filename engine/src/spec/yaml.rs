@@ -8,9 +8,8 @@ use std::ops::Range;
 
 use saphyr::{AnnotatedMapping, LoadableYamlNode, MarkedYaml, Scalar, ScanError, YamlData};
 
-use super::parse::{DUPLICATE_KEY, SYNTAX, TYPE};
 use super::tree::{Node, NodeKind};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// Deepest nesting accepted; deeper documents are rejected rather than
 /// risking the stack in the recursive passes that follow.
@@ -27,12 +26,12 @@ const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
 /// Plain scalars resolve to null, booleans, integers, floats or strings;
 /// quoted and block scalars are strings; aliases are resolved to a copy of
 /// their anchor. A file with no document, or whose document is null, is an
-/// empty map. Returns `None` after pushing [`SYNTAX`] diagnostics when the
+/// empty map. Returns `None` after pushing [`Code::SpecSyntax`] diagnostics when the
 /// text is not valid YAML or holds several documents. Duplicate keys
-/// ([`DUPLICATE_KEY`]) and non-scalar keys ([`TYPE`]) are reported and their
+/// ([`Code::SpecDuplicateKey`]) and non-scalar keys ([`Code::SpecType`]) are reported and their
 /// entry dropped; other scalar keys become their text (`1: x` has key `"1"`).
 /// An unquoted template (`cmd: {{ x }}`, which YAML reads as a table) is
-/// reported ([`TYPE`]) and kept as its text, so the rest is still checked.
+/// reported ([`Code::SpecType`]) and kept as its text, so the rest is still checked.
 pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
     let offsets = Offsets::new(text);
     let mut work = Cow::Borrowed(text);
@@ -63,7 +62,7 @@ pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
     if let Some(second) = docs.next() {
         let at = offsets.byte(second.span.start.index());
         diags.push(
-            Diagnostic::new(SYNTAX, "more than one YAML document")
+            Diagnostic::new(Code::SpecSyntax, "more than one YAML document")
                 .at(at..at, "a second document starts here")
                 .help("keep one document; each `---` line starts another"),
         );
@@ -87,7 +86,7 @@ fn syntax_error(text: &str, offsets: &Offsets, error: &ScanError) -> Diagnostic 
         SAPHYR_DUPLICATE => "duplicate key",
         info => info,
     };
-    Diagnostic::new(SYNTAX, message).at(start..end, "invalid YAML").help(
+    Diagnostic::new(Code::SpecSyntax, message).at(start..end, "invalid YAML").help(
         "check indentation, quotes and brackets here and on the lines above: YAML reports where it got confused, which can be after the mistake",
     )
 }
@@ -187,7 +186,7 @@ impl Reader<'_, '_> {
                 let span = start..self.collection_span(start, end, None).end;
                 let template = &self.text[span.clone()];
                 self.diags.push(
-                    Diagnostic::new(TYPE, "unquoted template")
+                    Diagnostic::new(Code::SpecType, "unquoted template")
                         .at(span.clone(), "YAML reads this as a table, not a string")
                         .help(format!("quote values that start with `{{{{`: '{template}'")),
                 );
@@ -223,7 +222,7 @@ impl Reader<'_, '_> {
                 NodeKind::Null => "null".to_owned(),
                 NodeKind::Seq(_) | NodeKind::Map(_) => {
                     self.diags.push(
-                        Diagnostic::new(TYPE, "keys must be strings")
+                        Diagnostic::new(Code::SpecType, "keys must be strings")
                             .at(key.span, "a collection used as a key")
                             .help("write a plain name before the `:`"),
                     );
@@ -252,13 +251,15 @@ impl Reader<'_, '_> {
             None => format!("`{name}` is already set above; keep one of them"),
         };
         self.diags.push(
-            Diagnostic::new(DUPLICATE_KEY, format!("duplicate key `{name}`")).at(span, "duplicate key").help(help),
+            Diagnostic::new(Code::SpecDuplicateKey, format!("duplicate key `{name}`"))
+                .at(span, "duplicate key")
+                .help(help),
         );
     }
 
     fn fail(&mut self, span: Range<usize>, message: &str) {
         self.broken = true;
-        self.diags.push(Diagnostic::new(SYNTAX, message).at(span, "here"));
+        self.diags.push(Diagnostic::new(Code::SpecSyntax, message).at(span, "here"));
     }
 
     /// saphyr's scalar spans start at the node's properties (`&anchor`,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 
 /// Compiles and renders the template strings of a workflow.
 pub struct Renderer {
@@ -223,6 +223,9 @@ pub struct Scope {
     pub item_json: Value,
     /// `chunk` (undefined unless `each_chunk`).
     pub chunk: Value,
+    /// `attempt`: 0 for the first try (undefined in keys worked out before
+    /// an instance starts).
+    pub attempt: Value,
 }
 
 impl Scope {
@@ -232,7 +235,7 @@ impl Scope {
     }
 }
 
-const SCOPE_KEYS: &[&str] = &["vars", "index", "item", "item_json", "chunk", "task", "resources", "env"];
+const SCOPE_KEYS: &[&str] = &["vars", "index", "item", "item_json", "chunk", "attempt", "task", "resources", "env"];
 
 impl Object for Scope {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -246,6 +249,7 @@ impl Object for Scope {
             "item" => self.item.clone(),
             "item_json" => self.item_json.clone(),
             "chunk" => self.chunk.clone(),
+            "attempt" => self.attempt.clone(),
             "task" => self.group.task.clone(),
             "resources" => self.group.resources.clone(),
             "env" => Value::from_object(ProcessEnv),
@@ -327,9 +331,14 @@ pub fn template_diagnostic(
         span = span.start + pos + range.start..span.start + pos + range.end;
     }
     let undefined = err.kind() == ErrorKind::UndefinedError || err.detail().and_then(undefined_in).is_some();
+    let attempt =
+        undefined && undefined_name(err, template).is_some_and(|n| n.split(['.', '[']).next() == Some("attempt"));
     let help = match err.kind() {
+        _ if attempt => {
+            "`attempt` is known only when an instance starts: `command`, `argv`, `cwd`, `env`, `stdin`, `stdout` and `stderr` see it; files, `after` and resources are worked out before"
+        }
         _ if undefined => {
-            "templates see `vars`, `index`, `item`, `item_json`, `chunk`, `task`, `resources` and `env`; check the spelling, or add the variable to [vars]"
+            "templates see `vars`, `index`, `item`, `item_json`, `chunk`, `attempt`, `task`, `resources` and `env`; check the spelling, or add the variable to [vars]"
         }
         ErrorKind::SyntaxError => "template syntax is Jinja: `{{ expression }}`, `{% if ... %}...{% endif %}`",
         ErrorKind::UnknownFilter => {
@@ -337,7 +346,7 @@ pub fn template_diagnostic(
         }
         _ => "see the templates reference for the context and filters",
     };
-    Diagnostic::new("flow::compile::template", message).at(span, what).help(help)
+    Diagnostic::new(Code::CompileTemplate, message).at(span, what).help(help)
 }
 
 #[cfg(test)]
@@ -357,6 +366,7 @@ mod tests {
             item: Value::from("line"),
             item_json: Value::UNDEFINED,
             chunk: Value::UNDEFINED,
+            attempt: Value::from(1),
         }
         .into_value()
     }

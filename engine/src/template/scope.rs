@@ -10,8 +10,9 @@ use crate::ir::{Domain, Item, Resources};
 use crate::template::{GroupScope, Scope, json_value};
 
 /// The context instance `i` of a group renders its templates with. `domain`
-/// is the group's base domain (`for_each` already followed).
-pub fn instance_scope(group: &Arc<GroupScope>, domain: &Domain, i: u64) -> Value {
+/// is the group's base domain (`for_each` already followed); `attempt` is
+/// known for the keys rendered when the instance starts.
+pub fn instance_scope(group: &Arc<GroupScope>, domain: &Domain, i: u64, attempt: Option<u32>) -> Value {
     let (item, item_json) = match domain.item(i) {
         Item::None => (Value::UNDEFINED, Value::UNDEFINED),
         Item::Int(n) => (Value::from(n), Value::UNDEFINED),
@@ -33,7 +34,8 @@ pub fn instance_scope(group: &Arc<GroupScope>, domain: &Domain, i: u64) -> Value
         }
         _ => Value::UNDEFINED,
     };
-    Scope { group: group.clone(), index: Value::from(domain.index(i)), item, item_json, chunk }.into_value()
+    let attempt = attempt.map_or(Value::UNDEFINED, Value::from);
+    Scope { group: group.clone(), index: Value::from(domain.index(i)), item, item_json, chunk, attempt }.into_value()
 }
 
 /// The context every instance of a group shares: `vars`, `task` (name,

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 use super::profile::Queue;
 use crate::ir::{Amount, Graph, GroupId, Resources};
-use crate::runtime::core::{GroupBacklog, Shortfall, no_variant_fits};
+use crate::resources::{Shortfall, no_variant_fits};
+use crate::runtime::core::GroupBacklog;
 
 /// How a group's tasks fit on one worker of the queue.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 
 use super::settings::{QueueSettings, WorkerShape, default_max_workers, default_one, five_minutes, thirty_seconds};
-use crate::diag::{Diagnostic, Source, closest};
+use crate::diag::{Code, Diagnostic, Source, closest};
 use crate::ir::Amount;
-use crate::runtime::core::Capacity;
+use crate::resources::Capacity;
 use crate::units::{parse_duration, parse_size};
 
 /// The profiles file's name next to a workflow.
@@ -117,10 +117,8 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
 
 /// Whether `problems` only say the file has no such profile (so the next file may).
 pub fn is_unknown(problems: &[Diagnostic]) -> bool {
-    problems.iter().all(|d| d.code == UNKNOWN)
+    problems.iter().all(|d| d.code == Code::ProfileUnknown)
 }
-
-const UNKNOWN: &str = "flow::profile::unknown";
 
 /// Reads profile `name` from `source` (a profiles file). Every problem in
 /// the file is reported at once, each at its place.
@@ -139,7 +137,7 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
             return Err(problems.into_iter().map(at).collect());
         }
         let names: Vec<&str> = file.profile.keys().map(String::as_str).collect();
-        let mut d = Diagnostic::new(UNKNOWN, format!("there is no profile `{name}`"));
+        let mut d = Diagnostic::new(Code::ProfileUnknown, format!("there is no profile `{name}`"));
         d = match closest(name, names.iter().copied()) {
             Some(near) => d.help(format!("did you mean `{near}`?")),
             None if names.is_empty() => d.help("add a `[profile.NAME]` table"),
@@ -191,13 +189,13 @@ impl Checked {
 fn check_queue(q: &Spanned<QueueValues>, problems: &mut Vec<Diagnostic>) -> Checked {
     let mut duration = |field: &str, v: &Spanned<String>| match parse_duration(v.get_ref()) {
         Ok(0) => {
-            let d = Diagnostic::new("flow::profile::value", format!("`{field}` must be longer than zero"));
+            let d = Diagnostic::new(Code::ProfileValue, format!("`{field}` must be longer than zero"));
             problems.push(d.at(v.span(), "zero").help("write a duration such as \"30m\" or \"2h\""));
             0
         }
         Ok(secs) => secs,
         Err(e) => {
-            let d = Diagnostic::new("flow::profile::value", format!("`{field}`: {e}"));
+            let d = Diagnostic::new(Code::ProfileValue, format!("`{field}`: {e}"));
             problems.push(d.at(v.span(), "not a duration").help("write a duration such as \"30m\" or \"2h\""));
             0
         }
@@ -212,7 +210,7 @@ fn check_queue(q: &Spanned<QueueValues>, problems: &mut Vec<Diagnostic>) -> Chec
     let memory = shape.memory.as_ref().and_then(|m| match parse_size(m.get_ref()) {
         Ok(bytes) => Some(bytes),
         Err(e) => {
-            let d = Diagnostic::new("flow::profile::value", format!("`worker.memory`: {e}"));
+            let d = Diagnostic::new(Code::ProfileValue, format!("`worker.memory`: {e}"));
             problems.push(d.at(m.span(), "not a size").help("write a size such as \"16 GiB\""));
             None
         }
@@ -224,7 +222,7 @@ fn check_queue(q: &Spanned<QueueValues>, problems: &mut Vec<Diagnostic>) -> Chec
                 custom.insert(name.clone(), a);
             }
             None => problems.push(
-                Diagnostic::new("flow::profile::value", format!("resource `{name}` must be a non-negative number"))
+                Diagnostic::new(Code::ProfileValue, format!("resource `{name}` must be a non-negative number"))
                     .at(table.clone(), "in this queue"),
             ),
         }
@@ -233,13 +231,13 @@ fn check_queue(q: &Spanned<QueueValues>, problems: &mut Vec<Diagnostic>) -> Chec
     let max = values.max_workers.unwrap_or_else(default_max_workers);
     for (field, value) in [("workers_per_allocation", per), ("max_workers", max)] {
         if value == 0 {
-            let d = Diagnostic::new("flow::profile::value", format!("`{field}` must be at least 1"));
+            let d = Diagnostic::new(Code::ProfileValue, format!("`{field}` must be at least 1"));
             problems.push(d.at(table.clone(), "in this queue"));
         }
     }
     if max < per && max > 0 {
         let d = Diagnostic::new(
-            "flow::profile::value",
+            Code::ProfileValue,
             format!(
                 "`max_workers` ({max}) is smaller than `workers_per_allocation` ({per}): no allocation could ever be submitted"
             ),

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use crate::ir::Group;
 
-use super::request::Request;
+use crate::resources::Request;
 
 /// Where one instance is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

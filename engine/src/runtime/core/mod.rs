@@ -17,7 +17,6 @@
 
 mod allocation;
 mod backlog;
-mod capacity;
 mod deferred;
 mod deps;
 mod events;
@@ -25,12 +24,9 @@ mod group_state;
 mod matching;
 mod order;
 mod out;
-mod pool;
 mod precheck;
 mod prefetch;
-mod request;
 mod scheduler;
-mod shortfall;
 mod unschedulable;
 mod worker;
 
@@ -39,9 +35,6 @@ pub(crate) mod tests;
 
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
-pub use capacity::{Capacity, MAX_SLOTS};
 pub use out::{CancelReason, Out, TaskResult, TaskState};
 pub use scheduler::{Core, CoreOptions, Counts};
-pub use shortfall::Shortfall;
-pub(crate) use shortfall::{LARGEST, no_variant_fits};
 pub use worker::{WorkerId, WorkerResources};

@@ -11,8 +11,8 @@ use super::deps::{Deps, Link};
 use super::group_state::{GroupState, Instance};
 use super::order::Order;
 use super::out::CancelReason;
-use super::request::{Names, Request};
 use super::worker::{Worker, WorkerId, WorkerResources};
+use crate::resources::{Names, Request};
 
 /// Settings of a run that the core enforces.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

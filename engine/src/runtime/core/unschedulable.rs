@@ -3,11 +3,10 @@
 
 use crate::ir::{GroupId, Resources, TaskId};
 
-use super::capacity::Capacity;
 use super::group_state::{GroupState, Instance};
 use super::out::{CancelReason, Out, TaskState};
 use super::scheduler::Core;
-use super::shortfall::{LARGEST, Shortfall, no_variant_fits};
+use crate::resources::{Capacity, LARGEST, Shortfall, no_variant_fits};
 
 impl Core {
     /// Groups with tasks left to run none of whose variants fits the total

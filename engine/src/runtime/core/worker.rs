@@ -7,9 +7,7 @@ use std::time::Instant;
 use crate::ir::Amount;
 
 use super::allocation::Allocation;
-use super::capacity::Capacity;
-use super::pool::IndexedPool;
-use super::request::{Names, Request};
+use crate::resources::{Capacity, Names, Pools, Request};
 
 /// A worker's id, unique for the life of a [`super::Core`] (never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,16 +29,10 @@ pub struct WorkerResources {
     pub deadline: Option<Instant>,
 }
 
-/// One worker: its total resources and what is free right now.
+/// One worker: its pools, what is free, and what the core runs on it.
 #[derive(Debug, Clone)]
 pub(super) struct Worker {
-    pub(super) cpus: IndexedPool,
-    pub(super) gpus: IndexedPool,
-    pub(super) memory: u64,
-    pub(super) memory_free: u64,
-    /// Totals and free amounts by interned custom index (missing = none).
-    pub(super) custom: Vec<u64>,
-    pub(super) custom_free: Vec<u64>,
+    pools: Pools,
     pub(super) deadline: Option<Instant>,
     /// Single-node tasks running here.
     pub(super) tasks: u32,
@@ -56,22 +48,10 @@ pub(super) struct Worker {
 impl Worker {
     /// A worker with everything free, interning its custom resource names.
     pub(super) fn new(resources: WorkerResources, names: &mut Names) -> Self {
-        let mut custom = Vec::new();
-        for (name, amount) in &resources.custom {
-            let i = names.intern(name);
-            if custom.len() <= i {
-                custom.resize(i + 1, 0);
-            }
-            custom[i] += amount.0;
-        }
+        let WorkerResources { cpus, gpus, memory, custom, deadline } = resources;
         Self {
-            cpus: IndexedPool::new(resources.cpus),
-            gpus: IndexedPool::new(resources.gpus),
-            memory: resources.memory,
-            memory_free: resources.memory,
-            custom_free: custom.clone(),
-            custom,
-            deadline: resources.deadline,
+            pools: Pools::new(cpus, gpus, memory, &custom, names),
+            deadline,
             tasks: 0,
             reserved: false,
             prefetch: false,
@@ -81,27 +61,12 @@ impl Worker {
 
     /// Whether `request` fits what is free now, finishing before the deadline.
     pub(super) fn fits(&self, request: &Request, now: Instant) -> bool {
-        self.has_room(request) && self.in_time(request, now)
-    }
-
-    /// Whether `request` fits what is free now, whatever its time request.
-    pub(super) fn has_room(&self, request: &Request) -> bool {
-        self.memory_free >= request.memory
-            && self.cpus.fits(request.cpus)
-            && self.gpus.fits(request.gpus)
-            && request.custom.iter().all(|&(i, a)| self.custom_free.get(i).is_some_and(|&free| free >= a.0))
+        self.pools.has_room(request) && self.in_time(request, now)
     }
 
     /// What this worker has when nothing runs on it.
     pub(super) fn capacity(&self, names: &Names) -> Capacity {
-        let ids = |pool: &IndexedPool| Some(Amount::whole(pool.len() as u64));
-        let custom = self.custom.iter().enumerate().filter(|&(_, &a)| a > 0);
-        Capacity {
-            cpus: ids(&self.cpus),
-            gpus: ids(&self.gpus),
-            memory: Some(self.memory),
-            custom: Some(custom.map(|(i, &a)| (names.get(i).to_string(), Amount(a))).collect()),
-        }
+        self.pools.capacity(names)
     }
 
     fn in_time(&self, request: &Request, now: Instant) -> bool {
@@ -113,36 +78,25 @@ impl Worker {
 
     /// Takes `request` (which must fit), recording what was taken in `alloc`.
     pub(super) fn take(&mut self, request: &Request, names: &Names, alloc: &mut Allocation) {
-        self.cpus.take(request.cpus, &mut alloc.cpus);
-        self.gpus.take(request.gpus, &mut alloc.gpus);
-        self.memory_free -= request.memory;
+        self.pools.take(request, &mut alloc.cpus, &mut alloc.gpus);
         alloc.memory = request.memory;
-        for &(i, amount) in &request.custom {
-            self.custom_free[i] -= amount.0;
-            alloc.custom.push((names.get(i).clone(), amount));
-        }
+        alloc.custom.extend(request.custom.iter().map(|&(i, amount)| (names.get(i).clone(), amount)));
         self.tasks += 1;
     }
 
     /// Gives back what `take` took for `request`.
     pub(super) fn give(&mut self, request: &Request, alloc: &Allocation) {
-        self.cpus.give(&alloc.cpus);
-        self.gpus.give(&alloc.gpus);
-        self.memory_free = (self.memory_free + request.memory).min(self.memory);
-        for &(i, amount) in &request.custom {
-            self.custom_free[i] = (self.custom_free[i] + amount.0).min(self.custom[i]);
-        }
+        self.pools.give(request, &alloc.cpus, &alloc.gpus);
         self.tasks -= 1;
         self.stale = None;
     }
 
     /// Records in `alloc` the whole worker, for a multi-node task.
     pub(super) fn describe_whole(&self, names: &Names, alloc: &mut Allocation) {
-        alloc.cpus.extend(self.cpus.ids().iter().map(|&id| (id, Amount::whole(1))));
-        alloc.gpus.extend(self.gpus.ids().iter().map(|&id| (id, Amount::whole(1))));
-        alloc.memory = self.memory;
-        let custom = self.custom.iter().enumerate().filter(|&(_, &a)| a > 0);
-        alloc.custom.extend(custom.map(|(i, &a)| (names.get(i).clone(), Amount(a))));
+        alloc.cpus.extend(self.pools.cpus.ids().iter().map(|&id| (id, Amount::whole(1))));
+        alloc.gpus.extend(self.pools.gpus.ids().iter().map(|&id| (id, Amount::whole(1))));
+        alloc.memory = self.pools.memory;
+        alloc.custom.extend(self.pools.custom_totals(names).map(|(name, a)| (name.clone(), a)));
     }
 
     /// Whether nothing runs here.

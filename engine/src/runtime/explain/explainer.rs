@@ -14,8 +14,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
+use crate::resources::Capacity;
 use crate::runtime::alloc::{AllocState, QueueRecord};
-use crate::runtime::core::Capacity;
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::runtime::core::Shortfall;
+use crate::resources::Shortfall;
 
 /// One task instance, explained.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,6 +1,6 @@
 //! Whether a resource variant would end before a worker of `workers.json`
 //! leaves. Whether it fits the worker at all is the scheduler's
-//! [`crate::runtime::core::Capacity`], on [`WorkerInfo::capacity`].
+//! [`crate::resources::Capacity`], on [`WorkerInfo::capacity`].
 
 use crate::ir::Resources;
 use crate::runtime::links::WorkerInfo;

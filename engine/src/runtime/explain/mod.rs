@@ -16,7 +16,6 @@ mod run_snapshot;
 #[cfg(test)]
 mod tests;
 
-pub use crate::runtime::core::Shortfall;
 pub use explainer::Explainer;
 pub use explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,

@@ -7,7 +7,8 @@ use proptest::prelude::*;
 
 use super::env::{GroupSpec, TestEnv};
 use crate::ir::{Amount, Resources};
-use crate::runtime::core::{Capacity, WorkerResources};
+use crate::resources::Capacity;
+use crate::runtime::core::WorkerResources;
 
 const MIB: u64 = 1 << 20;
 

@@ -3,7 +3,7 @@
 //! is short?" — for `flow check`, the scheduler's unschedulable groups,
 //! `flow explain` and an allocation queue's planner alike.
 //!
-//! The rules are the pools' (`pool.rs`): CPUs and GPUs are ids of one unit
+//! The rules are the pools' (`pools.rs`): CPUs and GPUs are ids of one unit
 //! each, a request's whole part takes whole ids and its fraction shares one
 //! id; memory and custom resources are sums.
 
@@ -11,10 +11,9 @@ use std::collections::BTreeMap;
 
 use crate::ir::{Amount, Resources};
 
-use super::allocation::Allocation;
+use super::pools::Pools;
 use super::request::{Names, Request};
 use super::shortfall::Shortfall;
-use super::worker::{Worker, WorkerResources};
 
 /// [`Capacity::slots`] counts at most this many instances: a worker that
 /// would start more is said to start this many.
@@ -110,21 +109,17 @@ impl Capacity {
         let mut names = Names::default();
         let requests: Vec<Request> = fitting.iter().map(|r| Request::new(r, &mut names)).collect();
         let ids = |a: Option<Amount>| (0..a.map_or(0, |a| a.0 / Amount::SCALE) as u32).collect();
-        let resources = WorkerResources {
-            cpus: ids(self.cpus),
-            gpus: ids(self.gpus),
-            memory: self.memory.unwrap_or(0),
-            custom: self.custom.clone().unwrap_or_default(),
-            deadline: None,
-        };
-        let mut worker = Worker::new(resources, &mut names);
-        let mut alloc = Allocation::default();
+        let none = BTreeMap::new();
+        let custom = self.custom.as_ref().unwrap_or(&none);
+        let mut pools = Pools::new(ids(self.cpus), ids(self.gpus), self.memory.unwrap_or(0), custom, &mut names);
+        let (mut cpus, mut gpus) = (Vec::new(), Vec::new());
         let mut started = 0;
         // Taking only shrinks what is free, so a variant that no longer fits never will.
         for request in &requests {
-            while started < MAX_SLOTS && worker.has_room(request) {
-                alloc.clear();
-                worker.take(request, &names, &mut alloc);
+            while started < MAX_SLOTS && pools.has_room(request) {
+                cpus.clear();
+                gpus.clear();
+                pools.take(request, &mut cpus, &mut gpus);
                 started += 1;
             }
         }

@@ -11,7 +11,7 @@ const ONE: u64 = Amount::SCALE;
 /// part takes a share of the id that has the least room left that is still
 /// enough (best fit), so four 0.25 requests share one id.
 #[derive(Debug, Clone, Default)]
-pub(super) struct IndexedPool {
+pub(crate) struct IndexedPool {
     /// The ids, sorted and distinct.
     ids: Vec<u32>,
     /// What is left of each id, in [`Amount`] units (at most one unit).
@@ -22,7 +22,7 @@ pub(super) struct IndexedPool {
 
 impl IndexedPool {
     /// A pool of the given ids, all free (duplicates count once).
-    pub(super) fn new(mut ids: Vec<u32>) -> Self {
+    pub(crate) fn new(mut ids: Vec<u32>) -> Self {
         ids.sort_unstable();
         ids.dedup();
         let whole = ids.len() as u32;
@@ -30,17 +30,17 @@ impl IndexedPool {
     }
 
     /// Number of ids.
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ids.len()
     }
 
     /// The ids, in order.
-    pub(super) fn ids(&self) -> &[u32] {
+    pub(crate) fn ids(&self) -> &[u32] {
         &self.ids
     }
 
     /// Whether `amount` can be taken now.
-    pub(super) fn fits(&self, amount: Amount) -> bool {
+    pub(crate) fn fits(&self, amount: Amount) -> bool {
         let (whole, frac) = (amount.0 / ONE, amount.0 % ONE);
         let full = u64::from(self.whole);
         if frac == 0 || full > whole {
@@ -51,7 +51,7 @@ impl IndexedPool {
     }
 
     /// Takes `amount` (which must fit) and appends `(id, share)` pairs to `taken`.
-    pub(super) fn take(&mut self, amount: Amount, taken: &mut Vec<(u32, Amount)>) {
+    pub(crate) fn take(&mut self, amount: Amount, taken: &mut Vec<(u32, Amount)>) {
         debug_assert!(self.fits(amount), "take of {amount} without room");
         let (mut whole, frac) = (amount.0 / ONE, amount.0 % ONE);
         for (slot, free) in self.free.iter_mut().enumerate() {
@@ -79,7 +79,7 @@ impl IndexedPool {
     }
 
     /// Gives back shares taken earlier.
-    pub(super) fn give(&mut self, taken: &[(u32, Amount)]) {
+    pub(crate) fn give(&mut self, taken: &[(u32, Amount)]) {
         for &(id, share) in taken {
             if let Ok(slot) = self.ids.binary_search(&id) {
                 let free = &mut self.free[slot];
@@ -93,7 +93,7 @@ impl IndexedPool {
 
     /// Whether nothing is taken.
     #[cfg(test)]
-    pub(super) fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.whole as usize == self.ids.len()
     }
 }

@@ -10,14 +10,14 @@ use crate::ir::{Amount, Resources};
 
 /// Custom resource names, interned: index `i` is `names[i]`.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Names {
+pub(crate) struct Names {
     names: Vec<Arc<str>>,
     index: HashMap<Arc<str>, usize>,
 }
 
 impl Names {
     /// The index of `name`, adding it if new.
-    pub(super) fn intern(&mut self, name: &str) -> usize {
+    pub(crate) fn intern(&mut self, name: &str) -> usize {
         if let Some(&i) = self.index.get(name) {
             return i;
         }
@@ -28,29 +28,29 @@ impl Names {
     }
 
     /// The name at index `i`.
-    pub(super) fn get(&self, i: usize) -> &Arc<str> {
+    pub(crate) fn get(&self, i: usize) -> &Arc<str> {
         &self.names[i]
     }
 }
 
 /// A resolved resource request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Request {
+pub(crate) struct Request {
     /// CPUs (indexed pool).
-    pub(super) cpus: Amount,
+    pub(crate) cpus: Amount,
     /// GPUs (indexed pool).
-    pub(super) gpus: Amount,
+    pub(crate) gpus: Amount,
     /// Memory in bytes (sum pool).
-    pub(super) memory: u64,
+    pub(crate) memory: u64,
     /// Custom resources by interned index (sum pools), without zero amounts.
-    pub(super) custom: Vec<(usize, Amount)>,
+    pub(crate) custom: Vec<(usize, Amount)>,
     /// Expected run time.
-    pub(super) time: Option<Duration>,
+    pub(crate) time: Option<Duration>,
 }
 
 impl Request {
     /// Resolves `resources`, interning its custom resource names.
-    pub(super) fn new(resources: &Resources, names: &mut Names) -> Self {
+    pub(crate) fn new(resources: &Resources, names: &mut Names) -> Self {
         Self {
             cpus: resources.cpus,
             gpus: resources.gpus,
@@ -66,7 +66,7 @@ impl Request {
     }
 
     /// The request with its custom resources named again, for [`super::Capacity`].
-    pub(super) fn resources(&self, names: &Names) -> Resources {
+    pub(crate) fn resources(&self, names: &Names) -> Resources {
         Resources {
             cpus: self.cpus,
             gpus: self.gpus,

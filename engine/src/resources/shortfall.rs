@@ -48,12 +48,12 @@ pub enum Shortfall {
 
 /// Whose resources a [`Shortfall`] is measured against, in the words
 /// [`Shortfall::against`] takes: the largest of some workers.
-pub(crate) const LARGEST: &str = "the largest worker has";
+pub const LARGEST: &str = "the largest worker has";
 
 impl Shortfall {
     /// "needs 8 cpus, {holder} 4", where `holder` says whose resources
     /// these are: [`LARGEST`], or "the queue's workers have".
-    pub(crate) fn against(&self, holder: &str) -> String {
+    pub fn against(&self, holder: &str) -> String {
         match self {
             Shortfall::Cpus { needs, largest } => format!("needs {}, {holder} {largest}", units(*needs, "cpu")),
             Shortfall::Gpus { needs, largest } => format!("needs {}, {holder} {largest}", units(*needs, "gpu")),
@@ -75,7 +75,7 @@ impl fmt::Display for Shortfall {
 /// Why none of a task's variants fits, from each variant's shortfall: the
 /// only variant's ("needs 8 cpus, the largest worker has 4"), or "no variant
 /// fits: variant 1 needs …; variant 2 needs …".
-pub(crate) fn no_variant_fits(shortfalls: &[Shortfall], holder: &str) -> String {
+pub fn no_variant_fits(shortfalls: &[Shortfall], holder: &str) -> String {
     if let [only] = shortfalls {
         return only.against(holder);
     }
@@ -90,7 +90,7 @@ fn units(amount: Amount, unit: &str) -> String {
 }
 
 /// A byte count in the largest binary unit that keeps it at least 1.
-fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
     let value = format!("{:.2}", n as f64 / size as f64);

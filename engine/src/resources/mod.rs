@@ -1,0 +1,21 @@
+//! The resource model: what a worker has, what a request needs, whether it
+//! fits, how many fit side by side, and what is short — asked in one place
+//! and answered in one wording, whether the asker is the compiler
+//! (`flow check --cpus …`), the scheduler core, `flow explain` or an
+//! allocation queue's planner.
+//!
+//! It knows [`crate::ir`]'s [`Amount`](crate::ir::Amount) and
+//! [`Resources`](crate::ir::Resources) and nothing above them: no graphs,
+//! no scheduling, no processes. See `docs/design/architecture.md`.
+
+mod capacity;
+mod pool;
+mod pools;
+mod request;
+mod shortfall;
+
+pub use capacity::{Capacity, MAX_SLOTS};
+pub(crate) use pools::Pools;
+pub(crate) use request::{Names, Request};
+pub(crate) use shortfall::bytes;
+pub use shortfall::{LARGEST, Shortfall, no_variant_fits};
