@@ -160,9 +160,8 @@ pub(super) struct Driver {
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     pub unschedulable: HashMap<GroupId, String>,
     /// Tasks sent ahead to a remote worker, by the task they start after,
-    /// with their label and whether they may still be skipped as unchanged, to
-    /// record their start when it comes.
-    pub ahead: HashMap<TaskId, (TaskId, String, bool)>,
+    /// with their label, to record their start when it comes.
+    pub ahead: HashMap<TaskId, (TaskId, String)>,
     /// Successful runs and their total duration, per group, until it is known to be short.
     pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
@@ -227,11 +226,6 @@ impl Driver {
     /// Acts on one event from a worker or the listener.
     pub(super) fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
         match event {
-            DriverEvent::Worker { worker, event: WorkerEvent::Spawned { task, attempt } } => {
-                if self.running.get(&task) == Some(&(attempt, worker)) {
-                    self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
-                }
-            }
             DriverEvent::Worker { worker, event: WorkerEvent::Finished { task, attempt, outcome } } => {
                 self.finished(worker, task, attempt, outcome, out);
             }
@@ -380,33 +374,27 @@ impl Driver {
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
-        // Compared with earlier runs before dispatch (`driver_cache.rs`):
-        // whatever reaches a worker runs.
-        let previous = None;
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => {
-                self.ahead.insert(before, (task, job.label.clone(), previous.is_some()));
+                self.ahead.insert(before, (task, job.label.clone()));
             }
-            None => self.started(task, attempt, worker, job.label.clone(), previous.is_some()),
+            None => self.started(task, attempt, worker, job.label.clone()),
         }
         if self.options.dry_exec {
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, task, attempt, outcome, out);
-        } else if !self.links.start(worker, job, previous, alloc.after) {
+        } else if !self.links.start(worker, job, alloc.after) {
             // The worker left between matching and dispatch; its loss requeues the task.
         }
     }
 
-    /// A job has begun on its worker. It is journaled as started only once
-    /// its process may have run: at once, or — for a `cache_candidate`, which
-    /// the worker may still skip as unchanged — when the worker says its
-    /// process started ([`WorkerEvent::Spawned`]). A crash while the worker
-    /// hashes inputs thus leaves no start behind to undo an earlier success.
-    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String, cache_candidate: bool) {
-        if !cache_candidate {
-            self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
-        }
+    /// A job has begun on its worker: its process runs (whether it was
+    /// unchanged was decided before dispatch, in `driver_cache.rs`, so a
+    /// crash while inputs are hashed leaves no start behind to undo an
+    /// earlier success).
+    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String) {
+        self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
         self.event_batch.push(Event::TaskStarted { task, label, attempt });
     }
 
@@ -484,11 +472,11 @@ impl Driver {
             if self.summary.interrupted || self.options.dry_exec {
                 self.ahead.retain(|_, (next, ..)| *next != task);
             }
-            if let Some((next, label, cache_candidate)) = self.ahead.remove(&task)
+            if let Some((next, label)) = self.ahead.remove(&task)
                 && !self.summary.interrupted
                 && let Some(&(attempt, worker)) = self.running.get(&next)
             {
-                self.started(next, attempt, worker, label, cache_candidate);
+                self.started(next, attempt, worker, label);
             }
         }
     }
