@@ -55,6 +55,8 @@ pub enum Command {
     Graph(GraphArgs),
     /// Read a run's log: list its tasks, print, follow, summarise, grep or export their output.
     Log(crate::log_cmd::LogArgs),
+    /// Write one self-contained HTML page about a run: summary, tasks, failures, timeline, graph.
+    Report(crate::report_cmd::ReportArgs),
     /// Print the JSON Schema of the workflow file.
     Schema,
     /// Print a shell completion script.

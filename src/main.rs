@@ -13,6 +13,7 @@ mod load;
 mod log_cmd;
 mod plan;
 mod profile;
+mod report_cmd;
 mod resources;
 mod run_cmd;
 mod status_cmd;
@@ -86,6 +87,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
             exit_codes::SUCCESS
         }),
         Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Report(args) => report_cmd::report(args).map(|()| exit_codes::SUCCESS),
         Command::Schema => {
             println!("{:#}", flow_engine::spec::json_schema());
             Ok(exit_codes::SUCCESS)

@@ -2,11 +2,13 @@
 //! on a terminal, plain lines otherwise, NDJSON with `--json`.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use flow_engine::ir::Selector;
 use flow_engine::runtime::alloc::AllocState;
+use flow_engine::runtime::run_dir::RunDir;
 use flow_engine::runtime::worker::Status;
 use flow_engine::runtime::{Event, RunOptions, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -59,6 +61,10 @@ pub struct RunArgs {
     /// directories 0750 instead of 0700).
     #[arg(long, env = "FLOW_SHARE_WITH_GROUP")]
     pub share_with_group: bool,
+    /// When the run ends, however it ends, write its HTML report (see `flow report`)
+    /// to FILE [default: `flow-report-<run id>.html` here].
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub report: Option<PathBuf>,
 }
 
 /// Runs the workflow; returns the process exit code.
@@ -92,14 +98,34 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     };
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
     let mut display = Display::new(args.json);
+    let mut run_dir = None;
     for batch in &handle.events {
         for event in &batch {
+            if let Event::RunStarted { run_id, run_dir: path, .. } = event {
+                run_dir = Some(RunDir { id: run_id.clone(), path: path.clone() });
+            }
             display.show(event);
         }
     }
-    let summary = handle.join()?;
-    display.finish(&summary);
-    Ok(summary.exit_code())
+    let summary = handle.join();
+    if let Ok(summary) = &summary {
+        display.finish(summary);
+    }
+    let report = match (&args.report, &run_dir) {
+        (Some(file), Some(run)) => crate::report_cmd::write(run, Some(file)),
+        _ => Ok(()),
+    };
+    let code = summary?.exit_code();
+    match report {
+        // The run's own exit code says more than a report that could not be written,
+        // unless the run succeeded.
+        Err(failure) if code == crate::exit_codes::SUCCESS => Err(failure),
+        Err(failure) => {
+            crate::report(failure, false);
+            Ok(code)
+        }
+        Ok(()) => Ok(code),
+    }
 }
 
 /// How events are shown.

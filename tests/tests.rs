@@ -16,6 +16,7 @@ mod log;
 mod metrics;
 mod pbs;
 mod plan;
+mod report;
 mod run;
 mod schema;
 mod slurm;

@@ -11,6 +11,7 @@ pub mod ir;
 pub mod log;
 pub mod net;
 pub mod paths;
+pub mod report;
 pub mod resources;
 pub mod runtime;
 pub mod spec;

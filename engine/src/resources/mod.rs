@@ -17,4 +17,5 @@ mod shortfall;
 pub use capacity::{Capacity, MAX_SLOTS};
 pub(crate) use pools::Pools;
 pub(crate) use request::{Names, Request};
+pub(crate) use shortfall::bytes;
 pub use shortfall::{LARGEST, Shortfall, no_variant_fits};

@@ -90,7 +90,7 @@ fn units(amount: Amount, unit: &str) -> String {
 }
 
 /// A byte count in the largest binary unit that keeps it at least 1.
-fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
     let value = format!("{:.2}", n as f64 / size as f64);

@@ -23,6 +23,7 @@ pub mod meta;
 pub mod options;
 mod orphans;
 mod output_sink;
+mod placements;
 pub mod preview;
 mod process;
 mod protocol;

@@ -1,0 +1,337 @@
+//! Builds a [`Report`] from [`RunFiles`] in one pass over the journal,
+//! keeping per task only samples of numbers and per run only the few
+//! instances it names (the failures, the slowest attempts).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+use super::graph_view::GraphView;
+use super::report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
+use super::run_files::{RunFiles, stderr_tails};
+use super::stats::Stats;
+use super::timeline::{Span, Timeline};
+use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
+use crate::ir::{Graph, TaskId};
+use crate::log::{AttemptMetrics, JournalEvent, JournalState, JournalStatus};
+use crate::resources::bytes;
+use crate::runtime::run_dir::RunDir;
+
+impl Report {
+    /// The report of the run in `run`, with the stderr tails of its failures.
+    pub fn from_run(run: &RunDir) -> Result<Report, ReportError> {
+        let files = RunFiles::read(run)?;
+        let mut report = Report::build(&files);
+        let wanted: Vec<(TaskId, u32)> = report.failures.iter().filter_map(|f| f.key).collect();
+        let mut tails = stderr_tails(run, &wanted, &mut report.warnings)?;
+        for failure in &mut report.failures {
+            if let Some(tail) = failure.key.and_then(|key| tails.remove(&key)) {
+                failure.stderr_tail = tail;
+            }
+        }
+        Ok(report)
+    }
+
+    /// The report of what `files` hold (without stderr tails).
+    pub fn build(files: &RunFiles) -> Report {
+        let graph = &files.graph;
+        let state = JournalState::from_records(&files.records);
+        let mut counts: Vec<Counts> =
+            graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
+        for (task, entry) in state.iter() {
+            let Some(c) = counts.get_mut(task.group.index()) else { continue };
+            c.waiting = c.waiting.saturating_sub(1);
+            *match entry.status {
+                JournalStatus::Running => &mut c.running,
+                JournalStatus::Succeeded => &mut c.succeeded,
+                JournalStatus::Cached => &mut c.cached,
+                JournalStatus::Failed => &mut c.failed,
+                JournalStatus::Cancelled => &mut c.cancelled,
+                JournalStatus::Lost => &mut c.lost,
+            } += 1;
+        }
+        let last_record = files.records.iter().map(|r| r.time_us).max();
+        let first_record = files.records.iter().map(|r| r.time_us).min();
+        let started_us = files.started_us.or(first_record);
+        let ended_us = match (&files.summary, started_us) {
+            (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
+            _ => last_record,
+        };
+        let location = |group: usize| {
+            let source = files.source.as_ref()?;
+            let (line, col) = source.line_col(graph.groups[group].span.start);
+            Some(format!("{}:{line}:{col}", source.name))
+        };
+        let mut attempts = Attempts::new(files, graph);
+        attempts.fold(files, ended_us.unwrap_or_default());
+        let failures_total = counts.iter().map(|c| c.failed).sum();
+        let failures = state
+            .iter()
+            .filter(|(task, e)| e.status == JournalStatus::Failed && task.group.index() < graph.groups.len())
+            .take(MAX_FAILURES)
+            .map(|(&task, e)| FailureReport {
+                task: graph.label(task),
+                attempt: e.attempt,
+                reason: e.reason.clone().unwrap_or_default(),
+                location: location(task.group.index()),
+                host: e.metrics.as_ref().map(|m| m.host.clone()),
+                stderr_tail: Vec::new(),
+                key: Some((task, e.attempt)),
+            })
+            .collect();
+        let tasks = graph
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, group)| {
+                let samples = &mut attempts.samples[g];
+                let usage = samples
+                    .usage
+                    .iter()
+                    .filter_map(|(&variant, used)| {
+                        let asked = group.variants.get(variant as usize)?;
+                        Some(variant_use(variant, asked.cpus.as_f64(), asked.memory, used))
+                    })
+                    .collect();
+                TaskReport {
+                    name: group.name.clone(),
+                    location: location(g),
+                    counts: counts[g],
+                    attempts: samples.attempts,
+                    wall_us: Stats::of(&mut samples.wall),
+                    cpu_us: Stats::of(&mut samples.cpu),
+                    max_rss: Stats::of(&mut samples.rss),
+                    usage,
+                }
+            })
+            .collect();
+        let total = counts.iter().fold(Counts::default(), |t, c| Counts {
+            total: t.total + c.total,
+            succeeded: t.succeeded + c.succeeded,
+            cached: t.cached + c.cached,
+            failed: t.failed + c.failed,
+            cancelled: t.cancelled + c.cancelled,
+            lost: t.lost + c.lost,
+            running: t.running + c.running,
+            waiting: t.waiting + c.waiting,
+        });
+        let capacity = (!files.workers.is_empty()).then(|| files.workers.iter().map(|w| w.cpus as f64).sum());
+        let lanes = attempts.lanes.iter().map(|(_, label)| label.clone()).collect();
+        let span = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
+        let timeline = Timeline::build(&mut attempts.spans, lanes, span, capacity, |t| graph.label(t));
+        let slowest = attempts
+            .slowest
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse((wall_us, task, attempt, lane))| SlowAttempt {
+                task: graph.label(task),
+                attempt,
+                wall_us,
+                lane: attempts.lanes[lane].1.clone(),
+            })
+            .collect();
+        Report {
+            run: run_info(files, started_us, ended_us),
+            counts: total,
+            graph: GraphView::new(graph, &counts),
+            tasks,
+            failures,
+            failures_total,
+            slowest,
+            timeline,
+            allocations: allocations(files),
+            warnings: files.warnings.clone(),
+        }
+    }
+}
+
+/// The run's status line fields.
+fn run_info(files: &RunFiles, started_us: Option<u64>, ended_us: Option<u64>) -> RunInfo {
+    let exit_code = files.summary.as_ref().map(crate::runtime::Summary::exit_code);
+    let status = match (&files.summary, exit_code) {
+        (Some(s), _) if s.interrupted => "interrupted",
+        (Some(_), Some(0)) => "succeeded",
+        (Some(_), _) => "failed",
+        (None, _) => "unfinished",
+    };
+    RunInfo {
+        id: files.id.clone(),
+        workflow: files.graph.name.clone(),
+        workflow_file: files.workflow_file.clone(),
+        flow_version: env!("CARGO_PKG_VERSION").to_owned(),
+        started_us,
+        ended_us,
+        status: status.to_owned(),
+        exit_code,
+    }
+}
+
+/// The allocations of `allocs.json`, if the run has one.
+fn allocations(files: &RunFiles) -> Vec<AllocationSpan> {
+    let Some(allocs) = &files.allocs else { return Vec::new() };
+    allocs
+        .allocations
+        .iter()
+        .map(|a| AllocationSpan {
+            id: a.id,
+            job_id: a.job_id.clone(),
+            state: format!("{:?}", a.state).to_lowercase(),
+            workers: a.workers,
+            submitted_us: a.submitted_us,
+            started_us: a.started_us,
+            ended_us: a.ended_us,
+            reason: a.reason.clone(),
+        })
+        .collect()
+}
+
+/// What one variant's attempts used.
+#[derive(Debug, Default)]
+struct Used {
+    attempts: u64,
+    max_cpus: f64,
+    max_rss: u64,
+}
+
+/// "asked for 8 GiB, used at most 1.3 GiB; asked for 4 cpus, kept at most 1.2 busy".
+fn variant_use(variant: u32, cpus: f64, memory: u64, used: &Used) -> VariantUse {
+    let memory_text = match memory {
+        0 => format!("asked for no memory, used at most {}", bytes(used.max_rss)),
+        asked => format!("asked for {}, used at most {}", bytes(asked), bytes(used.max_rss)),
+    };
+    let plural = if cpus == 1.0 { "" } else { "s" };
+    let summary = format!("{memory_text}; asked for {cpus} cpu{plural}, kept at most {:.1} busy", used.max_cpus);
+    VariantUse {
+        variant,
+        attempts: used.attempts,
+        cpus,
+        memory,
+        max_cpus_used: (used.max_cpus * 100.0).round() / 100.0,
+        max_rss: used.max_rss,
+        summary,
+    }
+}
+
+/// A task's numbers, one per ended attempt.
+#[derive(Debug, Default)]
+struct Samples {
+    attempts: u64,
+    wall: Vec<u64>,
+    cpu: Vec<u64>,
+    rss: Vec<u64>,
+    usage: BTreeMap<u32, Used>,
+}
+
+/// The attempts of the journal: spans for the timeline, samples per task.
+struct Attempts {
+    samples: Vec<Samples>,
+    spans: Vec<Span>,
+    /// Worker id and label of each lane, in worker order.
+    lanes: Vec<(u32, String)>,
+    slowest: BinaryHeap<Reverse<(u64, TaskId, u32, usize)>>,
+    /// CPUs each group's first variant asks for, for attempts without metrics.
+    cpus: Vec<f64>,
+}
+
+impl Attempts {
+    fn new(files: &RunFiles, graph: &Graph) -> Self {
+        let mut ids: Vec<u32> = files
+            .records
+            .iter()
+            .filter_map(|r| match r.event {
+                JournalEvent::Started { worker } => Some(worker),
+                _ => None,
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let hosts: HashMap<u32, &str> = files.workers.iter().map(|w| (w.id, w.hostname.as_str())).collect();
+        let lanes = ids
+            .into_iter()
+            .map(|id| match hosts.get(&id) {
+                Some(host) => (id, format!("{host} · worker {id}")),
+                None => (id, format!("worker {id}")),
+            })
+            .collect();
+        Attempts {
+            samples: graph.groups.iter().map(|_| Samples::default()).collect(),
+            spans: Vec::new(),
+            lanes,
+            slowest: BinaryHeap::new(),
+            cpus: graph.groups.iter().map(|g| g.variants.first().map_or(1.0, |v| v.cpus.as_f64())).collect(),
+        }
+    }
+
+    /// Pairs each attempt's start with its end; attempts that never ended
+    /// run until `end_us`.
+    fn fold(&mut self, files: &RunFiles, end_us: u64) {
+        let lane_of: HashMap<u32, usize> = self.lanes.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+        let mut open: HashMap<(TaskId, u32), (u64, usize)> = HashMap::new();
+        for r in &files.records {
+            if r.task.group.index() >= self.samples.len() {
+                continue;
+            }
+            let key = (r.task, r.attempt);
+            let state = match &r.event {
+                JournalEvent::Started { worker } => {
+                    open.insert(key, (r.time_us, lane_of[worker]));
+                    self.samples[r.task.group.index()].attempts += 1;
+                    continue;
+                }
+                JournalEvent::Cached { .. } => continue,
+                JournalEvent::Succeeded { .. } => "succeeded",
+                JournalEvent::Failed { .. } => "failed",
+                JournalEvent::Cancelled { .. } => "cancelled",
+                JournalEvent::Lost { .. } => "lost",
+            };
+            if let Some((start, lane)) = open.remove(&key) {
+                self.ended(key, lane, (start, r.time_us), state, r.metrics.as_deref());
+            }
+        }
+        let mut unfinished: Vec<_> = open.into_iter().collect();
+        unfinished.sort_unstable();
+        for (key, (start, lane)) in unfinished {
+            self.ended(key, lane, (start, end_us.max(start)), "running", None);
+        }
+    }
+
+    /// Records one attempt that ended (or is cut at the run's end).
+    fn ended(
+        &mut self,
+        (task, attempt): (TaskId, u32),
+        lane: usize,
+        (start_us, end_us): (u64, u64),
+        state: &'static str,
+        metrics: Option<&AttemptMetrics>,
+    ) {
+        let samples = &mut self.samples[task.group.index()];
+        let (start_us, end_us, wall) = match metrics {
+            Some(m) if m.usage.ended_us >= m.usage.started_us && m.usage.started_us > 0 => {
+                (m.usage.started_us, m.usage.ended_us, m.usage.wall_us)
+            }
+            _ => (start_us, end_us, end_us - start_us),
+        };
+        let mut cpu_us = None;
+        if state != "running" {
+            samples.wall.push(wall);
+            self.slowest.push(Reverse((wall, task, attempt, lane)));
+            if self.slowest.len() > MAX_SLOWEST {
+                self.slowest.pop();
+            }
+        }
+        let mut cpus = self.cpus[task.group.index()];
+        if let Some(m) = metrics {
+            let cpu = m.usage.user_us + m.usage.system_us;
+            samples.cpu.push(cpu);
+            samples.rss.push(m.usage.max_rss);
+            cpu_us = Some(cpu);
+            if !m.cpus.is_empty() {
+                cpus = m.cpus.len() as f64;
+            }
+            let used = samples.usage.entry(m.variant).or_default();
+            used.attempts += 1;
+            used.max_rss = used.max_rss.max(m.usage.max_rss);
+            used.max_cpus = used.max_cpus.max(cpu as f64 / wall.max(1) as f64);
+        }
+        self.spans.push(Span { task, attempt, lane, start_us, end_us, cpu_us, cpus, state });
+    }
+}

@@ -1,0 +1,34 @@
+//! `flow report`: one self-contained HTML page about a run. [`Report`] is its
+//! data model, built from a run directory's files ([`RunFiles`]) in one pass
+//! over the journal and aggregated so that its size depends on the tasks and
+//! workers, not on the number of instances; [`render`] turns it into HTML
+//! with an embedded template and SVG figures drawn here. It reads the run's
+//! files and never writes them, and knows nothing of how tasks ran.
+//! See `docs/guide/report.md`.
+
+mod build;
+mod graph_view;
+mod render;
+#[allow(clippy::module_inception)]
+mod report;
+mod report_error;
+mod run_files;
+mod stats;
+mod svg;
+mod timeline;
+
+#[cfg(test)]
+mod tests;
+
+pub use graph_view::{GraphEdge, GraphView, Node};
+pub use render::{duration, render};
+pub use report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
+pub use report_error::ReportError;
+pub use run_files::{RunFiles, STDERR_LINES};
+pub use stats::Stats;
+pub use timeline::{BINS, Bar, Lane, MAX_BARS, Timeline};
+
+/// Failed instances a report lists one by one.
+pub const MAX_FAILURES: usize = 50;
+/// Attempts the report names as the longest.
+pub const MAX_SLOWEST: usize = 10;

@@ -1,0 +1,66 @@
+//! Renders a [`Report`] as one self-contained HTML page: the template
+//! (`report.html`, embedded) holds the page and its CSS, [`super::svg`]
+//! draws the figures, and nothing is loaded from anywhere else.
+
+use minijinja::value::Serde;
+use minijinja::{Environment, Value, context};
+
+use super::{Report, ReportError, svg};
+use crate::runtime::run_dir::utc_fields;
+
+/// The page template, with its CSS inline.
+const TEMPLATE: &str = include_str!("report.html");
+
+/// Writes `report` as HTML to `out`.
+pub fn render(report: &Report, out: &mut impl std::io::Write) -> Result<(), ReportError> {
+    let mut env = Environment::new();
+    env.add_filter("duration", duration);
+    env.add_filter("bytes", crate::resources::bytes);
+    env.add_filter("time", time);
+    env.add_filter("colour", |group: u32| svg::colour(group, "succeeded"));
+    env.add_template("report.html", TEMPLATE).map_err(|e| ReportError::Render(e.to_string()))?;
+    let template = env.get_template("report.html").map_err(|e| ReportError::Render(e.to_string()))?;
+    let figures = context! {
+        gantt => svg::gantt(&report.timeline),
+        cpu => svg::cpu_chart(&report.timeline),
+        graph => svg::graph(&report.graph),
+        allocations => (!report.allocations.is_empty()).then(|| svg::allocations(&report.allocations, &report.timeline)),
+    };
+    let report = Value::from(Serde(report));
+    let html = template.render(context! { report, figures }).map_err(|e| ReportError::Render(e.to_string()))?;
+    out.write_all(html.as_bytes())?;
+    Ok(())
+}
+
+/// A duration in µs for people: `850 µs`, `12 ms`, `3.4 s`, `5m 02s`, `2h 05m`.
+pub fn duration(us: u64) -> String {
+    let s = us / 1_000_000;
+    match us {
+        0..1_000 => format!("{us} µs"),
+        1_000..1_000_000 => format!("{} ms", us / 1_000),
+        1_000_000..60_000_000 => format!("{:.1} s", us as f64 / 1e6),
+        60_000_000..3_600_000_000 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// A time in µs since the Unix epoch as `2026-11-25 03:16:19 UTC`.
+fn time(us: u64) -> String {
+    let [year, month, day, h, m, s] = utc_fields(us / 1_000_000);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        let cases = [(850, "850 µs"), (12_345, "12 ms"), (3_400_000, "3.4 s"), (302_000_000, "5m 02s")];
+        for (us, text) in cases {
+            assert_eq!(duration(us), text);
+        }
+        assert_eq!(duration(7_500 * 1_000_000), "2h 05m");
+        assert_eq!(time(1_700_000_000_000_000), "2023-11-14 22:13:20 UTC");
+    }
+}

@@ -1,0 +1,137 @@
+//! [`RunFiles`]: what a report is made from, read from a run directory, and
+//! the stderr tails of failed attempts, read from its output log.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use super::ReportError;
+use crate::diag::Source;
+use crate::ir::{Graph, TaskId};
+use crate::log::{JournalFile, JournalRecord, OutputStream, read_journal, read_output};
+use crate::runtime::Summary;
+use crate::runtime::alloc::AllocsFile;
+use crate::runtime::links::WorkerInfo;
+use crate::runtime::run_dir::RunDir;
+
+/// Lines of standard error kept for each failure.
+pub const STDERR_LINES: usize = 20;
+/// Bytes of standard error kept per attempt while reading, before cutting lines.
+const STDERR_BYTES: usize = 8 << 10;
+
+/// The contents of a run directory a report needs.
+#[derive(Debug, Clone)]
+pub struct RunFiles {
+    /// The run's id.
+    pub id: String,
+    /// The compiled graph (`graph.json`).
+    pub graph: Graph,
+    /// The workflow file as it is now, for `file:line:col` of tasks; named by its file name.
+    pub source: Option<Arc<Source>>,
+    /// The workflow file's path, as `meta.json` records it.
+    pub workflow_file: Option<String>,
+    /// When the run started (`meta.json`).
+    pub started_us: Option<u64>,
+    /// The journal's records, in order.
+    pub records: Vec<JournalRecord>,
+    /// `summary.json`, if the run ended.
+    pub summary: Option<Summary>,
+    /// The workers that joined (`workers.json` and `workers-left.json`).
+    pub workers: Vec<WorkerInfo>,
+    /// `allocs.json`, for a run with an allocation queue.
+    pub allocs: Option<AllocsFile>,
+    /// What could not be read completely.
+    pub warnings: Vec<String>,
+}
+
+impl RunFiles {
+    /// Reads `run`'s files; those a run may not have written yet are left empty.
+    pub fn read(run: &RunDir) -> Result<RunFiles, ReportError> {
+        let graph = json(&run.graph())?;
+        let meta: serde_json::Value = if run.meta().exists() { json(&run.meta())? } else { serde_json::Value::Null };
+        let workflow_file = meta["workflow"].as_str().map(str::to_owned);
+        let source = workflow_file.as_deref().and_then(|file| {
+            let text = fs_err::read_to_string(file).ok()?;
+            let name = Path::new(file).file_name()?.to_string_lossy().into_owned();
+            Some(Source::new(name, text))
+        });
+        let mut warnings = Vec::new();
+        let JournalFile { records, torn, damage } = if run.journal().exists() {
+            read_journal(&run.journal()).map_err(|source| ReportError::Read { path: run.journal(), source })?
+        } else {
+            JournalFile::default()
+        };
+        if let Some(torn) = torn {
+            warnings.push(format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
+        }
+        warnings.extend(damage.iter().map(|d| format!("the journal is damaged: {d}")));
+        let summary = run.summary().exists().then(|| json(&run.summary())).transpose()?;
+        let mut workers: Vec<WorkerInfo> = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
+        if run.workers_left().exists() {
+            workers.extend(json::<Vec<WorkerInfo>>(&run.workers_left())?);
+        }
+        workers.sort_by_key(|w| w.id);
+        workers.dedup_by_key(|w| w.id);
+        let allocs = run.allocs().exists().then(|| json(&run.allocs())).transpose()?;
+        Ok(RunFiles {
+            id: run.id.clone(),
+            graph,
+            source,
+            workflow_file,
+            started_us: meta["started_us"].as_u64(),
+            records,
+            summary,
+            workers,
+            allocs,
+            warnings,
+        })
+    }
+}
+
+/// The last [`STDERR_LINES`] lines of standard error of each attempt in
+/// `wanted`, from `run`'s output log; warnings for what could not be read.
+pub(super) fn stderr_tails(
+    run: &RunDir,
+    wanted: &[(TaskId, u32)],
+    warnings: &mut Vec<String>,
+) -> Result<HashMap<(TaskId, u32), Vec<String>>, ReportError> {
+    let path = run.output_log();
+    let mut tails: HashMap<(TaskId, u32), Vec<u8>> = wanted.iter().map(|&key| (key, Vec::new())).collect();
+    if wanted.is_empty() || !path.exists() {
+        return Ok(HashMap::new());
+    }
+    let read = |source| ReportError::Read { path: path.clone(), source };
+    let mut reader = read_output(&path).map_err(read)?;
+    for record in reader.by_ref() {
+        let record = record.map_err(read)?;
+        if record.stream != OutputStream::Stderr {
+            continue;
+        }
+        if let Some(tail) = tails.get_mut(&(record.task, record.attempt)) {
+            tail.extend(&record.data);
+            if tail.len() > 2 * STDERR_BYTES {
+                tail.drain(..tail.len() - STDERR_BYTES);
+            }
+        }
+    }
+    if let Some(torn) = reader.torn_tail() {
+        warnings.push(format!("the output log ends with {} bytes of an incomplete record; ignored", torn.bytes));
+    }
+    warnings.extend(reader.damage().iter().map(|d| format!("the output log is damaged: {d}")));
+    Ok(tails
+        .into_iter()
+        .map(|(key, bytes)| {
+            let text = String::from_utf8_lossy(&bytes);
+            let lines: Vec<&str> = text.lines().collect();
+            (key, lines[lines.len().saturating_sub(STDERR_LINES)..].iter().map(|l| (*l).to_owned()).collect())
+        })
+        .collect())
+}
+
+/// Reads and parses a JSON run file.
+fn json<T: DeserializeOwned>(path: &Path) -> Result<T, ReportError> {
+    let text = fs_err::read_to_string(path)?;
+    serde_json::from_str(&text).map_err(|e| ReportError::Damaged { path: path.to_owned(), message: e.to_string() })
+}

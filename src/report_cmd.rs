@@ -1,0 +1,47 @@
+//! `flow report`: write one self-contained HTML page about a run, and the
+//! same page at the end of `flow run --report`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use flow_engine::report::{Report, render};
+use flow_engine::runtime::run_dir::{RunDir, locate};
+
+use crate::failure::Failure;
+
+/// `flow report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run: its id or a unique prefix of it [default: the latest].
+    #[arg(value_name = "RUN")]
+    pub run: Option<String>,
+    /// Where to write the page [default: `flow-report-<run id>.html` here].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+}
+
+/// Runs `flow report`.
+pub fn report(args: &ReportArgs) -> Result<(), Failure> {
+    let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
+    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd).map_err(Failure::Usage)?;
+    write(&run, args.output.as_deref())
+}
+
+/// Writes the report of `run` to `output` (or the default file name) and
+/// says where it went on stderr.
+pub fn write(run: &RunDir, output: Option<&Path>) -> Result<(), Failure> {
+    let default = PathBuf::from(format!("flow-report-{}.html", run.id));
+    let path = output.filter(|p| !p.as_os_str().is_empty()).unwrap_or(&default);
+    let report = Report::from_run(run).map_err(|e| Failure::Io(e.to_string()))?;
+    let mut html = Vec::new();
+    render(&report, &mut html).map_err(|e| Failure::Internal(e.to_string()))?;
+    let io = |e: std::io::Error| Failure::Io(e.to_string());
+    let mut file = fs_err::File::create(path).map_err(io)?;
+    file.write_all(&html).and_then(|()| file.flush()).map_err(io)?;
+    eprintln!("report of run {}: {} ({} KiB)", run.id, path.display(), html.len().div_ceil(1024));
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! Issue 11: `flow report` and `flow run --report` write one self-contained
+//! HTML page about a run: after a failure, after `kill -9`, and as a real
+//! browser renders it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support::Test;
+use crate::support::process::{lines, read, signal, spawn_flow, wait_child, wait_for};
+
+/// Three tasks: an array that succeeds, one that fails with a message on
+/// stderr, and one cancelled by that failure.
+const FAILING: &str = r#"name = "docking"
+
+[[tasks]]
+name = "prep"
+range = "1-3"
+command = "echo prepared {{ index }}"
+
+[[tasks]]
+name = "score"
+after = ["prep"]
+command = "echo scoring; echo 'Traceback (most recent call last):' >&2; echo 'ValueError: bad pose' >&2; exit 3"
+
+[[tasks]]
+name = "collect"
+after = ["score"]
+command = "echo done"
+"#;
+
+/// Asserts the page loads nothing from elsewhere: no script, style sheet,
+/// image or font from a URL.
+fn assert_self_contained(html: &str) {
+    for needle in ["http://", "https://", "<script src", "<link", "@import", "url(http", "src=\"//"] {
+        assert!(!html.contains(needle), "the report refers to something outside it: `{needle}`");
+    }
+}
+
+/// Asserts every section of the report is there.
+fn assert_sections(html: &str) {
+    for id in ["summary", "tasks", "failures", "timeline", "graph"] {
+        assert!(html.contains(&format!(r#"<section id="{id}">"#)), "no section `{id}`");
+    }
+    for figure in [r#"<svg class="gantt""#, r#"<svg class="cpu""#, r#"<svg class="graph""#] {
+        assert!(html.contains(figure), "no figure `{figure}`");
+    }
+}
+
+/// Asserts the failure of `score` is listed with its location and stderr tail.
+fn assert_failure_listed(html: &str) {
+    let failure = html.split(r#"<div class="failure">"#).nth(1).expect("a failure is listed");
+    assert!(failure.contains("<b>score</b>: exit code 3"), "{failure}");
+    assert!(failure.contains(r#"<code class="location">workflow.toml:9:8</code>"#), "{failure}");
+    assert!(
+        failure.contains("<pre class=\"stderr\">Traceback (most recent call last):\nValueError: bad pose</pre>"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn a_failed_runs_report_lists_the_failure_with_its_location_and_stderr() {
+    let t = Test::new().workflow(FAILING).args(["run"]);
+    t.status(1);
+    t.success_with(&["report", "-o", "report.html"]);
+    let html = read(&t, "report.html");
+    assert_sections(&html);
+    assert_failure_listed(&html);
+    assert_self_contained(&html);
+    assert!(html.contains(r#"<span class="status failed">failed</span>"#));
+    assert!(html.contains("<tr><th>Exit status</th><td>1 (failed)</td></tr>"));
+}
+
+#[test]
+fn run_report_writes_the_page_when_a_task_fails() {
+    let t = Test::new().workflow(FAILING).args(["run", "--report", "out.html"]);
+    let out = t.status(1);
+    assert!(out.stderr.contains(": out.html ("), "{}", out.stderr);
+    let html = read(&t, "out.html");
+    assert_sections(&html);
+    assert_failure_listed(&html);
+    assert_self_contained(&html);
+}
+
+#[test]
+fn a_run_killed_with_kill_9_has_a_report() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "step"
+range = "1-20"
+command = "sleep 0.2; echo {{ index }} >> done.txt"
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let some_done = wait_for(Duration::from_secs(10), || lines(&t, "done.txt").len() >= 3);
+    signal(flow.id(), "-KILL");
+    wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    assert!(some_done, "no task finished before the kill");
+    assert!(lines(&t, "done.txt").len() < 20, "the run finished before it was killed");
+
+    t.success_with(&["report", "-o", "killed.html"]);
+    let html = read(&t, "killed.html");
+    assert_sections(&html);
+    assert_self_contained(&html);
+    assert!(html.contains(r#"<span class="status unfinished">unfinished</span>"#));
+    assert!(html.contains("none: the run did not end (killed, or still running)"));
+    assert!(html.contains("<p>No task failed.</p>"));
+}
+
+/// Chromium's name on PATH, if it is installed.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Runs headless chromium on `page` with `args`; returns stdout and stderr.
+fn headless(chromium: &Path, page: &Path, args: &[&str]) -> (String, String) {
+    let profile = tempfile::tempdir().expect("profile dir");
+    let out = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(page)
+        .output()
+        .expect("start chromium");
+    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The report as a browser shows it: the DOM chromium builds holds every
+/// section and figure, the console has no error, and a screenshot is kept
+/// under `target/report-screenshots/`. Then the report of a run of a million
+/// instances stays under 10 MB.
+#[test]
+fn the_report_renders_in_chromium() {
+    let Some(chromium) = chromium() else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is not installed (apt-get install chromium)");
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let t = Test::new().workflow(FAILING).args(["run", "--report", "report.html"]);
+    t.status(1);
+    let page = t.path().join("report.html");
+
+    let (dom, _) = headless(&chromium, &page, &["--dump-dom"]);
+    assert_sections(&dom);
+    assert_failure_listed(&dom);
+    for node in ["prep", "score", "collect"] {
+        assert!(dom.contains(&format!(">{node}</text>")), "no node `{node}`");
+    }
+    assert!(dom.contains(r#"<rect class="attempt failed""#), "no bar of the failed attempt");
+
+    let (_, log) = headless(&chromium, &page, &["--enable-logging=stderr", "--v=0", "--dump-dom"]);
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains("Uncaught") || l.contains("ERROR:CONSOLE")).collect();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+
+    let shots = crate::support::root().join("target/report-screenshots");
+    fs_err::create_dir_all(&shots).expect("screenshot directory");
+    let shot = shots.join("failed-run.png");
+    let _ = fs_err::remove_file(&shot);
+    headless(&chromium, &page, &[&format!("--screenshot={}", shot.display()), "--window-size=1280,2000"]);
+    assert!(shot.is_file(), "no screenshot at {}", shot.display());
+
+    let big = Test::new()
+        .workflow("name = \"big\"\n[[tasks]]\nname = \"many\"\nrange = \"1-1000000\"\ncommand = \"true\"\n")
+        .args(["run", "--dry-exec", "--report", "big.html"]);
+    big.success();
+    let size = fs_err::metadata(big.path().join("big.html")).expect("big report").len();
+    assert!(size < 10 << 20, "the report of a million instances is {size} bytes");
+    let (dom, _) = headless(&chromium, &big.path().join("big.html"), &["--dump-dom"]);
+    assert_sections(&dom);
+    assert!(dom.contains(r#"<rect class="bin""#), "the attempts are not binned");
+}
