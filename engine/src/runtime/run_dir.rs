@@ -248,6 +248,16 @@ pub struct RunLock {
     _flock: nix::fcntl::Flock<std::fs::File>,
 }
 
+/// `None` for a file the run has not written (yet): a reader's
+/// [`io::ErrorKind::NotFound`].
+pub fn if_written<T>(read: io::Result<T>) -> io::Result<Option<T>> {
+    match read {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// How a JSON file is laid out.
 #[derive(Clone, Copy)]
 enum Style {
