@@ -24,7 +24,7 @@ use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, LogHealth};
+use crate::log::{JournalEvent, JournalRecord, LogHealth};
 
 /// Instances of a group measured before it may count as short.
 const SHORT_SAMPLE: u32 = 8;
@@ -141,14 +141,14 @@ pub(super) struct Driver {
     pub previous: Previous,
     pub options: RunOptions,
     /// The run's directory.
-    pub run_dir: std::path::PathBuf,
+    pub run_dir: super::run_dir::RunDir,
     pub source: Arc<Source>,
     pub summary: Summary,
     /// Attempt and worker of each running task.
     pub running: HashMap<TaskId, (u32, WorkerId)>,
     /// The variant and the CPU and GPU ids each running task was given,
     /// completed into its journaled metrics when it ends.
-    pub placements: HashMap<TaskId, AttemptMetrics>,
+    pub placements: super::placements::Placements,
     /// When events were last sent.
     pub last_events: Instant,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
@@ -277,7 +277,7 @@ impl Driver {
                 let tasks = lost.len();
                 for (task, attempt) in lost {
                     self.running.remove(&task);
-                    self.placements.remove(&task);
+                    self.placements.forget(task);
                     self.ahead.remove(&task);
                     self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
                 }
@@ -298,9 +298,7 @@ impl Driver {
     fn remember_left(&mut self, worker: WorkerId) {
         let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) else { return };
         self.left_workers.push(info);
-        if let Ok(text) = serde_json::to_string_pretty(&self.left_workers) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers-left.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers_left(&self.left_workers);
     }
 
     fn write_workers(&self) {
@@ -309,9 +307,7 @@ impl Driver {
             *counts.entry(*w).or_default() += 1;
         }
         let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
-        if let Ok(text) = serde_json::to_string_pretty(&infos) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers(&infos);
     }
 
     /// Fills free slots and acts on the result, until nothing changes: with
@@ -362,14 +358,7 @@ impl Driver {
 
     fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
         self.running.insert(task, (attempt, worker));
-        let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
-        let placement = AttemptMetrics {
-            variant: alloc.variant as u32,
-            cpus: ids(&alloc.cpus),
-            gpus: ids(&alloc.gpus),
-            ..Default::default()
-        };
-        self.placements.insert(task, placement);
+        self.placements.start(task, alloc);
         let mut job = match self.factory.job(task, attempt, alloc) {
             Ok(job) => job,
             Err(reason) => {
@@ -408,7 +397,7 @@ impl Driver {
     /// `FLOW_HOSTS` and `FLOW_NODEFILE` for a task holding several workers.
     fn add_nodes(&self, job: &mut Job, alloc: &Allocation) {
         let hosts: Vec<String> = alloc.nodes.iter().map(|&w| self.links.hostname(w)).collect();
-        let file = self.run_dir.join("nodes").join(format!("{}.{}", job.label, job.attempt));
+        let file = self.run_dir.path.join("nodes").join(format!("{}.{}", job.label, job.attempt));
         let written = file
             .parent()
             .map(fs_err::create_dir_all)
@@ -426,7 +415,7 @@ impl Driver {
             return;
         }
         self.running.remove(&task);
-        let placement = self.placements.remove(&task);
+        let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
         let mut outcome = outcome;
         if outcome.status == Status::Succeeded && self.log_health.is_broken() {
             // Its output may not all be in the log: not a success to build on.
@@ -453,12 +442,7 @@ impl Driver {
                 (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
             }
         };
-        let mut record = JournalRecord::new(now_us(), task, attempt, journal);
-        if let (Some(usage), Some(placement)) = (outcome.usage, placement) {
-            let (host, allocation) = self.links.place(worker);
-            record.metrics = Some(Box::new(AttemptMetrics { usage, host, allocation, ..placement }));
-        }
-        self.journal_batch.push(record);
+        self.journal_batch.push(JournalRecord { metrics, ..JournalRecord::new(now_us(), task, attempt, journal) });
         let failed = matches!(outcome.status, Status::Failed { .. });
         self.core.on_finished(task, result, out);
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
