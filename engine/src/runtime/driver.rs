@@ -141,7 +141,7 @@ pub(super) struct Driver {
     pub previous: Previous,
     pub options: RunOptions,
     /// The run's directory.
-    pub run_dir: std::path::PathBuf,
+    pub run_dir: super::run_dir::RunDir,
     pub source: Arc<Source>,
     pub summary: Summary,
     /// Attempt and worker of each running task.
@@ -183,7 +183,7 @@ impl Driver {
         // The embedded worker is there from the start; remote ones update the file as they come and go.
         self.write_workers();
         self.step(&mut out);
-        let mut interrupt = std::pin::pin!(interrupted());
+        let mut interrupt = std::pin::pin!(super::signals::interrupted());
         let mut tick = tokio::time::interval(EVENT_DELAY);
         let mut queue_tick = tokio::time::interval(super::driver_queue::QUEUE_TICK);
         while !self.core.is_finished() {
@@ -298,9 +298,7 @@ impl Driver {
     fn remember_left(&mut self, worker: WorkerId) {
         let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) else { return };
         self.left_workers.push(info);
-        if let Ok(text) = serde_json::to_string_pretty(&self.left_workers) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers-left.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers_left(&self.left_workers);
     }
 
     fn write_workers(&self) {
@@ -309,9 +307,7 @@ impl Driver {
             *counts.entry(*w).or_default() += 1;
         }
         let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
-        if let Ok(text) = serde_json::to_string_pretty(&infos) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers(&infos);
     }
 
     /// Fills free slots and acts on the result, until nothing changes: with
@@ -401,7 +397,7 @@ impl Driver {
     /// `FLOW_HOSTS` and `FLOW_NODEFILE` for a task holding several workers.
     fn add_nodes(&self, job: &mut Job, alloc: &Allocation) {
         let hosts: Vec<String> = alloc.nodes.iter().map(|&w| self.links.hostname(w)).collect();
-        let file = self.run_dir.join("nodes").join(format!("{}.{}", job.label, job.attempt));
+        let file = self.run_dir.path.join("nodes").join(format!("{}.{}", job.label, job.attempt));
         let written = file
             .parent()
             .map(fs_err::create_dir_all)
@@ -559,41 +555,6 @@ impl Driver {
         let (line, col) = self.source.line_col(offset);
         format!("{}:{line}:{col}", self.source.name)
     }
-}
-
-/// Resolves on Ctrl-C (SIGINT), SIGTERM (a CI job cancelled, `kill`) or
-/// SIGHUP (the terminal closed): each stops the run the same way. SIGHUP is
-/// left alone when it is ignored at start (`nohup flow run`).
-async fn interrupted() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    let mut hup = if hangup_ignored() { None } else { signal(SignalKind::hangup()).ok() };
-    let hangup = async {
-        match &mut hup {
-            Some(hup) => {
-                hup.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        () = hangup => {}
-    }
-}
-
-/// Whether SIGHUP is ignored (`SigIgn` in `/proc/self/status`; bit 0 is SIGHUP).
-fn hangup_ignored() -> bool {
-    let Ok(status) = fs_err::read_to_string("/proc/self/status") else { return false };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        .is_some_and(|mask| mask & 1 != 0)
 }
 
 /// How many tasks of a group whose instances take `mean` wait in line

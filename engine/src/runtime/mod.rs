@@ -19,6 +19,7 @@ pub mod guard;
 pub mod job;
 pub mod links;
 pub mod local;
+pub mod meta;
 pub mod options;
 mod orphans;
 mod output_sink;
@@ -32,6 +33,7 @@ pub mod remote_worker;
 pub mod resume;
 pub mod run;
 pub mod run_dir;
+mod signals;
 mod spawn;
 pub mod worker;
 
