@@ -183,7 +183,7 @@ impl Driver {
         // The embedded worker is there from the start; remote ones update the file as they come and go.
         self.write_workers();
         self.step(&mut out);
-        let mut interrupt = std::pin::pin!(interrupted());
+        let mut interrupt = std::pin::pin!(super::signals::interrupted());
         let mut tick = tokio::time::interval(EVENT_DELAY);
         let mut queue_tick = tokio::time::interval(super::driver_queue::QUEUE_TICK);
         while !self.core.is_finished() {
@@ -555,41 +555,6 @@ impl Driver {
         let (line, col) = self.source.line_col(offset);
         format!("{}:{line}:{col}", self.source.name)
     }
-}
-
-/// Resolves on Ctrl-C (SIGINT), SIGTERM (a CI job cancelled, `kill`) or
-/// SIGHUP (the terminal closed): each stops the run the same way. SIGHUP is
-/// left alone when it is ignored at start (`nohup flow run`).
-async fn interrupted() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    let mut hup = if hangup_ignored() { None } else { signal(SignalKind::hangup()).ok() };
-    let hangup = async {
-        match &mut hup {
-            Some(hup) => {
-                hup.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        () = hangup => {}
-    }
-}
-
-/// Whether SIGHUP is ignored (`SigIgn` in `/proc/self/status`; bit 0 is SIGHUP).
-fn hangup_ignored() -> bool {
-    let Ok(status) = fs_err::read_to_string("/proc/self/status") else { return false };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        .is_some_and(|mask| mask & 1 != 0)
 }
 
 /// How many tasks of a group whose instances take `mean` wait in line

@@ -33,6 +33,7 @@ pub mod remote_worker;
 pub mod resume;
 pub mod run;
 pub mod run_dir;
+mod signals;
 mod spawn;
 pub mod worker;
 
