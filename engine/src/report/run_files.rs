@@ -34,6 +34,10 @@ pub struct RunFiles {
     pub workflow_file: Option<String>,
     /// When the run started (`meta.json`).
     pub started_us: Option<u64>,
+    /// The command line that started it, if `meta.json` records it.
+    pub command: Option<Vec<String>>,
+    /// Whether it was a `--dry-exec` run, which started no process.
+    pub dry_exec: bool,
     /// The journal's records, in order.
     pub records: Vec<JournalRecord>,
     /// `summary.json`, if the run ended.
@@ -81,6 +85,8 @@ impl RunFiles {
             source,
             workflow_file,
             started_us: meta["started_us"].as_u64(),
+            command: serde_json::from_value(meta["command"].clone()).ok(),
+            dry_exec: meta["dry_exec"].as_bool().unwrap_or_default(),
             records,
             summary,
             workers,

@@ -109,6 +109,8 @@ fn files() -> RunFiles {
         source: Some(source),
         workflow_file: Some("/home/me/docking/workflow.toml".into()),
         started_us: Some(T0),
+        command: Some(["flow", "run", "-v", "tag=a b"].map(String::from).to_vec()),
+        dry_exec: false,
         records,
         summary: Some(summary),
         workers: vec![worker],

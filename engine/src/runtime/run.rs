@@ -295,6 +295,9 @@ fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io
     if options.dry_exec {
         meta["dry_exec"] = true.into();
     }
+    if !options.command_line.is_empty() {
+        meta["command"] = options.command_line.clone().into();
+    }
     fs_err::write(run.meta(), format!("{meta:#}\n"))?;
     let mut file = std::io::BufWriter::new(fs_err::File::create(run.graph())?);
     serde_json::to_writer(&mut file, graph).map_err(std::io::Error::other)?;

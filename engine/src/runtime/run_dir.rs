@@ -3,7 +3,7 @@
 //! ```text
 //! .flow/                  next to the workflow file
 //!   runs/<id>/            one per `flow run`; ids sort by start time
-//!     meta.json           workflow path and start time
+//!     meta.json           workflow path, start time, command line
 //!     graph.json          the compiled IR
 //!     journal             task state changes (framed records, append-only)
 //!     output.log          every task's stdout/stderr (framed records)
