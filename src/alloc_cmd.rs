@@ -91,9 +91,10 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
 }
 
 fn read(run: &RunDir) -> Result<AllocsFile, String> {
-    let path = run.allocs();
-    let text = fs_err::read_to_string(&path).map_err(|_| format!("run {} has no allocation queue", run.id))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    run.read_allocs().map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => e.to_string(),
+        _ => format!("run {} has no allocation queue", run.id),
+    })
 }
 
 fn run_dir(args: &RunArgs) -> Result<RunDir, String> {

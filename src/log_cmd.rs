@@ -165,16 +165,12 @@ impl Run {
 
     /// Whether the run was a `--dry-exec` run (`meta.json`).
     fn is_dry(&self) -> bool {
-        let meta = fs_err::read_to_string(self.dir.meta()).ok();
-        meta.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .is_some_and(|m| m["dry_exec"] == true)
+        self.dir.read_meta().is_ok_and(|meta| meta.dry_exec)
     }
 
     /// The run in `dir`.
     fn at(dir: RunDir) -> io::Result<Run> {
-        let text = fs_err::read_to_string(dir.graph())?;
-        let graph = serde_json::from_str(&text)
-            .map_err(|e| io::Error::other(format!("cannot read `{}`: {e}", dir.graph().display())))?;
+        let graph = dir.read_graph()?;
         Ok(Run { dir, graph })
     }
 

@@ -16,6 +16,7 @@ mod profile;
 mod report_cmd;
 mod resources;
 mod run_cmd;
+mod run_display;
 mod status_cmd;
 mod worker_cmd;
 

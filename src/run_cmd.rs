@@ -1,21 +1,17 @@
 //! `flow run`: compile, start the run, and show its events — a progress bar
 //! on a terminal, plain lines otherwise, NDJSON with `--json`.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 use flow_engine::ir::Selector;
-use flow_engine::runtime::alloc::AllocState;
 use flow_engine::runtime::run_dir::RunDir;
-use flow_engine::runtime::worker::Status;
-use flow_engine::runtime::{Event, RunOptions, Summary};
-use indicatif::{ProgressBar, ProgressStyle};
+use flow_engine::runtime::{Event, RunOptions};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
 use crate::failure::Failure;
 use crate::load;
+use crate::run_display::Display;
 
 /// `flow run`.
 #[derive(Debug, Args)]
@@ -101,16 +97,17 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     let mut display = Display::new(args.json);
     let mut run_dir = None;
     for batch in &handle.events {
+        let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
         for event in &batch {
             if let Event::RunStarted { run_id, run_dir: path, .. } = event {
                 run_dir = Some(RunDir { id: run_id.clone(), path: path.clone() });
             }
-            display.show(event);
+            display.show(event, &mut out, &mut err);
         }
     }
     let summary = handle.join();
     if let Ok(summary) = &summary {
-        display.finish(summary);
+        display.finish(summary, &mut std::io::stderr().lock());
     }
     let report = match (&args.report, &run_dir) {
         (Some(file), Some(run)) => crate::report_cmd::write(run, Some(file)),
@@ -127,191 +124,4 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         }
         Ok(()) => Ok(code),
     }
-}
-
-/// How events are shown.
-enum Display {
-    Json,
-    Bar { bar: ProgressBar, running: u64, failed: u64 },
-    Plain,
-}
-
-impl Display {
-    fn new(json: bool) -> Self {
-        if json {
-            Display::Json
-        } else if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::new(0);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} · {msg} · {per_sec} · ETA {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar.enable_steady_tick(Duration::from_millis(200));
-            Display::Bar { bar, running: 0, failed: 0 }
-        } else {
-            Display::Plain
-        }
-    }
-
-    fn show(&mut self, event: &Event) {
-        match self {
-            Display::Json => {
-                let mut out = std::io::stdout().lock();
-                if serde_json::to_writer(&mut out, event).is_ok() {
-                    let _ = writeln!(out);
-                }
-            }
-            Display::Bar { bar, running, failed } => {
-                match event {
-                    Event::RunStarted { total, .. } => {
-                        bar.set_length(*total);
-                        if let Some(text) = notice(event) {
-                            bar.println(text);
-                        }
-                    }
-                    Event::TaskStarted { .. } => *running += 1,
-                    Event::TaskFinished { retrying, status, .. } => {
-                        *running = running.saturating_sub(1);
-                        if !retrying {
-                            bar.inc(1);
-                        }
-                        if matches!(status, Status::Failed { .. }) && !retrying {
-                            *failed += 1;
-                        }
-                        if let Some(text) = failure_text(event) {
-                            bar.println(text);
-                        }
-                    }
-                    Event::TaskCancelled { .. } => bar.inc(1),
-                    Event::Expanded { count, .. } => {
-                        bar.inc_length(*count);
-                        if let Some(text) = notice(event) {
-                            bar.println(text);
-                        }
-                    }
-                    Event::RunFinished { .. } => bar.finish_and_clear(),
-                    other => {
-                        if let Some(text) = notice(other) {
-                            bar.println(text);
-                        }
-                    }
-                }
-                bar.set_message(format!("{running} running · {failed} failed"));
-            }
-            Display::Plain => {
-                if let Some(text) = notice(event).or_else(|| failure_text(event)) {
-                    eprintln!("{text}");
-                }
-            }
-        }
-    }
-
-    fn finish(&self, summary: &Summary) {
-        if matches!(self, Display::Json) {
-            return;
-        }
-        let mut parts = vec![format!("{} succeeded", summary.succeeded)];
-        for (n, what) in
-            [(summary.cached, "unchanged (skipped)"), (summary.failed, "failed"), (summary.cancelled, "cancelled")]
-        {
-            if n > 0 {
-                parts.push(format!("{n} {what}"));
-            }
-        }
-        let how = if summary.interrupted { "; interrupted after" } else { " in" };
-        let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
-        eprintln!("run {}: {}{how} {:.1}s{dry}", summary.run_id, parts.join(", "), summary.seconds);
-        if summary.failed > 0 {
-            eprintln!("see the output of failed tasks with `flow log cat --failed`");
-        }
-        for error in &summary.io_errors {
-            eprintln!("error: {error}");
-        }
-    }
-}
-
-/// A line about the run or its workers, if the event deserves one.
-fn notice(event: &Event) -> Option<String> {
-    match event {
-        Event::RunStarted { run_id, total, run_dir } => {
-            let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
-            let access = run_dir.join("access.json");
-            if access.exists() {
-                text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
-            }
-            Some(text)
-        }
-        Event::Expanded { name, file, count, .. } => {
-            Some(format!("+ {name}: {} from {file}", crate::plan::plural(*count, "instance")))
-        }
-        Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
-            let (cpus, gpus) = (crate::plan::plural(*cpus as u64, "cpu"), crate::plan::plural(*gpus as u64, "gpu"));
-            Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus}, {gpus}"))
-        }
-        Event::WorkerLost { worker, hostname, reason, tasks } => {
-            let again = match tasks {
-                0 => String::new(),
-                1 => "; 1 task runs again elsewhere".to_owned(),
-                n => format!("; {n} tasks run again elsewhere"),
-            };
-            Some(format!("- worker {worker} ({hostname}) left: {reason}{again}"))
-        }
-        Event::WorkerRefused { peer, reason, more } => Some(match more {
-            0 => format!("! refused a connection from {peer}: {reason}"),
-            n => format!("! refused a connection from {peer}: {reason} ({n} more from this address before it)"),
-        }),
-        Event::RefusedQuietly { address, count } => {
-            Some(format!("! refused {count} more connections from {address} (said once a minute per address)"))
-        }
-        Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
-        Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
-        Event::Warning { message } => Some(format!("warning: {message}")),
-        Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
-        _ => None,
-    }
-}
-
-/// One line about an allocation's new state (none while it is being submitted).
-fn allocation_text(id: u32, job_id: &str, state: AllocState, reason: Option<&str>) -> Option<String> {
-    let job = if job_id.is_empty() { String::new() } else { format!(" (job {job_id})") };
-    let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-    Some(match state {
-        AllocState::Queued if job_id.is_empty() => return None,
-        AllocState::Queued => format!("+ allocation {id}{job} queued"),
-        AllocState::Running => format!("+ allocation {id}{job} started"),
-        AllocState::Finished => format!("- allocation {id}{job} finished{why}"),
-        AllocState::Failed => format!("✗ allocation {id}{job} failed{why}"),
-        AllocState::Cancelled => format!("- allocation {id}{job} cancelled"),
-    })
-}
-
-/// The report of a failed attempt: name, reason, source line, stderr tail.
-fn failure_text(event: &Event) -> Option<String> {
-    let Event::TaskFinished {
-        label,
-        status: Status::Failed { reason, .. },
-        retrying,
-        stderr_tail,
-        location,
-        attempt,
-        ..
-    } = event
-    else {
-        return None;
-    };
-    let mut text = if *retrying {
-        format!("! {label} failed ({reason}), retrying (attempt {})", attempt + 1)
-    } else {
-        format!("✗ {label} failed: {reason} ({location})")
-    };
-    if !*retrying {
-        let lines: Vec<&str> = stderr_tail.lines().collect();
-        for line in &lines[lines.len().saturating_sub(10)..] {
-            text.push_str("\n  │ ");
-            text.push_str(line);
-        }
-    }
-    Some(text)
 }

@@ -1,13 +1,11 @@
 //! `flow status` (one run, live or finished) and `flow runs` (all runs).
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::ir::Graph;
 use flow_engine::log::{JournalState, JournalStatus, read_journal};
-use flow_engine::runtime::Summary;
-use flow_engine::runtime::alloc::{AllocState, AllocsFile};
-use flow_engine::runtime::links::WorkerInfo;
+use flow_engine::runtime::alloc::AllocState;
 use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
 
 /// `flow status`.
@@ -42,29 +40,30 @@ struct Standing {
 
 impl Standing {
     fn of(run: &RunDir) -> Result<Standing, String> {
-        if let Ok(text) = fs_err::read_to_string(run.summary()) {
-            let s: Summary = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", run.summary().display()))?;
-            let state = match (s.exit_code(), s.dry_exec) {
-                (0, false) => "succeeded",
-                (0, true) => "dry (nothing ran)",
-                (130, _) => "interrupted",
-                (_, false) => "failed",
-                (_, true) => "dry, failed",
-            };
-            return Ok(Standing {
-                state,
-                total: s.total,
-                succeeded: s.succeeded,
-                cached: s.cached,
-                failed: s.failed,
-                cancelled: s.cancelled,
-                running: 0,
-                seconds: Some(s.seconds),
-            });
+        match run.read_summary() {
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err(e.to_string()),
+            Err(_) => {}
+            Ok(s) => {
+                let state = match (s.exit_code(), s.dry_exec) {
+                    (0, false) => "succeeded",
+                    (0, true) => "dry (nothing ran)",
+                    (130, _) => "interrupted",
+                    (_, false) => "failed",
+                    (_, true) => "dry, failed",
+                };
+                return Ok(Standing {
+                    state,
+                    total: s.total,
+                    succeeded: s.succeeded,
+                    cached: s.cached,
+                    failed: s.failed,
+                    cancelled: s.cancelled,
+                    running: 0,
+                    seconds: Some(s.seconds),
+                });
+            }
         }
-        let graph: Graph = fs_err::read_to_string(run.graph())
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("{}: {e}", run.graph().display())))?;
+        let graph = run.read_graph().map_err(|e| e.to_string())?;
         let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
         let journal = JournalState::from_records(&journal.records);
         let mut standing = Standing {
@@ -124,8 +123,7 @@ pub fn status(args: &StatusArgs) -> Result<(), String> {
 
 /// The workers of a live run, one line each.
 fn workers(run: &RunDir) {
-    let Ok(text) = fs_err::read_to_string(run.workers()) else { return };
-    let Ok(workers) = serde_json::from_str::<Vec<WorkerInfo>>(&text) else { return };
+    let Ok(workers) = run.read_workers() else { return };
     if workers.is_empty() {
         println!("  no worker connected");
         return;
@@ -140,8 +138,7 @@ fn workers(run: &RunDir) {
 
 /// A line about the run's allocations, if it has a queue.
 fn allocations(run: &RunDir) {
-    let Ok(text) = fs_err::read_to_string(run.allocs()) else { return };
-    let Ok(file) = serde_json::from_str::<AllocsFile>(&text) else { return };
+    let Ok(file) = run.read_allocs() else { return };
     let Some(queue) = file.queue else { return };
     let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
     println!(

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::runtime::links::WorkerInfo;
 use flow_engine::runtime::remote_worker::{self, Leave, WorkerError, WorkerOptions};
 use flow_engine::runtime::run_dir::locate;
 use flow_engine::units::parse_duration;
@@ -83,8 +82,10 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 pub fn workers(args: &WorkersArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    let text = fs_err::read_to_string(run.workers()).map_err(|_| format!("run {} has no workers yet", run.id))?;
-    let workers: Vec<WorkerInfo> = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let workers = run.read_workers().map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => e.to_string(),
+        _ => format!("run {} has no workers yet", run.id),
+    })?;
     let state = if run.is_live() { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
     println!(

@@ -2,10 +2,7 @@
 //! the stderr tails of failed attempts, read from its output log.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
-
-use serde::de::DeserializeOwned;
 
 use super::ReportError;
 use crate::diag::Source;
@@ -53,13 +50,12 @@ pub struct RunFiles {
 impl RunFiles {
     /// Reads `run`'s files; those a run may not have written yet are left empty.
     pub fn read(run: &RunDir) -> Result<RunFiles, ReportError> {
-        let graph = json(&run.graph())?;
-        let meta: serde_json::Value = if run.meta().exists() { json(&run.meta())? } else { serde_json::Value::Null };
-        let workflow_file = meta["workflow"].as_str().map(str::to_owned);
-        let source = workflow_file.as_deref().and_then(|file| {
-            let text = fs_err::read_to_string(file).ok()?;
-            let name = Path::new(file).file_name()?.to_string_lossy().into_owned();
-            Some(Source::new(name, text))
+        let graph = run.read_graph()?;
+        let meta = optional(run.read_meta())?;
+        let workflow_file = meta.as_ref().map(|m| m.workflow.display().to_string());
+        let source = meta.as_ref().and_then(|m| {
+            let text = fs_err::read_to_string(&m.workflow).ok()?;
+            Some(Source::new(m.workflow.file_name()?.to_string_lossy(), text))
         });
         let mut warnings = Vec::new();
         let JournalFile { records, torn, damage } = if run.journal().exists() {
@@ -71,26 +67,22 @@ impl RunFiles {
             warnings.push(format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
         }
         warnings.extend(damage.iter().map(|d| format!("the journal is damaged: {d}")));
-        let summary = run.summary().exists().then(|| json(&run.summary())).transpose()?;
-        let mut workers: Vec<WorkerInfo> = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
-        if run.workers_left().exists() {
-            workers.extend(json::<Vec<WorkerInfo>>(&run.workers_left())?);
-        }
+        let mut workers = optional(run.read_workers())?.unwrap_or_default();
+        workers.extend(optional(run.read_workers_left())?.unwrap_or_default());
         workers.sort_by_key(|w| w.id);
         workers.dedup_by_key(|w| w.id);
-        let allocs = run.allocs().exists().then(|| json(&run.allocs())).transpose()?;
         Ok(RunFiles {
             id: run.id.clone(),
             graph,
             source,
             workflow_file,
-            started_us: meta["started_us"].as_u64(),
-            command: serde_json::from_value(meta["command"].clone()).ok(),
-            dry_exec: meta["dry_exec"].as_bool().unwrap_or_default(),
+            started_us: meta.as_ref().map(|m| m.started_us),
+            command: meta.as_ref().map(|m| m.command.clone()).filter(|c| !c.is_empty()),
+            dry_exec: meta.is_some_and(|m| m.dry_exec),
             records,
-            summary,
+            summary: optional(run.read_summary())?,
             workers,
-            allocs,
+            allocs: optional(run.read_allocs())?,
             warnings,
         })
     }
@@ -136,8 +128,11 @@ pub(super) fn stderr_tails(
         .collect())
 }
 
-/// Reads and parses a JSON run file.
-fn json<T: DeserializeOwned>(path: &Path) -> Result<T, ReportError> {
-    let text = fs_err::read_to_string(path)?;
-    serde_json::from_str(&text).map_err(|e| ReportError::Damaged { path: path.to_owned(), message: e.to_string() })
+/// A run file's contents, or `None` if the run has not written it.
+fn optional<T>(read: std::io::Result<T>) -> Result<Option<T>, ReportError> {
+    match read {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }

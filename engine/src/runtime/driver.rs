@@ -24,7 +24,7 @@ use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, LogHealth};
+use crate::log::{JournalEvent, JournalRecord, LogHealth};
 
 /// Instances of a group measured before it may count as short.
 const SHORT_SAMPLE: u32 = 8;
@@ -141,14 +141,14 @@ pub(super) struct Driver {
     pub previous: Previous,
     pub options: RunOptions,
     /// The run's directory.
-    pub run_dir: std::path::PathBuf,
+    pub run_dir: super::run_dir::RunDir,
     pub source: Arc<Source>,
     pub summary: Summary,
     /// Attempt and worker of each running task.
     pub running: HashMap<TaskId, (u32, WorkerId)>,
     /// The variant and the CPU and GPU ids each running task was given,
     /// completed into its journaled metrics when it ends.
-    pub placements: HashMap<TaskId, AttemptMetrics>,
+    pub placements: super::placements::Placements,
     /// When events were last sent.
     pub last_events: Instant,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
@@ -160,9 +160,8 @@ pub(super) struct Driver {
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     pub unschedulable: HashMap<GroupId, String>,
     /// Tasks sent ahead to a remote worker, by the task they start after,
-    /// with their label and whether they may still be skipped as unchanged, to
-    /// record their start when it comes.
-    pub ahead: HashMap<TaskId, (TaskId, String, bool)>,
+    /// with their label, to record their start when it comes.
+    pub ahead: HashMap<TaskId, (TaskId, String)>,
     /// Successful runs and their total duration, per group, until it is known to be short.
     pub durations: HashMap<GroupId, (u32, std::time::Duration)>,
     /// The run log, for copying allocations' output into it as the run ends.
@@ -184,7 +183,7 @@ impl Driver {
         // The embedded worker is there from the start; remote ones update the file as they come and go.
         self.write_workers();
         self.step(&mut out);
-        let mut interrupt = std::pin::pin!(interrupted());
+        let mut interrupt = std::pin::pin!(super::signals::interrupted());
         let mut tick = tokio::time::interval(EVENT_DELAY);
         let mut queue_tick = tokio::time::interval(super::driver_queue::QUEUE_TICK);
         while !self.core.is_finished() {
@@ -227,11 +226,6 @@ impl Driver {
     /// Acts on one event from a worker or the listener.
     pub(super) fn handle(&mut self, event: DriverEvent, out: &mut Collect) {
         match event {
-            DriverEvent::Worker { worker, event: WorkerEvent::Spawned { task, attempt } } => {
-                if self.running.get(&task) == Some(&(attempt, worker)) {
-                    self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
-                }
-            }
             DriverEvent::Worker { worker, event: WorkerEvent::Finished { task, attempt, outcome } } => {
                 self.finished(worker, task, attempt, outcome, out);
             }
@@ -283,7 +277,7 @@ impl Driver {
                 let tasks = lost.len();
                 for (task, attempt) in lost {
                     self.running.remove(&task);
-                    self.placements.remove(&task);
+                    self.placements.forget(task);
                     self.ahead.remove(&task);
                     self.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
                 }
@@ -304,9 +298,7 @@ impl Driver {
     fn remember_left(&mut self, worker: WorkerId) {
         let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) else { return };
         self.left_workers.push(info);
-        if let Ok(text) = serde_json::to_string_pretty(&self.left_workers) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers-left.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers_left(&self.left_workers);
     }
 
     fn write_workers(&self) {
@@ -315,9 +307,7 @@ impl Driver {
             *counts.entry(*w).or_default() += 1;
         }
         let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
-        if let Ok(text) = serde_json::to_string_pretty(&infos) {
-            let _ = super::run_dir::write_atomically(&self.run_dir.join("workers.json"), &(text + "\n"));
-        }
+        let _ = self.run_dir.write_workers(&infos);
     }
 
     /// Fills free slots and acts on the result, until nothing changes: with
@@ -368,14 +358,7 @@ impl Driver {
 
     fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
         self.running.insert(task, (attempt, worker));
-        let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
-        let placement = AttemptMetrics {
-            variant: alloc.variant as u32,
-            cpus: ids(&alloc.cpus),
-            gpus: ids(&alloc.gpus),
-            ..Default::default()
-        };
-        self.placements.insert(task, placement);
+        self.placements.start(task, alloc);
         let mut job = match self.factory.job(task, attempt, alloc) {
             Ok(job) => job,
             Err(reason) => {
@@ -387,40 +370,34 @@ impl Driver {
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
-        // Compared with earlier runs before dispatch (`driver_cache.rs`):
-        // whatever reaches a worker runs.
-        let previous = None;
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => {
-                self.ahead.insert(before, (task, job.label.clone(), previous.is_some()));
+                self.ahead.insert(before, (task, job.label.clone()));
             }
-            None => self.started(task, attempt, worker, job.label.clone(), previous.is_some()),
+            None => self.started(task, attempt, worker, job.label.clone()),
         }
         if self.options.dry_exec {
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, task, attempt, outcome, out);
-        } else if !self.links.start(worker, job, previous, alloc.after) {
+        } else if !self.links.start(worker, job, alloc.after) {
             // The worker left between matching and dispatch; its loss requeues the task.
         }
     }
 
-    /// A job has begun on its worker. It is journaled as started only once
-    /// its process may have run: at once, or — for a `cache_candidate`, which
-    /// the worker may still skip as unchanged — when the worker says its
-    /// process started ([`WorkerEvent::Spawned`]). A crash while the worker
-    /// hashes inputs thus leaves no start behind to undo an earlier success.
-    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String, cache_candidate: bool) {
-        if !cache_candidate {
-            self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
-        }
+    /// A job has begun on its worker: its process runs (whether it was
+    /// unchanged was decided before dispatch, in `driver_cache.rs`, so a
+    /// crash while inputs are hashed leaves no start behind to undo an
+    /// earlier success).
+    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String) {
+        self.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
         self.event_batch.push(Event::TaskStarted { task, label, attempt });
     }
 
     /// `FLOW_HOSTS` and `FLOW_NODEFILE` for a task holding several workers.
     fn add_nodes(&self, job: &mut Job, alloc: &Allocation) {
         let hosts: Vec<String> = alloc.nodes.iter().map(|&w| self.links.hostname(w)).collect();
-        let file = self.run_dir.join("nodes").join(format!("{}.{}", job.label, job.attempt));
+        let file = self.run_dir.path.join("nodes").join(format!("{}.{}", job.label, job.attempt));
         let written = file
             .parent()
             .map(fs_err::create_dir_all)
@@ -438,7 +415,7 @@ impl Driver {
             return;
         }
         self.running.remove(&task);
-        let placement = self.placements.remove(&task);
+        let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
         let mut outcome = outcome;
         if outcome.status == Status::Succeeded && self.log_health.is_broken() {
             // Its output may not all be in the log: not a success to build on.
@@ -465,12 +442,7 @@ impl Driver {
                 (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
             }
         };
-        let mut record = JournalRecord::new(now_us(), task, attempt, journal);
-        if let (Some(usage), Some(placement)) = (outcome.usage, placement) {
-            let (host, allocation) = self.links.place(worker);
-            record.metrics = Some(Box::new(AttemptMetrics { usage, host, allocation, ..placement }));
-        }
-        self.journal_batch.push(record);
+        self.journal_batch.push(JournalRecord { metrics, ..JournalRecord::new(now_us(), task, attempt, journal) });
         let failed = matches!(outcome.status, Status::Failed { .. });
         self.core.on_finished(task, result, out);
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
@@ -496,11 +468,11 @@ impl Driver {
             if self.summary.interrupted || self.options.dry_exec {
                 self.ahead.retain(|_, (next, ..)| *next != task);
             }
-            if let Some((next, label, cache_candidate)) = self.ahead.remove(&task)
+            if let Some((next, label)) = self.ahead.remove(&task)
                 && !self.summary.interrupted
                 && let Some(&(attempt, worker)) = self.running.get(&next)
             {
-                self.started(next, attempt, worker, label, cache_candidate);
+                self.started(next, attempt, worker, label);
             }
         }
     }
@@ -583,41 +555,6 @@ impl Driver {
         let (line, col) = self.source.line_col(offset);
         format!("{}:{line}:{col}", self.source.name)
     }
-}
-
-/// Resolves on Ctrl-C (SIGINT), SIGTERM (a CI job cancelled, `kill`) or
-/// SIGHUP (the terminal closed): each stops the run the same way. SIGHUP is
-/// left alone when it is ignored at start (`nohup flow run`).
-async fn interrupted() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    let mut hup = if hangup_ignored() { None } else { signal(SignalKind::hangup()).ok() };
-    let hangup = async {
-        match &mut hup {
-            Some(hup) => {
-                hup.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        () = hangup => {}
-    }
-}
-
-/// Whether SIGHUP is ignored (`SigIgn` in `/proc/self/status`; bit 0 is SIGHUP).
-fn hangup_ignored() -> bool {
-    let Ok(status) = fs_err::read_to_string("/proc/self/status") else { return false };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        .is_some_and(|mask| mask & 1 != 0)
 }
 
 /// How many tasks of a group whose instances take `mean` wait in line

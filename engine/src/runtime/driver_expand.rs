@@ -23,9 +23,7 @@ impl Driver {
                     let members = self.factory.resolve(id, domain, count);
                     self.core.resolve(self.factory.graph(), &members);
                     self.summary.total += count * members.len() as u64;
-                    if let Ok(text) = serde_json::to_string(&**self.factory.graph()) {
-                        let _ = super::run_dir::write_atomically(&self.run_dir.join("graph.json"), &text);
-                    }
+                    let _ = self.run_dir.write_graph(self.factory.graph());
                     for g in members {
                         let name = self.graph().group(g).name.clone();
                         let file = expansion.file().to_owned();

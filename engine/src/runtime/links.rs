@@ -7,7 +7,6 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::core::WorkerId;
-use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
 use super::protocol::{Offer, ToWorker};
@@ -137,13 +136,13 @@ impl Links {
 
     /// Sends a job to worker `id` (to start after task `after` there, if
     /// set: only remote workers are sent jobs ahead); `false` if that worker is gone.
-    pub fn start(&self, id: WorkerId, job: Job, previous: Option<Fingerprint>, after: Option<TaskId>) -> bool {
+    pub fn start(&self, id: WorkerId, job: Job, after: Option<TaskId>) -> bool {
         match self.links.get(&id) {
             Some(Link::Local(local)) => {
-                local.start(job, previous);
+                local.start(job);
                 true
             }
-            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), previous, after }).is_ok(),
+            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), after }).is_ok(),
             None => false,
         }
     }

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
 use super::core::WorkerResources;
-use super::fingerprint::{Fingerprint, fingerprint, missing_output};
+use super::fingerprint::{fingerprint, missing_output};
 use super::guard::{Guard, WATCH_AFTER};
 use super::job::Job;
 use super::output_sink::OutputSink;
@@ -63,22 +63,19 @@ impl LocalWorker {
         &self.resources
     }
 
-    /// Starts `job`; `previous` is the fingerprint of its last successful
-    /// run, if any: when it still matches and the outputs exist, the job is
-    /// reported [`Status::Cached`] without running.
-    pub fn start(&self, job: Job, previous: Option<Fingerprint>) {
+    /// Starts `job` (whether it is unchanged was decided before it was given).
+    pub fn start(&self, job: Job) {
         let ctx = JobContext {
             log: self.log.clone(),
             stop: self.stop.subscribe(),
             running: self.running.clone(),
             bind_cpus: self.bind_cpus,
             guard: self.guard.clone(),
-            report: self.report.clone(),
         };
         let report = self.report.clone();
         tokio::spawn(async move {
             let (task, attempt) = (job.task, job.attempt);
-            let outcome = ctx.execute(job, previous).await;
+            let outcome = ctx.execute(job).await;
             report(WorkerEvent::Finished { task, attempt, outcome });
         });
     }
@@ -100,11 +97,10 @@ struct JobContext {
     running: Arc<Mutex<HashMap<TaskId, u32>>>,
     bind_cpus: bool,
     guard: Option<Arc<Guard>>,
-    report: Report,
 }
 
 impl JobContext {
-    async fn execute(mut self, job: Job, previous: Option<Fingerprint>) -> Outcome {
+    async fn execute(mut self, job: Job) -> Outcome {
         let started = Instant::now();
         let failed = |reason: String| Outcome::new(Status::failed(None, None, reason), None, String::new(), started);
         if let Some((path, text)) = &job.chunk {
@@ -112,7 +108,8 @@ impl JobContext {
                 return failed(format!("could not write chunk file: {e}"));
             }
         }
-        let fp = if job.inputs.is_empty() {
+        // Hashed before the process may change anything, for the journal.
+        let fp = if job.inputs.is_empty() && job.implicit.is_empty() {
             fingerprint(&job)
         } else {
             let copy = job.clone();
@@ -121,9 +118,6 @@ impl JobContext {
                 Err(e) => return failed(format!("could not hash inputs: {e}")),
             }
         };
-        if previous == Some(fp) && missing_output(&job).is_none() {
-            return Outcome::new(Status::Cached, Some(fp), String::new(), started);
-        }
         for output in &job.outputs {
             if let Some(parent) = output.parent() {
                 let _ = fs_err::create_dir_all(parent);
@@ -136,9 +130,6 @@ impl JobContext {
             }
             Err(e) => return failed(format!("could not start: {e}")),
         };
-        if previous.is_some() {
-            (self.report)(WorkerEvent::Spawned { task: job.task, attempt: job.attempt });
-        }
         let mut child = spawned.process;
         let pgid = child.id();
         self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();

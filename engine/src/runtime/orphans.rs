@@ -42,10 +42,8 @@ pub fn reap(state: &Path) -> Vec<String> {
 /// Cancels the allocations dead `run` left queued or running — those still
 /// its own jobs — and records that in its `allocs.json`; says what it did.
 fn cancel_allocations(run: &RunDir) -> Option<String> {
-    use super::alloc::record::{AllocState, AllocsFile};
-    let path = run.allocs();
-    let text = fs_err::read_to_string(&path).ok()?;
-    let mut file = serde_json::from_str::<AllocsFile>(&text).ok()?;
+    use super::alloc::record::AllocState;
+    let mut file = run.read_allocs().ok()?;
     let manager = file.queue.as_ref().map(|q| q.manager)?;
     let mut ids = Vec::new();
     for a in file.allocations.iter_mut().filter(|a| a.state.is_active()) {
@@ -67,8 +65,6 @@ fn cancel_allocations(run: &RunDir) -> Option<String> {
         Ok(own) => format!("run {} was killed; cancelled its jobs {}", run.id, own.join(", ")),
         Err(e) => format!("run {} was killed; could not cancel its jobs {}: {e}", run.id, ids.join(", ")),
     };
-    if let Ok(text) = serde_json::to_string_pretty(&file) {
-        let _ = super::run_dir::write_atomically(&path, &(text + "\n"));
-    }
+    let _ = run.write_allocs(&file);
     Some(said)
 }

@@ -275,8 +275,7 @@ impl OldRuns<'_> {
             .entry(run.to_owned())
             .or_insert_with(|| {
                 let dir = RunDir { id: run.to_owned(), path: state.join("runs").join(run) };
-                let graph: Graph = serde_json::from_str(&fs_err::read_to_string(dir.graph()).ok()?).ok()?;
-                JobFactory::new(Arc::new(graph), base_dir, &dir.path).ok()
+                JobFactory::new(Arc::new(dir.read_graph().ok()?), base_dir, &dir.path).ok()
             })
             .as_ref()?;
         let graph = factory.graph();

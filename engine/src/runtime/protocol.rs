@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::worker::Outcome;
 use crate::ir::{Amount, TaskId};
@@ -45,12 +44,10 @@ pub struct Offer {
 /// Coordinator → worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ToWorker {
-    /// Run a job; skip it if its fingerprint still equals `previous`.
+    /// Run a job (whether it is unchanged was decided before it was sent).
     Start {
         /// The rendered job.
         job: Box<Job>,
-        /// Fingerprint of its last successful run, if any.
-        previous: Option<Fingerprint>,
         /// Start it only when this task, running here on the same resources, ends.
         after: Option<TaskId>,
     },
@@ -65,13 +62,6 @@ pub enum ToWorker {
 pub enum ToCoordinator {
     /// The first message: what the worker offers.
     Hello(Offer),
-    /// The process of a job that had a previous fingerprint started.
-    Spawned {
-        /// Which instance.
-        task: TaskId,
-        /// Which attempt.
-        attempt: u32,
-    },
     /// A job ended.
     Finished {
         /// Which instance.

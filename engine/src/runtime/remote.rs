@@ -124,15 +124,9 @@ async fn relay(
             Ok(Ok(None)) => return leaving.unwrap_or_else(|| ("disconnected".to_owned(), false)),
             Ok(Ok(Some(msg))) => match msg {
                 // Jobs killed because their worker leaves run again elsewhere.
-                ToCoordinator::Finished { .. } | ToCoordinator::Spawned { .. } if leaving.is_some() => {}
+                ToCoordinator::Finished { .. } if leaving.is_some() => {}
                 ToCoordinator::Finished { task, attempt, outcome } => {
                     let event = WorkerEvent::Finished { task, attempt, outcome };
-                    if driver.send(DriverEvent::Worker { worker, event }).is_err() {
-                        return ("the run ended".to_owned(), true);
-                    }
-                }
-                ToCoordinator::Spawned { task, attempt } => {
-                    let event = WorkerEvent::Spawned { task, attempt };
                     if driver.send(DriverEvent::Worker { worker, event }).is_err() {
                         return ("the run ended".to_owned(), true);
                     }

@@ -11,7 +11,6 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::core::WorkerResources;
-use super::fingerprint::Fingerprint;
 use super::job::Job;
 use super::local::LocalWorker;
 use super::output_sink::OutputSink;
@@ -130,9 +129,6 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let report_tx = control.clone();
     let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
     let report = Arc::new(move |event| match event {
-        WorkerEvent::Spawned { task, attempt } => {
-            let _ = report_tx.send(ToCoordinator::Spawned { task, attempt });
-        }
         WorkerEvent::Finished { task, attempt, outcome } => {
             // Start what waits for this task before the report travels.
             let _ = ended_tx.send(task);
@@ -159,24 +155,24 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
             biased;
             Some(task) = ended.recv() => {
                 running.remove(&task);
-                if let Some((job, previous)) = waiting.remove(&task) {
-                    local.start(job, previous);
+                if let Some(job) = waiting.remove(&task) {
+                    local.start(job);
                 }
             }
             name = &mut signals => break Leave::Signal(name),
             msg = rx.recv::<ToWorker>() => match msg {
-                Ok(Some(ToWorker::Start { job, previous, after })) => {
+                Ok(Some(ToWorker::Start { job, after })) => {
                     last_busy = Instant::now();
                     // Its predecessor may itself still wait in line: it has not ended either.
                     running.insert(job.task);
                     match after.filter(|a| running.contains(a)) {
-                        Some(after) => waiting.insert(after, *job, previous),
-                        None => local.start(*job, previous),
+                        Some(after) => waiting.insert(after, *job),
+                        None => local.start(*job),
                     }
                 }
                 Ok(Some(ToWorker::StopAll)) => {
                     // Jobs that never started end as stopped too.
-                    for (job, _) in waiting.drain() {
+                    for job in waiting.drain() {
                         running.remove(&job.task);
                         let outcome = Outcome::instant(Status::Stopped);
                         let _ = control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
@@ -223,24 +219,24 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
 /// with the connection's writer.
 #[derive(Default)]
 struct Line {
-    jobs: HashMap<TaskId, (Job, Option<Fingerprint>)>,
+    jobs: HashMap<TaskId, Job>,
     len: Arc<AtomicUsize>,
 }
 
 impl Line {
-    fn insert(&mut self, after: TaskId, job: Job, previous: Option<Fingerprint>) {
-        self.jobs.insert(after, (job, previous));
+    fn insert(&mut self, after: TaskId, job: Job) {
+        self.jobs.insert(after, job);
         self.len.store(self.jobs.len(), Ordering::Relaxed);
     }
 
     /// The job waiting for `task` to end, taken out of line.
-    fn remove(&mut self, task: &TaskId) -> Option<(Job, Option<Fingerprint>)> {
+    fn remove(&mut self, task: &TaskId) -> Option<Job> {
         let job = self.jobs.remove(task);
         self.len.store(self.jobs.len(), Ordering::Relaxed);
         job
     }
 
-    fn drain(&mut self) -> impl Iterator<Item = (Job, Option<Fingerprint>)> + '_ {
+    fn drain(&mut self) -> impl Iterator<Item = Job> + '_ {
         self.len.store(0, Ordering::Relaxed);
         self.jobs.drain().map(|(_, job)| job)
     }

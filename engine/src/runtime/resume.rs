@@ -248,8 +248,7 @@ impl Forced {
 pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerprint) -> Option<(RunDir, TaskId)> {
     let earlier = RunDir::list(state).into_iter().rev().filter(|run| run.id.as_str() < skipped_in);
     for run in earlier {
-        let Ok(text) = fs_err::read_to_string(run.graph()) else { continue };
-        let Ok(graph) = serde_json::from_str::<Graph>(&text) else { continue };
+        let Ok(graph) = run.read_graph() else { continue };
         let Some(group) = graph.find(label.split_once('[').map_or(label, |(name, _)| name)) else { continue };
         let Ok(journal) = read_journal(&run.journal()) else { continue };
         let state = JournalState::from_records(&journal.records);
@@ -271,19 +270,13 @@ pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerp
 /// this directory, which may have moved since); `None` if it ran another
 /// workflow; why not, if its files cannot be read.
 fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>, String> {
-    let file = |path: &Path| fs_err::read_to_string(path).map_err(|e| e.to_string());
-    let meta: serde_json::Value = serde_json::from_str(&file(&run.meta())?)
-        .map_err(|e| format!("`{}` is damaged ({e})", run.meta().display()))?;
-    let Some(ran) = meta["workflow"].as_str() else {
-        return Err(format!("`{}` names no workflow", run.meta().display()));
-    };
+    let meta = run.read_meta().map_err(|e| e.to_string())?;
     // Every run under this `.flow` ran a workflow file of this directory:
     // the file name tells which, wherever the directory is now.
-    if Path::new(ran).file_name() != workflow.file_name() {
+    if meta.workflow.file_name() != workflow.file_name() {
         return Ok(None);
     }
-    let graph: Graph = serde_json::from_str(&file(&run.graph())?)
-        .map_err(|e| format!("`{}` is damaged ({e})", run.graph().display()))?;
+    let graph = run.read_graph().map_err(|e| e.to_string())?;
     if !run.journal().exists() {
         return Ok(Some((graph, JournalFile::default())));
     }

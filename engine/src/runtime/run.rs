@@ -20,6 +20,7 @@ use super::event::{Event, Summary};
 use super::job::JobFactory;
 use super::links::{Link, Links};
 use super::local::LocalWorker;
+use super::meta::Meta;
 use super::options::RunOptions;
 use super::output_sink::OutputSink;
 use super::resume::Previous;
@@ -165,7 +166,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 factory,
                 links,
                 driver_events,
-                run_dir: run_for_thread.path.clone(),
+                run_dir: run_for_thread.clone(),
                 journal,
                 journal_broken: false,
                 log_health,
@@ -207,8 +208,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             summary.io_errors.push(format!("cannot write the journal: {e}"));
         }
         record_lost_output(&run_for_thread, &health.lost(), &mut summary);
-        let text = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
-        if let Err(e) = fs_err::write(run_for_thread.summary(), text + "\n") {
+        if let Err(e) = run_for_thread.write_summary(&summary) {
             summary.io_errors.push(format!("cannot write summary.json: {e}"));
         }
         let _ = events.send(vec![Event::RunFinished { summary: summary.clone() }]);
@@ -291,15 +291,12 @@ pub fn cluster_job() -> Option<String> {
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
-    let mut meta = serde_json::json!({ "workflow": options.workflow, "started_us": super::local::now_us() });
-    if options.dry_exec {
-        meta["dry_exec"] = true.into();
-    }
-    if !options.command_line.is_empty() {
-        meta["command"] = options.command_line.clone().into();
-    }
-    fs_err::write(run.meta(), format!("{meta:#}\n"))?;
-    let mut file = std::io::BufWriter::new(fs_err::File::create(run.graph())?);
-    serde_json::to_writer(&mut file, graph).map_err(std::io::Error::other)?;
-    std::io::Write::flush(&mut file)
+    let meta = Meta {
+        workflow: options.workflow.clone(),
+        started_us: super::local::now_us(),
+        dry_exec: options.dry_exec,
+        command: options.command_line.clone(),
+    };
+    run.write_meta(&meta)?;
+    run.write_graph(graph)
 }

@@ -1,18 +1,40 @@
-//! [`RunDir`]: the directory of one run, `.flow/runs/<id>/`, and finding runs.
+//! [`RunDir`]: the directory of one run, `.flow/runs/<id>/`, finding runs,
+//! and reading and writing the run's JSON files as their types.
 //!
 //! ```text
 //! .flow/                  next to the workflow file
 //!   runs/<id>/            one per `flow run`; ids sort by start time
-//!     meta.json           workflow path, start time, command line
-//!     graph.json          the compiled IR
+//!     meta.json           workflow path, start time, --dry-exec, command line (Meta)
+//!     graph.json          the compiled IR, rewritten as deferred groups expand (Graph)
 //!     journal             task state changes (framed records, append-only)
 //!     output.log          every task's stdout/stderr (framed records)
-//!     summary.json        written when the run ends (its presence = finished)
+//!     access.json         address and secret remote workers join with (0600)
+//!     workers.json        the workers connected now (Vec<WorkerInfo>)
+//!     workers-left.json   the workers that left before the end (Vec<WorkerInfo>)
+//!     allocs.json         the allocation queue and its allocations (AllocsFile)
+//!     nodes/<task>.<n>    the node list of a multi-node attempt
+//!     allocs/<n>.sh, .out an allocation's batch script and output
+//!     lock                flock-ed while the run is live
+//!     summary.json        written when the run ends; its presence = finished (Summary)
 //!   chunks/<task>/<i>.txt each_chunk inputs
 //! ```
+//!
+//! The JSON files are written through a file beside them and a rename, so a
+//! reader of a live run never sees half a file; a file that does not parse
+//! is an [`std::io::ErrorKind::InvalidData`] error naming it.
 
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::ir::Graph;
+use crate::runtime::alloc::AllocsFile;
+use crate::runtime::event::Summary;
+use crate::runtime::links::WorkerInfo;
+use crate::runtime::meta::Meta;
 
 /// The state directory name, next to the workflow file.
 pub const STATE_DIR: &str = ".flow";
@@ -158,6 +180,66 @@ impl RunDir {
     pub fn is_live(&self) -> bool {
         !self.is_finished() && self.lock_path().exists() && self.lock().is_err()
     }
+
+    /// Reads `meta.json`.
+    pub fn read_meta(&self) -> io::Result<Meta> {
+        read_json(&self.meta())
+    }
+
+    /// Writes `meta.json`.
+    pub fn write_meta(&self, meta: &Meta) -> io::Result<()> {
+        write_json(&self.meta(), meta, Style::Pretty)
+    }
+
+    /// Reads `graph.json`.
+    pub fn read_graph(&self) -> io::Result<Graph> {
+        read_json(&self.graph())
+    }
+
+    /// Writes `graph.json` (compact: it can hold a million lines of items).
+    pub fn write_graph(&self, graph: &Graph) -> io::Result<()> {
+        write_json(&self.graph(), graph, Style::Compact)
+    }
+
+    /// Reads `summary.json`; [`io::ErrorKind::NotFound`] while the run has not ended.
+    pub fn read_summary(&self) -> io::Result<Summary> {
+        read_json(&self.summary())
+    }
+
+    /// Writes `summary.json`, which marks the run finished.
+    pub fn write_summary(&self, summary: &Summary) -> io::Result<()> {
+        write_json(&self.summary(), summary, Style::Pretty)
+    }
+
+    /// Reads `workers.json`; [`io::ErrorKind::NotFound`] before any worker joined.
+    pub fn read_workers(&self) -> io::Result<Vec<WorkerInfo>> {
+        read_json(&self.workers())
+    }
+
+    /// Writes `workers.json`.
+    pub fn write_workers(&self, workers: &[WorkerInfo]) -> io::Result<()> {
+        write_json(&self.workers(), workers, Style::Pretty)
+    }
+
+    /// Reads `workers-left.json`; [`io::ErrorKind::NotFound`] before any worker left.
+    pub fn read_workers_left(&self) -> io::Result<Vec<WorkerInfo>> {
+        read_json(&self.workers_left())
+    }
+
+    /// Writes `workers-left.json`.
+    pub fn write_workers_left(&self, workers: &[WorkerInfo]) -> io::Result<()> {
+        write_json(&self.workers_left(), workers, Style::Pretty)
+    }
+
+    /// Reads `allocs.json`; [`io::ErrorKind::NotFound`] for a run without a queue.
+    pub fn read_allocs(&self) -> io::Result<AllocsFile> {
+        read_json(&self.allocs())
+    }
+
+    /// Writes `allocs.json`.
+    pub fn write_allocs(&self, allocs: &AllocsFile) -> io::Result<()> {
+        write_json(&self.allocs(), allocs, Style::Pretty)
+    }
 }
 
 /// The lock of a run in progress; released on drop.
@@ -166,12 +248,36 @@ pub struct RunLock {
     _flock: nix::fcntl::Flock<std::fs::File>,
 }
 
-/// Writes `text` to `path` through a file beside it and a rename, so a
-/// reader of a live run's state files never sees half a file.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+/// How a JSON file is laid out.
+#[derive(Clone, Copy)]
+enum Style {
+    /// Indented, with a final newline: small files people may read.
+    Pretty,
+    /// One line, no newline.
+    Compact,
+}
+
+/// Reads the JSON file `path`; an error names it.
+fn read_json<T: DeserializeOwned>(path: &Path) -> io::Result<T> {
+    let text = fs_err::read_to_string(path)?;
+    serde_json::from_str(&text)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("`{}` is damaged ({e})", path.display())))
+}
+
+/// Writes `value` to `path` through a file beside it and a rename, so a
+/// reader of a live run's files never sees half a file.
+fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    fs_err::write(&tmp, text)?;
+    let mut file = io::BufWriter::new(fs_err::File::create(&tmp)?);
+    match style {
+        Style::Pretty => serde_json::to_writer_pretty(&mut file, value).map_err(io::Error::other)?,
+        Style::Compact => serde_json::to_writer(&mut file, value).map_err(io::Error::other)?,
+    }
+    if let Style::Pretty = style {
+        file.write_all(b"\n")?;
+    }
+    file.into_inner().map_err(io::IntoInnerError::into_error)?;
     fs_err::rename(&tmp, path)
 }
 

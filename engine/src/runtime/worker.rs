@@ -12,17 +12,7 @@ use crate::log::ProcessUsage;
 /// A message from a worker to the coordinator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum WorkerEvent {
-    /// The process of a job given a previous fingerprint started: the job
-    /// was not skipped as cached, and from now on may change its outputs.
-    /// (A job without one always starts; it is recorded as started when
-    /// it is given.)
-    Spawned {
-        /// Which instance.
-        task: TaskId,
-        /// Which attempt.
-        attempt: u32,
-    },
-    /// A job ended (or was skipped as cached).
+    /// A job ended.
     Finished {
         /// Which instance.
         task: TaskId,

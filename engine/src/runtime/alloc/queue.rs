@@ -15,7 +15,7 @@ use super::record::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 use super::script::{ScriptContext, job_name, script};
 use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::local::now_us;
-use crate::runtime::run_dir::{RunDir, write_atomically};
+use crate::runtime::run_dir::RunDir;
 
 /// Allocations failing in a row before the queue pauses.
 const FAILURES_TO_PAUSE: u32 = 3;
@@ -306,9 +306,7 @@ impl AllocQueue {
     /// Rewrites `allocs.json`, for `flow alloc` and `flow explain`.
     pub fn write(&self) {
         let file = AllocsFile { queue: Some(self.record.clone()), allocations: self.allocations.clone() };
-        if let Ok(text) = serde_json::to_string_pretty(&file) {
-            let _ = write_atomically(&self.run.allocs(), &(text + "\n"));
-        }
+        let _ = self.run.write_allocs(&file);
     }
 
     fn index(&self, id: u32) -> Option<usize> {

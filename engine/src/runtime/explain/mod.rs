@@ -20,4 +20,4 @@ pub use explainer::Explainer;
 pub use explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
 };
-pub use run_snapshot::{RunSnapshot, SnapshotError};
+pub use run_snapshot::RunSnapshot;

@@ -3,31 +3,13 @@
 //! the allocation queue.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-use thiserror::Error;
+use std::io;
 
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalEvent, JournalFile, JournalRecord, JournalState, TornTail, read_journal};
 use crate::runtime::alloc::AllocsFile;
 use crate::runtime::links::WorkerInfo;
 use crate::runtime::run_dir::RunDir;
-
-/// Why a run directory could not be read.
-#[derive(Debug, Error)]
-pub enum SnapshotError {
-    /// A file could not be read (the message names it).
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-    /// A JSON file does not hold what it should.
-    #[error("cannot read `{path}`: {message}")]
-    Json {
-        /// The file.
-        path: PathBuf,
-        /// What serde said.
-        message: String,
-    },
-}
 
 /// A run as its files describe it at one moment.
 #[derive(Debug, Clone)]
@@ -56,21 +38,19 @@ pub struct RunSnapshot {
 impl RunSnapshot {
     /// Reads `run` as of `now_us`. Missing `workers.json`, `allocs.json`
     /// and journal mean no workers, no queue and no records yet.
-    pub fn read(run: &RunDir, now_us: u64) -> Result<Self, SnapshotError> {
+    /// Every error names the file.
+    pub fn read(run: &RunDir, now_us: u64) -> io::Result<Self> {
         // Liveness first: a run that ends while we read is then seen as
         // live with its last records, never as dead with missing ones.
         let live = run.is_live();
-        let graph = json(&run.graph())?;
+        let graph = settled(|| run.read_graph())?;
         let JournalFile { records, torn, .. } =
             if run.journal().exists() { read_journal(&run.journal())? } else { JournalFile::default() };
-        let workers = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
-        let allocs_path = run.allocs();
-        let allocs = if allocs_path.exists() { Some(json(&allocs_path)?) } else { None };
+        let workers = optional(settled(|| run.read_workers()))?.unwrap_or_default();
+        let allocs = optional(settled(|| run.read_allocs()))?;
         let mut snapshot = Self::new(graph, &records, workers, allocs, live, now_us);
         snapshot.torn = torn;
-        if run.workers_left().exists() {
-            snapshot.left = json(&run.workers_left())?;
-        }
+        snapshot.left = optional(settled(|| run.read_workers_left()))?.unwrap_or_default();
         Ok(snapshot)
     }
 
@@ -105,19 +85,26 @@ impl RunSnapshot {
     }
 }
 
-/// Reads a JSON file; tries again a few times if it does not parse, since
-/// a live run may be rewriting it.
-fn json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SnapshotError> {
+/// Reads a run file with `read`; tries again a few times if it does not
+/// parse, since a live run may be writing it.
+fn settled<T>(read: impl Fn() -> io::Result<T>) -> io::Result<T> {
     let mut tries = 0;
     loop {
-        let text = fs_err::read_to_string(path)?;
-        match serde_json::from_str(&text) {
-            Ok(value) => return Ok(value),
-            Err(_) if tries < 3 => {
+        match read() {
+            Err(e) if e.kind() == io::ErrorKind::InvalidData && tries < 3 => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            Err(e) => return Err(SnapshotError::Json { path: path.to_path_buf(), message: e.to_string() }),
+            result => return result,
         }
+    }
+}
+
+/// `None` for a file that does not exist (yet).
+fn optional<T>(result: io::Result<T>) -> io::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }

@@ -1,0 +1,300 @@
+//! What `flow run` shows of a run's events: a progress bar on a terminal,
+//! plain lines otherwise, NDJSON with `--json`. Apart from running: it
+//! renders events into the writers it is given, so it is tested on
+//! synthetic events.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use flow_engine::runtime::alloc::AllocState;
+use flow_engine::runtime::worker::Status;
+use flow_engine::runtime::{Event, Summary};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// How events are shown.
+pub enum Display {
+    Json,
+    Bar { bar: ProgressBar, running: u64, failed: u64 },
+    Plain,
+}
+
+impl Display {
+    /// NDJSON with `json`, else a bar on a terminal, else plain lines.
+    pub fn new(json: bool) -> Self {
+        if json {
+            Display::Json
+        } else if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} · {msg} · {per_sec} · ETA {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            Display::Bar { bar, running: 0, failed: 0 }
+        } else {
+            Display::Plain
+        }
+    }
+
+    /// Shows one event: JSON lines go to `out`, text to `err`.
+    pub fn show(&mut self, event: &Event, out: &mut impl Write, err: &mut impl Write) {
+        match self {
+            Display::Json => {
+                if serde_json::to_writer(&mut *out, event).is_ok() {
+                    let _ = writeln!(out);
+                }
+            }
+            Display::Bar { bar, running, failed } => {
+                match event {
+                    Event::RunStarted { total, .. } => {
+                        bar.set_length(*total);
+                        if let Some(text) = notice(event) {
+                            bar.println(text);
+                        }
+                    }
+                    Event::TaskStarted { .. } => *running += 1,
+                    Event::TaskFinished { retrying, status, .. } => {
+                        *running = running.saturating_sub(1);
+                        if !retrying {
+                            bar.inc(1);
+                        }
+                        if matches!(status, Status::Failed { .. }) && !retrying {
+                            *failed += 1;
+                        }
+                        if let Some(text) = failure_text(event) {
+                            bar.println(text);
+                        }
+                    }
+                    Event::TaskCancelled { .. } => bar.inc(1),
+                    Event::Expanded { count, .. } => {
+                        bar.inc_length(*count);
+                        if let Some(text) = notice(event) {
+                            bar.println(text);
+                        }
+                    }
+                    Event::RunFinished { .. } => bar.finish_and_clear(),
+                    other => {
+                        if let Some(text) = notice(other) {
+                            bar.println(text);
+                        }
+                    }
+                }
+                bar.set_message(format!("{running} running · {failed} failed"));
+            }
+            Display::Plain => {
+                if let Some(text) = notice(event).or_else(|| failure_text(event)) {
+                    let _ = writeln!(err, "{text}");
+                }
+            }
+        }
+    }
+
+    /// The closing lines, once the run has ended, to `err`.
+    pub fn finish(&self, summary: &Summary, err: &mut impl Write) {
+        if matches!(self, Display::Json) {
+            return;
+        }
+        let mut parts = vec![format!("{} succeeded", summary.succeeded)];
+        for (n, what) in
+            [(summary.cached, "unchanged (skipped)"), (summary.failed, "failed"), (summary.cancelled, "cancelled")]
+        {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        let how = if summary.interrupted { "; interrupted after" } else { " in" };
+        let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
+        let _ = writeln!(err, "run {}: {}{how} {:.1}s{dry}", summary.run_id, parts.join(", "), summary.seconds);
+        if summary.failed > 0 {
+            let _ = writeln!(err, "see the output of failed tasks with `flow log cat --failed`");
+        }
+        for error in &summary.io_errors {
+            let _ = writeln!(err, "error: {error}");
+        }
+    }
+}
+
+/// A line about the run or its workers, if the event deserves one.
+fn notice(event: &Event) -> Option<String> {
+    match event {
+        Event::RunStarted { run_id, total, run_dir } => {
+            let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
+            let access = run_dir.join("access.json");
+            if access.exists() {
+                text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
+            }
+            Some(text)
+        }
+        Event::Expanded { name, file, count, .. } => {
+            Some(format!("+ {name}: {} from {file}", crate::plan::plural(*count, "instance")))
+        }
+        Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
+            let (cpus, gpus) = (crate::plan::plural(*cpus as u64, "cpu"), crate::plan::plural(*gpus as u64, "gpu"));
+            Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus}, {gpus}"))
+        }
+        Event::WorkerLost { worker, hostname, reason, tasks } => {
+            let again = match tasks {
+                0 => String::new(),
+                1 => "; 1 task runs again elsewhere".to_owned(),
+                n => format!("; {n} tasks run again elsewhere"),
+            };
+            Some(format!("- worker {worker} ({hostname}) left: {reason}{again}"))
+        }
+        Event::WorkerRefused { peer, reason, more } => Some(match more {
+            0 => format!("! refused a connection from {peer}: {reason}"),
+            n => format!("! refused a connection from {peer}: {reason} ({n} more from this address before it)"),
+        }),
+        Event::RefusedQuietly { address, count } => {
+            Some(format!("! refused {count} more connections from {address} (said once a minute per address)"))
+        }
+        Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
+        Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
+        Event::Warning { message } => Some(format!("warning: {message}")),
+        Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
+        _ => None,
+    }
+}
+
+/// One line about an allocation's new state (none while it is being submitted).
+fn allocation_text(id: u32, job_id: &str, state: AllocState, reason: Option<&str>) -> Option<String> {
+    let job = if job_id.is_empty() { String::new() } else { format!(" (job {job_id})") };
+    let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+    Some(match state {
+        AllocState::Queued if job_id.is_empty() => return None,
+        AllocState::Queued => format!("+ allocation {id}{job} queued"),
+        AllocState::Running => format!("+ allocation {id}{job} started"),
+        AllocState::Finished => format!("- allocation {id}{job} finished{why}"),
+        AllocState::Failed => format!("✗ allocation {id}{job} failed{why}"),
+        AllocState::Cancelled => format!("- allocation {id}{job} cancelled"),
+    })
+}
+
+/// The report of a failed attempt: name, reason, source line, stderr tail.
+fn failure_text(event: &Event) -> Option<String> {
+    let Event::TaskFinished {
+        label,
+        status: Status::Failed { reason, .. },
+        retrying,
+        stderr_tail,
+        location,
+        attempt,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let mut text = if *retrying {
+        format!("! {label} failed ({reason}), retrying (attempt {})", attempt + 1)
+    } else {
+        format!("✗ {label} failed: {reason} ({location})")
+    };
+    if !*retrying {
+        let lines: Vec<&str> = stderr_tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(10)..] {
+            text.push_str("\n  │ ");
+            text.push_str(line);
+        }
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use flow_engine::ir::{GroupId, TaskId};
+
+    use super::*;
+
+    fn task(group: u32, instance: u64) -> TaskId {
+        TaskId::new(GroupId(group), instance)
+    }
+
+    /// A run with a dynamic stage, a retried failure, a cancellation, a
+    /// worker coming and going and an allocation.
+    fn events() -> Vec<Event> {
+        let finished = |t: TaskId, label: &str, attempt: u32, status: Status, retrying: bool| Event::TaskFinished {
+            task: t,
+            label: label.to_owned(),
+            attempt,
+            status,
+            retrying,
+            duration: Duration::from_millis(40),
+            stderr_tail: "Traceback (most recent call last):\nValueError: bad SMILES\n".to_owned(),
+            location: "workflow.toml:9:8".to_owned(),
+        };
+        let failed = || Status::failed(Some(1), None, "exit code 1".to_owned());
+        vec![
+            Event::RunStarted {
+                run_id: "20261125-010203-004".into(),
+                run_dir: PathBuf::from(".flow/runs/x"),
+                total: 3,
+            },
+            Event::WorkerJoined { worker: 1, hostname: "node7".into(), peer: "10.0.0.7:4242".into(), cpus: 1, gpus: 0 },
+            Event::TaskStarted { task: task(0, 0), label: "select".into(), attempt: 0 },
+            finished(task(0, 0), "select", 0, Status::Succeeded, false),
+            Event::Expanded { group: GroupId(1), name: "refine".into(), file: "hits.txt".into(), count: 2 },
+            finished(task(1, 0), "refine[0]", 0, failed(), true),
+            finished(task(1, 0), "refine[0]", 1, failed(), false),
+            finished(task(1, 1), "refine[1]", 0, Status::Cached, false),
+            Event::TaskCancelled { task: task(2, 0), label: "report".into(), reason: "refine[0] failed".into() },
+            Event::Allocation {
+                id: 2,
+                job_id: "4711".into(),
+                state: AllocState::Failed,
+                reason: Some("node failure".into()),
+            },
+            Event::WorkerLost { worker: 1, hostname: "node7".into(), reason: "silent for 10 s".into(), tasks: 2 },
+            Event::Warning { message: "run 20261124-000000-000: journal: 12 damaged bytes".into() },
+        ]
+    }
+
+    fn summary() -> Summary {
+        Summary {
+            run_id: "20261125-010203-004".into(),
+            total: 5,
+            succeeded: 1,
+            cached: 1,
+            failed: 1,
+            cancelled: 1,
+            seconds: 1.25,
+            ..Summary::default()
+        }
+    }
+
+    #[test]
+    fn plain_lines_on_synthetic_events() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut display = Display::Plain;
+        for event in events() {
+            display.show(&event, &mut out, &mut err);
+        }
+        display.finish(&summary(), &mut err);
+        assert!(out.is_empty());
+        insta::assert_snapshot!(String::from_utf8_lossy(&err));
+    }
+
+    #[test]
+    fn a_dry_run_says_nothing_was_executed() {
+        let mut err = Vec::new();
+        Display::Plain.finish(&Summary { dry_exec: true, succeeded: 3, seconds: 0.5, ..summary() }, &mut err);
+        insta::assert_snapshot!(String::from_utf8_lossy(&err));
+    }
+
+    #[test]
+    fn json_lines_go_to_stdout_only() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut display = Display::Json;
+        for event in events() {
+            display.show(&event, &mut out, &mut err);
+        }
+        display.finish(&summary(), &mut err);
+        assert!(err.is_empty());
+        let lines: Vec<serde_json::Value> =
+            String::from_utf8_lossy(&out).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+        assert_eq!(lines.len(), events().len());
+        assert_eq!(lines[4]["event"], "expanded");
+    }
+}
