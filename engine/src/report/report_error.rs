@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-/// A run file that could not be read or is damaged, or the report that could not be rendered.
+/// A run file that could not be read, or the report that could not be rendered.
 #[derive(Debug, Error)]
 pub enum ReportError {
     /// A run file could not be read.
@@ -15,7 +15,7 @@ pub enum ReportError {
         /// Why.
         source: std::io::Error,
     },
-    /// A run file could not be read or parsed (the error names it).
+    /// A run file could not be read, or does not parse (the error names it).
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The template failed to render (a bug in flow).

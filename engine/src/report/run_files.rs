@@ -2,6 +2,7 @@
 //! the stderr tails of failed attempts, read from its output log.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use super::ReportError;
@@ -11,7 +12,7 @@ use crate::log::{JournalFile, JournalRecord, OutputStream, read_journal, read_ou
 use crate::runtime::Summary;
 use crate::runtime::alloc::AllocsFile;
 use crate::runtime::links::WorkerInfo;
-use crate::runtime::run_dir::RunDir;
+use crate::runtime::run_dir::{RunDir, if_written};
 
 /// Lines of standard error kept for each failure.
 pub const STDERR_LINES: usize = 20;
@@ -51,11 +52,12 @@ impl RunFiles {
     /// Reads `run`'s files; those a run may not have written yet are left empty.
     pub fn read(run: &RunDir) -> Result<RunFiles, ReportError> {
         let graph = run.read_graph()?;
-        let meta = optional(run.read_meta())?;
+        let meta = if_written(run.read_meta())?;
         let workflow_file = meta.as_ref().map(|m| m.workflow.display().to_string());
-        let source = meta.as_ref().and_then(|m| {
-            let text = fs_err::read_to_string(&m.workflow).ok()?;
-            Some(Source::new(m.workflow.file_name()?.to_string_lossy(), text))
+        let source = workflow_file.as_deref().and_then(|file| {
+            let text = fs_err::read_to_string(file).ok()?;
+            let name = Path::new(file).file_name()?.to_string_lossy().into_owned();
+            Some(Source::new(name, text))
         });
         let mut warnings = Vec::new();
         let JournalFile { records, torn, damage } = if run.journal().exists() {
@@ -67,10 +69,12 @@ impl RunFiles {
             warnings.push(format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
         }
         warnings.extend(damage.iter().map(|d| format!("the journal is damaged: {d}")));
-        let mut workers = optional(run.read_workers())?.unwrap_or_default();
-        workers.extend(optional(run.read_workers_left())?.unwrap_or_default());
+        let summary = if_written(run.read_summary())?;
+        let mut workers = if_written(run.read_workers())?.unwrap_or_default();
+        workers.extend(if_written(run.read_workers_left())?.unwrap_or_default());
         workers.sort_by_key(|w| w.id);
         workers.dedup_by_key(|w| w.id);
+        let allocs = if_written(run.read_allocs())?;
         Ok(RunFiles {
             id: run.id.clone(),
             graph,
@@ -80,9 +84,9 @@ impl RunFiles {
             command: meta.as_ref().map(|m| m.command.clone()).filter(|c| !c.is_empty()),
             dry_exec: meta.is_some_and(|m| m.dry_exec),
             records,
-            summary: optional(run.read_summary())?,
+            summary,
             workers,
-            allocs: optional(run.read_allocs())?,
+            allocs,
             warnings,
         })
     }
@@ -126,13 +130,4 @@ pub(super) fn stderr_tails(
             (key, lines[lines.len().saturating_sub(STDERR_LINES)..].iter().map(|l| (*l).to_owned()).collect())
         })
         .collect())
-}
-
-/// A run file's contents, or `None` if the run has not written it.
-fn optional<T>(read: std::io::Result<T>) -> Result<Option<T>, ReportError> {
-    match read {
-        Ok(value) => Ok(Some(value)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
-    }
 }
