@@ -6,6 +6,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
 use flow_engine::log::JournalStatus;
@@ -42,7 +43,7 @@ pub struct ExplainArgs {
 pub fn run(args: &ExplainArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    let run = RunSnapshot::read(&dir, flow_engine::runtime::local::now_us()).map_err(|e| e.to_string())?;
+    let run = RunSnapshot::read(&dir, flow_engine::host::now_us()).map_err(|e| e.to_string())?;
     if let Some(text) = never_known(&run, &args.selector) {
         println!("{text}");
         return Ok(());
@@ -325,7 +326,7 @@ impl Text {
                 format!("failed ({why}){}{tries}{}", took("after", ran), ended(ran.ended_us))
             }
             Reason::Cancelled { message, ended_us } => {
-                let at = ended_us.map(|us| format!(" at {}", utc(us))).unwrap_or_default();
+                let at = ended_us.map(|us| format!(" at {}", utc(us, UtcStyle::Readable))).unwrap_or_default();
                 format!("cancelled{at}: {}", message.as_deref().unwrap_or("no reason recorded"))
             }
             Reason::Lost { ran, .. } => {
@@ -361,7 +362,7 @@ impl Text {
             }
             Reason::Running { ran, .. } | Reason::Succeeded { ran, .. } | Reason::Failed { ran, .. } => {
                 if let Some(started) = ran.started_us {
-                    lines.push(format!("started at {}", utc(started)));
+                    lines.push(format!("started at {}", utc(started, UtcStyle::Readable)));
                 }
                 if ex.state == "failed" {
                     lines.push(format!("its output: flow log cat {}", quoted(&ex.label)));
@@ -430,7 +431,7 @@ fn took(word: &str, ran: &Ran) -> String {
 
 /// `, ended 2026-11-23 16:09:29 UTC`.
 fn ended(us: Option<u64>) -> String {
-    us.map(|us| format!(", ended {}", utc(us))).unwrap_or_default()
+    us.map(|us| format!(", ended {}", utc(us, UtcStyle::Readable))).unwrap_or_default()
 }
 
 /// `failed (exit code 1)`, `running on worker 2`, `waiting`.
@@ -494,21 +495,9 @@ fn exit(code: Option<i32>, signal: Option<i32>) -> String {
     }
 }
 
-/// `2026-11-23 16:09:29 UTC` for µs since the Unix epoch.
-fn utc(us: u64) -> String {
-    let [year, month, day, h, m, s] = flow_engine::runtime::run_dir::utc_fields(us / 1_000_000);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_read_in_utc() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(1_700_000_000_000_000), "2023-11-14 22:13:20 UTC");
-    }
 
     /// Issue 13: `flow explain` listed the variants of a task no worker
     /// fits in its own words; it now uses the scheduler's.

@@ -224,7 +224,7 @@ fn queue(paused: Option<&str>, allocations: Vec<AllocRecord>) -> AllocsFile {
 }
 
 fn allocation(id: u32, job_id: &str, state: AllocState, reason: Option<&str>) -> AllocRecord {
-    let now_us = flow_engine::runtime::local::now_us();
+    let now_us = flow_engine::host::now_us();
     AllocRecord {
         id,
         job_id: job_id.into(),
@@ -292,7 +292,7 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
         gpus: 0,
         memory: 4 << 30,
         custom: Default::default(),
-        deadline_us: Some(flow_engine::runtime::local::now_us() + 4 * 3_600_000_000),
+        deadline_us: Some(flow_engine::host::now_us() + 4 * 3_600_000_000),
         allocation: Some("4711".into()),
         running: 1,
     }]);

@@ -7,6 +7,7 @@
 pub mod compile;
 pub mod diag;
 pub mod expansion;
+pub mod host;
 pub mod ir;
 pub mod log;
 pub mod net;

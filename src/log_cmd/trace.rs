@@ -3,8 +3,8 @@
 //! as Nextflow's `-with-trace` writes), or one JSON object per line.
 
 use clap::ValueEnum;
+use flow_engine::host::{UtcStyle, utc};
 use flow_engine::log::JournalEntry;
-use flow_engine::runtime::run_dir::utc_fields;
 
 use super::{format_bytes, format_duration};
 
@@ -156,7 +156,7 @@ impl Attempt<'_> {
         let human = format == Format::Table;
         let e = self.entry;
         let m = e.and_then(|e| e.metrics.as_deref());
-        let time = |us: Option<u64>| us.map(rfc3339);
+        let time = |us: Option<u64>| us.map(|us| utc(us, UtcStyle::Rfc3339));
         let span = |us: Option<u64>| us.map(|us| if human { format_duration(us) } else { us.to_string() });
         let bytes = |n: Option<u64>| n.map(|n| if human { format_bytes(n) } else { n.to_string() });
         let ids = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
@@ -214,20 +214,9 @@ impl Attempt<'_> {
     }
 }
 
-/// `2023-11-14T22:13:20.150Z`: RFC 3339 in UTC, to the millisecond.
-fn rfc3339(us: u64) -> String {
-    let [year, month, day, h, m, s] = utc_fields(us / 1_000_000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{:03}Z", us % 1_000_000 / 1000)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_are_rfc3339_in_utc() {
-        assert_eq!(rfc3339(1_700_000_000_150_999), "2023-11-14T22:13:20.150Z");
-    }
 
     #[test]
     fn csv_quotes_and_tsv_flattens() {

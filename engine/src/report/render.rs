@@ -6,7 +6,7 @@ use minijinja::value::Serde;
 use minijinja::{Environment, Value, context};
 
 use super::{Report, ReportError, svg};
-use crate::runtime::run_dir::utc_fields;
+use crate::host::{UtcStyle, utc};
 
 /// The page template, with its CSS inline.
 const TEMPLATE: &str = include_str!("report.html");
@@ -46,8 +46,7 @@ pub fn duration(us: u64) -> String {
 
 /// A time in µs since the Unix epoch as `2026-11-25 03:16:19 UTC`.
 fn time(us: u64) -> String {
-    let [year, month, day, h, m, s] = utc_fields(us / 1_000_000);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+    utc(us, UtcStyle::Readable)
 }
 
 #[cfg(test)]

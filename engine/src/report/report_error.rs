@@ -15,17 +15,9 @@ pub enum ReportError {
         /// Why.
         source: std::io::Error,
     },
-    /// A run file could not be read (the error names it).
+    /// A run file could not be read, or does not parse (the error names it).
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    /// A run file holds something else than expected.
-    #[error("`{}` is damaged: {message}", path.display())]
-    Damaged {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, as the JSON parser said.
-        message: String,
-    },
     /// The template failed to render (a bug in flow).
     #[error("cannot render the report: {0}")]
     Render(String),

@@ -5,8 +5,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
-
 use super::ReportError;
 use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
@@ -14,7 +12,7 @@ use crate::log::{JournalFile, JournalRecord, OutputStream, read_journal, read_ou
 use crate::runtime::Summary;
 use crate::runtime::alloc::AllocsFile;
 use crate::runtime::links::WorkerInfo;
-use crate::runtime::run_dir::RunDir;
+use crate::runtime::run_dir::{RunDir, if_written};
 
 /// Lines of standard error kept for each failure.
 pub const STDERR_LINES: usize = 20;
@@ -49,9 +47,9 @@ pub struct RunFiles {
 impl RunFiles {
     /// Reads `run`'s files; those a run may not have written yet are left empty.
     pub fn read(run: &RunDir) -> Result<RunFiles, ReportError> {
-        let graph = json(&run.graph())?;
-        let meta: serde_json::Value = if run.meta().exists() { json(&run.meta())? } else { serde_json::Value::Null };
-        let workflow_file = meta["workflow"].as_str().map(str::to_owned);
+        let graph = run.read_graph()?;
+        let meta = if_written(run.read_meta())?;
+        let workflow_file = meta.as_ref().map(|m| m.workflow.display().to_string());
         let source = workflow_file.as_deref().and_then(|file| {
             let text = fs_err::read_to_string(file).ok()?;
             let name = Path::new(file).file_name()?.to_string_lossy().into_owned();
@@ -67,20 +65,18 @@ impl RunFiles {
             warnings.push(format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
         }
         warnings.extend(damage.iter().map(|d| format!("the journal is damaged: {d}")));
-        let summary = run.summary().exists().then(|| json(&run.summary())).transpose()?;
-        let mut workers: Vec<WorkerInfo> = if run.workers().exists() { json(&run.workers())? } else { Vec::new() };
-        if run.workers_left().exists() {
-            workers.extend(json::<Vec<WorkerInfo>>(&run.workers_left())?);
-        }
+        let summary = if_written(run.read_summary())?;
+        let mut workers = if_written(run.read_workers())?.unwrap_or_default();
+        workers.extend(if_written(run.read_workers_left())?.unwrap_or_default());
         workers.sort_by_key(|w| w.id);
         workers.dedup_by_key(|w| w.id);
-        let allocs = run.allocs().exists().then(|| json(&run.allocs())).transpose()?;
+        let allocs = if_written(run.read_allocs())?;
         Ok(RunFiles {
             id: run.id.clone(),
             graph,
             source,
             workflow_file,
-            started_us: meta["started_us"].as_u64(),
+            started_us: meta.map(|m| m.started_us),
             records,
             summary,
             workers,
@@ -128,10 +124,4 @@ pub(super) fn stderr_tails(
             (key, lines[lines.len().saturating_sub(STDERR_LINES)..].iter().map(|l| (*l).to_owned()).collect())
         })
         .collect())
-}
-
-/// Reads and parses a JSON run file.
-fn json<T: DeserializeOwned>(path: &Path) -> Result<T, ReportError> {
-    let text = fs_err::read_to_string(path)?;
-    serde_json::from_str(&text).map_err(|e| ReportError::Damaged { path: path.to_owned(), message: e.to_string() })
 }

@@ -17,12 +17,12 @@ use super::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, Wo
 use super::event::{Event, Summary};
 use super::job::{Job, JobFactory};
 use super::links::{Link, Links};
-use super::local::now_us;
 use super::options::RunOptions;
 use super::protocol::{Offer, ToWorker};
 use super::resume::Previous;
 use super::worker::{Outcome, Status, WorkerEvent};
 use crate::diag::Source;
+use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, LogHealth};
 

@@ -130,7 +130,7 @@ impl Links {
     pub fn place(&self, id: WorkerId) -> (String, Option<String>) {
         match self.links.get(&id) {
             Some(Link::Remote { offer, .. }) => (offer.hostname.clone(), offer.allocation.clone()),
-            _ => self.here.get_or_init(|| (super::run::hostname(), super::run::cluster_job())).clone(),
+            _ => self.here.get_or_init(|| (crate::host::hostname(), crate::host::cluster_job())).clone(),
         }
     }
 

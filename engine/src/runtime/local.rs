@@ -20,6 +20,7 @@ use super::output_sink::OutputSink;
 use super::process::{Exit, Process};
 use super::spawn::{signal_group, spawn};
 use super::worker::{Outcome, Status, WorkerEvent};
+use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
 
@@ -261,11 +262,6 @@ fn write_chunk(path: &std::path::Path, text: &str, writer: &str) -> std::io::Res
     let tmp = path.with_extension(format!("tmp-{writer}"));
     fs_err::write(&tmp, text)?;
     fs_err::rename(&tmp, path)
-}
-
-/// Microseconds since the Unix epoch.
-pub fn now_us() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
 fn humanize(d: Duration) -> String {

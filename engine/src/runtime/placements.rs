@@ -65,7 +65,7 @@ mod tests {
         placements.start(task, &alloc);
         let metrics = placements.end(task, WorkerId(0), Some(usage), &links).expect("metrics");
         assert_eq!((metrics.variant, &metrics.cpus[..], &metrics.gpus[..]), (1, &[2, 3][..], &[0][..]));
-        assert_eq!((metrics.usage, &metrics.host), (usage, &super::super::run::hostname()));
+        assert_eq!((metrics.usage, &metrics.host), (usage, &crate::host::hostname()));
         assert_eq!(placements.end(task, WorkerId(0), Some(usage), &links), None, "ended once");
 
         // No process ran (it could not start): no metrics.

@@ -83,7 +83,7 @@ impl Process {
         if self.reaped.is_none()
             && let Some((status, usage)) = wait4_nohang(self.pid)?
         {
-            let ended_us = super::local::now_us();
+            let ended_us = crate::host::now_us();
             let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
             let usage = ProcessUsage {
                 started_us: self.started_us,
@@ -149,7 +149,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let child = std::process::Command::new("sh").arg("-c").arg(script).spawn().unwrap();
-            let mut process = Process::new(&child, super::super::local::now_us(), Instant::now()).unwrap();
+            let mut process = Process::new(&child, crate::host::now_us(), Instant::now()).unwrap();
             process.wait().await.unwrap()
         })
     }

@@ -78,13 +78,13 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let (mut tx, mut rx) = net::connect(&address, &options.access.secret).await?;
     let r = &options.resources;
     let offer = Offer {
-        hostname: super::run::hostname(),
+        hostname: crate::host::hostname(),
         cpus: r.cpus.clone(),
         gpus: r.gpus.clone(),
         memory: r.memory,
         custom: r.custom.clone(),
         time_limit: options.time_limit,
-        allocation: super::run::cluster_job(),
+        allocation: crate::host::cluster_job(),
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
 

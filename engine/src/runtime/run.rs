@@ -231,7 +231,7 @@ fn record_lost_output(run: &RunDir, lost: &[(TaskId, u32)], summary: &mut Summar
         .iter()
         .map(|&(task, attempt)| {
             let event = JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() };
-            JournalRecord::new(super::local::now_us(), task, attempt, event)
+            JournalRecord::new(crate::host::now_us(), task, attempt, event)
         })
         .collect();
     if let Err(e) = JournalWriter::create(&run.journal()).and_then(|mut w| w.append_batch(&records)) {
@@ -273,7 +273,7 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
     // A worker must dial a real address, not the wildcard one bound to.
-    let host = if bound.ip().is_unspecified() { hostname() } else { bound.ip().to_string() };
+    let host = if bound.ip().is_unspecified() { crate::host::hostname() } else { bound.ip().to_string() };
     let secret = Secret::generate().map_err(|e| RunError::Options(e.to_string()))?;
     let access =
         AccessFile { address: format!("{host}:{}", bound.port()), secret: secret.clone(), run_id: run.id.clone() };
@@ -281,19 +281,9 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
     Ok((listener, secret))
 }
 
-/// This machine's host name.
-pub fn hostname() -> String {
-    nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_else(|| "localhost".to_owned())
-}
-
-/// The cluster job this process runs in (`SLURM_JOB_ID`, `PBS_JOBID`), if any.
-pub fn cluster_job() -> Option<String> {
-    ["SLURM_JOB_ID", "PBS_JOBID"].iter().find_map(|v| std::env::var(v).ok())
-}
-
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
     let meta =
-        Meta { workflow: options.workflow.clone(), started_us: super::local::now_us(), dry_exec: options.dry_exec };
+        Meta { workflow: options.workflow.clone(), started_us: crate::host::now_us(), dry_exec: options.dry_exec };
     run.write_meta(&meta)?;
     run.write_graph(graph)
 }

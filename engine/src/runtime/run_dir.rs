@@ -25,11 +25,11 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::host::{UtcStyle, utc};
 use crate::ir::Graph;
 use crate::runtime::alloc::AllocsFile;
 use crate::runtime::event::Summary;
@@ -67,10 +67,10 @@ impl RunDir {
                 std::io::Error::new(e.kind(), format!("cannot create directory `{}`: {e}", path.display()))
             })
         };
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let (secs, nanos) = (now.as_secs(), now.subsec_nanos());
-        for attempt in 0..1000u32 {
-            let id = format!("{}-{:03}", format_utc(secs), (nanos / 1_000_000 + attempt) % 1000);
+        let now = crate::host::now_us();
+        let start = utc(now, UtcStyle::Compact);
+        for attempt in 0..1000 {
+            let id = format!("{start}-{:03}", (now / 1000 + attempt) % 1000);
             let path = runs.join(&id);
             match private_dir(&path) {
                 Ok(()) => return Ok(RunDir { id, path }),
@@ -248,6 +248,16 @@ pub struct RunLock {
     _flock: nix::fcntl::Flock<std::fs::File>,
 }
 
+/// `None` for a file the run has not written (yet): a reader's
+/// [`io::ErrorKind::NotFound`].
+pub fn if_written<T>(read: io::Result<T>) -> io::Result<Option<T>> {
+    match read {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// How a JSON file is laid out.
 #[derive(Clone, Copy)]
 enum Style {
@@ -309,38 +319,9 @@ pub fn find_state_dir(start: &Path) -> Option<PathBuf> {
     start.ancestors().map(|d| d.join(STATE_DIR)).find(|d| d.join("runs").is_dir())
 }
 
-/// `YYYYMMDD-HHMMSS` in UTC for a Unix time.
-fn format_utc(secs: u64) -> String {
-    let [year, month, day, h, m, s] = utc_fields(secs);
-    format!("{year:04}{month:02}{day:02}-{h:02}{m:02}{s:02}")
-}
-
-/// Year, month, day, hour, minute and second in UTC of a Unix time.
-pub fn utc_fields(secs: u64) -> [i64; 6] {
-    let days = secs / 86_400;
-    let rem = (secs % 86_400) as i64;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    [year, month, day, rem / 3600, rem % 3600 / 60, rem % 60]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_format() {
-        assert_eq!(format_utc(0), "19700101-000000");
-        assert_eq!(format_utc(1_795_000_000), "20261118-110640");
-    }
 
     #[test]
     fn runs_sort_and_resolve() {

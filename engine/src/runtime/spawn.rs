@@ -46,7 +46,7 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     if bind_cpus && !job.cpus.is_empty() {
         bind(&mut cmd, &job.cpus);
     }
-    let (started_us, started) = (super::local::now_us(), Instant::now());
+    let (started_us, started) = (crate::host::now_us(), Instant::now());
     let mut child = cmd.spawn()?;
     let process = Process::new(&child, started_us, started);
     let stdout = child.stdout.take().map(ChildStdout::from_std).transpose();

@@ -13,8 +13,8 @@ use super::planner::{Fit, QueueLoad};
 use super::profile::Queue;
 use super::record::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 use super::script::{ScriptContext, job_name, script};
+use crate::host::now_us;
 use crate::log::{OutputRecord, OutputStream};
-use crate::runtime::local::now_us;
 use crate::runtime::run_dir::RunDir;
 
 /// Allocations failing in a row before the queue pauses.

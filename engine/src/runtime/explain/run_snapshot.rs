@@ -9,7 +9,7 @@ use crate::ir::{Graph, TaskId};
 use crate::log::{JournalEvent, JournalFile, JournalRecord, JournalState, TornTail, read_journal};
 use crate::runtime::alloc::AllocsFile;
 use crate::runtime::links::WorkerInfo;
-use crate::runtime::run_dir::RunDir;
+use crate::runtime::run_dir::{RunDir, if_written};
 
 /// A run as its files describe it at one moment.
 #[derive(Debug, Clone)]
@@ -46,11 +46,11 @@ impl RunSnapshot {
         let graph = settled(|| run.read_graph())?;
         let JournalFile { records, torn, .. } =
             if run.journal().exists() { read_journal(&run.journal())? } else { JournalFile::default() };
-        let workers = optional(settled(|| run.read_workers()))?.unwrap_or_default();
-        let allocs = optional(settled(|| run.read_allocs()))?;
+        let workers = if_written(settled(|| run.read_workers()))?.unwrap_or_default();
+        let allocs = if_written(settled(|| run.read_allocs()))?;
         let mut snapshot = Self::new(graph, &records, workers, allocs, live, now_us);
         snapshot.torn = torn;
-        snapshot.left = optional(settled(|| run.read_workers_left()))?.unwrap_or_default();
+        snapshot.left = if_written(settled(|| run.read_workers_left()))?.unwrap_or_default();
         Ok(snapshot)
     }
 
@@ -97,14 +97,5 @@ fn settled<T>(read: impl Fn() -> io::Result<T>) -> io::Result<T> {
             }
             result => return result,
         }
-    }
-}
-
-/// `None` for a file that does not exist (yet).
-fn optional<T>(result: io::Result<T>) -> io::Result<Option<T>> {
-    match result {
-        Ok(value) => Ok(Some(value)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
     }
 }
