@@ -188,6 +188,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 unschedulable: Default::default(),
                 log: alloc_log,
                 checks: Default::default(),
+                workers_written: Vec::new(),
                 ahead: Default::default(),
                 durations: Default::default(),
             };
