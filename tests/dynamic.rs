@@ -334,3 +334,27 @@ fn only_a_dynamic_stage_reruns_it_whole_and_what_follows() {
     assert_code(&refused, 2);
     assert!(refused.stderr.contains("known only when the run reaches it"), "{}", refused.stderr);
 }
+
+#[test]
+fn a_dynamic_stage_has_resources_variants_and_retries() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "list"
+command = "printf '1\n2\n3\n' > list.txt"
+outputs = ["list.txt"]
+
+[[tasks]]
+name = "work"
+each_line = "list.txt"
+retries = 1
+variants = [{ cpus = 64 }, { cpus = 2 }]
+command = "if [ {{ attempt }} = 0 ] && [ {{ item }} = 2 ]; then exit 1; fi; echo $FLOW_CPUS > cpus{{ item }}.txt"
+"#,
+    );
+    let out = t.run_with(&["run", "--cpus", "4", "--max-fails", "1"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("! work[1] failed (exit code 1), retrying (attempt 1)"), "{}", out.stderr);
+    // The second variant fits the 4-cpu worker: two CPU ids each.
+    assert_eq!(read(&t, "cpus2.txt").trim().split(',').count(), 2);
+}

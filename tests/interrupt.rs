@@ -370,7 +370,12 @@ fn tail_f_stops_on_a_killed_run() {
         "[[tasks]]\nname = \"slow\"\nrange = \"1-2\"\ncommand = \"echo started {{ index }}; touch s{{ index }}; sleep 30\"\n",
     );
     let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "run.stderr");
-    assert!(wait_for(Duration::from_secs(10), || t.path().join("s1").exists() && t.path().join("s2").exists()));
+    // Both lines are in the run log (written a moment after the tasks print them).
+    let logged = wait_for(Duration::from_secs(10), || {
+        let out = t.run_with(&["log", "cat"]).stdout;
+        out.contains("started 1") && out.contains("started 2")
+    });
+    assert!(logged, "{}", read(&t, "run.stderr"));
     signal(flow.id(), "-KILL");
     wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
 

@@ -311,3 +311,21 @@ fn explain_names_the_host_of_a_worker_that_left() {
     let words = t.success_with(&["explain", "a"]);
     assert!(words.contains("on worker 0 ("), "{words}");
 }
+
+#[test]
+fn flow_workers_counts_the_tasks_running_now() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"slow\"\nrange = \"1-2\"\ncommand = \"touch started{{ index }}; sleep 3\"\n");
+    let mut run = spawn_flow(t.path(), &["run", "--cpus", "2"], "run.stderr");
+    let started =
+        wait_for(Duration::from_secs(10), || t.path().join("started1").exists() && t.path().join("started2").exists());
+    assert!(started, "{}", read(&t, "run.stderr"));
+    // workers.json follows the running tasks within about a second.
+    let two = wait_for(Duration::from_secs(3), || {
+        t.success_with(&["workers"]).lines().nth(2).is_some_and(|l| l.trim_end().ends_with(" 2"))
+    });
+    assert!(two, "{}", t.success_with(&["workers"]));
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0);
+    let after = t.success_with(&["workers"]);
+    assert!(after.lines().nth(2).is_some_and(|l| l.trim_end().ends_with(" 0")), "{after}");
+}

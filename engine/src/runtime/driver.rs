@@ -168,6 +168,8 @@ pub(super) struct Driver {
     pub log: Option<super::output_sink::OutputSink>,
     /// Instances being compared with their last success before dispatch.
     pub checks: super::driver_cache::Checks,
+    /// Running tasks per worker as `workers.json` last said.
+    pub workers_written: Vec<(u32, u64)>,
 }
 
 impl Driver {
@@ -186,6 +188,7 @@ impl Driver {
         let mut interrupt = std::pin::pin!(super::signals::interrupted());
         let mut tick = tokio::time::interval(EVENT_DELAY);
         let mut queue_tick = tokio::time::interval(super::driver_queue::QUEUE_TICK);
+        let mut workers_tick = tokio::time::interval(super::driver_workers::WORKERS_TICK);
         while !self.core.is_finished() {
             tokio::select! {
                 event = self.driver_events.recv() => {
@@ -198,6 +201,7 @@ impl Driver {
                 }
                 _ = tick.tick(), if !self.event_batch.is_empty() => self.flush_events(),
                 _ = queue_tick.tick(), if self.queue.is_some() => self.queue_tick(&mut out),
+                _ = workers_tick.tick() => self.refresh_workers(),
                 () = &mut interrupt, if !self.summary.interrupted => {
                     self.summary.interrupted = true;
                     self.core.stop(&mut out);
@@ -213,6 +217,7 @@ impl Driver {
                 self.step(&mut out);
             }
         }
+        self.refresh_workers();
         self.links.shutdown();
         for (address, count) in self.refusals.held() {
             self.event_batch.push(Event::RefusedQuietly { address, count });
@@ -291,23 +296,6 @@ impl Driver {
                 }
             }
         }
-    }
-
-    /// Writes `workers.json` for `flow workers`.
-    /// Keeps what `worker`, about to leave, was, in `workers-left.json`.
-    fn remember_left(&mut self, worker: WorkerId) {
-        let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) else { return };
-        self.left_workers.push(info);
-        let _ = self.run_dir.write_workers_left(&self.left_workers);
-    }
-
-    fn write_workers(&self) {
-        let mut counts: HashMap<WorkerId, u64> = HashMap::new();
-        for (_, w) in self.running.values() {
-            *counts.entry(*w).or_default() += 1;
-        }
-        let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
-        let _ = self.run_dir.write_workers(&infos);
     }
 
     /// Fills free slots and acts on the result, until nothing changes: with

@@ -12,6 +12,7 @@ mod driver;
 mod driver_cache;
 mod driver_expand;
 mod driver_queue;
+mod driver_workers;
 pub mod event;
 pub mod explain;
 pub mod fingerprint;

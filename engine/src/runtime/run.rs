@@ -188,6 +188,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 unschedulable: Default::default(),
                 log: alloc_log,
                 checks: Default::default(),
+                workers_written: Vec::new(),
                 ahead: Default::default(),
                 durations: Default::default(),
             };
@@ -281,8 +282,12 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
-    let meta =
-        Meta { workflow: options.workflow.clone(), started_us: crate::host::now_us(), dry_exec: options.dry_exec };
+    let meta = Meta {
+        workflow: options.workflow.clone(),
+        started_us: crate::host::now_us(),
+        dry_exec: options.dry_exec,
+        command: options.command_line.clone(),
+    };
     run.write_meta(&meta)?;
     run.write_graph(graph)
 }
