@@ -22,7 +22,7 @@ use super::explanation::{
 };
 use super::fit::in_time;
 use super::run_snapshot::RunSnapshot;
-use super::state::{State, UpstreamState};
+use super::state::{EarlierStatus, State, UpstreamState};
 
 /// Upstream instances listed per upstream task.
 const EXAMPLES: usize = 3;
@@ -158,7 +158,7 @@ impl<'a> Explainer<'a> {
                 JournalStatus::Running => (Reason::NotRun { running: Some(self.ran(entry)) }, None),
                 JournalStatus::Failed if !run.failed_for_good(task) => {
                     let left = group.retries.saturating_sub(run.failures(task));
-                    (self.waiting(task), Some(earlier(entry, "failed", Some(left))))
+                    (self.waiting(task), Some(earlier(entry, EarlierStatus::Failed, Some(left))))
                 }
                 JournalStatus::Failed => (
                     Reason::Failed {
@@ -171,7 +171,9 @@ impl<'a> Explainer<'a> {
                     },
                     None,
                 ),
-                JournalStatus::Lost if run.live => (self.waiting(task), Some(earlier(entry, "lost", None))),
+                JournalStatus::Lost if run.live => {
+                    (self.waiting(task), Some(earlier(entry, EarlierStatus::Lost, None)))
+                }
                 JournalStatus::Lost => (Reason::Lost { attempt: entry.attempt, ran: self.ran(entry) }, None),
             },
         };
@@ -372,7 +374,7 @@ impl<'a> Explainer<'a> {
 }
 
 /// The attempt that ended before a wait to run again.
-fn earlier(entry: &JournalEntry, status: &'static str, retries_left: Option<u32>) -> Earlier {
+fn earlier(entry: &JournalEntry, status: EarlierStatus, retries_left: Option<u32>) -> Earlier {
     Earlier {
         attempt: entry.attempt,
         status,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::state::{State, UpstreamState};
+use super::state::{EarlierStatus, State, UpstreamState};
 use crate::resources::Shortfall;
 
 /// One task instance, explained.
@@ -294,8 +294,8 @@ pub struct QueuedAllocation {
 pub struct Earlier {
     /// The attempt (0 for the first).
     pub attempt: u32,
-    /// `failed` or `lost` (its worker disappeared).
-    pub status: &'static str,
+    /// How it ended.
+    pub status: EarlierStatus,
     /// The exit code, if it exited.
     pub exit_code: Option<i32>,
     /// The signal that killed it, if one did.

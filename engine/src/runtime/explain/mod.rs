@@ -23,4 +23,4 @@ pub use explanation::{
     WorkerRef,
 };
 pub use run_snapshot::RunSnapshot;
-pub use state::{State, UpstreamState};
+pub use state::{EarlierStatus, State, UpstreamState};

@@ -1,5 +1,6 @@
-//! [`State`] and [`UpstreamState`]: where an explained instance, and an
-//! instance it waits for, stand. Both serialize as lower-case words.
+//! [`State`], [`UpstreamState`] and [`EarlierStatus`]: where an explained
+//! instance and an instance it waits for stand, and how the attempt before
+//! a wait to run again ended. All serialize as lower-case words.
 
 use serde::Serialize;
 
@@ -40,5 +41,15 @@ pub enum UpstreamState {
     /// It was cancelled.
     Cancelled,
     /// Its worker was lost; it runs again.
+    Lost,
+}
+
+/// How the attempt before a wait to run again ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EarlierStatus {
+    /// It failed, with retries left.
+    Failed,
+    /// Its worker disappeared.
     Lost,
 }

@@ -133,7 +133,7 @@ fn a_waiting_instance_lists_failed_upstream_instances_first() {
     let retrying = ex.explain(t(0, 7));
     assert_eq!(retrying.reason, Reason::Ready { running: 1, workers: 1, busy: 1, nodes: 1 });
     let earlier = retrying.earlier.expect("an earlier attempt");
-    assert_eq!((earlier.status, earlier.exit_code, earlier.retries_left), ("failed", Some(1), Some(0)));
+    assert_eq!((earlier.status, earlier.exit_code, earlier.retries_left), (EarlierStatus::Failed, Some(1), Some(0)));
     assert_eq!(ex.explain(t(0, 6)).state, State::Failed);
 }
 
@@ -269,7 +269,7 @@ fn a_lost_attempt_waits_to_run_again() {
     let lost = Explainer::new(&run).explain(t(0, 0));
     assert_eq!(lost.reason, Reason::NoWorkers { queue: None });
     let earlier = lost.earlier.expect("the lost attempt");
-    assert_eq!((earlier.status, earlier.worker, earlier.retries_left), ("lost", Some(3), None));
+    assert_eq!((earlier.status, earlier.worker, earlier.retries_left), (EarlierStatus::Lost, Some(3), None));
 }
 
 #[test]
