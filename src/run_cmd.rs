@@ -91,6 +91,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         local,
         queue,
         share_with_group: args.share_with_group,
+        command_line: std::env::args().collect(),
     };
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
     let mut display = Display::new(args.json);

@@ -69,6 +69,7 @@ fn a_failed_runs_report_lists_the_failure_with_its_location_and_stderr() {
     assert_self_contained(&html);
     assert!(html.contains(r#"<span class="status failed">failed</span>"#));
     assert!(html.contains("<tr><th>Exit status</th><td>1 (failed)</td></tr>"));
+    assert!(html.contains(" run</code></td></tr>"), "no command line");
 }
 
 #[test]

@@ -3,16 +3,17 @@
 //! instances it names (the failures, the slowest attempts).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
 use super::graph_view::GraphView;
+use super::latest::Latest;
 use super::report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 use super::run_files::{RunFiles, stderr_tails};
 use super::stats::Stats;
 use super::timeline::{Span, Timeline};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalState, JournalStatus};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
 use crate::resources::bytes;
 use crate::runtime::run_dir::RunDir;
 
@@ -34,20 +35,25 @@ impl Report {
     /// The report of what `files` hold (without stderr tails).
     pub fn build(files: &RunFiles) -> Report {
         let graph = &files.graph;
-        let state = JournalState::from_records(&files.records);
+        let latest = Latest::new(graph, &files.records);
         let mut counts: Vec<Counts> =
             graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
-        for (task, entry) in state.iter() {
-            let Some(c) = counts.get_mut(task.group.index()) else { continue };
-            c.waiting = c.waiting.saturating_sub(1);
-            *match entry.status {
-                JournalStatus::Running => &mut c.running,
-                JournalStatus::Succeeded => &mut c.succeeded,
-                JournalStatus::Cached => &mut c.cached,
-                JournalStatus::Failed => &mut c.failed,
-                JournalStatus::Cancelled => &mut c.cancelled,
-                JournalStatus::Lost => &mut c.lost,
-            } += 1;
+        let mut failed = Vec::new();
+        for (g, c) in counts.iter_mut().enumerate() {
+            for (task, attempt, status) in latest.of(g) {
+                c.waiting -= 1;
+                *match status {
+                    JournalStatus::Running => &mut c.running,
+                    JournalStatus::Succeeded => &mut c.succeeded,
+                    JournalStatus::Cached => &mut c.cached,
+                    JournalStatus::Failed => &mut c.failed,
+                    JournalStatus::Cancelled => &mut c.cancelled,
+                    JournalStatus::Lost => &mut c.lost,
+                } += 1;
+                if status == JournalStatus::Failed && failed.len() < MAX_FAILURES {
+                    failed.push((task, attempt));
+                }
+            }
         }
         let last_record = files.records.iter().map(|r| r.time_us).max();
         let first_record = files.records.iter().map(|r| r.time_us).min();
@@ -64,20 +70,7 @@ impl Report {
         let mut attempts = Attempts::new(files, graph);
         attempts.fold(files, ended_us.unwrap_or_default());
         let failures_total = counts.iter().map(|c| c.failed).sum();
-        let failures = state
-            .iter()
-            .filter(|(task, e)| e.status == JournalStatus::Failed && task.group.index() < graph.groups.len())
-            .take(MAX_FAILURES)
-            .map(|(&task, e)| FailureReport {
-                task: graph.label(task),
-                attempt: e.attempt,
-                reason: e.reason.clone().unwrap_or_default(),
-                location: location(task.group.index()),
-                host: e.metrics.as_ref().map(|m| m.host.clone()),
-                stderr_tail: Vec::new(),
-                key: Some((task, e.attempt)),
-            })
-            .collect();
+        let failures = failures(files, &failed, location);
         let tasks = graph
             .groups
             .iter()
@@ -144,6 +137,39 @@ impl Report {
     }
 }
 
+/// The failures of `failed` (instances and their last attempt), in that
+/// order, from the last record of each attempt.
+fn failures(
+    files: &RunFiles,
+    failed: &[(TaskId, u32)],
+    location: impl Fn(usize) -> Option<String>,
+) -> Vec<FailureReport> {
+    let wanted: HashSet<(TaskId, u32)> = failed.iter().copied().collect();
+    let mut last: HashMap<(TaskId, u32), &JournalRecord> = HashMap::new();
+    for r in files.records.iter().filter(|r| wanted.contains(&(r.task, r.attempt))) {
+        last.insert((r.task, r.attempt), r);
+    }
+    failed
+        .iter()
+        .map(|&(task, attempt)| {
+            let record = last.get(&(task, attempt));
+            let reason = match record.map(|r| &r.event) {
+                Some(JournalEvent::Failed { reason, .. }) => reason.clone(),
+                _ => String::new(),
+            };
+            FailureReport {
+                task: files.graph.label(task),
+                attempt,
+                reason,
+                location: location(task.group.index()),
+                host: record.and_then(|r| r.metrics.as_ref()).map(|m| m.host.clone()),
+                stderr_tail: Vec::new(),
+                key: Some((task, attempt)),
+            }
+        })
+        .collect()
+}
+
 /// The run's status line fields.
 fn run_info(files: &RunFiles, started_us: Option<u64>, ended_us: Option<u64>) -> RunInfo {
     let exit_code = files.summary.as_ref().map(crate::runtime::Summary::exit_code);
@@ -157,11 +183,27 @@ fn run_info(files: &RunFiles, started_us: Option<u64>, ended_us: Option<u64>) ->
         id: files.id.clone(),
         workflow: files.graph.name.clone(),
         workflow_file: files.workflow_file.clone(),
+        command_line: files
+            .command
+            .as_ref()
+            .map(|words| words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")),
+        dry_exec: files.dry_exec,
         flow_version: env!("CARGO_PKG_VERSION").to_owned(),
         started_us,
         ended_us,
         status: status.to_owned(),
         exit_code,
+    }
+}
+
+/// `word` as a POSIX shell reads it: as it is if it has no special
+/// character, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod build;
 mod graph_view;
+mod latest;
 mod render;
 #[allow(clippy::module_inception)]
 mod report;

@@ -42,6 +42,10 @@ pub struct RunInfo {
     pub workflow: String,
     /// The workflow file, as recorded when the run started.
     pub workflow_file: Option<String>,
+    /// The command line that started the run, quoted for a POSIX shell, if recorded.
+    pub command_line: Option<String>,
+    /// A `--dry-exec` run: no process was started, its successes are not results.
+    pub dry_exec: bool,
     /// The flow version that wrote the report.
     pub flow_version: String,
     /// When the run started, µs since the Unix epoch.

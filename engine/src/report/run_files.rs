@@ -32,6 +32,10 @@ pub struct RunFiles {
     pub workflow_file: Option<String>,
     /// When the run started (`meta.json`).
     pub started_us: Option<u64>,
+    /// The command line that started it, if `meta.json` records it.
+    pub command: Option<Vec<String>>,
+    /// Whether it was a `--dry-exec` run, which started no process.
+    pub dry_exec: bool,
     /// The journal's records, in order.
     pub records: Vec<JournalRecord>,
     /// `summary.json`, if the run ended.
@@ -76,7 +80,9 @@ impl RunFiles {
             graph,
             source,
             workflow_file,
-            started_us: meta.map(|m| m.started_us),
+            started_us: meta.as_ref().map(|m| m.started_us),
+            command: meta.as_ref().map(|m| m.command.clone()).filter(|c| !c.is_empty()),
+            dry_exec: meta.is_some_and(|m| m.dry_exec),
             records,
             summary,
             workers,

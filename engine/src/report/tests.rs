@@ -6,6 +6,7 @@ use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, ProcessUsage};
 use crate::runtime::Summary;
+use crate::runtime::alloc::{AllocRecord, AllocState, AllocsFile};
 use crate::runtime::links::WorkerInfo;
 use crate::spec::{Format, parse};
 
@@ -109,6 +110,8 @@ fn files() -> RunFiles {
         source: Some(source),
         workflow_file: Some("/home/me/docking/workflow.toml".into()),
         started_us: Some(T0),
+        command: Some(["flow", "run", "-v", "tag=a b"].map(String::from).to_vec()),
+        dry_exec: false,
         records,
         summary: Some(summary),
         workers: vec![worker],
@@ -135,4 +138,37 @@ fn the_page_holds_every_section_and_no_external_reference() {
     assert!(html.contains("workflow.toml:4:8"), "no location of `dock`");
     assert!(html.contains("dock asked for 8 GiB, used at most 1.27 GiB"), "no use of `dock`");
     assert!(!html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn a_cluster_run_shows_its_allocations() {
+    let allocation = |id: u32, state: AllocState, started: Option<u64>, ended: Option<u64>| AllocRecord {
+        id,
+        job_id: format!("{}", 1000 + id),
+        state,
+        workers: 1,
+        connected: 0,
+        joined: u32::from(started.is_some()),
+        submitted_us: T0,
+        started_us: started.map(|s| T0 + s * SECOND),
+        ended_us: ended.map(|s| T0 + s * SECOND),
+        reason: (state == AllocState::Failed).then(|| "exit code 1".to_owned()),
+        script: format!("allocs/{id}.sh"),
+        output: format!("allocs/{id}.out"),
+    };
+    let mut files = files();
+    let allocations = vec![
+        allocation(1, AllocState::Finished, Some(1), Some(6)),
+        allocation(2, AllocState::Failed, Some(2), Some(3)),
+    ];
+    files.allocs = Some(AllocsFile { queue: None, allocations });
+    let report = Report::build(&files);
+    let states: Vec<_> = report.allocations.iter().map(|a| (a.job_id.as_str(), a.state.as_str())).collect();
+    assert_eq!(states, [("1001", "finished"), ("1002", "failed")]);
+    let mut html = Vec::new();
+    render(&report, &mut html).expect("renders");
+    let html = String::from_utf8(html).expect("UTF-8");
+    assert!(html.contains(r#"<section id="allocations">"#));
+    assert_eq!(html.matches(r#"<rect class="running""#).count(), 2);
+    assert!(html.contains("failed, 1 workers: exit code 1</title>"));
 }

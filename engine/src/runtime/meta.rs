@@ -14,4 +14,7 @@ pub struct Meta {
     /// Whether it was a `--dry-exec` run (absent in the file when not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_exec: bool,
+    /// The command line that started the run (absent in the file when not recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }

@@ -36,4 +36,6 @@ pub struct RunOptions {
     /// Make `.flow` and the run directory readable by the owner's group
     /// (0750); otherwise only the owner may enter them (0700).
     pub share_with_group: bool,
+    /// The command line that started the run, recorded in its metadata (none if empty).
+    pub command_line: Vec<String>,
 }

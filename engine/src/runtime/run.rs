@@ -282,8 +282,12 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
 }
 
 fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
-    let meta =
-        Meta { workflow: options.workflow.clone(), started_us: crate::host::now_us(), dry_exec: options.dry_exec };
+    let meta = Meta {
+        workflow: options.workflow.clone(),
+        started_us: crate::host::now_us(),
+        dry_exec: options.dry_exec,
+        command: options.command_line.clone(),
+    };
     run.write_meta(&meta)?;
     run.write_graph(graph)
 }

@@ -4,7 +4,7 @@
 //! ```text
 //! .flow/                  next to the workflow file
 //!   runs/<id>/            one per `flow run`; ids sort by start time
-//!     meta.json           workflow path, start time, --dry-exec (Meta)
+//!     meta.json           workflow path, start time, --dry-exec, command line (Meta)
 //!     graph.json          the compiled IR, rewritten as deferred groups expand (Graph)
 //!     journal             task state changes (framed records, append-only)
 //!     output.log          every task's stdout/stderr (framed records)

@@ -1,0 +1,53 @@
+//! [`Latest`]: the last attempt of every instance and where it got to, in
+//! eight bytes per instance, folded from the journal as
+//! [`crate::log::JournalState`] folds it (a later attempt starts afresh, a
+//! record of an earlier one is ignored), for runs of millions of instances.
+
+use crate::ir::{Graph, TaskId};
+use crate::log::{JournalEvent, JournalRecord, JournalStatus};
+
+/// The last attempt and status of each instance, per group.
+pub(super) struct Latest {
+    groups: Vec<Vec<(u32, Option<JournalStatus>)>>,
+}
+
+impl Latest {
+    /// Folds `records` over the instances of `graph`; records of instances
+    /// the graph does not have are left out.
+    pub fn new(graph: &Graph, records: &[JournalRecord]) -> Latest {
+        let mut groups: Vec<Vec<(u32, Option<JournalStatus>)>> =
+            graph.groups.iter().map(|g| vec![(0, None); g.count as usize]).collect();
+        for r in records {
+            let Some(slot) = groups.get_mut(r.task.group.index()).and_then(|g| g.get_mut(r.task.instance as usize))
+            else {
+                continue;
+            };
+            if slot.1.is_some() && r.attempt < slot.0 {
+                continue;
+            }
+            *slot = (r.attempt, Some(status(&r.event)));
+        }
+        Latest { groups }
+    }
+
+    /// The last attempt and status of each instance of group `group` that has a record.
+    pub fn of(&self, group: usize) -> impl Iterator<Item = (TaskId, u32, JournalStatus)> + '_ {
+        let id = crate::ir::GroupId(group as u32);
+        self.groups[group]
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, &(attempt, status))| Some((TaskId::new(id, i as u64), attempt, status?)))
+    }
+}
+
+/// Where an attempt got to after `event`.
+fn status(event: &JournalEvent) -> JournalStatus {
+    match event {
+        JournalEvent::Started { .. } => JournalStatus::Running,
+        JournalEvent::Succeeded { .. } => JournalStatus::Succeeded,
+        JournalEvent::Cached { .. } => JournalStatus::Cached,
+        JournalEvent::Failed { .. } => JournalStatus::Failed,
+        JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
+        JournalEvent::Lost { .. } => JournalStatus::Lost,
+    }
+}
