@@ -12,7 +12,8 @@ use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
 use flow_engine::log::JournalStatus;
 use flow_engine::resources::{LARGEST, no_variant_fits};
 use flow_engine::runtime::explain::{
-    Earlier, Explainer, Explanation, QueueWait, Ran, Reason, RunSnapshot, UpstreamInstance, UpstreamWait, WorkerRef,
+    Earlier, Explainer, Explanation, QueueWait, Ran, Reason, ReasonKind, RunSnapshot, State, UpstreamInstance,
+    UpstreamState, UpstreamWait, WorkerRef,
 };
 use flow_engine::runtime::resume::origin;
 use flow_engine::runtime::run_dir::{RunDir, locate};
@@ -181,17 +182,18 @@ fn access_hint(dir: &RunDir, cwd: &Path) -> Option<String> {
 /// instances in all as examples.
 fn summary(out: &mut impl Write, explainer: &Explainer, tasks: &[TaskId], text: &Text, header: &str) -> io::Result<()> {
     // Per kind: how many, and enough examples to fill the list whatever the mix.
-    let mut kinds: BTreeMap<usize, (u64, Vec<Explanation>)> = BTreeMap::new();
+    let mut kinds: BTreeMap<(u8, ReasonKind), (u64, Vec<Explanation>)> = BTreeMap::new();
     for &task in tasks {
         let ex = explainer.explain(task);
-        let (n, kept) = kinds.entry(rank(&ex.reason)).or_default();
+        let kind = ex.reason.kind();
+        let (n, kept) = kinds.entry((heading(kind).0, kind)).or_default();
         *n += 1;
         if kept.len() < SHOWN {
             kept.push(ex);
         }
     }
     // One example of each kind first, then a second of each, and so on.
-    let mut budget: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut budget: BTreeMap<(u8, ReasonKind), usize> = BTreeMap::new();
     let mut left = SHOWN;
     for round in 0..SHOWN {
         for (&rank, (_, kept)) in &kinds {
@@ -204,19 +206,20 @@ fn summary(out: &mut impl Write, explainer: &Explainer, tasks: &[TaskId], text: 
     writeln!(out, "{header}")?;
     let width = kinds.values().map(|(n, _)| n.to_string().len()).max().unwrap_or(1);
     let mut omitted = false;
-    for (rank, (n, kept)) in &kinds {
-        writeln!(out, "  {n:>width$} {}", KINDS[*rank].1)?;
+    for (key, (n, kept)) in &kinds {
+        let (_, label, same_for_task) = heading(key.1);
+        writeln!(out, "  {n:>width$} {label}")?;
         let headlines: Vec<String> = kept.iter().map(|ex| text.headline(ex)).collect();
         // A reason of the task (or the same words for every instance): one line for all.
         let same = headlines.iter().all(|h| *h == headlines[0]);
-        if kept.len() > 1 && same && (kept.len() as u64 == *n || KINDS[*rank].2) {
+        if kept.len() > 1 && same && (kept.len() as u64 == *n || same_for_task) {
             let labels: Vec<&str> = kept.iter().take(3).map(|ex| ex.label.as_str()).collect();
             let more = n - labels.len() as u64;
             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             writeln!(out, "  {:width$} {}{more}: {}", "", labels.join(", "), headlines[0])?;
             continue;
         }
-        let shown = budget.get(rank).copied().unwrap_or(0);
+        let shown = budget.get(key).copied().unwrap_or(0);
         for (ex, headline) in kept.iter().zip(&headlines).take(shown) {
             writeln!(out, "  {:width$} {}: {headline}", "", ex.label)?;
         }
@@ -232,25 +235,23 @@ fn summary(out: &mut impl Write, explainer: &Explainer, tasks: &[TaskId], text: 
     Ok(())
 }
 
-/// Reason kinds in the order summaries list them, with their label and
-/// whether the reason is the same for every instance of a task.
-const KINDS: [(&str, &str, bool); 12] = [
-    ("dependencies", "waiting for dependencies", false),
-    ("resources", "waiting: no worker fits", true),
-    ("time_request", "waiting: time request longer than workers last", true),
-    ("no_workers", "waiting for a worker", true),
-    ("ready", "ready, waiting for a free slot", true),
-    ("running", "running", false),
-    ("failed", "failed", false),
-    ("cancelled", "cancelled", false),
-    ("lost", "lost with their worker", false),
-    ("not_run", "never finished (the run stopped)", false),
-    ("succeeded", "succeeded", false),
-    ("cached", "unchanged since an earlier run", false),
-];
-
-fn rank(reason: &Reason) -> usize {
-    KINDS.iter().position(|(kind, ..)| *kind == reason.kind()).unwrap_or(KINDS.len() - 1)
+/// Where summaries list a reason kind, its label, and whether the reason is
+/// the same for every instance of a task.
+fn heading(kind: ReasonKind) -> (u8, &'static str, bool) {
+    match kind {
+        ReasonKind::Dependencies => (0, "waiting for dependencies", false),
+        ReasonKind::Resources => (1, "waiting: no worker fits", true),
+        ReasonKind::TimeRequest => (2, "waiting: time request longer than workers last", true),
+        ReasonKind::NoWorkers => (3, "waiting for a worker", true),
+        ReasonKind::Ready => (4, "ready, waiting for a free slot", true),
+        ReasonKind::Running => (5, "running", false),
+        ReasonKind::Failed => (6, "failed", false),
+        ReasonKind::Cancelled => (7, "cancelled", false),
+        ReasonKind::Lost => (8, "lost with their worker", false),
+        ReasonKind::NotRun => (9, "never finished (the run stopped)", false),
+        ReasonKind::Succeeded => (10, "succeeded", false),
+        ReasonKind::Cached => (11, "unchanged since an earlier run", false),
+    }
 }
 
 /// Renders explanations as text.
@@ -364,7 +365,7 @@ impl Text {
                 if let Some(started) = ran.started_us {
                     lines.push(format!("started at {}", utc(started, UtcStyle::Readable)));
                 }
-                if ex.state == "failed" {
+                if ex.state == State::Failed {
                     lines.push(format!("its output: flow log cat {}", quoted(&ex.label)));
                 }
             }
@@ -439,13 +440,12 @@ fn upstream_state(u: &UpstreamInstance) -> String {
     let worker = u.worker.map(|w| format!(" on worker {w}")).unwrap_or_default();
     let why = u.message.clone().unwrap_or_else(|| exit(u.exit_code, u.signal));
     match u.state {
-        "running" => format!("running{worker}"),
-        "failed" => format!("failed ({why})"),
-        "retrying" => format!("to run again after {why}"),
-        "cancelled" => format!("cancelled ({why})"),
-        "lost" => format!("to run again, its worker{worker} lost"),
-        "waiting" => "not started".to_owned(),
-        state => state.to_owned(),
+        UpstreamState::Running => format!("running{worker}"),
+        UpstreamState::Failed => format!("failed ({why})"),
+        UpstreamState::Retrying => format!("to run again after {why}"),
+        UpstreamState::Cancelled => format!("cancelled ({why})"),
+        UpstreamState::Lost => format!("to run again, its worker{worker} lost"),
+        UpstreamState::Waiting => "not started".to_owned(),
     }
 }
 
@@ -509,7 +509,7 @@ mod tests {
             task: "big".into(),
             index: 0,
             label: "big".into(),
-            state: "waiting",
+            state: State::Waiting,
             reason: Reason::Resources { nodes: 1, fitting: 0, workers: 1, variants },
             earlier: None,
             queue_notes: Vec::new(),

@@ -22,6 +22,7 @@ use super::explanation::{
 };
 use super::fit::in_time;
 use super::run_snapshot::RunSnapshot;
+use super::state::{State, UpstreamState};
 
 /// Upstream instances listed per upstream task.
 const EXAMPLES: usize = 3;
@@ -174,7 +175,7 @@ impl<'a> Explainer<'a> {
                 JournalStatus::Lost => (Reason::Lost { attempt: entry.attempt, ran: self.ran(entry) }, None),
             },
         };
-        let queue_notes = if reason.state() == "waiting" { self.queue_notes(task.group) } else { Vec::new() };
+        let queue_notes = if reason.state() == State::Waiting { self.queue_notes(task.group) } else { Vec::new() };
         Explanation {
             task: group.name.clone(),
             index: run.graph.index(task.group, task.instance),
@@ -242,12 +243,12 @@ impl<'a> Explainer<'a> {
     fn upstream_instance(&self, task: TaskId) -> UpstreamInstance {
         let entry = self.run.journal.get(task);
         let state = match entry.map(|e| e.status) {
-            None | Some(JournalStatus::Succeeded | JournalStatus::Cached) => "waiting",
-            Some(JournalStatus::Running) => "running",
-            Some(JournalStatus::Failed) if self.run.failed_for_good(task) => "failed",
-            Some(JournalStatus::Failed) => "retrying",
-            Some(JournalStatus::Cancelled) => "cancelled",
-            Some(JournalStatus::Lost) => "lost",
+            None | Some(JournalStatus::Succeeded | JournalStatus::Cached) => UpstreamState::Waiting,
+            Some(JournalStatus::Running) => UpstreamState::Running,
+            Some(JournalStatus::Failed) if self.run.failed_for_good(task) => UpstreamState::Failed,
+            Some(JournalStatus::Failed) => UpstreamState::Retrying,
+            Some(JournalStatus::Cancelled) => UpstreamState::Cancelled,
+            Some(JournalStatus::Lost) => UpstreamState::Lost,
         };
         UpstreamInstance {
             label: self.run.graph.label(task),

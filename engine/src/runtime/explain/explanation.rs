@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::state::{State, UpstreamState};
 use crate::resources::Shortfall;
 
 /// One task instance, explained.
@@ -14,9 +15,8 @@ pub struct Explanation {
     pub index: i64,
     /// `name[index]`, or `name` for a plain task.
     pub label: String,
-    /// Where it stands: `waiting`, `running`, `succeeded`, `cached`,
-    /// `failed`, `cancelled`, `lost` or `not_run`.
-    pub state: &'static str,
+    /// Where it stands.
+    pub state: State,
     /// Why it is there, with the details.
     pub reason: Reason,
     /// The attempt that ended before this wait, when the instance waits to
@@ -137,35 +137,71 @@ pub enum Reason {
     },
 }
 
+/// A [`Reason`]'s kind without its details; serialized as its `kind` in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonKind {
+    /// [`Reason::Dependencies`].
+    Dependencies,
+    /// [`Reason::Resources`].
+    Resources,
+    /// [`Reason::TimeRequest`].
+    TimeRequest,
+    /// [`Reason::NoWorkers`].
+    NoWorkers,
+    /// [`Reason::Ready`].
+    Ready,
+    /// [`Reason::Running`].
+    Running,
+    /// [`Reason::Succeeded`].
+    Succeeded,
+    /// [`Reason::Cached`].
+    Cached,
+    /// [`Reason::Failed`].
+    Failed,
+    /// [`Reason::Cancelled`].
+    Cancelled,
+    /// [`Reason::Lost`].
+    Lost,
+    /// [`Reason::NotRun`].
+    NotRun,
+}
+
 impl Reason {
-    /// The reason's kind, as in JSON: `dependencies`, `resources`, ….
-    pub fn kind(&self) -> &'static str {
+    /// The reason's kind.
+    pub fn kind(&self) -> ReasonKind {
         match self {
-            Reason::Dependencies { .. } => "dependencies",
-            Reason::Resources { .. } => "resources",
-            Reason::TimeRequest { .. } => "time_request",
-            Reason::NoWorkers { .. } => "no_workers",
-            Reason::Ready { .. } => "ready",
-            Reason::Running { .. } => "running",
-            Reason::Succeeded { .. } => "succeeded",
-            Reason::Cached { .. } => "cached",
-            Reason::Failed { .. } => "failed",
-            Reason::Cancelled { .. } => "cancelled",
-            Reason::Lost { .. } => "lost",
-            Reason::NotRun { .. } => "not_run",
+            Reason::Dependencies { .. } => ReasonKind::Dependencies,
+            Reason::Resources { .. } => ReasonKind::Resources,
+            Reason::TimeRequest { .. } => ReasonKind::TimeRequest,
+            Reason::NoWorkers { .. } => ReasonKind::NoWorkers,
+            Reason::Ready { .. } => ReasonKind::Ready,
+            Reason::Running { .. } => ReasonKind::Running,
+            Reason::Succeeded { .. } => ReasonKind::Succeeded,
+            Reason::Cached { .. } => ReasonKind::Cached,
+            Reason::Failed { .. } => ReasonKind::Failed,
+            Reason::Cancelled { .. } => ReasonKind::Cancelled,
+            Reason::Lost { .. } => ReasonKind::Lost,
+            Reason::NotRun { .. } => ReasonKind::NotRun,
         }
     }
 
-    /// Where the instance stands: `waiting` for the first five kinds, the
-    /// kind itself otherwise.
-    pub fn state(&self) -> &'static str {
-        match self {
-            Reason::Dependencies { .. }
-            | Reason::Resources { .. }
-            | Reason::TimeRequest { .. }
-            | Reason::NoWorkers { .. }
-            | Reason::Ready { .. } => "waiting",
-            other => other.kind(),
+    /// Where the instance stands: waiting for the first five kinds, the
+    /// state of the same name otherwise.
+    pub fn state(&self) -> State {
+        match self.kind() {
+            ReasonKind::Dependencies
+            | ReasonKind::Resources
+            | ReasonKind::TimeRequest
+            | ReasonKind::NoWorkers
+            | ReasonKind::Ready => State::Waiting,
+            ReasonKind::Running => State::Running,
+            ReasonKind::Succeeded => State::Succeeded,
+            ReasonKind::Cached => State::Cached,
+            ReasonKind::Failed => State::Failed,
+            ReasonKind::Cancelled => State::Cancelled,
+            ReasonKind::Lost => State::Lost,
+            ReasonKind::NotRun => State::NotRun,
         }
     }
 }
@@ -215,8 +251,8 @@ pub struct UpstreamWait {
 pub struct UpstreamInstance {
     /// `name[index]`.
     pub label: String,
-    /// `waiting`, `running`, `failed`, `cancelled`, or `lost` (waiting to run again).
-    pub state: &'static str,
+    /// Where it stands.
+    pub state: UpstreamState,
     /// The worker it runs on (or ran on).
     pub worker: Option<u32>,
     /// The exit code of a failed attempt.
@@ -280,9 +316,13 @@ mod tests {
     #[test]
     fn kinds_and_states() {
         let ready = Reason::Ready { running: 1, workers: 1, busy: 1, nodes: 1 };
-        assert_eq!((ready.kind(), ready.state()), ("ready", "waiting"));
+        assert_eq!((ready.kind(), ready.state()), (ReasonKind::Ready, State::Waiting));
         let not_run = Reason::NotRun { running: None };
-        assert_eq!((not_run.kind(), not_run.state()), ("not_run", "not_run"));
+        assert_eq!((not_run.kind(), not_run.state()), (ReasonKind::NotRun, State::NotRun));
+        let names = serde_json::to_value([ReasonKind::TimeRequest, ReasonKind::NotRun]).unwrap();
+        assert_eq!(names, serde_json::json!(["time_request", "not_run"]));
+        let names = serde_json::to_value((State::NotRun, UpstreamState::Retrying)).unwrap();
+        assert_eq!(names, serde_json::json!(["not_run", "retrying"]));
         let json =
             serde_json::to_value(&Shortfall::Cpus { needs: Amount::whole(4), largest: Amount::whole(2) }).unwrap();
         assert_eq!(json, serde_json::json!({ "resource": "cpus", "needs": 4.0, "largest": 2.0 }));

@@ -12,12 +12,15 @@ mod explainer;
 mod explanation;
 mod fit;
 mod run_snapshot;
+mod state;
 
 #[cfg(test)]
 mod tests;
 
 pub use explainer::Explainer;
 pub use explanation::{
-    Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
+    Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, ReasonKind, UpstreamInstance, UpstreamWait,
+    WorkerRef,
 };
 pub use run_snapshot::RunSnapshot;
+pub use state::{State, UpstreamState};

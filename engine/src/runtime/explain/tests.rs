@@ -74,7 +74,7 @@ fn finished_instances_say_how_they_ended() {
     let ex = Explainer::new(&run);
 
     let ok = ex.explain(t(0, 0));
-    assert_eq!((ok.label.as_str(), ok.index, ok.state), ("dock[1]", 1, "succeeded"));
+    assert_eq!((ok.label.as_str(), ok.index, ok.state), ("dock[1]", 1, State::Succeeded));
     let node0 = Some(WorkerRef { id: 0, hostname: Some("node0".into()), allocation: None });
     let ran = Ran {
         worker: node0.clone(),
@@ -83,7 +83,7 @@ fn finished_instances_say_how_they_ended() {
         duration_us: Some(2 * SECOND),
     };
     assert_eq!(ok.reason, Reason::Succeeded { attempt: 0, ran });
-    assert_eq!(ex.explain(t(0, 1)).state, "cached");
+    assert_eq!(ex.explain(t(0, 1)).state, State::Cached);
     let Reason::Failed { exit_code, retries, message, ran, .. } = ex.explain(t(0, 2)).reason else { panic!() };
     assert_eq!((exit_code, retries, message.as_deref()), (Some(3), 1, Some("exit code 3")));
     // Worker 1 is not in workers.json any more: only its id is known.
@@ -92,7 +92,7 @@ fn finished_instances_say_how_they_ended() {
         ex.explain(t(1, 0)).reason,
         Reason::Cancelled { message: Some("dock[3] failed".into()), ended_us: Some(T0 + 2 * SECOND) }
     );
-    assert_eq!(ex.explain(t(0, 3)).state, "lost");
+    assert_eq!(ex.explain(t(0, 3)).state, State::Lost);
     let Reason::NotRun { running: Some(ran) } = ex.explain(t(0, 4)).reason else { panic!() };
     assert_eq!(ran.worker, node0);
     assert_eq!(ex.explain(t(0, 5)).reason, Reason::NotRun { running: None });
@@ -113,7 +113,7 @@ fn a_waiting_instance_lists_failed_upstream_instances_first() {
     let ex = Explainer::new(&run);
 
     let score = ex.explain(t(1, 0));
-    assert_eq!((score.label.as_str(), score.state), ("score", "waiting"));
+    assert_eq!((score.label.as_str(), score.state), ("score", State::Waiting));
     let Reason::Dependencies { upstream, doomed } = score.reason else { panic!("{score:?}") };
     assert!(doomed);
     assert_eq!(upstream.len(), 1);
@@ -122,7 +122,11 @@ fn a_waiting_instance_lists_failed_upstream_instances_first() {
     let examples: Vec<_> = dock.examples.iter().map(|e| (e.label.as_str(), e.state, e.exit_code)).collect();
     assert_eq!(
         examples,
-        [("dock[7]", "failed", Some(2)), ("dock[6]", "running", None), ("dock[8]", "retrying", Some(1))]
+        [
+            ("dock[7]", UpstreamState::Failed, Some(2)),
+            ("dock[6]", UpstreamState::Running, None),
+            ("dock[8]", UpstreamState::Retrying, Some(1)),
+        ]
     );
 
     // dock[8] waits to run again: its failed attempt is the earlier one.
@@ -130,7 +134,7 @@ fn a_waiting_instance_lists_failed_upstream_instances_first() {
     assert_eq!(retrying.reason, Reason::Ready { running: 1, workers: 1, busy: 1, nodes: 1 });
     let earlier = retrying.earlier.expect("an earlier attempt");
     assert_eq!((earlier.status, earlier.exit_code, earlier.retries_left), ("failed", Some(1), Some(0)));
-    assert_eq!(ex.explain(t(0, 6)).state, "failed");
+    assert_eq!(ex.explain(t(0, 6)).state, State::Failed);
 }
 
 #[test]
@@ -150,11 +154,14 @@ fn instance_dependencies_count_only_the_instances_waited_for() {
     assert_eq!(ex.explain(t(1, 0)).reason, Reason::Ready { running: 2, workers: 1, busy: 1, nodes: 1 });
     let Reason::Dependencies { upstream, doomed } = ex.explain(t(1, 1)).reason else { panic!() };
     assert!(!doomed);
-    assert_eq!((upstream[0].total, upstream[0].not_done, upstream[0].examples[0].state), (1, 1, "running"));
+    assert_eq!(
+        (upstream[0].total, upstream[0].not_done, upstream[0].examples[0].state),
+        (1, 1, UpstreamState::Running)
+    );
     assert_eq!(upstream[0].examples[0].worker, Some(0));
     let Reason::Dependencies { upstream, .. } = ex.explain(t(2, 2)).reason else { panic!() };
     assert_eq!((upstream[0].task.as_str(), upstream[0].examples[0].label.as_str()), ("sim", "sim[2]"));
-    assert_eq!(upstream[0].examples[0].state, "waiting");
+    assert_eq!(upstream[0].examples[0].state, UpstreamState::Waiting);
 }
 
 /// What the one instance of a task with `keys` waits for, given the workers and queue.

@@ -1,0 +1,44 @@
+//! [`State`] and [`UpstreamState`]: where an explained instance, and an
+//! instance it waits for, stand. Both serialize as lower-case words.
+
+use serde::Serialize;
+
+/// Where an explained instance stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// It has not started, or waits to run again.
+    Waiting,
+    /// It is running.
+    Running,
+    /// It succeeded.
+    Succeeded,
+    /// An earlier run had done the same work, so it was skipped.
+    Cached,
+    /// It failed for good.
+    Failed,
+    /// It was cancelled.
+    Cancelled,
+    /// Its worker was lost and the run ended before it ran again.
+    Lost,
+    /// The run stopped before it finished.
+    NotRun,
+}
+
+/// Where an upstream instance that has not succeeded stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpstreamState {
+    /// It has not started.
+    Waiting,
+    /// It is running.
+    Running,
+    /// It failed for good.
+    Failed,
+    /// It failed and runs again.
+    Retrying,
+    /// It was cancelled.
+    Cancelled,
+    /// Its worker was lost; it runs again.
+    Lost,
+}
