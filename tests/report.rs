@@ -174,4 +174,5 @@ fn the_report_renders_in_chromium() {
     let (dom, _) = headless(&chromium, &big.path().join("big.html"), &["--dump-dom"]);
     assert_sections(&dom);
     assert!(dom.contains(r#"<rect class="bin""#), "the attempts are not binned");
+    assert!(dom.contains("<th>Dry run</th>"), "the dry run is not marked");
 }

@@ -278,3 +278,31 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
     assert!(alive, "the innocent job was cancelled:\n{}", out.stderr);
     assert!(out.stderr.contains(&format!("none of its jobs {innocent} is still queued as")), "{}", out.stderr);
 }
+
+#[test]
+fn a_dynamic_stage_runs_through_allocations_and_a_rerun_submits_nothing() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"search\"\ncommand = \"printf 'a\\nb\\nc\\n' > hits.txt\"\noutputs = [\"hits.txt\"]\n\
+             [[tasks]]\nname = \"refine\"\neach_line = \"hits.txt\"\n\
+             command = \"echo {{ item }} job=$SLURM_JOB_ID > r{{ index }}.txt\"\noutputs = [\"r{{ index }}.txt\"]\n",
+        )
+        .file("flow.profiles.toml", &profile("max_workers = 2\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
+    assert!(read(&t, "run.stderr").contains("+ refine: 3 instances from hits.txt"), "{}", read(&t, "run.stderr"));
+    for i in 0..3 {
+        let line = read(&t, &format!("r{i}.txt"));
+        assert!(!line.trim_end().ends_with("job="), "refine[{i}] ran inside a Slurm job: {line}");
+    }
+    assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
+    // Nothing changed: the rerun decides so on the coordinator and submits nothing.
+    let again = t.run_with(&["run", "--profile", "slurm"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("0 succeeded, 4 unchanged"), "{}", again.stderr);
+    assert!(!again.stderr.contains("+ allocation"), "{}", again.stderr);
+}
