@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Selector;
-use flow_engine::ir::{Domain, Graph, GroupId, TaskId};
+use flow_engine::ir::{Domain, Graph, TaskId};
 use flow_engine::log::JournalStatus;
 use flow_engine::resources::{LARGEST, no_variant_fits};
 use flow_engine::runtime::explain::{
@@ -125,50 +125,12 @@ fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
 
 /// The instances `text` names, in order.
 fn select(graph: &Graph, text: &str, run: &str) -> Result<Vec<TaskId>, String> {
-    let sel = Selector::parse(text)?;
-    let group = graph.find(&sel.name).ok_or_else(|| {
-        let names = graph.groups.iter().map(|g| g.name.as_str());
-        match flow_engine::diag::closest(&sel.name, names.clone()) {
-            Some(close) => format!("no task named `{}` in run {run}; did you mean `{close}`?", sel.name),
-            None => {
-                format!("no task named `{}` in run {run} (tasks: {})", sel.name, names.collect::<Vec<_>>().join(", "))
-            }
-        }
-    })?;
-    let count = graph.group(group).count;
-    let Some(ranges) = sel.indices else {
-        if count == 0 {
-            return Err(format!("`{}` has no instances", sel.name));
-        }
-        return Ok((0..count).map(|i| TaskId::new(group, i)).collect());
-    };
-    let mut positions = Vec::new();
-    for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
-        let position = graph.position(group, index).ok_or_else(|| {
-            format!(
-                "`{text}`: `{}` has no instance with index {index} (its indices: {})",
-                sel.name,
-                indices(graph, group)
-            )
-        })?;
-        positions.push(position);
-    }
-    positions.sort_unstable();
-    positions.dedup();
-    Ok(positions.into_iter().map(|i| TaskId::new(group, i)).collect())
-}
-
-/// The `index` values a task has: `1-10`, `1-19:2, 40`, `0-99`.
-fn indices(graph: &Graph, group: GroupId) -> String {
-    let count = graph.group(group).count;
-    match graph.base_domain(group) {
-        Domain::Range { ranges } => {
-            let each = ranges.iter().filter(|r| r.count > 0).map(ToString::to_string);
-            each.collect::<Vec<_>>().join(", ")
-        }
-        _ if count == 0 => "none".to_owned(),
-        _ if count == 1 => "0".to_owned(),
-        _ => format!("0-{}", count - 1),
+    let selected = Selector::parse(text)?.resolve(graph).map_err(|e| format!("`{text}` in run {run}: {e}"))?;
+    let count = graph.group(selected.group).count;
+    match selected.positions {
+        None if count == 0 => Err(format!("`{text}` has no instances")),
+        None => Ok((0..count).map(|i| TaskId::new(selected.group, i)).collect()),
+        Some(positions) => Ok(positions.into_iter().map(|i| TaskId::new(selected.group, i)).collect()),
     }
 }
 

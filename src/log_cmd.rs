@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::Selector;
-use flow_engine::ir::{Graph, GroupId, IntRange, TaskId};
+use flow_engine::ir::{Graph, GroupId, TaskId};
+use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
     Damage, JournalFile, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
     attempts, read_journal, read_output,
@@ -191,21 +191,10 @@ impl Run {
     }
 
     fn select(&self, selectors: &[String]) -> Result<Selection, String> {
-        let mut picks = Vec::new();
-        for text in selectors {
-            let sel = Selector::parse(text)?;
-            let group = self.graph.find(&sel.name).ok_or_else(|| {
-                let names: Vec<_> = self.graph.groups.iter().map(|g| g.name.as_str()).collect();
-                format!("no task named `{}` in this run (tasks: {})", sel.name, names.join(", "))
-            })?;
-            if let Some(ranges) = &sel.indices {
-                let values = ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i)));
-                if !values.take(1_000_000).any(|index| self.graph.position(group, index).is_some()) {
-                    return Err(format!("`{text}` matches no instance of `{}`", sel.name));
-                }
-            }
-            picks.push((group, sel.indices));
-        }
+        let picks = selectors
+            .iter()
+            .map(|text| Selector::parse(text)?.resolve(&self.graph).map_err(|e| format!("`{text}` in this run: {e}")))
+            .collect::<Result<_, String>>()?;
         Ok(Selection { picks })
     }
 
@@ -266,19 +255,12 @@ fn warn_damage(file: &str, damage: &[Damage]) {
 
 /// The task instances the selectors name (all of them when there are none).
 struct Selection {
-    picks: Vec<(GroupId, Option<Vec<IntRange>>)>,
+    picks: Vec<Selected>,
 }
 
 impl Selection {
-    fn contains(&self, graph: &Graph, task: TaskId) -> bool {
-        self.picks.is_empty()
-            || self.picks.iter().any(|(group, indices)| {
-                *group == task.group
-                    && indices.as_ref().is_none_or(|ranges| {
-                        let index = graph.index(task.group, task.instance);
-                        ranges.iter().any(|r| r.position(index).is_some())
-                    })
-            })
+    fn contains(&self, task: TaskId) -> bool {
+        self.picks.is_empty() || self.picks.iter().any(|s| s.contains(task.group, task.instance))
     }
 }
 
@@ -310,12 +292,11 @@ fn list(
         journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
     rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
     rows.sort_by_key(|&(t, a, _)| (t, a));
-    let mut attempts =
-        rows.into_iter().filter(|(t, ..)| selection.contains(&run.graph, *t)).map(|(task, attempt, entry)| {
-            let (name, index) = run.name_index(task);
-            let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-            Attempt { label: run.label(task), name, index, entry, sizes }
-        });
+    let mut attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
+        let (name, index) = run.name_index(task);
+        let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
+        Attempt { label: run.label(task), name, index, entry, sizes }
+    });
     let Some(format) = format else {
         return attempts.try_for_each(|a| writeln!(out, "{}", a.json()));
     };
@@ -332,8 +313,7 @@ fn list(
 fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamChoice, failed: bool) -> io::Result<()> {
     let journal = run.journal()?;
     let wanted = |task: TaskId| {
-        selection.contains(&run.graph, task)
-            && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
+        selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
     };
     write_output(run, out, wanted, stream)?;
     if failed {
@@ -341,9 +321,7 @@ fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamCho
     }
     // Instances this run skipped as unchanged: their output is in the run that did the work.
     let state = run.dir.path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
-    for (task, entry) in
-        journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(&run.graph, **t))
-    {
+    for (task, entry) in journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(**t)) {
         let label = run.label(*task);
         match entry.fingerprint.and_then(|fp| origin(state, &run.dir.id, &label, &fp)) {
             Some((dir, from)) => {
@@ -403,7 +381,7 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
         }
         for record in reader.iter_mut().flatten() {
             let r = record?;
-            if r.stream != OutputStream::Allocation && selection.contains(&run.graph, r.task) {
+            if r.stream != OutputStream::Allocation && selection.contains(r.task) {
                 lines.push(&(r.task, r.stream), &r.data, |key, line| print(out, key, line))?;
             }
         }
@@ -483,7 +461,7 @@ fn grep(run: &Run, out: &mut impl Write, selection: &Selection, pattern: &str, i
         if found { writeln!(out, "{}:{}: {text}", run.label(task), stream.as_str()) } else { Ok(()) }
     };
     run.each_record(|r, _| {
-        if selection.contains(&run.graph, r.task) {
+        if selection.contains(r.task) {
             lines.push(&(r.task, r.stream), &r.data, &mut print)?;
         }
         Ok(())
@@ -494,7 +472,7 @@ fn grep(run: &Run, out: &mut impl Write, selection: &Selection, pattern: &str, i
 /// `flow log export --json`.
 fn export(run: &Run, out: &mut impl Write, selection: &Selection) -> io::Result<()> {
     run.each_record(|r, _| {
-        if !selection.contains(&run.graph, r.task) {
+        if !selection.contains(r.task) {
             return Ok(());
         }
         let (name, index) = run.name_index(r.task);

@@ -174,9 +174,14 @@ fn cat_prints_each_task_in_graph_order() {
 fn selectors_must_name_tasks_and_instances() {
     let f = Fixture::finished();
     let err = f.log(&["cat", "scores"]).invalid();
-    assert_eq!(err, "error: no task named `scores` in this run (tasks: prep, score, report)\n");
+    assert_eq!(err, "error: `scores` in this run: no task named `scores`; did you mean `score`?\n");
+    let err = f.log(&["cat", "nothing"]).invalid();
+    assert_eq!(err, "error: `nothing` in this run: no task named `nothing` (tasks: prep, score, report)\n");
     let err = f.log(&["cat", "score[15]"]).invalid();
-    assert_eq!(err, "error: `score[15]` matches no instance of `score`\n");
+    assert!(
+        err.starts_with("error: `score[15]` in this run: `score` has no instance with index 15 (its indices: "),
+        "{err}"
+    );
     assert!(f.log(&["cat", "score[1"]).invalid().contains("without a closing `]`"));
 }
 

@@ -22,6 +22,6 @@ pub use domain::{Domain, Expansion, IntRange, Item, StrPool};
 pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use graph::Graph;
 pub use group::{Command, Group, GroupId, Resources, Stream, TaskTemplate};
-pub use selector::Selector;
+pub use selector::{Selected, Selector};
 pub use task_id::TaskId;
 pub use upstream::Upstream;

@@ -1,6 +1,6 @@
 //! [`Selector`]: `name` or `name[1-10,20]`, a task and optionally some of its indices.
 
-use crate::ir::IntRange;
+use crate::ir::{Domain, Graph, GroupId, IntRange};
 use crate::units::parse_ranges;
 
 /// A task name with an optional list of `index` values.
@@ -23,6 +23,69 @@ impl Selector {
             text[open + 1..].strip_suffix(']').ok_or_else(|| format!("`{text}` has `[` without a closing `]`"))?;
         let indices = parse_ranges(inner).map_err(|e| format!("bad index list in `{text}`: {e}"))?;
         Ok(Self { name: text[..open].trim().to_owned(), indices: Some(indices) })
+    }
+}
+
+/// The instances a [`Selector`] names in a graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected {
+    /// The task.
+    pub group: GroupId,
+    /// The positions of the instances named, sorted; `None` for every instance.
+    pub positions: Option<Vec<u64>>,
+}
+
+impl Selected {
+    /// Whether instance `position` of `group` is named.
+    pub fn contains(&self, group: GroupId, position: u64) -> bool {
+        self.group == group && self.positions.as_ref().is_none_or(|p| p.binary_search(&position).is_ok())
+    }
+}
+
+impl Selector {
+    /// What this selector names in `graph`. The error says what is wrong:
+    /// an unknown task (with the closest name, or the task list), an index
+    /// the task does not have (with the ones it has), or indices of a task
+    /// whose instances are known only at run time.
+    pub fn resolve(&self, graph: &Graph) -> Result<Selected, String> {
+        let Some(group) = graph.find(&self.name) else {
+            let names = graph.groups.iter().map(|g| g.name.as_str());
+            return Err(match crate::diag::closest(&self.name, names.clone()) {
+                Some(close) => format!("no task named `{}`; did you mean `{close}`?", self.name),
+                None => format!("no task named `{}` (tasks: {})", self.name, names.collect::<Vec<_>>().join(", ")),
+            });
+        };
+        let Some(ranges) = &self.indices else { return Ok(Selected { group, positions: None }) };
+        if graph.is_deferred(group) {
+            return Err(format!(
+                "the instances of `{}` are known only when the run reaches it; select the whole task",
+                self.name
+            ));
+        }
+        let mut positions = Vec::new();
+        for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
+            let position = graph.position(group, index).ok_or_else(|| {
+                format!("`{}` has no instance with index {index} (its indices: {})", self.name, indices(graph, group))
+            })?;
+            positions.push(position);
+        }
+        positions.sort_unstable();
+        positions.dedup();
+        Ok(Selected { group, positions: Some(positions) })
+    }
+}
+
+/// The `index` values a task has: `1-10`, `1-19:2, 40`, `0-99`.
+fn indices(graph: &Graph, group: GroupId) -> String {
+    let count = graph.group(group).count;
+    match graph.base_domain(group) {
+        Domain::Range { ranges } => {
+            let each = ranges.iter().filter(|r| r.count > 0).map(ToString::to_string);
+            each.collect::<Vec<_>>().join(", ")
+        }
+        _ if count == 0 => "none".to_owned(),
+        _ if count == 1 => "0".to_owned(),
+        _ => format!("0-{}", count - 1),
     }
 }
 

@@ -122,27 +122,10 @@ impl Previous {
         let mut forced: Vec<Forced> =
             graph.groups.iter().map(|g| Forced::Some(vec![false; g.count as usize])).collect();
         for sel in only {
-            let g =
-                graph.find(&sel.name).ok_or_else(|| format!("`--only {}`: no task named `{}`", sel.name, sel.name))?;
-            match &sel.indices {
-                None => forced[g.index()] = Forced::All,
-                Some(_) if graph.is_deferred(g) => {
-                    return Err(format!(
-                        "`--only {}`: the instances of `{}` are known only when the run reaches it; select the whole task",
-                        sel.name, sel.name
-                    ));
-                }
-                Some(ranges) => {
-                    for r in ranges {
-                        for k in 0..r.count {
-                            let index = r.get(k);
-                            let pos = graph.position(g, index).ok_or_else(|| {
-                                format!("`--only`: `{}` has no instance with index {index}", sel.name)
-                            })?;
-                            forced[g.index()].set(pos);
-                        }
-                    }
-                }
+            let selected = sel.resolve(graph).map_err(|e| format!("`--only`: {e}"))?;
+            match selected.positions {
+                None => forced[selected.group.index()] = Forced::All,
+                Some(positions) => positions.into_iter().for_each(|p| forced[selected.group.index()].set(p)),
             }
         }
         // Groups are in topological order; a group's edges to itself need a fixpoint.
