@@ -21,22 +21,23 @@ impl Driver {
 
     /// Writes `workers.json`: every connected worker and how many tasks it runs.
     pub(super) fn write_workers(&mut self) {
-        let counts = self.running_per_worker();
-        let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
-        let _ = self.run_dir.write_workers(&infos);
-        let mut written: Vec<(u32, u64)> = infos.iter().map(|w| (w.id, w.running)).collect();
-        written.sort_unstable();
-        self.workers_written = written;
+        self.update_workers(true);
     }
 
     /// Rewrites `workers.json` when the tasks running on its workers changed.
     pub(super) fn refresh_workers(&mut self) {
+        self.update_workers(false);
+    }
+
+    /// Writes `workers.json` if `always`, or if its running counts changed.
+    fn update_workers(&mut self, always: bool) {
         let counts = self.running_per_worker();
-        let mut now: Vec<(u32, u64)> =
-            self.links.infos(|w| counts.get(&w).copied().unwrap_or(0)).iter().map(|w| (w.id, w.running)).collect();
+        let infos = self.links.infos(|w| counts.get(&w).copied().unwrap_or(0));
+        let mut now: Vec<(u32, u64)> = infos.iter().map(|w| (w.id, w.running)).collect();
         now.sort_unstable();
-        if now != self.workers_written {
-            self.write_workers();
+        if always || now != self.workers_written {
+            let _ = self.run_dir.write_workers(&infos);
+            self.workers_written = now;
         }
     }
 

@@ -214,9 +214,6 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, graph: &G
         Some(Standing::Failed) => return Why::FailedLastTime,
         Some(Standing::Done { fingerprint, run, ended_us }) => (*fingerprint, *run, *ended_us),
     };
-    if previous.fingerprint(task, &label).is_none() {
-        return Why::Tainted;
-    }
     if fingerprint(&job) == fp {
         return match missing_output(&job) {
             Some(path) => Why::OutputMissing(relative(path, &job.base_dir).display().to_string()),
