@@ -401,7 +401,14 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
 /// Points nested task `i` at its parent: the task its `for_each` names
 /// (`target`), whose instances live in group `base`. A parent whose
 /// instances are themselves known only at run time is refused.
-fn nest(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [Option<Draft>], i: usize, base: usize, target: &Sp<String>) {
+fn nest(
+    c: &mut Compiler,
+    resolved: &[Resolved],
+    drafts: &mut [Option<Draft>],
+    i: usize,
+    base: usize,
+    target: &Sp<String>,
+) {
     let parent = resolved.iter().position(|r| r.name == target.value).unwrap_or(base);
     let dynamic = drafts[base]
         .as_ref()
@@ -425,7 +432,8 @@ fn nest(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [Option<Draft>], i
         if let Domain::Nested { parent: p, .. } = &mut d.group.domain {
             *p = GroupId(parent as u32);
         }
-        d.scope = crate::template::group_scope(&c.vars_value, &d.group.name, 0, Some(&target.value), &d.group.variants[0]);
+        d.scope =
+            crate::template::group_scope(&c.vars_value, &d.group.name, 0, Some(&target.value), &d.group.variants[0]);
         d.for_each = None;
     }
 }

@@ -108,9 +108,8 @@ impl Selector {
             for sub in subs.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
                 let p = u64::try_from(sub).ok().map(|s| part.start + s).filter(|p| part.contains(p));
                 let size = part.end - part.start;
-                positions.push(p.ok_or_else(|| {
-                    format!("`{}[{index}]` has no instance {sub} (it has {size})", self.name)
-                })?);
+                positions
+                    .push(p.ok_or_else(|| format!("`{}[{index}]` has no instance {sub} (it has {size})", self.name))?);
             }
         }
         positions.sort_unstable();

@@ -179,9 +179,13 @@ impl JobFactory {
         else {
             return Err(format!("`{}` is not expanded per instance", self.graph.group(base).name));
         };
-        let scope = instance_scope(&self.groups[parent.index()].scopes[0], self.graph.base_domain(*parent), outer, None);
+        let scope =
+            instance_scope(&self.groups[parent.index()].scopes[0], self.graph.base_domain(*parent), outer, None);
         let name = &self.graph.group(base).name;
-        self.renderer.render(tmpl, &scope).map(|s| s.into_owned()).map_err(|e| format!("cannot render the file of `{name}`: {e}"))
+        self.renderer
+            .render(tmpl, &scope)
+            .map(|s| s.into_owned())
+            .map_err(|e| format!("cannot render the file of `{name}`: {e}"))
     }
 
     /// Gives nested group `base` and its `for_each` mirrors the part that
@@ -234,7 +238,8 @@ impl JobFactory {
         let outputs = t.outputs.iter().map(|o| render(o, "outputs").map(path)).collect::<Result<Vec<_>, _>>()?;
 
         let feeds_stdin = match domain {
-            Domain::Chunks { stdin, .. } | Domain::Nested { expansion: crate::ir::Expansion::Chunks { stdin, .. }, .. } => *stdin,
+            Domain::Chunks { stdin, .. }
+            | Domain::Nested { expansion: crate::ir::Expansion::Chunks { stdin, .. }, .. } => *stdin,
             _ => false,
         };
         let (mut chunk, mut stdin) = match domain.chunk_file(task.instance) {
