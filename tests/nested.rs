@@ -4,7 +4,9 @@
 
 use crate::run::{assert_code, last_summary, statuses};
 use crate::support::Test;
-use crate::support::process::read;
+use std::time::Duration;
+
+use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
 
 /// `search[i]` writes `i` hits (none for 0); `refine` refines each hit of
 /// each search, `report` mirrors it, `combine` waits for all of them.
@@ -118,6 +120,15 @@ fn a_failed_producer_instance_cancels_only_its_part() {
         assert_eq!(labels.get(done).map(String::as_str), Some("succeeded"), "{done}: {labels:?}");
     }
     assert!(!labels.keys().any(|l| l.starts_with("refine[2.")), "{labels:?}");
+    let why = t.success_with(&["explain", "refine[2]"]);
+    assert_eq!(
+        why,
+        "refine[2.?]: its instances are never known: they come from `hits/{{ index }}.txt` once search[2] is done, \
+         and search[2] failed\n"
+    );
+    let only = t.run_with(&["run", "--only", "refine[1.0]"]);
+    assert_code(&only, 2);
+    assert!(only.stderr.contains("the instances of `refine` are known only as `search` runs"), "{}", only.stderr);
     let summary = last_summary(t.path());
     // search[2] failed; refine[2.?], report[2.?] and combine were cancelled.
     assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(3)), "{summary}");
@@ -158,4 +169,44 @@ after = ["search[1.2]"]
     let err = out.stderr;
     assert!(err.contains("flow::compile::nested_parent"), "{err}");
     assert!(err.contains("`refine` expands a file per instance of `search`, whose own instances"), "{err}");
+}
+
+#[test]
+fn kill_9_with_half_the_parts_done_resumes_the_rest() {
+    // Parts 1-3 are known and run; part instances of 2 and 3 above the
+    // first wait until `go` exists. After kill -9 the next run reads the
+    // parts back from the killed run and runs only what did not finish.
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "search"
+range = "1-3"
+command = "mkdir -p hits && seq 1 {{ index }} > hits/{{ index }}.txt"
+outputs = ["hits/{{ index }}.txt"]
+
+[[tasks]]
+name = "refine"
+for_each = "search"
+each_line = "hits/{{ index }}.txt"
+command = "mkdir -p done && if [ {{ subindex }} -gt 0 ] && [ ! -e go ]; then sleep 30; fi; echo {{ index }}.{{ subindex }} >> ran.txt; touch done/{{ index }}.{{ subindex }}"
+outputs = ["done/{{ index }}.{{ subindex }}"]
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "6"], "flow.stderr");
+    let half = wait_for(Duration::from_secs(20), || {
+        entries(&t.path().join("done")).len() == 3
+            && statuses(&t, None).iter().filter(|(l, s)| l.starts_with("refine[") && *s == "succeeded").count() == 3
+    });
+    signal(flow.id(), "-KILL");
+    let _ = wait_child(&mut flow, Duration::from_secs(5));
+    assert!(half, "three instances never finished: {}", read(&t, "flow.stderr"));
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("refine: 3 of 6 would run, 3 unchanged"), "{plan}");
+    let t = t.file("go", "").timeout(Duration::from_secs(60));
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("3 succeeded, 6 unchanged"), "{}", out.stderr);
+    let mut ran: Vec<String> = read(&t, "ran.txt").lines().map(str::to_owned).collect();
+    ran.sort();
+    assert_eq!(ran, ["1.0", "2.0", "2.1", "3.0", "3.1", "3.2"], "each instance ran once");
 }

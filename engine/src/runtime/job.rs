@@ -144,6 +144,11 @@ impl JobFactory {
         Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf() })
     }
 
+    /// The workflow's directory, which relative paths start from.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+
     /// The graph jobs are made from.
     pub fn graph(&self) -> &Arc<Graph> {
         &self.graph
