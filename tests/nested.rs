@@ -210,3 +210,45 @@ outputs = ["done/{{ index }}.{{ subindex }}"]
     ran.sort();
     assert_eq!(ran, ["1.0", "2.0", "2.1", "3.0", "3.1", "3.2"], "each instance ran once");
 }
+
+#[test]
+fn nested_tasks_run_on_remote_workers_with_variants_and_retries() {
+    let t = Test::new().workflow(&screening().replace(
+        "name = \"refine\"\n",
+        "name = \"refine\"\nretries = 1\nvariants = [{ cpus = 64 }, { cpus = 2 }]\n",
+    ));
+    let t = t.file("fail-once", "");
+    let workflow = read(&t, "workflow.toml").replace(
+        "command = \"mkdir -p out &&",
+        "command = \"if [ {{ index }}.{{ subindex }} = 3.1 ] && rm fail-once 2>/dev/null; then exit 1; fi; mkdir -p out &&",
+    );
+    fs_err::write(t.path().join("workflow.toml"), workflow).expect("write the workflow");
+    let (mut run, access) = crate::workers::start_run(&t, &["--no-local-worker"]);
+    let mut worker = crate::workers::start_worker(&t, &access, &["--cpus", "4"], "worker.stderr");
+    let code = crate::support::process::finish(&t, &mut run, Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", read(&t, "run.stderr"));
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+    assert!(read(&t, "run.stderr").contains("! refine[3.1] failed (exit code 1), retrying (attempt 1)"), "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "all.txt").lines().count(), 6);
+}
+
+#[test]
+fn the_pocket_docking_example_docks_into_every_pocket() {
+    let t = Test::new();
+    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    let summary = read(&t, "summary.txt");
+    assert_eq!(summary.lines().count(), 10, "{summary}");
+    assert_eq!(summary.lines().next(), Some("3ert pocket 3 score 30"), "{summary}");
+    let labels = statuses(&t, None);
+    let docked: Vec<&str> = labels.keys().filter(|l| l.starts_with("dock[")).map(String::as_str).collect();
+    // 2xyz (index 2) has no pocket; 3ert (index 1) has three.
+    assert!(docked.contains(&"dock[1.2]") && !docked.iter().any(|l| l.starts_with("dock[2.")), "{docked:?}");
+    // Editing the docking script reruns every pose and the summary, nothing else.
+    let script = read(&t, "scripts/dock.sh").replace("* 7", "* 9");
+    fs_err::write(t.path().join("scripts/dock.sh"), script).expect("edit the script");
+    let again = t.run_with(&["run"]);
+    assert_code(&again, 0);
+    assert!(again.stderr.contains("11 succeeded, 6 unchanged"), "{}", again.stderr);
+}
