@@ -213,10 +213,11 @@ outputs = ["done/{{ index }}.{{ subindex }}"]
 
 #[test]
 fn nested_tasks_run_on_remote_workers_with_variants_and_retries() {
-    let t = Test::new().workflow(&screening().replace(
-        "name = \"refine\"\n",
-        "name = \"refine\"\nretries = 1\nvariants = [{ cpus = 64 }, { cpus = 2 }]\n",
-    ));
+    let t =
+        Test::new().workflow(&screening().replace(
+            "name = \"refine\"\n",
+            "name = \"refine\"\nretries = 1\nvariants = [{ cpus = 64 }, { cpus = 2 }]\n",
+        ));
     let t = t.file("fail-once", "");
     let workflow = read(&t, "workflow.toml").replace(
         "command = \"mkdir -p out &&",
@@ -228,7 +229,11 @@ fn nested_tasks_run_on_remote_workers_with_variants_and_retries() {
     let code = crate::support::process::finish(&t, &mut run, Duration::from_secs(60));
     assert_eq!(code, 0, "{}", read(&t, "run.stderr"));
     let _ = wait_child(&mut worker, Duration::from_secs(10));
-    assert!(read(&t, "run.stderr").contains("! refine[3.1] failed (exit code 1), retrying (attempt 1)"), "{}", read(&t, "run.stderr"));
+    assert!(
+        read(&t, "run.stderr").contains("! refine[3.1] failed (exit code 1), retrying (attempt 1)"),
+        "{}",
+        read(&t, "run.stderr")
+    );
     assert_eq!(read(&t, "all.txt").lines().count(), 6);
 }
 
@@ -251,4 +256,17 @@ fn the_pocket_docking_example_docks_into_every_pocket() {
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
     assert!(again.stderr.contains("11 succeeded, 6 unchanged"), "{}", again.stderr);
+}
+
+#[test]
+fn dry_exec_warns_once_per_nested_task() {
+    let t = Test::new().workflow(&screening()).file("hits/2.txt", "a\nb\n");
+    let out = t.run_with(&["run", "--dry-exec"]);
+    assert_code(&out, 0);
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("does not exist")).collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    assert!(warnings[0].contains("(and the other files of this task that are missing)"), "{}", out.stderr);
+    // The file on disk is read under --dry-exec: two instances of part 2.
+    let labels = statuses(&t, None);
+    assert_eq!(labels.keys().filter(|l| l.starts_with("refine[")).count(), 2, "{labels:?}");
 }
