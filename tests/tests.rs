@@ -11,6 +11,7 @@ mod examples;
 mod exit_codes;
 mod explain;
 mod graph;
+mod growing;
 mod interrupt;
 mod log;
 mod metrics;
