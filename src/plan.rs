@@ -61,7 +61,7 @@ pub fn summary(graph: &Graph) -> String {
 
 /// `3 tasks, 1 instance, 2 edges`.
 pub fn counts(graph: &Graph) -> String {
-    let deferred = graph.groups.iter().enumerate().filter(|(g, _)| graph.is_deferred(GroupId(*g as u32))).count();
+    let deferred = graph.groups.iter().enumerate().filter(|(g, _)| graph.is_dynamic(GroupId(*g as u32))).count();
     let later = if deferred == 0 {
         String::new()
     } else {
@@ -96,6 +96,9 @@ fn expansion(graph: &Graph, domain: &Domain) -> String {
         }
         Domain::Same { group } => format!("for_each {}", graph.group(*group).name),
         Domain::Deferred { expansion } => format!("{} {} (written by the run)", expansion.key(), expansion.file()),
+        Domain::Nested { parent, expansion, .. } => {
+            format!("{} {} per {}", expansion.key(), expansion.file(), graph.group(*parent).name)
+        }
     }
 }
 

@@ -69,6 +69,7 @@ impl Display {
                         }
                     }
                     Event::TaskCancelled { .. } => bar.inc(1),
+                    Event::PartExpanded { count, .. } => bar.inc_length(*count),
                     Event::Expanded { count, .. } => {
                         bar.inc_length(*count);
                         if let Some(text) = notice(event) {

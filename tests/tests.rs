@@ -14,6 +14,7 @@ mod graph;
 mod interrupt;
 mod log;
 mod metrics;
+mod nested;
 mod pbs;
 mod plan;
 mod report;

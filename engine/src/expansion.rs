@@ -106,6 +106,15 @@ pub fn resolve(expansion: &Expansion, text: &str) -> Result<(Domain, u64), Probl
     Ok((domain, count))
 }
 
+/// The items `text` gives for `expansion` (none for an empty file): what
+/// one part of a nested task holds.
+pub fn items(expansion: &Expansion, text: &str) -> Result<StrPool, Problem> {
+    Ok(match resolve(expansion, text)?.0 {
+        Domain::Lines { items, .. } | Domain::Json { items, .. } | Domain::Chunks { items, .. } => items,
+        _ => StrPool::default(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,6 +120,7 @@ impl Compiler<'_> {
             item: Value::UNDEFINED,
             item_json: Value::UNDEFINED,
             chunk: Value::UNDEFINED,
+            subindex: Value::UNDEFINED,
             attempt: Value::UNDEFINED,
         }
         .into_value()

@@ -96,9 +96,18 @@ pub fn infer(
     deferred_edges(drafts, linker.finish())
 }
 
-/// Whether group `g`'s instances are known only at run time.
+/// Whether group `g`'s instances are known only at run time: deferred, or
+/// nested (a part per instance of its parent).
 pub fn is_deferred(drafts: &[Option<Draft>], g: usize) -> bool {
-    matches!(base_domain(drafts, g), Domain::Deferred { .. })
+    matches!(base_domain(drafts, g), Domain::Deferred { .. } | Domain::Nested { .. })
+}
+
+/// The parent of nested group `g`.
+fn parent_of(drafts: &[Option<Draft>], g: usize) -> Option<usize> {
+    match drafts.get(g).and_then(Option::as_ref).map(|d| &d.group.domain) {
+        Some(Domain::Nested { parent, .. }) => Some(parent.index()),
+        _ => None,
+    }
 }
 
 /// The base group of `g` (following `for_each`).
@@ -121,8 +130,11 @@ fn deferred_outputs(producers: &OutputIndex, drafts: &[Option<Draft>]) -> Vec<(u
 /// Edges that meet a group known only at run time say "the whole group":
 /// its instances are not known yet. Only a `for_each` mirror that reads
 /// what its own instance of the base group wrote keeps an element-wise
-/// edge. The tasks that write an expansion file get an `expansion` edge.
+/// edge. The tasks that write an expansion file get an `expansion` edge;
+/// a nested group gets one element-wise `expansion` edge from its parent,
+/// which stands for the edges the files between them would give.
 fn deferred_edges(drafts: &[Option<Draft>], mut edges: Vec<Edge>) -> Vec<Edge> {
+    edges.retain(|e| parent_of(drafts, e.to.index()) != Some(e.from.index()));
     for e in &mut edges {
         let (from, to) = (e.from.index(), e.to.index());
         let same_base = base_group(drafts, from) == base_group(drafts, to);
@@ -131,7 +143,12 @@ fn deferred_edges(drafts: &[Option<Draft>], mut edges: Vec<Edge>) -> Vec<Edge> {
         }
     }
     for (to, draft) in drafts.iter().enumerate() {
-        for &from in draft.iter().flat_map(|d| &d.waits_for) {
+        let parent = parent_of(drafts, to);
+        if let Some(from) = parent {
+            let (from, to) = (GroupId(from as u32), GroupId(to as u32));
+            edges.push(Edge { from, to, kind: EdgeKind::ElementWise, origin: EdgeOrigin::Expansion });
+        }
+        for &from in draft.iter().flat_map(|d| &d.waits_for).filter(|&&w| Some(w) != parent) {
             edges.push(Edge {
                 from: GroupId(from as u32),
                 to: GroupId(to as u32),
@@ -201,7 +218,7 @@ fn render_group(
     let count = if deferred { 1 } else { draft.group.count };
     for i in 0..count {
         let scope = if deferred {
-            symbolic::scope(c, &draft.group.name)
+            symbolic::scope(c, &draft.group.name, matches!(domain, Domain::Nested { .. }))
         } else {
             instance_scope(&draft.scope, domain, i, None)
         };

@@ -258,6 +258,12 @@ impl<'a> Linker<'a> {
                 format!("wait for the whole task: `after = [\"{}\"]`", sel.name),
             ));
         }
+        if sel.subindices.is_some() {
+            return Some((
+                format!("`{text}` has two levels of indices, but `{}` has one", sel.name),
+                format!("write `{}[3]`", sel.name),
+            ));
+        }
         let domain = base_domain(drafts, t as usize);
         let count = self.counts[t as usize];
         for range in indices {

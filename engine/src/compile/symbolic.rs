@@ -37,13 +37,30 @@ impl Object for Any {
     }
 }
 
-/// The scope of the symbolic instance of a task named `name`.
-pub fn scope(c: &Compiler, name: &str) -> Value {
+/// The scope of the symbolic instance of a task named `name`; `nested`
+/// tasks also have a `subindex`.
+pub fn scope(c: &Compiler, name: &str, nested: bool) -> Value {
     let any = Value::from_object(Any);
     let task = crate::template::json_value(&serde_json::json!({ "name": name }));
     let group = Arc::new(GroupScope { vars: c.vars_value.clone(), task, resources: any.clone() });
-    Scope { group, index: any.clone(), item: any.clone(), item_json: any.clone(), chunk: any.clone(), attempt: any }
-        .into_value()
+    let subindex = if nested { any.clone() } else { Value::UNDEFINED };
+    Scope {
+        group,
+        index: any.clone(),
+        item: any.clone(),
+        item_json: any.clone(),
+        chunk: any.clone(),
+        subindex,
+        attempt: any,
+    }
+    .into_value()
+}
+
+/// `text` rendered for the symbolic instance of task `name`: with unknown
+/// parts where it names `index`, `item` or `chunk` (see [`fallback`]).
+pub fn render(c: &mut Compiler, name: &str, text: &str) -> String {
+    let scope = scope(c, name, false);
+    c.renderer.render_str(text, &scope).unwrap_or_else(|_| fallback(text))
 }
 
 /// Whether a rendered string holds an unknown part.
@@ -89,7 +106,7 @@ impl Writers {
     pub fn new(c: &mut Compiler, resolved: &[Resolved]) -> Writers {
         let mut patterns = Vec::new();
         for (g, r) in resolved.iter().enumerate() {
-            let scope = scope(c, &r.name);
+            let scope = scope(c, &r.name, true);
             for output in r.spec.outputs.iter().flat_map(|l| l.value.iter()) {
                 let text = match c.renderer.render_str(&output.value, &scope) {
                     Ok(text) => text,
@@ -111,6 +128,29 @@ impl Writers {
         let path = normalize(path);
         let mut groups: Vec<usize> =
             self.patterns.iter().filter(|(g, m)| *g != except && m.is_match(path.as_ref())).map(|(g, _)| *g).collect();
+        groups.dedup();
+        groups
+    }
+
+    /// The tasks other than `except` that may write a file named by
+    /// `pattern` (a name with unknown parts, from [`render`]): those whose
+    /// outputs match it with its unknown parts filled in, or whose literal
+    /// outputs it matches.
+    pub fn of_pattern(&self, pattern: &str, except: usize) -> Vec<usize> {
+        let probe = pattern.replace(ANY, "0");
+        let probe = normalize(&probe);
+        let glob = glob_matcher(&to_glob(pattern)).ok();
+        let mut groups: Vec<usize> = self
+            .patterns
+            .iter()
+            .filter(|(g, m)| {
+                let literal = m.glob().glob();
+                *g != except
+                    && (m.is_match(probe.as_ref())
+                        || !literal.contains('*') && glob.as_ref().is_some_and(|gl| gl.is_match(literal)))
+            })
+            .map(|(g, _)| *g)
+            .collect();
         groups.dedup();
         groups
     }

@@ -105,6 +105,9 @@ codes! {
     /// An expansion file written by another task that holds no instances
     /// or cannot be read as its expansion.
     CompileBadExpansion = "flow::compile::bad_expansion",
+    /// A per-instance expansion (`for_each` with a file expansion) over a
+    /// task whose instances are known only at run time.
+    CompileNestedParent = "flow::compile::nested_parent",
     /// `flow check --profile`: a task the profile's queue can never run.
     CheckQueue = "flow::check::queue",
     /// A profile that the profiles file does not have.

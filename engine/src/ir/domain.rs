@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::GroupId;
+use super::{GroupId, Parts};
 
 /// The instances of a group. An array of a million instances is one value
 /// here: integer ranges, a packed string pool, or matrix axes.
@@ -63,6 +63,22 @@ pub enum Domain {
         /// What the file becomes.
         expansion: Expansion,
     },
+    /// `for_each` together with `each_line`, `each_chunk` or `from_json`:
+    /// the file is rendered for each instance of `parent`, and each parent
+    /// instance's file gives its own instances (a part) once that instance
+    /// is done. `refine[12.3]` is item 3 of the part of the parent instance
+    /// whose `index` is 12.
+    Nested {
+        /// The group whose instances each give a file.
+        parent: GroupId,
+        /// What each file becomes; its `file` is a template rendered with
+        /// the parent instance's `index` and `item`.
+        expansion: Expansion,
+        /// The parts known so far (kept in the run directory's
+        /// `parts.jsonl`, not in `graph.json`).
+        #[serde(skip)]
+        parts: Parts,
+    },
 }
 
 /// An expansion over a file that is read when the run reaches it.
@@ -97,6 +113,13 @@ impl Expansion {
     pub fn file(&self) -> &str {
         match self {
             Expansion::Lines { file } | Expansion::Json { file } | Expansion::Chunks { file, .. } => file,
+        }
+    }
+
+    /// Points it at `file` (a nested group's file, once rendered).
+    pub fn set_file(&mut self, to: String) {
+        match self {
+            Expansion::Lines { file } | Expansion::Json { file } | Expansion::Chunks { file, .. } => *file = to,
         }
     }
 
@@ -139,7 +162,28 @@ impl Domain {
                 }
                 i as i64
             }
+            Domain::Nested { parts, .. } => parts.locate(i).map_or(i as i64, |(p, _)| p.index),
             _ => i as i64,
+        }
+    }
+
+    /// The chunk file of instance `i` (relative to the workflow), for
+    /// `each_chunk`: `DIR/3.txt`, or `DIR/12.3.txt` in a nested task.
+    pub fn chunk_file(&self, i: u64) -> Option<String> {
+        match self {
+            Domain::Chunks { dir, .. } => Some(format!("{dir}/{i}.txt")),
+            Domain::Nested { expansion: Expansion::Chunks { dir, .. }, .. } => {
+                Some(format!("{dir}/{}.{}.txt", self.index(i), self.subindex(i)?))
+            }
+            _ => None,
+        }
+    }
+
+    /// The position of instance `i` in its part, for a [`Domain::Nested`].
+    pub fn subindex(&self, i: u64) -> Option<u64> {
+        match self {
+            Domain::Nested { parts, .. } => parts.locate(i).map(|(_, sub)| sub),
+            _ => None,
         }
     }
 
@@ -156,6 +200,7 @@ impl Domain {
                 }
                 None
             }
+            Domain::Nested { .. } => None,
             _ => u64::try_from(index).ok().filter(|&i| i < count),
         }
     }
@@ -169,6 +214,10 @@ impl Domain {
                 Item::Text(items.get(i as usize).unwrap_or_default())
             }
             Domain::Json { items, .. } => Item::Json(items.get(i as usize).unwrap_or("null")),
+            Domain::Nested { expansion: Expansion::Json { .. }, parts, .. } => {
+                Item::Json(parts.item(i).unwrap_or("null"))
+            }
+            Domain::Nested { parts, .. } => Item::Text(parts.item(i).unwrap_or_default()),
             Domain::Matrix { axes } => {
                 let mut rest = i;
                 let mut object = serde_json::Map::new();

@@ -49,6 +49,43 @@ impl Graph {
         matches!(self.base_domain(id), Domain::Deferred { .. })
     }
 
+    /// Whether group `id`'s instances come part by part, from a file per
+    /// instance of its parent (its base domain is [`Domain::Nested`]).
+    pub fn is_nested(&self, id: GroupId) -> bool {
+        matches!(self.base_domain(id), Domain::Nested { .. })
+    }
+
+    /// Whether group `id`'s instances are not known before the run:
+    /// [`Graph::is_deferred`] or [`Graph::is_nested`].
+    pub fn is_dynamic(&self, id: GroupId) -> bool {
+        matches!(self.base_domain(id), Domain::Deferred { .. } | Domain::Nested { .. })
+    }
+
+    /// Gives nested group `base` and its `for_each` mirrors the part that
+    /// instance `outer` of its parent gave (nothing if it has it already);
+    /// returns the groups that share its instances and the positions of the
+    /// new ones.
+    pub fn add_part<'a>(
+        &mut self,
+        base: GroupId,
+        outer: u64,
+        items: impl IntoIterator<Item = &'a str>,
+    ) -> (Vec<GroupId>, std::ops::Range<u64>) {
+        let Some(Domain::Nested { parent, .. }) = self.groups.get(base.index()).map(|g| &g.domain) else {
+            return (Vec::new(), 0..0);
+        };
+        let index = self.index(*parent, outer);
+        let Domain::Nested { parts, .. } = &mut self.groups[base.index()].domain else { return (Vec::new(), 0..0) };
+        let added = parts.push(outer, index, items);
+        let count = parts.instances();
+        let members: Vec<GroupId> =
+            (0..self.groups.len() as u32).map(GroupId).filter(|&g| self.base_group(g) == base).collect();
+        for &g in &members {
+            self.groups[g.index()].count = count;
+        }
+        (members, added)
+    }
+
     /// For a group whose instances are known only at run time, the groups
     /// whose end makes them known (the writers of its expansion file).
     pub fn waits_for(&self, id: GroupId) -> Option<Vec<GroupId>> {
@@ -80,9 +117,17 @@ impl Graph {
     /// `name[index]` for an instance, or just `name` for a plain task.
     pub fn label(&self, task: super::TaskId) -> String {
         let group = self.group(task.group);
-        match group.domain {
-            Domain::Single => group.name.clone(),
+        let domain = self.base_domain(task.group);
+        match (domain, task.part_of()) {
+            (Domain::Single, _) => group.name.clone(),
             _ if task.is_whole() => group.name.clone(),
+            (Domain::Nested { parent, .. }, Some(outer)) => {
+                format!("{}[{}.?]", group.name, self.index(*parent, outer))
+            }
+            (Domain::Nested { .. }, None) => {
+                let sub = domain.subindex(task.instance).unwrap_or_default();
+                format!("{}[{}.{sub}]", group.name, domain.index(task.instance))
+            }
             _ => format!("{}[{}]", group.name, self.index(task.group, task.instance)),
         }
     }

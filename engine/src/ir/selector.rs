@@ -10,19 +10,28 @@ pub struct Selector {
     pub name: String,
     /// Selected `index` values; `None` selects every instance.
     pub indices: Option<Vec<IntRange>>,
+    /// For a nested task, the positions in each selected part
+    /// (`refine[12.3]`, `refine[12.0-4]`); `None` selects whole parts.
+    pub subindices: Option<Vec<IntRange>>,
 }
 
 impl Selector {
-    /// Parses `name`, `name[3]`, `name[1-10:2,20]`.
+    /// Parses `name`, `name[3]`, `name[1-10:2,20]`, and for a nested task
+    /// `name[12.3]` or `name[12.0-4]`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         let Some(open) = text.find('[') else {
-            return Ok(Self { name: text.to_owned(), indices: None });
+            return Ok(Self { name: text.to_owned(), indices: None, subindices: None });
         };
         let inner =
             text[open + 1..].strip_suffix(']').ok_or_else(|| format!("`{text}` has `[` without a closing `]`"))?;
-        let indices = parse_ranges(inner).map_err(|e| format!("bad index list in `{text}`: {e}"))?;
-        Ok(Self { name: text[..open].trim().to_owned(), indices: Some(indices) })
+        let (outer, sub) = match inner.split_once('.') {
+            Some((outer, sub)) => (outer, Some(sub)),
+            None => (inner, None),
+        };
+        let ranges = |s: &str| parse_ranges(s).map_err(|e| format!("bad index list in `{text}`: {e}"));
+        let subindices = sub.map(ranges).transpose()?;
+        Ok(Self { name: text[..open].trim().to_owned(), indices: Some(ranges(outer)?), subindices })
     }
 }
 
@@ -62,12 +71,46 @@ impl Selector {
                 self.name
             ));
         }
+        if let Domain::Nested { parts, .. } = graph.base_domain(group) {
+            return self.nested(parts, group, ranges);
+        }
+        if self.subindices.is_some() {
+            return Err(format!("`{}` has one level of indices: write `{}[3]`", self.name, self.name));
+        }
         let mut positions = Vec::new();
         for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
             let position = graph.position(group, index).ok_or_else(|| {
                 format!("`{}` has no instance with index {index} (its indices: {})", self.name, indices(graph, group))
             })?;
             positions.push(position);
+        }
+        positions.sort_unstable();
+        positions.dedup();
+        Ok(Selected { group, positions: Some(positions) })
+    }
+}
+
+impl Selector {
+    /// The instances of nested group `group` (parts `parts`) named by
+    /// `ranges` (parent indices) and [`Selector::subindices`].
+    fn nested(&self, parts: &super::Parts, group: GroupId, ranges: &[IntRange]) -> Result<Selected, String> {
+        let mut positions = Vec::new();
+        for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
+            let part = parts.positions(index).ok_or_else(|| {
+                let known: Vec<String> = parts.list().iter().map(|p| p.index.to_string()).collect();
+                let known = if known.is_empty() { "none yet".to_owned() } else { known.join(", ") };
+                format!("`{}` has no part {index} (parts known: {known})", self.name)
+            })?;
+            let Some(subs) = &self.subindices else {
+                positions.extend(part);
+                continue;
+            };
+            for sub in subs.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
+                let p = u64::try_from(sub).ok().map(|s| part.start + s).filter(|p| part.contains(p));
+                let size = part.end - part.start;
+                positions
+                    .push(p.ok_or_else(|| format!("`{}[{index}]` has no instance {sub} (it has {size})", self.name))?);
+            }
         }
         positions.sort_unstable();
         positions.dedup();
@@ -95,7 +138,13 @@ mod tests {
 
     #[test]
     fn parses_names_and_indices() {
-        assert_eq!(Selector::parse("score").unwrap(), Selector { name: "score".into(), indices: None });
+        assert_eq!(
+            Selector::parse("score").unwrap(),
+            Selector { name: "score".into(), indices: None, subindices: None }
+        );
+        let nested = Selector::parse("refine[12.0-2]").unwrap();
+        assert_eq!(nested.indices, Some(vec![IntRange { start: 12, count: 1, step: 1 }]));
+        assert_eq!(nested.subindices, Some(vec![IntRange { start: 0, count: 3, step: 1 }]));
         let s = Selector::parse("expand[3]").unwrap();
         assert_eq!(s.name, "expand");
         assert_eq!(s.indices, Some(vec![IntRange { start: 3, count: 1, step: 1 }]));

@@ -503,7 +503,7 @@ impl Driver {
                 // for what matters: instances that ended, and lost output.
                 // An instance that never started needs no record to resume,
                 // nor does a group whose instances were never known.
-                if (self.summary.io_errors.is_empty() || !stopped) && !task.is_whole() {
+                if (self.summary.io_errors.is_empty() || !stopped) && task.is_instance() {
                     self.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
                 }
                 self.event_batch.push(Event::TaskCancelled { task, label: self.factory.label(task), reason });

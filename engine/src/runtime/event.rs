@@ -71,6 +71,18 @@ pub enum Event {
         /// How many instances it has.
         count: u64,
     },
+    /// A part of a nested group became known: the file of one of its
+    /// parent's instances was read.
+    PartExpanded {
+        /// The group.
+        group: crate::ir::GroupId,
+        /// The part as `name[index.?]`, `index` being the parent instance's.
+        label: String,
+        /// The file its instances come from.
+        file: String,
+        /// How many instances it has.
+        count: u64,
+    },
     /// A remote worker joined.
     WorkerJoined {
         /// Its id in this run.

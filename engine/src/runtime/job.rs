@@ -1,6 +1,7 @@
 //! [`Job`]: one task instance rendered into what a worker executes, and
 //! [`JobFactory`], which renders them from the graph.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::core::Allocation;
-use crate::ir::{Command, Domain, Graph, GroupId, Item, Stream, TaskId};
+use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
 
 /// A task instance ready to execute: every template rendered, every path absolute.
@@ -83,6 +84,8 @@ struct GroupTemplates {
     stderr: Option<Tmpl>,
     inputs: Vec<Tmpl>,
     outputs: Vec<Tmpl>,
+    /// For a nested group: the expansion file, rendered per parent instance.
+    part_file: Option<Tmpl>,
     /// Context per variant.
     scopes: Vec<Arc<GroupScope>>,
 }
@@ -127,6 +130,10 @@ impl JobFactory {
                 stderr: stream(&t.stderr, &mut compile)?,
                 inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                part_file: match &group.domain {
+                    Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
+                    _ => None,
+                },
                 scopes: group
                     .variants
                     .iter()
@@ -162,6 +169,30 @@ impl JobFactory {
                 group.variants.iter().map(|v| group_scope(&vars, &group.name, count, for_each, v)).collect();
         }
         members
+    }
+
+    /// The expansion file of nested group `base` for instance `outer` of
+    /// its parent, rendered with that instance's `index` and `item`.
+    pub fn part_file(&self, base: GroupId, outer: u64) -> Result<String, String> {
+        let (Domain::Nested { parent, .. }, Some(tmpl)) =
+            (&self.graph.group(base).domain, &self.groups[base.index()].part_file)
+        else {
+            return Err(format!("`{}` is not expanded per instance", self.graph.group(base).name));
+        };
+        let scope =
+            instance_scope(&self.groups[parent.index()].scopes[0], self.graph.base_domain(*parent), outer, None);
+        let name = &self.graph.group(base).name;
+        self.renderer
+            .render(tmpl, &scope)
+            .map(|s| s.into_owned())
+            .map_err(|e| format!("cannot render the file of `{name}`: {e}"))
+    }
+
+    /// Gives nested group `base` and its `for_each` mirrors the part that
+    /// instance `outer` of its parent gave; returns the groups changed and
+    /// the positions of the new instances.
+    pub fn add_part(&mut self, base: GroupId, outer: u64, items: &StrPool) -> (Vec<GroupId>, Range<u64>) {
+        Arc::make_mut(&mut self.graph).add_part(base, outer, items.iter())
     }
 
     /// `name[index]` for an instance (just `name` for a plain task).
@@ -206,17 +237,22 @@ impl JobFactory {
         let inputs = t.inputs.iter().map(|i| render(i, "inputs").map(path)).collect::<Result<Vec<_>, _>>()?;
         let outputs = t.outputs.iter().map(|o| render(o, "outputs").map(path)).collect::<Result<Vec<_>, _>>()?;
 
-        let (mut chunk, mut stdin) = match domain {
-            Domain::Chunks { dir, stdin, .. } => {
-                let file = self.base_dir.join(format!("{dir}/{}.txt", task.instance));
+        let feeds_stdin = match domain {
+            Domain::Chunks { stdin, .. }
+            | Domain::Nested { expansion: crate::ir::Expansion::Chunks { stdin, .. }, .. } => *stdin,
+            _ => false,
+        };
+        let (mut chunk, mut stdin) = match domain.chunk_file(task.instance) {
+            Some(file) => {
+                let file = self.base_dir.join(file);
                 let text = match graph.item(task.group, task.instance) {
                     Item::Text(text) => text.to_owned(),
                     _ => String::new(),
                 };
-                let feed = stdin.then(|| file.clone());
+                let feed = feeds_stdin.then(|| file.clone());
                 (Some((file, text)), feed)
             }
-            _ => (None, None),
+            None => (None, None),
         };
         if let Some(s) = &t.stdin {
             stdin = Some(path(render(s, "stdin")?));
@@ -315,6 +351,9 @@ fn flow_env(
     // A task without GPUs must not see (and grab) the worker's devices.
     env.push(("FLOW_GPUS".to_owned(), ids(&alloc.gpus)));
     env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
+    if let Some(sub) = graph.base_domain(task.group).subindex(task.instance) {
+        env.push(("FLOW_SUBINDEX".to_owned(), sub.to_string()));
+    }
     if let Some(chunk) = chunk {
         env.push(("FLOW_CHUNK".to_owned(), chunk.display().to_string()));
     }

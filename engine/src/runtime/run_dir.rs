@@ -6,6 +6,7 @@
 //!   runs/<id>/            one per `flow run`; ids sort by start time
 //!     meta.json           workflow path, start time, --dry-exec, command line (Meta)
 //!     graph.json          the compiled IR, rewritten as deferred groups expand (Graph)
+//!     parts.jsonl         the parts of nested groups, appended as they become known
 //!     journal             task state changes (framed records, append-only)
 //!     output.log          every task's stdout/stderr (framed records)
 //!     access.json         address and secret remote workers join with (0600)
@@ -193,9 +194,41 @@ impl RunDir {
         write_json(&self.meta(), meta, Style::Pretty)
     }
 
-    /// Reads `graph.json`.
+    /// `parts.jsonl`: the parts of nested groups, a line each, in the
+    /// order they became known.
+    pub fn parts(&self) -> PathBuf {
+        self.path.join("parts.jsonl")
+    }
+
+    /// Reads `graph.json`, with the parts of nested groups known so far.
     pub fn read_graph(&self) -> io::Result<Graph> {
-        read_json(&self.graph())
+        let mut graph: Graph = read_json(&self.graph())?;
+        for g in 0..graph.groups.len() {
+            if graph.is_nested(crate::ir::GroupId(g as u32)) {
+                graph.groups[g].count = 0;
+            }
+        }
+        let text = match fs_err::read_to_string(self.parts()) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(graph),
+            Err(e) => return Err(e),
+        };
+        // A line cut short by a crash belongs to a part none of whose
+        // instances started: it is left out.
+        for part in text.lines().filter_map(|line| serde_json::from_str::<PartLine>(line).ok()) {
+            graph.add_part(part.group, part.outer, part.items.iter().map(String::as_str));
+        }
+        Ok(graph)
+    }
+
+    /// Appends a part of nested group `group`: the items the file of its
+    /// parent's instance `outer` gave.
+    pub fn append_part(&self, group: crate::ir::GroupId, outer: u64, items: &crate::ir::StrPool) -> io::Result<()> {
+        let line = PartLine { group, outer, items: items.iter().map(str::to_owned).collect() };
+        let mut text = serde_json::to_string(&line).map_err(io::Error::other)?;
+        text.push('\n');
+        let mut file = fs_err::OpenOptions::new().create(true).append(true).open(self.parts())?;
+        file.write_all(text.as_bytes())
     }
 
     /// Writes `graph.json` (compact: it can hold a million lines of items).
@@ -252,6 +285,14 @@ impl RunDir {
     pub fn write_allocs(&self, allocs: &AllocsFile) -> io::Result<()> {
         write_json(&self.allocs(), allocs, Style::Pretty)
     }
+}
+
+/// A line of `parts.jsonl`.
+#[derive(Serialize, serde::Deserialize)]
+struct PartLine {
+    group: crate::ir::GroupId,
+    outer: u64,
+    items: Vec<String>,
 }
 
 /// The lock of a run in progress; released on drop.

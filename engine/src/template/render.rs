@@ -223,6 +223,9 @@ pub struct Scope {
     pub item_json: Value,
     /// `chunk` (undefined unless `each_chunk`).
     pub chunk: Value,
+    /// `subindex`: the position in its part of an instance of a nested
+    /// task (`refine[12.3]` has 3); undefined otherwise.
+    pub subindex: Value,
     /// `attempt`: 0 for the first try (undefined in keys worked out before
     /// an instance starts).
     pub attempt: Value,
@@ -235,7 +238,8 @@ impl Scope {
     }
 }
 
-const SCOPE_KEYS: &[&str] = &["vars", "index", "item", "item_json", "chunk", "attempt", "task", "resources", "env"];
+const SCOPE_KEYS: &[&str] =
+    &["vars", "index", "subindex", "item", "item_json", "chunk", "attempt", "task", "resources", "env"];
 
 impl Object for Scope {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -249,6 +253,7 @@ impl Object for Scope {
             "item" => self.item.clone(),
             "item_json" => self.item_json.clone(),
             "chunk" => self.chunk.clone(),
+            "subindex" => self.subindex.clone(),
             "attempt" => self.attempt.clone(),
             "task" => self.group.task.clone(),
             "resources" => self.group.resources.clone(),
@@ -366,6 +371,7 @@ mod tests {
             item: Value::from("line"),
             item_json: Value::UNDEFINED,
             chunk: Value::UNDEFINED,
+            subindex: Value::UNDEFINED,
             attempt: Value::from(1),
         }
         .into_value()

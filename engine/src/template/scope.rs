@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use minijinja::Value;
 
-use crate::ir::{Domain, Item, Resources};
+use crate::ir::{Domain, Expansion, Item, Resources};
 use crate::template::{GroupScope, Scope, json_value};
 
 /// The context instance `i` of a group renders its templates with. `domain`
@@ -26,16 +26,23 @@ pub fn instance_scope(group: &Arc<GroupScope>, domain: &Domain, i: u64, attempt:
             (json_value(&map), Value::from(text))
         }
     };
-    let chunk = match domain {
-        Domain::Chunks { dir, lines, total_lines, .. } => {
+    let chunk = match (domain, domain.chunk_file(i)) {
+        (Domain::Chunks { lines, total_lines, .. }, Some(path)) => {
             let first = i * lines;
             let n = (*lines).min(total_lines.saturating_sub(first));
-            json_value(&serde_json::json!({ "path": format!("{dir}/{i}.txt"), "lines": n, "first": first + 1 }))
+            json_value(&serde_json::json!({ "path": path, "lines": n, "first": first + 1 }))
+        }
+        (Domain::Nested { expansion: Expansion::Chunks { lines, .. }, parts, .. }, Some(path)) => {
+            let first = domain.subindex(i).unwrap_or_default() * lines;
+            let n = parts.item(i).map_or(0, |text| text.lines().count());
+            json_value(&serde_json::json!({ "path": path, "lines": n, "first": first + 1 }))
         }
         _ => Value::UNDEFINED,
     };
     let attempt = attempt.map_or(Value::UNDEFINED, Value::from);
-    Scope { group: group.clone(), index: Value::from(domain.index(i)), item, item_json, chunk, attempt }.into_value()
+    let subindex = domain.subindex(i).map_or(Value::UNDEFINED, Value::from);
+    let index = Value::from(domain.index(i));
+    Scope { group: group.clone(), index, item, item_json, chunk, subindex, attempt }.into_value()
 }
 
 /// The context every instance of a group shares: `vars`, `task` (name,

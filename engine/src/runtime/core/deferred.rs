@@ -60,13 +60,16 @@ impl Core {
 
     /// Releases what waits for group `g` as a whole, which is complete
     /// without any instance finishing (it has none).
-    fn release_all(&mut self, g: usize) {
+    pub(super) fn release_all(&mut self, g: usize) {
         for l in 0..self.links[g].len() {
             if let Link::All { to } = self.links[g][l] {
                 let target = &mut self.groups[to];
                 target.blocked_by -= 1;
                 if target.blocked_by == 0 && target.deferred {
                     self.resolvable.push(Self::group_id(to));
+                }
+                if target.blocked_by == 0 {
+                    self.unblock_parts(to);
                 }
                 self.sync_active(to);
             }

@@ -22,6 +22,11 @@ pub(super) enum Link {
         /// The waiting group.
         to: usize,
     },
+    /// Instance `s` of this group is the parent of part `s` of nested group `to`.
+    Parts {
+        /// The nested group.
+        to: usize,
+    },
     /// Instance `s` of this group is waited for by instances
     /// `targets[offsets[s]..offsets[s + 1]]` of `to` (the edge's rows, reversed).
     Explicit {
@@ -38,7 +43,7 @@ impl Link {
     /// The waiting group.
     pub(super) fn to(&self) -> usize {
         match self {
-            Link::All { to } | Link::ElementWise { to } | Link::Explicit { to, .. } => *to,
+            Link::All { to } | Link::ElementWise { to } | Link::Parts { to } | Link::Explicit { to, .. } => *to,
         }
     }
 
@@ -46,7 +51,7 @@ impl Link {
     /// `*s` of this group; empty for `All`, whose target waits as a group.
     pub(super) fn dependents<'a>(&'a self, s: &'a u64, to_count: u64) -> &'a [u64] {
         match self {
-            Link::All { .. } => &[],
+            Link::All { .. } | Link::Parts { .. } => &[],
             Link::ElementWise { .. } if *s < to_count => std::slice::from_ref(s),
             Link::ElementWise { .. } => &[],
             Link::Explicit { offsets, targets, .. } => {
@@ -84,7 +89,11 @@ impl Deps {
         let count = |g: usize| graph.groups[g].count;
         // A group known only at run time blocks what waits for it until it
         // is known and done, whatever its (still zero) count.
-        let blocks = |g: usize| count(g) > 0 || graph.is_deferred(GroupId(g as u32));
+        let blocks = |g: usize| count(g) > 0 || graph.is_dynamic(GroupId(g as u32));
+        let parent_of = |g: usize| match graph.groups[g].domain {
+            crate::ir::Domain::Nested { parent, .. } => Some(parent.index()),
+            _ => None,
+        };
         let mut deps = Deps { links: vec![Vec::new(); n], blocked_by: vec![0; n], remaining: vec![Vec::new(); n] };
         for edge in &graph.edges {
             let (from, to) = (edge.from.index(), edge.to.index());
@@ -98,6 +107,7 @@ impl Deps {
                     }
                     Link::All { to }
                 }
+                EdgeKind::ElementWise if parent_of(to) == Some(from) => Link::Parts { to },
                 EdgeKind::ElementWise => {
                     let remaining = deps.counters(to, count(to));
                     remaining.iter_mut().take(count(from) as usize).for_each(|r| *r += 1);

@@ -5,6 +5,7 @@
 
 use crate::ir::TaskId;
 
+use super::deps::Link;
 use super::group_state::Instance;
 use super::out::{CancelReason, Out, TaskResult, TaskState};
 use super::scheduler::{Core, Running};
@@ -110,6 +111,7 @@ impl Core {
                 }
             }
             self.cancel_deferred(g, reason, out);
+            self.cancel_parts(g, reason, out);
             self.sync_active(g);
         }
     }
@@ -192,6 +194,14 @@ impl Core {
                 Cascade::Group(g) => (g, None),
             };
             if let Some(i) = instance {
+                let nested: Vec<usize> =
+                    self.links[g].iter().filter(|l| matches!(l, Link::Parts { .. })).map(Link::to).collect();
+                for to in nested {
+                    // What waits for the whole nested group cannot run now.
+                    for member in self.cancel_part(to, i, why, out) {
+                        self.doom_waiting(member, &mut work);
+                    }
+                }
                 for link in &self.links[g] {
                     let to = link.to();
                     for &t in link.dependents(&i, self.groups[to].count) {
@@ -215,23 +225,30 @@ impl Core {
                 }
                 if let TaskState::Cancelled(why) = reason {
                     self.cancel_deferred(g, why, out);
+                    self.cancel_parts(g, why, out);
                 }
             }
-            for l in 0..self.links[g].len() {
-                let link = &self.links[g][l];
-                let to = link.to();
-                // A group whose instances are not known yet waits as a whole.
-                let whole = !link.is_per_instance() || self.groups[to].deferred;
-                if whole && !self.groups[to].doomed {
-                    self.groups[to].doomed = true;
-                    work.push(Cascade::Group(to));
-                }
-            }
+            self.doom_waiting(g, &mut work);
             for l in 0..self.links[g].len() {
                 let to = self.links[g][l].to();
                 self.sync_active(to);
             }
             self.sync_active(g);
+        }
+    }
+
+    /// Dooms the groups that wait for group `g` as a whole, which cannot
+    /// fully succeed any more.
+    fn doom_waiting(&mut self, g: usize, work: &mut Vec<Cascade>) {
+        for l in 0..self.links[g].len() {
+            let link = &self.links[g][l];
+            let to = link.to();
+            // A group whose instances are not known yet waits as a whole.
+            let whole = !link.is_per_instance() || self.groups[to].deferred;
+            if whole && !self.groups[to].doomed {
+                self.groups[to].doomed = true;
+                work.push(Cascade::Group(to));
+            }
         }
     }
 }

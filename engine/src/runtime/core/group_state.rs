@@ -33,6 +33,25 @@ pub(super) enum Instance {
     Cancelled,
 }
 
+/// Where the part of one parent instance of a nested group is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum PartState {
+    /// The parent instance has not succeeded yet.
+    Waiting,
+    /// The parent instance succeeded: the file can be read once the
+    /// group's `All` sources are done too.
+    Ready,
+    /// Handed to the driver to read ([`super::Core::take_parts`]).
+    Reading,
+    /// Its instances are known.
+    Known,
+    /// Never known: the parent failed or was cancelled, or the run stopped.
+    Cancelled,
+    /// Its file could not be read.
+    Failed,
+}
+
 /// One group's instances and counters.
 #[derive(Debug, Clone)]
 pub(super) struct GroupState {
@@ -53,6 +72,16 @@ pub(super) struct GroupState {
     /// Its instances are not known yet ([`crate::ir::Domain::Deferred`]):
     /// it counts as one pending placeholder until resolved or ended.
     pub(super) deferred: bool,
+    /// For a nested group (and its mirrors): where the part of each parent
+    /// instance is. Empty otherwise.
+    pub(super) parts: Vec<PartState>,
+    /// Parts neither known nor cancelled: each counts as one pending placeholder.
+    pub(super) parts_left: u64,
+    /// For a nested group: the groups that share its instances (itself and
+    /// its mirrors), which gain and lose parts together.
+    pub(super) members: Vec<usize>,
+    /// Instances wait for per-instance dependencies (counted in `remaining`).
+    counted: bool,
     /// Ready instances are first compared with an earlier run
     /// ([`super::Core::take_unchecked`]); only changed ones go to workers.
     pub(super) precheck: bool,
@@ -92,12 +121,13 @@ impl GroupState {
         deferred: bool,
     ) -> Self {
         let count = if deferred { 0 } else { group.count };
-        let (cursor, queue) = if remaining.is_empty() {
+        let counted = !remaining.is_empty();
+        let (cursor, queue) = if !counted {
             (0, VecDeque::new())
         } else {
             (count, remaining.iter().enumerate().filter(|&(_, &r)| r == 0).map(|(i, _)| i as u64).collect())
         };
-        let queued = if remaining.is_empty() { count } else { queue.len() as u64 };
+        let queued = if !counted { count } else { queue.len() as u64 };
         Self {
             count,
             variants,
@@ -112,6 +142,10 @@ impl GroupState {
             checked_ready: 0,
             line: 0,
             pending: count + u64::from(deferred),
+            parts: Vec::new(),
+            parts_left: 0,
+            members: Vec::new(),
+            counted,
             succeeded: 0,
             failed: 0,
             cancelled: 0,
@@ -140,7 +174,50 @@ impl GroupState {
 
     /// Whether every instance succeeded.
     pub(super) fn is_complete(&self) -> bool {
-        !self.deferred && self.succeeded == self.count
+        !self.deferred && self.parts_left == 0 && self.succeeded == self.count
+    }
+
+    /// Gives a nested group `parts` parts, each a pending placeholder.
+    pub(super) fn expect_parts(&mut self, parts: u64) {
+        self.parts = vec![PartState::Waiting; parts as usize];
+        self.parts_left = parts;
+        self.pending += parts;
+    }
+
+    /// Part `outer` ends as `state` (known or cancelled); false if it had
+    /// ended already.
+    pub(super) fn end_part(&mut self, outer: u64, state: PartState) -> bool {
+        match self.parts.get_mut(outer as usize) {
+            Some(p) if !matches!(p, PartState::Known | PartState::Cancelled | PartState::Failed) => *p = state,
+            _ => return false,
+        }
+        self.parts_left -= 1;
+        self.pending -= 1;
+        match state {
+            PartState::Cancelled => self.cancelled += 1,
+            PartState::Failed => self.failed += 1,
+            _ => {}
+        }
+        true
+    }
+
+    /// Adds `n` pending instances at the end, each waiting for `deps`
+    /// per-instance dependencies.
+    pub(super) fn add_instances(&mut self, n: u64, deps: u32) {
+        self.states.extend(std::iter::repeat_n(Instance::Pending, n as usize));
+        self.count += n;
+        self.pending += n;
+        if deps > 0 {
+            self.counted = true;
+            self.remaining.resize(self.count as usize, deps);
+            self.cursor = self.count;
+        } else if self.counted {
+            self.remaining.resize(self.count as usize, 0);
+            self.queue.extend(self.count - n..self.count);
+            self.queued += n;
+        } else {
+            self.queued += n;
+        }
     }
 
     /// Ends the placeholder of a group whose instances were never known

@@ -24,6 +24,7 @@ mod group_state;
 mod matching;
 mod order;
 mod out;
+mod parts;
 mod precheck;
 mod prefetch;
 mod scheduler;

@@ -75,6 +75,8 @@ pub struct Core {
     /// Groups known only at run time whose writers are done: their
     /// instances can be read now ([`Core::take_resolvable`]).
     pub(super) resolvable: Vec<GroupId>,
+    /// Parts of nested groups whose files can be read now ([`Core::take_parts`]).
+    pub(super) parts_ready: Vec<(GroupId, u64)>,
     /// Groups whose ready instances are compared with an earlier run first.
     pub(super) prechecked: Vec<usize>,
 }
@@ -140,8 +142,10 @@ impl Core {
             scratch: Vec::new(),
             heads: Vec::new(),
             resolvable,
+            parts_ready: Vec::new(),
             prechecked: Vec::new(),
         };
+        core.expect_parts(graph);
         for g in 0..core.groups.len() {
             core.sync_active(g);
         }
@@ -217,8 +221,12 @@ impl Core {
                     if target.blocked_by == 0 && target.deferred {
                         self.resolvable.push(Self::group_id(to));
                     }
+                    if target.blocked_by == 0 {
+                        self.unblock_parts(to);
+                    }
                 }
                 Link::All { .. } => continue,
+                Link::Parts { .. } => self.parent_done(to, i),
                 _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
             }
             if self.order.set_active(to, self.groups[to].is_active()) {

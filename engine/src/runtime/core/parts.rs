@@ -1,0 +1,141 @@
+//! Nested groups ([`crate::ir::Domain::Nested`]): a part of instances per
+//! instance of the parent group. Each part is a pending placeholder until
+//! its parent instance has succeeded (and the group's `All` sources are
+//! done); then the driver reads the part's file and calls
+//! [`Core::add_part`]. A part whose parent fails is cancelled, and what
+//! waits for the whole nested group with it.
+
+use std::ops::Range;
+
+use crate::ir::{Graph, GroupId, TaskId};
+
+use super::deps::Link;
+use super::group_state::PartState;
+use super::out::{CancelReason, Out, TaskState};
+use super::scheduler::Core;
+
+impl Core {
+    /// Sets up the parts of every nested group of `graph`.
+    pub(super) fn expect_parts(&mut self, graph: &Graph) {
+        for g in 0..self.groups.len() {
+            let id = Self::group_id(g);
+            let crate::ir::Domain::Nested { parent, .. } = graph.base_domain(id) else { continue };
+            let parents = graph.group(*parent).count;
+            self.groups[g].expect_parts(parents);
+            self.pending += parents;
+            self.groups[graph.base_group(id).index()].members.push(g);
+        }
+    }
+
+    /// Parts whose files can be read now, as (nested group, parent
+    /// instance). Each is returned once.
+    pub fn take_parts(&mut self) -> Vec<(GroupId, u64)> {
+        let mut parts = std::mem::take(&mut self.parts_ready);
+        parts.retain(|&(g, outer)| {
+            let part = &mut self.groups[g.index()].parts[outer as usize];
+            let take = *part == PartState::Ready;
+            if take {
+                *part = PartState::Reading;
+            }
+            take
+        });
+        parts
+    }
+
+    /// Parent instance `outer` of nested group `to` succeeded.
+    pub(super) fn parent_done(&mut self, to: usize, outer: u64) {
+        let group = &mut self.groups[to];
+        if let Some(part) = group.parts.get_mut(outer as usize).filter(|p| **p == PartState::Waiting) {
+            *part = PartState::Ready;
+            if group.blocked_by == 0 {
+                self.parts_ready.push((Self::group_id(to), outer));
+            }
+        }
+    }
+
+    /// The `All` sources of nested group `g` are done: its ready parts can be read.
+    pub(super) fn unblock_parts(&mut self, g: usize) {
+        let ready = self.groups[g].parts.iter().enumerate().filter(|(_, p)| **p == PartState::Ready);
+        let ready: Vec<u64> = ready.map(|(outer, _)| outer as u64).collect();
+        self.parts_ready.extend(ready.into_iter().map(|outer| (Self::group_id(g), outer)));
+    }
+
+    /// Gives `members` (a nested group and its mirrors) the instances at
+    /// `added`, which the file of parent instance `outer` gave; `graph`
+    /// holds them already. A group complete with this part releases what
+    /// waits for it.
+    pub fn add_part(&mut self, members: &[GroupId], outer: u64, added: Range<u64>) {
+        let n = added.end - added.start;
+        for &id in members {
+            let g = id.index();
+            if !self.groups[g].end_part(outer, PartState::Known) {
+                continue;
+            }
+            let deps = self.per_instance_sources(g);
+            self.groups[g].add_instances(n, deps);
+            self.pending = self.pending - 1 + n;
+        }
+        for &id in members {
+            let g = id.index();
+            if self.groups[g].is_complete() {
+                self.release_all(g);
+            }
+            self.sync_active(g);
+        }
+    }
+
+    /// How many per-instance edges each instance of group `g` waits on.
+    fn per_instance_sources(&self, g: usize) -> u32 {
+        let links = self.links.iter().flatten();
+        links.filter(|l| l.to() == g && l.is_per_instance() && !matches!(l, Link::Parts { .. })).count() as u32
+    }
+
+    /// The part of parent instance `outer` of nested group `to` will never
+    /// be known; the groups that share it, to be doomed.
+    pub(super) fn cancel_part(&mut self, to: usize, outer: u64, why: CancelReason, out: &mut impl Out) -> Vec<usize> {
+        let members = self.groups[to].members.clone();
+        let mut ended = Vec::new();
+        for g in members {
+            if self.groups[g].end_part(outer, PartState::Cancelled) {
+                self.pending -= 1;
+                out.state(TaskId::part(Self::group_id(g), outer), TaskState::Cancelled(why));
+                ended.push(g);
+            }
+        }
+        ended
+    }
+
+    /// The file of part `outer` of nested group `base` could not be read:
+    /// the part fails as one (its mirrors' parts are cancelled), and what
+    /// waits for the whole group is cancelled.
+    pub fn fail_part(&mut self, base: GroupId, outer: u64, out: &mut impl Out) {
+        let part = TaskId::part(base, outer);
+        if !self.groups[base.index()].end_part(outer, PartState::Failed) {
+            return;
+        }
+        self.pending -= 1;
+        self.failed += 1;
+        out.state(part, TaskState::Failed);
+        let why = CancelReason::DependencyFailed(part);
+        let members = self.groups[base.index()].members.clone();
+        for &g in members.iter().filter(|&&g| g != base.index()) {
+            if self.groups[g].end_part(outer, PartState::Cancelled) {
+                self.pending -= 1;
+                out.state(TaskId::part(Self::group_id(g), outer), TaskState::Cancelled(why));
+            }
+        }
+        for g in members {
+            self.cancel_dependents(TaskId::part(Self::group_id(g), outer), why, out);
+        }
+    }
+
+    /// Cancels every part of group `g` not known yet (the group is cancelled, or the run stopped).
+    pub(super) fn cancel_parts(&mut self, g: usize, why: CancelReason, out: &mut impl Out) {
+        for outer in 0..self.groups[g].parts.len() as u64 {
+            if self.groups[g].end_part(outer, PartState::Cancelled) {
+                self.pending -= 1;
+                out.state(TaskId::part(Self::group_id(g), outer), TaskState::Cancelled(why));
+            }
+        }
+    }
+}
