@@ -4,7 +4,7 @@
 
 use flow_engine::diag::{Code, Diagnostic};
 use flow_engine::ir::{Command, Domain, GroupId};
-use flow_engine::runtime::alloc::planner::{Fit, fits};
+use flow_engine::runtime::{Fit, fits};
 use flow_engine::template::unquoted_items;
 
 use crate::args::CheckArgs;
