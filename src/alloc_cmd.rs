@@ -35,7 +35,13 @@ pub struct AllocArgs {
 #[derive(Debug, Subcommand)]
 pub enum AllocAction {
     /// List a run's allocations and their states.
-    List(RunArgs),
+    List {
+        #[command(flatten)]
+        run: RunArgs,
+        /// One JSON document: the queue and every allocation (times in µs).
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the output (stdout and stderr) of one allocation's job.
     Log {
         /// The allocation's number (`flow alloc list`) or its job id.
@@ -59,7 +65,7 @@ pub struct RunArgs {
 /// Runs `flow alloc`.
 pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
     match &args.action {
-        Some(AllocAction::List(run)) => list(run).map_err(Failure::Usage),
+        Some(AllocAction::List { run, json }) => list(run, *json).map_err(Failure::Usage),
         Some(AllocAction::Log { id, run }) => log(id, run).map_err(Failure::Usage),
         None if args.dry_run => dry_run(args),
         None => Err(Failure::Usage(
@@ -103,9 +109,20 @@ fn run_dir(args: &RunArgs) -> Result<RunDir, String> {
 }
 
 /// Prints a run's allocations.
-fn list(args: &RunArgs) -> Result<(), String> {
+fn list(args: &RunArgs, json: bool) -> Result<(), String> {
     let run = run_dir(args)?;
     let file = read(&run)?;
+    if json {
+        let queue = file.queue.as_ref().map(|q| {
+            serde_json::json!({
+                "profile": q.profile, "manager": q.manager.name(), "time_limit_us": q.time_limit_s * 1_000_000,
+                "workers_per_allocation": q.workers_per_allocation, "max_workers": q.max_workers,
+                "backlog": q.backlog, "paused": q.paused, "unschedulable": q.unschedulable,
+            })
+        });
+        let list = serde_json::json!({ "run_id": run.id, "queue": queue, "allocations": file.allocations });
+        return crate::json::write_document(&mut std::io::stdout().lock(), &list).map_err(|e| e.to_string());
+    }
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
         println!(

@@ -69,7 +69,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
             let ex = explainer.explain(task);
             let mut line = serde_json::to_value(&ex).map_err(io::Error::other)?;
             line["message"] = text.headline(&ex).into();
-            writeln!(out, "{line}")
+            crate::json::write_line(&mut out, &line)
         })
     } else if let [task] = tasks[..] {
         let ex = explainer.explain(task);

@@ -4,9 +4,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::log::{JournalState, JournalStatus, read_journal};
+use flow_engine::log::{JournalState, read_journal};
 use flow_engine::runtime::alloc::AllocState;
+use flow_engine::runtime::links::WorkerInfo;
 use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::json::{self, Counts, RunState};
 
 /// `flow status`.
 #[derive(Debug, Args)]
@@ -16,6 +21,9 @@ pub struct StatusArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: the run's state, counts, workers and queue.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `flow runs`.
@@ -24,18 +32,37 @@ pub struct RunsArgs {
     /// The workflow whose runs to list [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: `{"runs": [...]}`, oldest first.
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// Where a run stands, from its summary or, while it runs, its journal.
+/// Where a run stands, from its summary or, while it runs, its journal:
+/// what `flow status --json` prints, and each run of `flow runs --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunStanding {
+    /// The run's id.
+    pub run_id: String,
+    /// Where it stands.
+    pub state: RunState,
+    /// A `--dry-exec` run: nothing was executed.
+    pub dry_exec: bool,
+    /// Its instances by state (absent for a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// Its wall time in µs, once it ended.
+    pub duration_us: Option<u64>,
+    /// Why its files cannot be read (a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A run's standing, for its text: the state in words and the counts.
 struct Standing {
     state: &'static str,
-    total: u64,
-    succeeded: u64,
-    cached: u64,
-    failed: u64,
-    cancelled: u64,
-    running: u64,
+    counts: Counts,
     seconds: Option<f64>,
+    standing: RunStanding,
 }
 
 impl Standing {
@@ -51,46 +78,57 @@ impl Standing {
                     (_, false) => "failed",
                     (_, true) => "dry, failed",
                 };
-                return Ok(Standing {
-                    state,
-                    total: s.total,
-                    succeeded: s.succeeded,
-                    cached: s.cached,
-                    failed: s.failed,
-                    cancelled: s.cancelled,
-                    running: 0,
-                    seconds: Some(s.seconds),
-                });
+                let counts = Counts::of_summary(&s);
+                let standing = RunStanding {
+                    run_id: run.id.clone(),
+                    state: RunState::of_summary(&s),
+                    dry_exec: s.dry_exec,
+                    counts: Some(counts.clone()),
+                    duration_us: Some((s.seconds * 1e6).round() as u64),
+                    error: None,
+                };
+                return Ok(Standing { state, counts, seconds: Some(s.seconds), standing });
             }
         }
         let graph = run.read_graph().map_err(|e| e.to_string())?;
         let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
-        let journal = JournalState::from_records(&journal.records);
-        let mut standing = Standing {
-            state: if run.is_live() { "running" } else { "crashed" },
-            total: graph.instance_count(),
-            succeeded: 0,
-            cached: 0,
-            failed: 0,
-            cancelled: 0,
-            running: 0,
-            seconds: None,
+        let counts = Counts::of_journal(graph.instance_count(), &JournalState::from_records(&journal.records));
+        let live = run.is_live();
+        let standing = RunStanding {
+            run_id: run.id.clone(),
+            state: if live { RunState::Running } else { RunState::Crashed },
+            dry_exec: run.read_meta().is_ok_and(|meta| meta.dry_exec),
+            counts: Some(counts.clone()),
+            duration_us: None,
+            error: None,
         };
-        for (_, entry) in journal.iter() {
-            match entry.status {
-                JournalStatus::Succeeded => standing.succeeded += 1,
-                JournalStatus::Cached => standing.cached += 1,
-                JournalStatus::Failed => standing.failed += 1,
-                JournalStatus::Cancelled => standing.cancelled += 1,
-                JournalStatus::Running | JournalStatus::Lost => standing.running += 1,
-            }
-        }
-        Ok(standing)
+        Ok(Standing { state: if live { "running" } else { "crashed" }, counts, seconds: None, standing })
     }
+}
 
-    fn queued(&self) -> u64 {
-        self.total.saturating_sub(self.succeeded + self.cached + self.failed + self.cancelled + self.running)
-    }
+/// `flow status --json`: the run's standing, its workers and its queue.
+#[derive(Serialize)]
+struct StatusReport {
+    #[serde(flatten)]
+    standing: RunStanding,
+    /// The workers of a live run.
+    workers: Vec<WorkerInfo>,
+    /// The run's allocation queue, if it has one.
+    queue: Option<QueueSummary>,
+    /// The run directory.
+    dir: PathBuf,
+}
+
+/// A run's queue in `flow status --json`.
+#[derive(Serialize)]
+struct QueueSummary {
+    manager: &'static str,
+    profile: String,
+    allocations: usize,
+    queued: usize,
+    running: usize,
+    failed: usize,
+    paused: Option<String>,
 }
 
 /// Prints one run's state and counts.
@@ -98,17 +136,27 @@ pub fn status(args: &StatusArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let s = Standing::of(&run)?;
-    let done = s.succeeded + s.cached + s.failed + s.cancelled;
+    if args.json {
+        let report = StatusReport {
+            standing: s.standing,
+            workers: if run.is_live() { run.read_workers().unwrap_or_default() } else { Vec::new() },
+            queue: queue_summary(&run),
+            dir: run.path.clone(),
+        };
+        return json::write_document(&mut io::stdout().lock(), &report).map_err(|e| e.to_string());
+    }
+    let c = &s.counts;
     println!("run {}: {}", run.id, s.state);
     println!(
-        "  {done}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
-        s.total,
-        s.succeeded,
-        s.cached,
-        s.failed,
-        s.cancelled,
-        s.running,
-        s.queued()
+        "  {}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
+        c.done(),
+        c.total,
+        c.succeeded,
+        c.cached,
+        c.failed,
+        c.cancelled,
+        c.running,
+        c.queued
     );
     if let Some(secs) = s.seconds {
         println!("  took {secs:.1}s");
@@ -138,21 +186,35 @@ fn workers(run: &RunDir) {
 
 /// A line about the run's allocations, if it has a queue.
 fn allocations(run: &RunDir) {
-    let Ok(file) = run.read_allocs() else { return };
-    let Some(queue) = file.queue else { return };
-    let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
+    let Some(q) = queue_summary(run) else { return };
     println!(
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
-        queue.manager.name(),
-        queue.profile,
-        crate::plan::plural(file.allocations.len() as u64, "allocation"),
-        count(AllocState::Queued),
-        count(AllocState::Running),
-        count(AllocState::Failed)
+        q.manager,
+        q.profile,
+        crate::plan::plural(q.allocations as u64, "allocation"),
+        q.queued,
+        q.running,
+        q.failed
     );
-    if let Some(paused) = queue.paused {
+    if let Some(paused) = q.paused {
         println!("  {paused}");
     }
+}
+
+/// The run's queue and its allocations by state, if it has a queue.
+fn queue_summary(run: &RunDir) -> Option<QueueSummary> {
+    let file = run.read_allocs().ok()?;
+    let queue = file.queue?;
+    let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
+    Some(QueueSummary {
+        manager: queue.manager.name(),
+        profile: queue.profile,
+        allocations: file.allocations.len(),
+        queued: count(AllocState::Queued),
+        running: count(AllocState::Running),
+        failed: count(AllocState::Failed),
+        paused: queue.paused,
+    })
 }
 
 /// Lists every run, oldest first.
@@ -161,6 +223,7 @@ pub fn runs(args: &RunsArgs) -> Result<(), String> {
     let state = state_dir(args.workflow.as_deref(), &cwd)?;
     let mut rows =
         vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
+    let mut standings = Vec::new();
     for run in RunDir::list(&state) {
         let s = match Standing::of(&run) {
             Ok(s) => s,
@@ -171,22 +234,36 @@ pub fn runs(args: &RunsArgs) -> Result<(), String> {
                 row[0].clone_from(&run.id);
                 row[1] = "damaged".to_owned();
                 rows.push(row);
+                standings.push(RunStanding {
+                    run_id: run.id.clone(),
+                    state: RunState::Damaged,
+                    dry_exec: false,
+                    counts: None,
+                    duration_us: None,
+                    error: Some(why),
+                });
                 continue;
             }
         };
+        let c = &s.counts;
         rows.push([
             run.id.clone(),
             s.state.to_owned(),
-            s.total.to_string(),
-            s.succeeded.to_string(),
-            s.cached.to_string(),
-            s.failed.to_string(),
-            s.cancelled.to_string(),
+            c.total.to_string(),
+            c.succeeded.to_string(),
+            c.cached.to_string(),
+            c.failed.to_string(),
+            c.cancelled.to_string(),
             s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
         ]);
+        standings.push(s.standing);
     }
     if rows.len() == 1 {
         return Err(format!("no runs in `{}`", display(&state)));
+    }
+    if args.json {
+        let list = serde_json::json!({ "runs": standings });
+        return json::write_document(&mut io::stdout().lock(), &list).map_err(|e| e.to_string());
     }
     let widths: Vec<usize> = (0..8).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     for row in &rows {

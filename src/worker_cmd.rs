@@ -43,6 +43,9 @@ pub struct WorkersArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: the run, whether it is live, and its workers.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs a worker until its run ends.
@@ -86,6 +89,10 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
         std::io::ErrorKind::InvalidData => e.to_string(),
         _ => format!("run {} has no workers yet", run.id),
     })?;
+    if args.json {
+        let list = serde_json::json!({ "run_id": run.id, "live": run.is_live(), "workers": workers });
+        return crate::json::write_document(&mut std::io::stdout().lock(), &list).map_err(|e| e.to_string());
+    }
     let state = if run.is_live() { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
     println!(
