@@ -10,6 +10,8 @@ use flow_engine::runtime::alloc::script::{ScriptContext, script, submit_command}
 use flow_engine::runtime::alloc::{AllocRecord, AllocsFile};
 use flow_engine::runtime::run_dir::{RunDir, locate};
 
+use serde::Serialize;
+
 use crate::args::WorkflowArgs;
 use crate::failure::Failure;
 use crate::load;
@@ -108,19 +110,43 @@ fn run_dir(args: &RunArgs) -> Result<RunDir, String> {
     locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)
 }
 
+/// `flow alloc list --json`.
+#[derive(Serialize)]
+struct AllocList<'a> {
+    run_id: &'a str,
+    queue: Option<QueueJson<'a>>,
+    allocations: &'a [AllocRecord],
+}
+
+/// A run's queue in `flow alloc list --json`: its limits, µs for times.
+#[derive(Serialize)]
+struct QueueJson<'a> {
+    profile: &'a str,
+    manager: &'static str,
+    time_limit_us: u64,
+    workers_per_allocation: u32,
+    max_workers: u32,
+    backlog: u32,
+    paused: Option<&'a str>,
+    unschedulable: &'a [String],
+}
+
 /// Prints a run's allocations.
 fn list(args: &RunArgs, json: bool) -> Result<(), String> {
     let run = run_dir(args)?;
     let file = read(&run)?;
     if json {
-        let queue = file.queue.as_ref().map(|q| {
-            serde_json::json!({
-                "profile": q.profile, "manager": q.manager.name(), "time_limit_us": q.time_limit_s * 1_000_000,
-                "workers_per_allocation": q.workers_per_allocation, "max_workers": q.max_workers,
-                "backlog": q.backlog, "paused": q.paused, "unschedulable": q.unschedulable,
-            })
+        let queue = file.queue.as_ref().map(|q| QueueJson {
+            profile: &q.profile,
+            manager: q.manager.name(),
+            time_limit_us: q.time_limit_s * 1_000_000,
+            workers_per_allocation: q.workers_per_allocation,
+            max_workers: q.max_workers,
+            backlog: q.backlog,
+            paused: q.paused.as_deref(),
+            unschedulable: &q.unschedulable,
         });
-        let list = serde_json::json!({ "run_id": run.id, "queue": queue, "allocations": file.allocations });
+        let list = AllocList { run_id: &run.id, queue, allocations: &file.allocations };
         return crate::json::write_document(&mut std::io::stdout().lock(), &list).map_err(|e| e.to_string());
     }
     if let Some(q) = &file.queue {

@@ -67,9 +67,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
     let result = if args.json {
         tasks.iter().try_for_each(|&task| {
             let ex = explainer.explain(task);
-            let mut line = serde_json::to_value(&ex).map_err(io::Error::other)?;
-            line["message"] = text.headline(&ex).into();
-            crate::json::write_line(&mut out, &line)
+            crate::json::write_line(&mut out, &Explained { message: text.headline(&ex), explanation: &ex })
         })
     } else if let [task] = tasks[..] {
         let ex = explainer.explain(task);
@@ -91,6 +89,14 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
         _ => Ok(()),
     }
+}
+
+/// A line of `flow explain --json`: the explanation and its headline.
+#[derive(serde::Serialize)]
+struct Explained<'a> {
+    #[serde(flatten)]
+    explanation: &'a Explanation,
+    message: String,
 }
 
 /// For a dynamic stage whose instances this run never learned: why, from

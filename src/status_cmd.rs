@@ -119,6 +119,12 @@ struct StatusReport {
     dir: PathBuf,
 }
 
+/// `flow runs --json`: every run, oldest first.
+#[derive(Serialize)]
+struct RunList {
+    runs: Vec<RunStanding>,
+}
+
 /// A run's queue in `flow status --json`.
 #[derive(Serialize)]
 struct QueueSummary {
@@ -262,8 +268,7 @@ pub fn runs(args: &RunsArgs) -> Result<(), String> {
         return Err(format!("no runs in `{}`", display(&state)));
     }
     if args.json {
-        let list = serde_json::json!({ "runs": standings });
-        return json::write_document(&mut io::stdout().lock(), &list).map_err(|e| e.to_string());
+        return json::write_document(&mut io::stdout().lock(), &RunList { runs: standings }).map_err(|e| e.to_string());
     }
     let widths: Vec<usize> = (0..8).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     for row in &rows {

@@ -5,9 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
+use flow_engine::runtime::links::WorkerInfo;
 use flow_engine::runtime::remote_worker::{self, Leave, WorkerError, WorkerOptions};
 use flow_engine::runtime::run_dir::locate;
 use flow_engine::units::parse_duration;
+
+use serde::Serialize;
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
@@ -81,6 +84,14 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     Ok(crate::exit_codes::SUCCESS)
 }
 
+/// `flow workers --json`.
+#[derive(Serialize)]
+struct WorkerList<'a> {
+    run_id: &'a str,
+    live: bool,
+    workers: &'a [WorkerInfo],
+}
+
 /// Prints the workers of a run.
 pub fn workers(args: &WorkersArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
@@ -90,7 +101,7 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
         _ => format!("run {} has no workers yet", run.id),
     })?;
     if args.json {
-        let list = serde_json::json!({ "run_id": run.id, "live": run.is_live(), "workers": workers });
+        let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };
         return crate::json::write_document(&mut std::io::stdout().lock(), &list).map_err(|e| e.to_string());
     }
     let state = if run.is_live() { "running" } else { "ended" };
