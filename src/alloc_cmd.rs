@@ -147,7 +147,7 @@ fn list(args: &RunArgs, json: bool) -> Result<(), String> {
             unschedulable: &q.unschedulable,
         });
         let list = AllocList { run_id: &run.id, queue, allocations: &file.allocations };
-        return crate::json::write_document(&mut std::io::stdout().lock(), &list).map_err(|e| e.to_string());
+        return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();

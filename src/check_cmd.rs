@@ -44,7 +44,7 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
         }
         Err(failure) => return Err(failure),
     };
-    crate::json::write_document(&mut std::io::stdout().lock(), &report).map_err(|e| Failure::Io(e.to_string()))?;
+    crate::stdout::to_stdout(|out| crate::json::write_document(out, &report)).map_err(Failure::Io)?;
     Ok(code)
 }
 

@@ -6,6 +6,7 @@ mod args;
 mod check_cmd;
 mod exit_codes;
 mod explain_cmd;
+mod explain_display;
 mod failure;
 mod graph;
 mod guard;
@@ -19,6 +20,7 @@ mod resources;
 mod run_cmd;
 mod run_display;
 mod status_cmd;
+mod stdout;
 mod worker_cmd;
 
 use std::io::{IsTerminal, Write};

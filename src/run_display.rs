@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use flow_engine::ir::Graph;
 use flow_engine::runtime::alloc::AllocState;
+use flow_engine::runtime::run_dir::RunDir;
 use flow_engine::runtime::worker::Status;
 use flow_engine::runtime::{Event, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -128,7 +129,7 @@ fn notice(event: &Event) -> Option<String> {
     match event {
         Event::RunStarted { run_id, total, run_dir } => {
             let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
-            let access = run_dir.join("access.json");
+            let access = RunDir { id: run_id.clone(), path: run_dir.clone() }.access();
             if access.exists() {
                 text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
             }

@@ -102,7 +102,7 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
     })?;
     if args.json {
         let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };
-        return crate::json::write_document(&mut std::io::stdout().lock(), &list).map_err(|e| e.to_string());
+        return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     let state = if run.is_live() { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));

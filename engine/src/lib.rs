@@ -12,6 +12,7 @@ pub mod ir;
 pub mod log;
 pub mod net;
 pub mod paths;
+pub mod profile;
 pub mod report;
 pub mod resources;
 pub mod runtime;

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::alloc::profile::Queue;
 use super::core::WorkerResources;
 use crate::ir::Selector;
+use crate::profile::Queue;
 
 /// Settings of one run.
 #[derive(Debug, Clone)]

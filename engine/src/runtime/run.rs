@@ -277,7 +277,7 @@ fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret)
     let secret = Secret::generate().map_err(|e| RunError::Options(e.to_string()))?;
     let access =
         AccessFile { address: format!("{host}:{}", bound.port()), secret: secret.clone(), run_id: run.id.clone() };
-    access.write(&run.access()).map_err(|e| RunError::Options(e.to_string()))?;
+    run.write_access(&access).map_err(|e| RunError::Options(e.to_string()))?;
     Ok((listener, secret))
 }
 

@@ -6,9 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::Output;
 
-use super::profile::Queue;
 use super::script::submit_command;
-use super::settings::Manager;
+use crate::profile::{Manager, Queue};
 
 /// Submits `script`; returns the manager's job id, or its error.
 pub async fn submit(queue: &Queue, script: &Path, cwd: &Path) -> Result<String, String> {

@@ -1,17 +1,14 @@
 //! Allocation queues: submitting cluster jobs (Slurm, PBS) that start
 //! `flow worker`s, in response to waiting work.
 //!
-//! [`settings`] is what a profile says about a queue; [`script`] renders the
-//! submission script; [`record`] is what `allocs.json` in the run directory
+//! A queue's settings come typed from [`crate::profile`]; [`script`] renders
+//! the submission script; [`record`] is what `allocs.json` in the run directory
 //! holds (read by `flow alloc` and `flow explain`).
 
 pub mod manager;
 pub mod planner;
-pub mod profile;
 pub mod queue;
 pub mod record;
 pub mod script;
-pub mod settings;
 
 pub use record::{AllocRecord, AllocState, AllocsFile, QueueRecord};
-pub use settings::{Manager, QueueSettings, WorkerShape};

@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 
-use super::profile::Queue;
 use crate::ir::{Amount, Graph, GroupId, Resources};
+use crate::profile::Queue;
 use crate::resources::{Shortfall, no_variant_fits};
 use crate::runtime::core::GroupBacklog;
 
@@ -134,17 +134,12 @@ fn duration(secs: u64) -> String {
 mod tests {
     use super::*;
     use crate::diag::Source;
-    use crate::runtime::alloc::profile;
+    use crate::profile;
+    use crate::runtime::core::tests::env::{GroupSpec, edge_all, graph};
 
     fn queue(extra: &str) -> Queue {
         let text = format!("[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\n{extra}");
         profile::load(&Source::new("p.toml", text), "p").unwrap().queue.unwrap()
-    }
-
-    fn graph(text: &str) -> Graph {
-        let source = Source::new("workflow.toml", text);
-        let workflow = crate::spec::parse(&source, crate::spec::Format::Toml).unwrap();
-        crate::compile::compile(&workflow, &source, &crate::compile::Options::default()).unwrap()
     }
 
     fn backlog(group: u32, ready: u64, blocked: u64, running: u64) -> GroupBacklog {
@@ -167,11 +162,8 @@ mod tests {
 
     #[test]
     fn only_work_that_can_run_soon_counts() {
-        let g = graph(
-            "[[tasks]]\nname = \"a\"\ncommand = \"true\"\nrange = \"1-8\"\n\
-             [[tasks]]\nname = \"b\"\ncommand = \"true\"\nrange = \"1-8\"\nafter = [\"a\"]\n\
-             [[tasks]]\nname = \"c\"\ncommand = \"true\"\nrange = \"1-8\"\nafter = [\"b\"]\n",
-        );
+        let groups = vec![GroupSpec::new("a", 8), GroupSpec::new("b", 8), GroupSpec::new("c", 8)];
+        let g = graph(groups, vec![edge_all(0, 1), edge_all(1, 2)]);
         let q = queue("worker = { cpus = 2 }\n");
         let fits = fits(&g, &q);
         assert_eq!(fits[0], Fit::Slots(2));
@@ -183,10 +175,13 @@ mod tests {
     #[test]
     fn tasks_the_queue_cannot_run_say_why() {
         let g = graph(
-            "[[tasks]]\nname = \"big\"\ncommand = \"true\"\ncpus = 4\n\
-             [[tasks]]\nname = \"long\"\ncommand = \"true\"\ntime_request = \"2h\"\n\
-             [[tasks]]\nname = \"gpu\"\ncommand = \"true\"\ngpus = 1\n\
-             [[tasks]]\nname = \"small\"\ncommand = \"true\"\ncpus = 0.5\n",
+            vec![
+                GroupSpec::new("big", 1).cpus(4.0),
+                GroupSpec::new("long", 1).time(7200),
+                GroupSpec::new("gpu", 1).gpus(1.0),
+                GroupSpec::new("small", 1).cpus(0.5),
+            ],
+            vec![],
         );
         let fits = fits(&g, &queue("worker = { cpus = 2 }\n"));
         let why = |i: usize| match &fits[i] {
@@ -203,10 +198,7 @@ mod tests {
     /// queue's was never run and never reported (7 allocations in 75 s).
     #[test]
     fn a_time_request_the_workers_margin_leaves_no_room_for_is_reported() {
-        let g = graph(
-            "[[tasks]]\nname = \"exact\"\ncommand = \"true\"\ntime_request = \"1h\"\n\
-             [[tasks]]\nname = \"fits\"\ncommand = \"true\"\ntime_request = \"59m\"\n",
-        );
+        let g = graph(vec![GroupSpec::new("exact", 1).time(3600), GroupSpec::new("fits", 1).time(59 * 60)], vec![]);
         let fits = fits(&g, &queue(""));
         let Fit::Never(why) = &fits[0] else { panic!("{:?}", fits[0]) };
         assert_eq!(
@@ -220,7 +212,7 @@ mod tests {
     /// worker where the scheduler starts 4, so the queue asked for too few.
     #[test]
     fn fractional_cpus_are_counted_as_the_scheduler_starts_them() {
-        let g = graph("[[tasks]]\nname = \"a\"\ncommand = \"true\"\nrange = \"1-8\"\ncpus = 0.75\n");
+        let g = graph(vec![GroupSpec::new("a", 8).cpus(0.75)], vec![]);
         let fits = fits(&g, &queue("worker = { cpus = 4 }\n"));
         assert_eq!(fits[0], Fit::Slots(4));
         assert_eq!(wanted_workers(&g, &[backlog(0, 8, 0, 0)], &fits), 2);

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use super::manager::last_lines;
 use super::planner::{Fit, QueueLoad};
-use super::profile::Queue;
 use super::record::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 use super::script::{ScriptContext, job_name, script};
 use crate::host::now_us;
 use crate::log::{OutputRecord, OutputStream};
+use crate::profile::Queue;
 use crate::runtime::run_dir::RunDir;
 
 /// Allocations failing in a row before the queue pauses.
@@ -351,7 +351,7 @@ mod tests {
 
     use super::*;
     use crate::diag::Source;
-    use crate::runtime::alloc::profile;
+    use crate::profile;
     use crate::runtime::alloc::record::ALLOCS_FILE;
 
     fn queue(dir: &Path) -> AllocQueue {

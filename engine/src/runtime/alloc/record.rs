@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::settings::Manager;
+use crate::profile::Manager;
 
 /// The file name in the run directory.
 pub const ALLOCS_FILE: &str = "allocs.json";

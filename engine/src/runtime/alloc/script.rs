@@ -8,8 +8,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::profile::Queue;
-use super::settings::Manager;
+use crate::profile::{Manager, Queue};
 
 /// What one allocation's script needs to know besides the queue.
 #[derive(Debug, Clone)]
@@ -185,7 +184,7 @@ fn quote(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::diag::Source;
-    use crate::runtime::alloc::profile;
+    use crate::profile;
 
     fn queue(text: &str) -> Queue {
         let source = Source::new("flow.profiles.toml", text);

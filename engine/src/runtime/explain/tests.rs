@@ -5,8 +5,9 @@ use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{Amount, Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord};
+use crate::profile::Manager;
 use crate::resources::Shortfall;
-use crate::runtime::alloc::{AllocRecord, AllocState, AllocsFile, Manager, QueueRecord};
+use crate::runtime::alloc::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 use crate::runtime::links::WorkerInfo;
 use crate::spec::{Format, parse};
 

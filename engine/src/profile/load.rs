@@ -1,6 +1,6 @@
-//! Profiles: named cluster settings in `flow.profiles.toml` (next to the
-//! workflow, or in the user's config directory), so a workflow file moves
-//! between laptop and cluster unchanged.
+//! Reading a profiles file into a [`Profile`]: its tables with the spec
+//! layer's reader, then the values checked beyond their types, every problem
+//! a [`Diagnostic`] at its place.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,56 +9,15 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
+use super::profile::{PROFILES_FILE, Profile, Queue};
 use super::settings::{QueueSettings, WorkerShape, default_max_workers, default_one, five_minutes, thirty_seconds};
 use crate::diag::{Code, Diagnostic, Source, closest};
 use crate::ir::Amount;
 use crate::resources::Capacity;
+use crate::spec::{Format, read};
 use crate::units::{parse_duration, parse_size};
 
-/// The profiles file's name next to a workflow.
-pub const PROFILES_FILE: &str = "flow.profiles.toml";
-
-/// A profile, checked and with its values parsed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Profile {
-    /// Its name.
-    pub name: String,
-    /// Address the coordinator listens on for workers.
-    pub listen: Option<String>,
-    /// Whether the embedded worker runs tasks too.
-    pub local_worker: bool,
-    /// The allocation queue, if any.
-    pub queue: Option<Queue>,
-}
-
-/// An allocation queue with its values parsed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Queue {
-    /// The settings as written.
-    pub settings: QueueSettings,
-    /// Wall-time of an allocation in seconds.
-    pub time_limit: u64,
-    /// Idle timeout of its workers in seconds.
-    pub idle_timeout: u64,
-    /// Seconds between polls of allocations no worker came from yet.
-    pub poll_interval: u64,
-    /// What each worker has, as far as the settings say: CPUs and GPUs
-    /// unknown on whole nodes (no `worker.cpus`), memory unknown unless
-    /// given, and only the custom resources listed.
-    pub worker: Capacity,
-}
-
 // The names only show in messages: "unknown key `x` in a profile".
-impl Queue {
-    /// The `flow` executable the compute nodes run: the queue's `flow`
-    /// setting, or this very executable (a shared filesystem).
-    pub fn flow_command(&self) -> String {
-        self.settings.flow.clone().unwrap_or_else(|| {
-            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "flow".to_owned())
-        })
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename = "a profiles file")]
 struct File {
@@ -124,10 +83,10 @@ pub fn is_unknown(problems: &[Diagnostic]) -> bool {
 /// the file is reported at once, each at its place.
 pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>> {
     let at = |d: Diagnostic| d.in_source(source.clone());
-    let (file, mut problems) = crate::spec::read::<File>(source, crate::spec::Format::Toml, "a profiles file");
+    let (file, mut problems) = read::<File>(source, Format::Toml, "a profiles file");
     let Some(file) = file else { return Err(problems.into_iter().map(at).collect()) };
     // The queue's values, checked even when its table has other problems.
-    let (values, _) = crate::spec::read::<ValuesFile>(source, crate::spec::Format::Toml, "a profiles file");
+    let (values, _) = read::<ValuesFile>(source, Format::Toml, "a profiles file");
     let values = values.and_then(|mut v| v.profile.remove(name)).and_then(|p| p.queue);
     let checked = values.map(|v| check_queue(&v, &mut problems));
     problems.sort_by_key(|d| d.span.as_ref().map_or(0, |span| span.start));
