@@ -5,10 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream, read_output};
-use flow_engine::runtime::alloc::planner::{Fit, fits};
-use flow_engine::runtime::alloc::script::{ScriptContext, script, submit_command};
-use flow_engine::runtime::alloc::{AllocRecord, AllocsFile};
-use flow_engine::runtime::run_dir::{RunDir, locate};
+use flow_engine::runtime::{AllocRecord, AllocsFile, Fit, RunDir, ScriptContext, fits, locate, script, submit_command};
 
 use serde::Serialize;
 

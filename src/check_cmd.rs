@@ -4,7 +4,7 @@
 
 use flow_engine::diag::{Code, Diagnostic, Source};
 use flow_engine::ir::{Command, Domain, GroupId};
-use flow_engine::runtime::alloc::planner::{Fit, fits};
+use flow_engine::runtime::{Fit, fits};
 use flow_engine::template::unquoted_items;
 use schemars::JsonSchema;
 use serde::Serialize;

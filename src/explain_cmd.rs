@@ -4,12 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use flow_engine::explain::{Explainer, Explanation, RunSnapshot};
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, TaskId};
 use flow_engine::log::JournalStatus;
-use flow_engine::runtime::explain::{Explainer, Explanation, RunSnapshot};
-use flow_engine::runtime::resume::origin;
-use flow_engine::runtime::run_dir::{RunDir, locate};
+use flow_engine::runtime::{RunDir, locate, origin};
 
 use crate::explain_display::{self, Text};
 use crate::stdout::to_stdout;

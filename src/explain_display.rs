@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use flow_engine::host::{UtcStyle, utc};
-use flow_engine::resources::{LARGEST, no_variant_fits};
-use flow_engine::runtime::explain::{
+use flow_engine::explain::{
     Earlier, Explanation, QueueWait, Ran, Reason, ReasonKind, State, UpstreamInstance, UpstreamState, UpstreamWait,
     WorkerRef,
 };
+use flow_engine::host::{UtcStyle, utc};
+use flow_engine::resources::{LARGEST, no_variant_fits};
 
 use crate::log_cmd::format_duration;
 
@@ -347,9 +347,9 @@ fn exit(code: Option<i32>, signal: Option<i32>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use flow_engine::explain::{EarlierStatus, QueuedAllocation};
     use flow_engine::ir::Amount;
     use flow_engine::resources::Shortfall;
-    use flow_engine::runtime::explain::{EarlierStatus, QueuedAllocation};
 
     use super::*;
 

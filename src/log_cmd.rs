@@ -17,8 +17,8 @@ use flow_engine::log::{
     Damage, JournalFile, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
     attempts, read_journal, read_output,
 };
-use flow_engine::runtime::resume::origin;
-use flow_engine::runtime::run_dir::{RunDir, locate};
+use flow_engine::runtime::origin;
+use flow_engine::runtime::{RunDir, locate};
 use serde::Serialize;
 use summary::RunSummary;
 use trace::{Attempt, Column, Format};

@@ -148,8 +148,8 @@ fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N
 /// `flow plan --why`: per task, how many instances a run would run and why.
 pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failure::Failure> {
     let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
-    let tasks = flow_engine::runtime::preview::preview(&loaded.graph, &base_dir, &workflow)
-        .map_err(crate::failure::Failure::Usage)?;
+    let tasks =
+        flow_engine::runtime::preview(&loaded.graph, &base_dir, &workflow).map_err(crate::failure::Failure::Usage)?;
     if json {
         let mut out = std::io::stdout().lock();
         // A closed pipe ends the listing, as it ends `flow plan --json`.

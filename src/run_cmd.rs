@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::ir::Selector;
-use flow_engine::runtime::run_dir::RunDir;
-use flow_engine::runtime::{Event, RunOptions};
+use flow_engine::runtime::{Event, RunDir, RunOptions};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
 use crate::failure::Failure;

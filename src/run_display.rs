@@ -7,10 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use flow_engine::ir::Graph;
-use flow_engine::runtime::alloc::AllocState;
-use flow_engine::runtime::run_dir::RunDir;
-use flow_engine::runtime::worker::Status;
-use flow_engine::runtime::{Event, Summary};
+use flow_engine::runtime::{AllocState, Event, RunDir, Status, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::json::RunEvent;

@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flow_engine::log::{JournalState, read_journal};
-use flow_engine::runtime::alloc::{AllocState, AllocsFile};
-use flow_engine::runtime::links::WorkerInfo;
-use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
+use flow_engine::runtime::{AllocState, AllocsFile, RunDir, WorkerInfo, locate, state_dir};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -329,7 +327,7 @@ fn display(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use flow_engine::profile::Manager;
-    use flow_engine::runtime::alloc::{AllocRecord, QueueRecord};
+    use flow_engine::runtime::{AllocRecord, QueueRecord};
 
     use super::*;
 

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::runtime::links::WorkerInfo;
-use flow_engine::runtime::remote_worker::{self, Leave, WorkerError, WorkerOptions};
-use flow_engine::runtime::run_dir::locate;
+use flow_engine::runtime::{Leave, WorkerError, WorkerInfo, WorkerOptions, locate, run_worker};
 use flow_engine::units::parse_duration;
 
 use serde::Serialize;
@@ -69,7 +67,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         bind_cpus: args.bind_cpus,
         guard: crate::guard::start(),
     };
-    let leave = remote_worker::run(options).map_err(|e| match e {
+    let leave = run_worker(options).map_err(|e| match e {
         WorkerError::Net(e) => Failure::Usage(format!("worker: {e}")),
         WorkerError::Io(e) => Failure::Io(format!("worker: {e}")),
     })?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog, OutputRecord, OutputStream};
-use flow_engine::runtime::run_dir::{RunDir, STATE_DIR};
+use flow_engine::runtime::{RunDir, STATE_DIR};
 
 use crate::support::Test;
 
@@ -47,7 +47,7 @@ struct Fixture {
     dir: tempfile::TempDir,
     run: RunDir,
     /// Held while the run is "in progress", as `flow run` holds it.
-    lock: std::sync::Mutex<Option<flow_engine::runtime::run_dir::RunLock>>,
+    lock: std::sync::Mutex<Option<flow_engine::runtime::RunLock>>,
 }
 
 impl Fixture {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
-use flow_engine::runtime::run_dir::{RunDir, STATE_DIR};
+use flow_engine::runtime::{RunDir, STATE_DIR};
 
 use crate::support::Test;
 use crate::support::process::{finish, lines, read, spawn_flow, wait_child, wait_for};

@@ -3,7 +3,7 @@
 //! the remote-worker protocol and the run files; this view is the output's.
 
 use flow_engine::ir::{Graph, GroupId, TaskId};
-use flow_engine::runtime::worker::Status;
+use flow_engine::runtime::Status;
 use flow_engine::runtime::{Event, Summary};
 use serde::Serialize;
 

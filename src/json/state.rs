@@ -1,7 +1,7 @@
 //! [`State`]: the lower-case words for where an instance or an attempt stands.
 
 use flow_engine::log::JournalStatus;
-use flow_engine::runtime::worker::Status;
+use flow_engine::runtime::Status;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -54,7 +54,7 @@ impl From<&Status> for State {
 
 #[cfg(test)]
 mod tests {
-    use flow_engine::runtime::explain;
+    use flow_engine::explain;
 
     use super::*;
 

@@ -10,8 +10,8 @@ use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalFile, JournalRecord, OutputStream, read_journal, read_output};
 use crate::runtime::Summary;
-use crate::runtime::alloc::AllocsFile;
-use crate::runtime::links::WorkerInfo;
+use crate::runtime::coordinator::alloc::AllocsFile;
+use crate::runtime::coordinator::links::WorkerInfo;
 use crate::runtime::run_dir::{RunDir, if_written};
 
 /// Lines of standard error kept for each failure.

@@ -6,8 +6,8 @@ use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, ProcessUsage};
 use crate::runtime::Summary;
-use crate::runtime::alloc::{AllocRecord, AllocState, AllocsFile};
-use crate::runtime::links::WorkerInfo;
+use crate::runtime::coordinator::alloc::{AllocRecord, AllocState, AllocsFile};
+use crate::runtime::coordinator::links::WorkerInfo;
 use crate::spec::{Format, parse};
 
 use super::{Report, RunFiles, render};

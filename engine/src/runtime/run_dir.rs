@@ -34,9 +34,9 @@ use serde::de::DeserializeOwned;
 use crate::host::{UtcStyle, utc};
 use crate::ir::Graph;
 use crate::net::{ACCESS_FILE_MODE, AccessFile, NetError};
-use crate::runtime::alloc::AllocsFile;
+use crate::runtime::coordinator::alloc::AllocsFile;
+use crate::runtime::coordinator::links::WorkerInfo;
 use crate::runtime::event::Summary;
-use crate::runtime::links::WorkerInfo;
 use crate::runtime::meta::Meta;
 
 /// The state directory name, next to the workflow file.
@@ -152,7 +152,7 @@ impl RunDir {
 
     /// `allocs.json`: the run's allocation queue and its allocations.
     pub fn allocs(&self) -> PathBuf {
-        self.path.join(crate::runtime::alloc::record::ALLOCS_FILE)
+        self.path.join(crate::runtime::coordinator::alloc::record::ALLOCS_FILE)
     }
 
     /// `summary.json`: written when the run ends.
