@@ -1,11 +1,10 @@
 //! `flow explain`: why a task instance is still waiting, or what happened
 //! to it — one instance in detail, or every instance of a task summarised.
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::explain::{Explainer, RunSnapshot};
+use flow_engine::explain::{Explainer, Explanation, RunSnapshot};
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, TaskId};
 use flow_engine::log::JournalStatus;
@@ -58,9 +57,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         if args.json {
             tasks.iter().try_for_each(|&task| {
                 let ex = explainer.explain(task);
-                let mut line = serde_json::to_value(&ex).map_err(io::Error::other)?;
-                line["message"] = text.headline(&ex).into();
-                writeln!(out, "{line}")
+                crate::json::write_line(out, &Explained { message: text.headline(&ex), explanation: &ex })
             })
         } else if let [task] = tasks[..] {
             explain_display::instance(out, &text, &explainer.explain(task))
@@ -77,6 +74,14 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
             explain_display::summary(out, tasks.iter().map(|&task| explainer.explain(task)), &text, &header)
         }
     })
+}
+
+/// A line of `flow explain --json`: the explanation and its headline.
+#[derive(serde::Serialize)]
+struct Explained<'a> {
+    #[serde(flatten)]
+    explanation: &'a Explanation,
+    message: String,
 }
 
 /// For a dynamic stage whose instances this run never learned: why, from

@@ -4,9 +4,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::log::{JournalState, JournalStatus, read_journal};
+use flow_engine::log::{JournalState, read_journal};
 use flow_engine::runtime::{AllocState, AllocsFile, RunDir, WorkerInfo, locate, state_dir};
+use schemars::JsonSchema;
+use serde::Serialize;
 
+use crate::json::{self, Counts, RunState};
 use crate::stdout::to_stdout;
 
 /// `flow status`.
@@ -17,6 +20,9 @@ pub struct StatusArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: the run's state, counts, workers and queue.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `flow runs`.
@@ -25,17 +31,19 @@ pub struct RunsArgs {
     /// The workflow whose runs to list [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: `{"runs": [...]}`, oldest first.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where a run stands, from its summary or, while it runs, its journal.
 struct Standing {
+    /// The state in words: a dry run says so.
     state: &'static str,
-    total: u64,
-    succeeded: u64,
-    cached: u64,
-    failed: u64,
-    cancelled: u64,
-    running: u64,
+    /// The state in the output's vocabulary.
+    run_state: RunState,
+    dry_exec: bool,
+    counts: Counts,
     seconds: Option<f64>,
 }
 
@@ -54,43 +62,109 @@ impl Standing {
                 };
                 return Ok(Standing {
                     state,
-                    total: s.total,
-                    succeeded: s.succeeded,
-                    cached: s.cached,
-                    failed: s.failed,
-                    cancelled: s.cancelled,
-                    running: 0,
+                    run_state: RunState::of_summary(&s),
+                    dry_exec: s.dry_exec,
+                    counts: Counts::of_summary(&s),
                     seconds: Some(s.seconds),
                 });
             }
         }
         let graph = run.read_graph().map_err(|e| e.to_string())?;
         let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
-        let journal = JournalState::from_records(&journal.records);
-        let mut standing = Standing {
-            state: if run.is_live() { "running" } else { "crashed" },
-            total: graph.instance_count(),
-            succeeded: 0,
-            cached: 0,
-            failed: 0,
-            cancelled: 0,
-            running: 0,
+        let live = run.is_live();
+        Ok(Standing {
+            state: if live { "running" } else { "crashed" },
+            run_state: if live { RunState::Running } else { RunState::Crashed },
+            dry_exec: run.read_meta().is_ok_and(|meta| meta.dry_exec),
+            counts: Counts::of_journal(graph.instance_count(), &JournalState::from_records(&journal.records)),
             seconds: None,
-        };
-        for (_, entry) in journal.iter() {
-            match entry.status {
-                JournalStatus::Succeeded => standing.succeeded += 1,
-                JournalStatus::Cached => standing.cached += 1,
-                JournalStatus::Failed => standing.failed += 1,
-                JournalStatus::Cancelled => standing.cancelled += 1,
-                JournalStatus::Running | JournalStatus::Lost => standing.running += 1,
-            }
-        }
-        Ok(standing)
+        })
     }
+}
 
-    fn queued(&self) -> u64 {
-        self.total.saturating_sub(self.succeeded + self.cached + self.failed + self.cancelled + self.running)
+/// Where a run stands: what `flow status --json` prints, and each run of
+/// `flow runs --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunStanding {
+    /// The run's id.
+    pub run_id: String,
+    /// Where it stands.
+    pub state: RunState,
+    /// A `--dry-exec` run: nothing was executed.
+    pub dry_exec: bool,
+    /// Its instances by state (absent for a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// Its wall time in µs, once it ended.
+    pub duration_us: Option<u64>,
+    /// Why its files cannot be read (a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl RunStanding {
+    /// Run `id`, which stands at `standing`, or whose files cannot be read.
+    fn new(id: &str, standing: Result<&Standing, &str>) -> Self {
+        match standing {
+            Ok(s) => RunStanding {
+                run_id: id.to_owned(),
+                state: s.run_state,
+                dry_exec: s.dry_exec,
+                counts: Some(s.counts.clone()),
+                duration_us: s.seconds.map(|secs| (secs * 1e6).round() as u64),
+                error: None,
+            },
+            Err(why) => RunStanding {
+                run_id: id.to_owned(),
+                state: RunState::Damaged,
+                dry_exec: false,
+                counts: None,
+                duration_us: None,
+                error: Some(why.to_owned()),
+            },
+        }
+    }
+}
+
+/// `flow status --json`: the run's standing, its workers and its queue.
+#[derive(Serialize)]
+struct StatusReport<'a> {
+    #[serde(flatten)]
+    standing: RunStanding,
+    /// The workers of a live run.
+    workers: &'a [WorkerInfo],
+    /// The run's allocation queue, if it has one.
+    queue: Option<QueueSummary<'a>>,
+    /// The run directory.
+    dir: &'a Path,
+}
+
+/// A run's queue and its allocations by state.
+#[derive(Serialize)]
+struct QueueSummary<'a> {
+    manager: &'static str,
+    profile: &'a str,
+    allocations: usize,
+    queued: usize,
+    running: usize,
+    failed: usize,
+    paused: Option<&'a str>,
+}
+
+impl<'a> QueueSummary<'a> {
+    /// The queue of `file`, if it has one.
+    fn of(file: &'a AllocsFile) -> Option<Self> {
+        let queue = file.queue.as_ref()?;
+        let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
+        Some(QueueSummary {
+            manager: queue.manager.name(),
+            profile: &queue.profile,
+            allocations: file.allocations.len(),
+            queued: count(AllocState::Queued),
+            running: count(AllocState::Running),
+            failed: count(AllocState::Failed),
+            paused: queue.paused.as_deref(),
+        })
     }
 }
 
@@ -116,24 +190,33 @@ pub fn status(args: &StatusArgs) -> Result<(), String> {
         id: run.id,
         path: run.path,
     };
+    if args.json {
+        let report = StatusReport {
+            standing: RunStanding::new(&status.id, Ok(&status.standing)),
+            workers: status.workers.as_deref().unwrap_or_default(),
+            queue: status.allocs.as_ref().and_then(QueueSummary::of),
+            dir: &status.path,
+        };
+        return to_stdout(|out| json::write_document(out, &report));
+    }
     to_stdout(|out| write_status(out, &status))
 }
 
 /// Writes `flow status`'s lines.
 fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
-    let s = &run.standing;
-    let done = s.succeeded + s.cached + s.failed + s.cancelled;
+    let (s, c) = (&run.standing, &run.standing.counts);
     writeln!(out, "run {}: {}", run.id, s.state)?;
     writeln!(
         out,
-        "  {done}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
-        s.total,
-        s.succeeded,
-        s.cached,
-        s.failed,
-        s.cancelled,
-        s.running,
-        s.queued()
+        "  {}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
+        c.done(),
+        c.total,
+        c.succeeded,
+        c.cached,
+        c.failed,
+        c.cancelled,
+        c.running,
+        c.queued
     )?;
     if let Some(secs) = s.seconds {
         writeln!(out, "  took {secs:.1}s")?;
@@ -141,8 +224,8 @@ fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
     if let Some(workers) = &run.workers {
         write_workers(out, workers)?;
     }
-    if let Some(allocs) = &run.allocs {
-        write_allocations(out, allocs)?;
+    if let Some(queue) = run.allocs.as_ref().and_then(QueueSummary::of) {
+        write_allocations(out, &queue)?;
     }
     writeln!(out, "  {}", run.path.display())
 }
@@ -161,21 +244,19 @@ fn write_workers(out: &mut impl Write, workers: &[WorkerInfo]) -> io::Result<()>
     Ok(())
 }
 
-/// A line about the run's allocations, if it has a queue.
-fn write_allocations(out: &mut impl Write, file: &AllocsFile) -> io::Result<()> {
-    let Some(queue) = &file.queue else { return Ok(()) };
-    let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
+/// A line about the run's allocations (and why its queue is paused).
+fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<()> {
     writeln!(
         out,
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
-        queue.manager.name(),
+        queue.manager,
         queue.profile,
-        crate::plan::plural(file.allocations.len() as u64, "allocation"),
-        count(AllocState::Queued),
-        count(AllocState::Running),
-        count(AllocState::Failed)
+        crate::plan::plural(queue.allocations as u64, "allocation"),
+        queue.queued,
+        queue.running,
+        queue.failed
     )?;
-    if let Some(paused) = &queue.paused {
+    if let Some(paused) = queue.paused {
         writeln!(out, "  {paused}")?;
     }
     Ok(())
@@ -187,25 +268,33 @@ pub fn runs(args: &RunsArgs) -> Result<(), String> {
     let state = state_dir(args.workflow.as_deref(), &cwd)?;
     let mut runs = Vec::new();
     for run in RunDir::list(&state) {
-        let standing = Standing::of(&run)
-            // A run whose files are damaged is listed, not hidden.
-            .inspect_err(|why| eprintln!("warning: run {}: {why}", run.id))
-            .ok();
+        // A run whose files are damaged is listed, not hidden.
+        let standing = Standing::of(&run).inspect_err(|why| eprintln!("warning: run {}: {why}", run.id));
         runs.push((run.id, standing));
     }
     if runs.is_empty() {
         return Err(format!("no runs in `{}`", display(&state)));
     }
+    if args.json {
+        let runs = runs.iter().map(|(id, s)| RunStanding::new(id, s.as_ref().map_err(String::as_str))).collect();
+        return to_stdout(|out| json::write_document(out, &RunList { runs }));
+    }
     to_stdout(|out| write_runs(out, &runs))
+}
+
+/// `flow runs --json`: every run, oldest first.
+#[derive(Serialize)]
+struct RunList {
+    runs: Vec<RunStanding>,
 }
 
 /// Writes `flow runs`'s table: one row per run, `damaged` for a run
 /// without a standing.
-fn write_runs(out: &mut impl Write, runs: &[(String, Option<Standing>)]) -> io::Result<()> {
+fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)]) -> io::Result<()> {
     let mut rows =
         vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
     for (id, standing) in runs {
-        let Some(s) = standing else {
+        let Ok(s) = standing else {
             let mut row = ["-"; 8].map(String::from);
             row[0].clone_from(id);
             row[1] = "damaged".to_owned();
@@ -215,11 +304,11 @@ fn write_runs(out: &mut impl Write, runs: &[(String, Option<Standing>)]) -> io::
         rows.push([
             id.clone(),
             s.state.to_owned(),
-            s.total.to_string(),
-            s.succeeded.to_string(),
-            s.cached.to_string(),
-            s.failed.to_string(),
-            s.cancelled.to_string(),
+            s.counts.total.to_string(),
+            s.counts.succeeded.to_string(),
+            s.counts.cached.to_string(),
+            s.counts.failed.to_string(),
+            s.counts.cancelled.to_string(),
             s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
         ]);
     }
@@ -243,7 +332,14 @@ mod tests {
     use super::*;
 
     fn standing(state: &'static str, seconds: Option<f64>) -> Standing {
-        Standing { state, total: 12, succeeded: 6, cached: 2, failed: 1, cancelled: 1, running: 1, seconds }
+        let counts = Counts { total: 12, succeeded: 6, cached: 2, failed: 1, cancelled: 1, running: 1, queued: 1 };
+        Standing { state, run_state: RunState::Running, dry_exec: false, counts, seconds }
+    }
+
+    /// `standing` of a run that ended: nothing running.
+    fn ended(state: &'static str, seconds: f64) -> Standing {
+        let s = standing(state, Some(seconds));
+        Standing { counts: Counts { running: 0, queued: 2, ..s.counts }, ..s }
     }
 
     fn worker(id: u32, hostname: &str, allocation: Option<&str>, running: u64) -> WorkerInfo {
@@ -316,7 +412,7 @@ mod tests {
         let finished = RunStatus {
             id: "20261125-010203-004".into(),
             path: PathBuf::from(".flow/runs/20261125-010203-004"),
-            standing: Standing { running: 0, ..standing("failed", Some(12.25)) },
+            standing: ended("failed", 12.25),
             workers: None,
             allocs: None,
         };
@@ -328,9 +424,9 @@ mod tests {
     #[test]
     fn runs_are_a_table_with_damaged_ones_listed() {
         let runs = vec![
-            ("20261124-235959-001".to_owned(), Some(Standing { running: 0, ..standing("succeeded", Some(3.5)) })),
-            ("20261125-000000-002".to_owned(), None),
-            ("20261125-010203-004".to_owned(), Some(standing("running", None))),
+            ("20261124-235959-001".to_owned(), Ok(ended("succeeded", 3.5))),
+            ("20261125-000000-002".to_owned(), Err("damaged".to_owned())),
+            ("20261125-010203-004".to_owned(), Ok(standing("running", None))),
         ];
         let mut out = Vec::new();
         write_runs(&mut out, &runs).unwrap();

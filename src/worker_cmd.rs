@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::runtime::{Leave, WorkerError, WorkerOptions, locate, run_worker};
+use flow_engine::runtime::{Leave, WorkerError, WorkerInfo, WorkerOptions, locate, run_worker};
 use flow_engine::units::parse_duration;
+
+use serde::Serialize;
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
@@ -42,6 +44,9 @@ pub struct WorkersArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: the run, whether it is live, and its workers.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs a worker until its run ends.
@@ -77,6 +82,14 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     Ok(crate::exit_codes::SUCCESS)
 }
 
+/// `flow workers --json`.
+#[derive(Serialize)]
+struct WorkerList<'a> {
+    run_id: &'a str,
+    live: bool,
+    workers: &'a [WorkerInfo],
+}
+
 /// Prints the workers of a run.
 pub fn workers(args: &WorkersArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
@@ -85,6 +98,10 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
         std::io::ErrorKind::InvalidData => e.to_string(),
         _ => format!("run {} has no workers yet", run.id),
     })?;
+    if args.json {
+        let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };
+        return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
+    }
     let state = if run.is_live() { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
     println!(

@@ -148,7 +148,7 @@ fn list_shows_every_instance_with_records() {
     assert_eq!(
         line,
         serde_json::json!({
-            "task": "score", "index": 20, "label": "score[20]", "status": "failed", "attempt": 0,
+            "version": 1, "task": "score", "index": 20, "label": "score[20]", "state": "failed", "attempt": 0,
             "exit_code": 3, "signal": null, "duration_us": 3_000_000, "reason": "exit code 3",
             "stdout_bytes": 12, "stderr_bytes": 12, "worker": 1,
             // A journal without metrics: the start and end it recorded, nothing measured.
@@ -263,7 +263,7 @@ fn export_writes_every_record_as_json() {
     assert_eq!(
         lines[3],
         serde_json::json!({
-            "task": "score", "index": 20, "attempt": 0, "stream": "stderr",
+            "version": 1, "task": "score", "index": 20, "label": "score[20]", "attempt": 0, "stream": "stderr",
             "time_us": T0 + 2_300_000, "data": "boom: HELLO\n",
         })
     );

@@ -12,6 +12,7 @@ mod exit_codes;
 mod explain;
 mod graph;
 mod interrupt;
+mod json;
 mod log;
 mod metrics;
 mod nested;
