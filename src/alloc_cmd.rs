@@ -5,10 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream, read_output};
-use flow_engine::runtime::alloc::planner::{Fit, fits};
-use flow_engine::runtime::alloc::script::{ScriptContext, script, submit_command};
-use flow_engine::runtime::alloc::{AllocRecord, AllocsFile};
-use flow_engine::runtime::run_dir::{RunDir, locate};
+use flow_engine::runtime::{AllocRecord, AllocsFile, Fit, RunDir, ScriptContext, fits, locate, script, submit_command};
+
+use serde::Serialize;
 
 use crate::args::WorkflowArgs;
 use crate::failure::Failure;
@@ -35,7 +34,13 @@ pub struct AllocArgs {
 #[derive(Debug, Subcommand)]
 pub enum AllocAction {
     /// List a run's allocations and their states.
-    List(RunArgs),
+    List {
+        #[command(flatten)]
+        run: RunArgs,
+        /// One JSON document: the queue and every allocation (times in µs).
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the output (stdout and stderr) of one allocation's job.
     Log {
         /// The allocation's number (`flow alloc list`) or its job id.
@@ -59,7 +64,7 @@ pub struct RunArgs {
 /// Runs `flow alloc`.
 pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
     match &args.action {
-        Some(AllocAction::List(run)) => list(run).map_err(Failure::Usage),
+        Some(AllocAction::List { run, json }) => list(run, *json).map_err(Failure::Usage),
         Some(AllocAction::Log { id, run }) => log(id, run).map_err(Failure::Usage),
         None if args.dry_run => dry_run(args),
         None => Err(Failure::Usage(
@@ -102,10 +107,45 @@ fn run_dir(args: &RunArgs) -> Result<RunDir, String> {
     locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)
 }
 
+/// `flow alloc list --json`.
+#[derive(Serialize)]
+struct AllocList<'a> {
+    run_id: &'a str,
+    queue: Option<QueueJson<'a>>,
+    allocations: &'a [AllocRecord],
+}
+
+/// A run's queue in `flow alloc list --json`: its limits, µs for times.
+#[derive(Serialize)]
+struct QueueJson<'a> {
+    profile: &'a str,
+    manager: &'static str,
+    time_limit_us: u64,
+    workers_per_allocation: u32,
+    max_workers: u32,
+    backlog: u32,
+    paused: Option<&'a str>,
+    unschedulable: &'a [String],
+}
+
 /// Prints a run's allocations.
-fn list(args: &RunArgs) -> Result<(), String> {
+fn list(args: &RunArgs, json: bool) -> Result<(), String> {
     let run = run_dir(args)?;
     let file = read(&run)?;
+    if json {
+        let queue = file.queue.as_ref().map(|q| QueueJson {
+            profile: &q.profile,
+            manager: q.manager.name(),
+            time_limit_us: q.time_limit_s * 1_000_000,
+            workers_per_allocation: q.workers_per_allocation,
+            max_workers: q.max_workers,
+            backlog: q.backlog,
+            paused: q.paused.as_deref(),
+            unschedulable: &q.unschedulable,
+        });
+        let list = AllocList { run_id: &run.id, queue, allocations: &file.allocations };
+        return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
+    }
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
         println!(

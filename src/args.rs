@@ -57,8 +57,12 @@ pub enum Command {
     Log(crate::log_cmd::LogArgs),
     /// Write one self-contained HTML page about a run: summary, tasks, failures, timeline, graph.
     Report(crate::report_cmd::ReportArgs),
-    /// Print the JSON Schema of the workflow file.
-    Schema,
+    /// Print a JSON Schema: of the workflow file, or of the `--json` output.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum, default_value_t = SchemaKind::Workflow)]
+        kind: SchemaKind,
+    },
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -93,6 +97,10 @@ pub struct CheckArgs {
     /// Also check this profile, and that its queue's workers can run every task.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
+    /// One JSON document on stdout: every problem (or note) with its code,
+    /// file, line and column; the exit code is the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A worker's resources: for `check`, the largest worker tasks must fit on;
@@ -118,7 +126,8 @@ pub struct WorkerArgs {
 pub struct PlanArgs {
     #[command(flatten)]
     pub workflow: WorkflowArgs,
-    /// Print the graph IR as JSON (with --why: the plan, one task per line).
+    /// Print the graph IR as JSON (with --why: the plan, one task per line,
+    /// in the versioned output vocabulary).
     #[arg(long)]
     pub json: bool,
     /// For every task, how many instances a run would run and why, compared
@@ -149,4 +158,13 @@ pub enum GraphFormat {
     Mermaid,
     /// JSON nodes and edges.
     Json,
+}
+
+/// `flow schema KIND`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SchemaKind {
+    /// The workflow file (`schema/workflow.schema.json`).
+    Workflow,
+    /// The shared objects of every `--json` output (`schema/output.schema.json`).
+    Output,
 }

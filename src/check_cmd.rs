@@ -2,33 +2,162 @@
 //! tasks that fit no such worker, with `--profile` the profile's problems
 //! and the tasks its queue can never run.
 
-use flow_engine::diag::{Code, Diagnostic};
+use flow_engine::diag::{Code, Diagnostic, Source};
 use flow_engine::ir::{Command, Domain, GroupId};
-use flow_engine::runtime::alloc::planner::{Fit, fits};
+use flow_engine::runtime::{Fit, fits};
 use flow_engine::template::unquoted_items;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::args::CheckArgs;
+use crate::exit_codes;
 use crate::failure::Failure;
 use crate::load::{self, Loaded};
 
-/// Runs `flow check`.
-pub fn check(args: &CheckArgs) -> Result<(), Failure> {
+/// Runs `flow check`; returns its exit code. With `--json`, problems are
+/// printed as one document on stdout, with the same exit code.
+pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
+    let checked = checked(args);
+    if !args.json {
+        let (loaded, notes) = checked?;
+        for note in notes {
+            println!("note: {}", note.text(&loaded.source));
+        }
+        println!("ok: {} ({}) — {}", loaded.graph.name, loaded.source.name, crate::plan::counts(&loaded.graph));
+        return Ok(exit_codes::SUCCESS);
+    }
+    let (report, code) = match checked {
+        Ok((loaded, notes)) => {
+            let diagnostics = notes.iter().map(|n| n.json(&loaded.source)).collect();
+            let name = Some(loaded.graph.name.clone());
+            (
+                CheckReport { ok: true, file: loaded.source.name.clone(), workflow: name, diagnostics },
+                exit_codes::SUCCESS,
+            )
+        }
+        Err(Failure::Invalid { source, diagnostics }) => {
+            let diagnostics = diagnostics.iter().map(|d| CheckDiagnostic::error(d, &source)).collect();
+            (
+                CheckReport { ok: false, file: source.name.clone(), workflow: None, diagnostics },
+                exit_codes::INVALID_INPUT,
+            )
+        }
+        Err(failure) => return Err(failure),
+    };
+    crate::stdout::to_stdout(|out| crate::json::write_document(out, &report)).map_err(Failure::Io)?;
+    Ok(code)
+}
+
+/// The workflow, loaded and checked, and the notes about it.
+fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
     let worker = load::worker(&args.worker)?;
     let loaded = load::load(&args.workflow, worker)?;
-    if let Some(name) = &args.profile {
-        against_profile(&loaded, name)?;
+    let mut notes = match &args.profile {
+        Some(name) => against_profile(&loaded, name)?,
+        None => Vec::new(),
+    };
+    notes.extend(unquoted_data(&loaded));
+    Ok((loaded, notes))
+}
+
+/// What `flow check --json` prints.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CheckReport {
+    /// Whether the workflow is valid (notes do not make it invalid).
+    pub ok: bool,
+    /// The workflow file, as named on the command line.
+    pub file: String,
+    /// The workflow's name, when it is valid.
+    pub workflow: Option<String>,
+    /// Every problem, or the notes about a valid workflow.
+    pub diagnostics: Vec<CheckDiagnostic>,
+}
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The workflow cannot run.
+    Error,
+    /// Worth knowing; the workflow is valid.
+    Note,
+}
+
+/// One problem or note of `flow check --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CheckDiagnostic {
+    /// A stable code, e.g. `flow::compile::cycle` (`null` for notes).
+    pub code: Option<&'static str>,
+    /// How serious it is.
+    pub severity: Severity,
+    /// What is wrong.
+    pub message: String,
+    /// The file it points into (the workflow, or a file it reads).
+    pub file: String,
+    /// The line it points at, from 1.
+    pub line: Option<usize>,
+    /// The column, from 1, in characters.
+    pub column: Option<usize>,
+    /// The text drawn under the span.
+    pub label: Option<String>,
+    /// How to fix it.
+    pub help: Option<String>,
+}
+
+impl CheckDiagnostic {
+    fn error(d: &Diagnostic, workflow: &Source) -> Self {
+        let source = d.source.as_deref().unwrap_or(workflow);
+        let (line, column) = d.span.as_ref().map(|s| source.line_col(s.start)).unzip();
+        CheckDiagnostic {
+            code: Some(d.code.as_str()),
+            severity: Severity::Error,
+            message: d.message.clone(),
+            file: source.name.clone(),
+            line,
+            column,
+            label: d.label.clone(),
+            help: d.help.clone(),
+        }
     }
-    for note in unquoted_data(&loaded) {
-        println!("note: {note}");
+}
+
+/// A note about a valid workflow, at a byte offset of it or about all of it.
+struct Note {
+    at: Option<usize>,
+    message: String,
+}
+
+impl Note {
+    /// `note: …`'s text: `file:line:column: message`, or the message.
+    fn text(&self, source: &Source) -> String {
+        match self.at {
+            Some(at) => {
+                let (line, col) = source.line_col(at);
+                format!("{}:{line}:{col}: {}", source.name, self.message)
+            }
+            None => self.message.clone(),
+        }
     }
-    println!("ok: {} ({}) — {}", loaded.graph.name, loaded.source.name, crate::plan::counts(&loaded.graph));
-    Ok(())
+
+    fn json(&self, source: &Source) -> CheckDiagnostic {
+        let (line, column) = self.at.map(|at| source.line_col(at)).unzip();
+        CheckDiagnostic {
+            code: None,
+            severity: Severity::Note,
+            message: self.message.clone(),
+            file: source.name.clone(),
+            line,
+            column,
+            label: None,
+            help: None,
+        }
+    }
 }
 
 /// Tasks that put an item read from a file (`each_line`, `each_chunk`,
 /// `from_json`) into their shell command without `shell_quote`: a line such
 /// as `$(rm -rf ~)` in the data would run.
-fn unquoted_data(loaded: &Loaded) -> Vec<String> {
+fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
     let graph = &loaded.graph;
     let mut notes = Vec::new();
     for (id, group) in graph.groups.iter().enumerate() {
@@ -44,13 +173,13 @@ fn unquoted_data(loaded: &Loaded) -> Vec<String> {
         if !from_data {
             continue;
         }
-        let (line, col) = loaded.source.line_col(group.span.start);
         for expr in unquoted_items(command) {
-            notes.push(format!(
-                "{}:{line}:{col}: `{}` puts `{{{{ {expr} }}}}`, read from a data file, into its shell command \
+            let message = format!(
+                "`{}` puts `{{{{ {expr} }}}}`, read from a data file, into its shell command \
                  unquoted, so shell syntax in the data runs; write `{{{{ {expr} | shell_quote }}}}`",
-                loaded.source.name, group.name
-            ));
+                group.name
+            );
+            notes.push(Note { at: Some(group.span.start), message });
         }
     }
     notes
@@ -71,9 +200,9 @@ fn limit_help(why: &str) -> &'static str {
 /// `flow run --profile` would at its start. A task the queue can never run
 /// is a problem; when the profile keeps the embedded worker, it is only a
 /// note (that worker may run it).
-fn against_profile(loaded: &Loaded, name: &str) -> Result<(), Failure> {
+fn against_profile(loaded: &Loaded, name: &str) -> Result<Vec<Note>, Failure> {
     let profile = crate::profile::load(&loaded.dir()?, name)?;
-    let Some(queue) = profile.queue else { return Ok(()) };
+    let Some(queue) = profile.queue else { return Ok(Vec::new()) };
     let mut never = Vec::new();
     for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
         if let Fit::Never(why) = fit {
@@ -81,16 +210,17 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<(), Failure> {
         }
     }
     if profile.local_worker {
-        for (group, why) in never {
-            println!(
-                "note: `{}` can run only on the embedded worker: the queue of profile `{name}` cannot: {why}",
+        let note = |(group, why): (&flow_engine::ir::Group, String)| Note {
+            at: None,
+            message: format!(
+                "`{}` can run only on the embedded worker: the queue of profile `{name}` cannot: {why}",
                 group.name
-            );
-        }
-        return Ok(());
+            ),
+        };
+        return Ok(never.into_iter().map(note).collect());
     }
     if never.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let diagnostics = never
         .into_iter()

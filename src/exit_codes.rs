@@ -11,4 +11,4 @@ pub const INVALID_INPUT: u8 = 2;
 /// flow itself went wrong — a panic, a bug (`EX_SOFTWARE` of sysexits.h).
 pub const INTERNAL: u8 = 70;
 /// Files that are not the input could not be read or written (`EX_IOERR`).
-pub const IO_FAILURE: u8 = flow_engine::runtime::event::IO_FAILURE;
+pub const IO_FAILURE: u8 = flow_engine::runtime::IO_FAILURE;

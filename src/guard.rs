@@ -1,10 +1,10 @@
 //! The guard process that ends a worker's tasks if the worker dies without
-//! doing so (see `flow_engine::runtime::guard`): started by `flow run` and
+//! doing so (see `flow_engine::runtime::Guard`): started by `flow run` and
 //! `flow worker` as `flow guard`, a subcommand not meant for people.
 
 use std::sync::Arc;
 
-use flow_engine::runtime::guard::{self, Guard};
+use flow_engine::runtime::{Guard, serve_guard};
 
 /// Starts the guard for this process's tasks; without one (it could not be
 /// started) the worker still runs, and says so.
@@ -25,5 +25,5 @@ pub fn start() -> Option<Arc<Guard>> {
 
 /// `flow guard`: follows the worker's tasks on stdin until it closes.
 pub fn serve() {
-    guard::serve(std::io::stdin().lock());
+    serve_guard(std::io::stdin().lock());
 }

@@ -2,6 +2,7 @@
 //! prints their output, follows a live run, summarises, greps and exports.
 //! A torn tail (what a crash leaves at the end of a file) is a warning.
 
+mod summary;
 mod trace;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,15 +11,21 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::{Graph, GroupId, TaskId};
+use flow_engine::ir::{Graph, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
     Damage, JournalFile, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
     attempts, read_journal, read_output,
 };
-use flow_engine::runtime::resume::origin;
-use flow_engine::runtime::run_dir::{RunDir, locate};
+use flow_engine::runtime::origin;
+use flow_engine::runtime::{RunDir, locate};
+use serde::Serialize;
+use summary::RunSummary;
 use trace::{Attempt, Column, Format};
+
+pub use trace::AttemptRecord;
+
+use crate::json::{self, TaskRef};
 
 /// How often `tail -f` looks for new output.
 const POLL: Duration = Duration::from_millis(100);
@@ -78,8 +85,12 @@ pub enum LogCommand {
         #[arg(short, long)]
         follow: bool,
     },
-    /// Counts per status, output sizes, durations per task, the slowest instances.
-    Summary,
+    /// Counts per state, output sizes, durations and resource use per task, the slowest instances.
+    Summary {
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print output lines that contain PATTERN (a plain string).
     Grep {
         /// The text to look for.
@@ -90,13 +101,16 @@ pub enum LogCommand {
         /// Ignore case.
         #[arg(short, long)]
         ignore_case: bool,
+        /// One JSON object per matching line: the instance, `stream` and `line`.
+        #[arg(long)]
+        json: bool,
     },
     /// Print every output record.
     Export {
         /// Tasks to show: `score`, `score[1-10,20]` [default: all].
         #[arg(value_name = "SELECTOR")]
         selectors: Vec<String>,
-        /// As NDJSON: `{task, index, attempt, stream, time_us, data}` (the only format).
+        /// As NDJSON: the instance, `attempt`, `stream`, `time_us` and `data` (the only format).
         #[arg(long, required = true)]
         json: bool,
     },
@@ -137,9 +151,11 @@ pub fn run(args: &LogArgs) -> Result<(), String> {
         }
         LogCommand::Cat { selectors, stream, failed } => cat(&run, &mut out, &run.select(selectors)?, *stream, *failed),
         LogCommand::Tail { selectors, follow } => tail(&run, &mut out, &run.select(selectors)?, *follow),
-        LogCommand::Summary => summary(&run, &mut out),
-        LogCommand::Grep { pattern, selectors, ignore_case } => {
-            grep(&run, &mut out, &run.select(selectors)?, pattern, *ignore_case)
+        LogCommand::Summary { json } => RunSummary::gather(&run).and_then(|summary| {
+            if *json { json::write_document(&mut out, &summary) } else { summary.render(&mut out) }
+        }),
+        LogCommand::Grep { pattern, selectors, ignore_case, json } => {
+            grep(&run, &mut out, &run.select(selectors)?, pattern, *ignore_case, *json)
         }
         LogCommand::Export { selectors, .. } => export(&run, &mut out, &run.select(selectors)?),
     };
@@ -174,20 +190,14 @@ impl Run {
         Ok(Run { dir, graph })
     }
 
-    /// `name[index]`, or `name` for a plain task.
-    fn label(&self, task: TaskId) -> String {
-        match self.graph.groups.get(task.group.index()) {
-            Some(_) => self.graph.label(task),
-            None => format!("#{}[{}]", task.group.0, task.instance),
-        }
+    /// How `--json` names instance `task`.
+    fn task_ref(&self, task: TaskId) -> TaskRef {
+        TaskRef::new(&self.graph, task)
     }
 
-    /// The task's name and `index`.
-    fn name_index(&self, task: TaskId) -> (&str, i64) {
-        match self.graph.groups.get(task.group.index()) {
-            Some(g) => (&g.name, self.graph.index(task.group, task.instance)),
-            None => ("?", task.instance as i64),
-        }
+    /// `name[index]`, or `name` for a plain task.
+    fn label(&self, task: TaskId) -> String {
+        self.task_ref(task).label
     }
 
     fn select(&self, selectors: &[String]) -> Result<Selection, String> {
@@ -292,21 +302,11 @@ fn list(
         journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
     rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
     rows.sort_by_key(|&(t, a, _)| (t, a));
-    let mut attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
-        let (name, index) = run.name_index(task);
+    let attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
         let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-        Attempt { label: run.label(task), name, index, entry, sizes }
+        Attempt { task: run.task_ref(task), attempt, entry, sizes }
     });
-    let Some(format) = format else {
-        return attempts.try_for_each(|a| writeln!(out, "{}", a.json()));
-    };
-    let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
-    let mut lines = vec![format.header(&columns)];
-    lines.extend(attempts.map(|a| columns.iter().map(|&c| a.cell(c, format)).collect()));
-    match format {
-        Format::Table => out.write_all(table(&lines).as_bytes()),
-        Format::Tsv | Format::Csv => lines.iter().try_for_each(|cells| writeln!(out, "{}", format.line(cells))),
-    }
+    trace::render(out, attempts, columns, format)
 }
 
 /// `flow log cat`: one pass to find the records, then each task's in turn.
@@ -407,58 +407,25 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
     Ok(())
 }
 
-/// `flow log summary`.
-fn summary(run: &Run, out: &mut impl Write) -> io::Result<()> {
-    let journal = run.journal()?;
-    let (mut bytes, mut records) = (BTreeMap::<OutputStream, u64>::new(), 0u64);
-    run.each_record(|r, _| {
-        *bytes.entry(r.stream).or_default() += r.data.len() as u64;
-        records += 1;
-        Ok(())
-    })?;
-    let state = if run.dir.is_finished() { "finished" } else { "not finished (running, or interrupted)" };
-    writeln!(out, "run {}: {state}", run.dir.id)?;
-    let mut counts = BTreeMap::<JournalStatus, usize>::new();
-    journal.iter().for_each(|(_, s)| *counts.entry(s.status).or_default() += 1);
-    let counts: Vec<_> = counts.iter().map(|(status, n)| format!("{n} {}", status.as_str())).collect();
-    writeln!(out, "tasks: {} instances with records: {}", journal.len(), counts.join(", "))?;
-    let streams: Vec<_> = [OutputStream::Stdout, OutputStream::Stderr, OutputStream::System]
-        .iter()
-        .map(|s| format!("{} {}", format_bytes(bytes.get(s).copied().unwrap_or(0)), s.as_str()))
-        .collect();
-    writeln!(out, "output: {} in {records} records", streams.join(", "))?;
-
-    let mut per_group = BTreeMap::<GroupId, (u64, u64, u64)>::new();
-    let mut timed: Vec<(u64, TaskId)> = Vec::new();
-    for (&task, s) in journal.iter() {
-        let Some(us) = s.duration_us() else { continue };
-        let (n, total, max) = per_group.entry(task.group).or_default();
-        (*n, *total, *max) = (*n + 1, *total + us, (*max).max(us));
-        timed.push((us, task));
-    }
-    if !per_group.is_empty() {
-        let mut rows = vec![["TASK", "TIMED", "TOTAL", "MEAN", "MAX"].map(String::from).to_vec()];
-        for (group, (n, total, max)) in per_group {
-            let name = run.graph.groups.get(group.index()).map_or("?", |g| &g.name).to_owned();
-            let times = [total, total / n, max].map(format_duration);
-            rows.push([vec![name, n.to_string()], times.to_vec()].concat());
-        }
-        write!(out, "\ndurations:\n{}", indent(&table(&rows)))?;
-        timed.sort_by_key(|&(us, task)| (std::cmp::Reverse(us), task));
-        let slowest: Vec<_> = timed.iter().take(5).map(|&(us, t)| vec![run.label(t), format_duration(us)]).collect();
-        write!(out, "\nslowest:\n{}", indent(&table(&slowest)))?;
-    }
-    Ok(())
-}
-
-/// `flow log grep`.
-fn grep(run: &Run, out: &mut impl Write, selection: &Selection, pattern: &str, ignore_case: bool) -> io::Result<()> {
+/// `flow log grep`: matching lines as `label:stream: line`, or as NDJSON.
+fn grep(
+    run: &Run,
+    out: &mut impl Write,
+    selection: &Selection,
+    pattern: &str,
+    ignore_case: bool,
+    as_json: bool,
+) -> io::Result<()> {
     let pattern = if ignore_case { pattern.to_lowercase() } else { pattern.to_owned() };
     let mut lines = LineSplitter::default();
     let mut print = |&(task, stream): &(TaskId, OutputStream), line: &[u8]| {
         let text = String::from_utf8_lossy(line);
         let found = if ignore_case { text.to_lowercase().contains(&pattern) } else { text.contains(&pattern) };
-        if found { writeln!(out, "{}:{}: {text}", run.label(task), stream.as_str()) } else { Ok(()) }
+        match (found, as_json) {
+            (false, _) => Ok(()),
+            (true, false) => writeln!(out, "{}:{}: {text}", run.label(task), stream.as_str()),
+            (true, true) => json::write_line(out, &OutputLine { task: run.task_ref(task), stream, line: &text }),
+        }
     };
     run.each_record(|r, _| {
         if selection.contains(r.task) {
@@ -469,23 +436,52 @@ fn grep(run: &Run, out: &mut impl Write, selection: &Selection, pattern: &str, i
     lines.finish(&mut print)
 }
 
+/// A line of `flow log grep --json`.
+#[derive(Serialize)]
+struct OutputLine<'a> {
+    #[serde(flatten)]
+    task: TaskRef,
+    #[serde(serialize_with = "stream_name")]
+    stream: OutputStream,
+    line: &'a str,
+}
+
+/// A record of `flow log export --json`.
+#[derive(Serialize)]
+struct ExportRecord<'a> {
+    #[serde(flatten)]
+    task: TaskRef,
+    attempt: u32,
+    #[serde(serialize_with = "stream_name")]
+    stream: OutputStream,
+    time_us: u64,
+    data: &'a str,
+}
+
+fn stream_name<S: serde::Serializer>(stream: &OutputStream, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(stream.as_str())
+}
+
 /// `flow log export --json`.
 fn export(run: &Run, out: &mut impl Write, selection: &Selection) -> io::Result<()> {
     run.each_record(|r, _| {
         if !selection.contains(r.task) {
             return Ok(());
         }
-        let (name, index) = run.name_index(r.task);
-        let line = serde_json::json!({
-            "task": name, "index": index, "attempt": r.attempt, "stream": r.stream.as_str(),
-            "time_us": r.time_us, "data": String::from_utf8_lossy(&r.data),
-        });
-        writeln!(out, "{line}")
+        let data = String::from_utf8_lossy(&r.data);
+        let record = ExportRecord {
+            task: run.task_ref(r.task),
+            attempt: r.attempt,
+            stream: r.stream,
+            time_us: r.time_us,
+            data: &data,
+        };
+        json::write_line(out, &record)
     })
 }
 
 /// Left-aligned columns two spaces apart.
-fn table(rows: &[Vec<String>]) -> String {
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
@@ -497,10 +493,6 @@ fn table(rows: &[Vec<String>]) -> String {
         text.push('\n');
     }
     text
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 /// `512 B`, `10.0 KiB`, `1.5 GiB`.

@@ -6,9 +6,11 @@ mod args;
 mod check_cmd;
 mod exit_codes;
 mod explain_cmd;
+mod explain_display;
 mod failure;
 mod graph;
 mod guard;
+mod json;
 mod load;
 mod log_cmd;
 mod plan;
@@ -18,6 +20,7 @@ mod resources;
 mod run_cmd;
 mod run_display;
 mod status_cmd;
+mod stdout;
 mod worker_cmd;
 
 use std::io::{IsTerminal, Write};
@@ -26,7 +29,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
-use args::{Cli, Color, Command};
+use args::{Cli, Color, Command, SchemaKind};
 use failure::Failure;
 use load::Loaded;
 
@@ -70,7 +73,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
-        Command::Check(args) => check_cmd::check(args).map(|()| exit_codes::SUCCESS),
+        Command::Check(args) => check_cmd::check(args),
         Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
             plan::why(&loaded, args.json)?;
             Ok(exit_codes::SUCCESS)
@@ -89,8 +92,12 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         }),
         Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Report(args) => report_cmd::report(args).map(|()| exit_codes::SUCCESS),
-        Command::Schema => {
-            println!("{:#}", flow_engine::spec::json_schema());
+        Command::Schema { kind } => {
+            let schema = match kind {
+                SchemaKind::Workflow => flow_engine::spec::json_schema(),
+                SchemaKind::Output => json::schema(),
+            };
+            println!("{schema:#}");
             Ok(exit_codes::SUCCESS)
         }
         Command::Completions { shell } => {

@@ -148,14 +148,16 @@ fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N
 /// `flow plan --why`: per task, how many instances a run would run and why.
 pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failure::Failure> {
     let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
-    let tasks = flow_engine::runtime::preview::preview(&loaded.graph, &base_dir, &workflow)
-        .map_err(crate::failure::Failure::Usage)?;
+    let tasks =
+        flow_engine::runtime::preview(&loaded.graph, &base_dir, &workflow).map_err(crate::failure::Failure::Usage)?;
+    if json {
+        let mut out = std::io::stdout().lock();
+        // A closed pipe ends the listing, as it ends `flow plan --json`.
+        let _ = tasks.iter().try_for_each(|task| crate::json::write_line(&mut out, task));
+        return Ok(());
+    }
     let mut out = String::new();
     for task in &tasks {
-        if json {
-            let _ = writeln!(out, "{}", serde_json::to_string(task).unwrap_or_default());
-            continue;
-        }
         match task.instances {
             None => {
                 let writers: Vec<String> = task.known_after.iter().map(|w| format!("`{w}`")).collect();

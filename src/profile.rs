@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use flow_engine::diag::Source;
-use flow_engine::runtime::alloc::profile::{self, PROFILES_FILE, Profile};
+use flow_engine::profile::{self, PROFILES_FILE, Profile};
 
 use crate::failure::Failure;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flow_engine::report::{Report, render};
-use flow_engine::runtime::run_dir::{RunDir, locate};
+use flow_engine::runtime::{RunDir, locate};
 
 use crate::failure::Failure;
 

@@ -1,8 +1,7 @@
 //! The resources a worker on this machine owns: detected, or given with
 //! `--cpus/--gpus/--memory/--resource`.
 
-use flow_engine::runtime::core::WorkerResources;
-use flow_engine::runtime::detect::detect;
+use flow_engine::runtime::{WorkerResources, detect};
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;

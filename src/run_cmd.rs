@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::ir::Selector;
-use flow_engine::runtime::run_dir::RunDir;
-use flow_engine::runtime::{Event, RunOptions};
+use flow_engine::runtime::{Event, RunDir, RunOptions};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
 use crate::failure::Failure;
@@ -93,8 +92,9 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         share_with_group: args.share_with_group,
         command_line: std::env::args().collect(),
     };
+    let graph = args.json.then(|| loaded.graph.clone());
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
-    let mut display = Display::new(args.json);
+    let mut display = Display::new(graph);
     let mut run_dir = None;
     for batch in &handle.events {
         let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());

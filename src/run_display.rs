@@ -6,23 +6,29 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use flow_engine::runtime::alloc::AllocState;
-use flow_engine::runtime::worker::Status;
-use flow_engine::runtime::{Event, Summary};
+use flow_engine::ir::Graph;
+use flow_engine::runtime::{AllocState, Event, RunDir, Status, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::json::RunEvent;
 
 /// How events are shown.
 pub enum Display {
-    Json,
-    Bar { bar: ProgressBar, running: u64, failed: u64 },
+    /// NDJSON in the shared vocabulary; the graph names the instances.
+    Json(Box<Graph>),
+    Bar {
+        bar: ProgressBar,
+        running: u64,
+        failed: u64,
+    },
     Plain,
 }
 
 impl Display {
-    /// NDJSON with `json`, else a bar on a terminal, else plain lines.
-    pub fn new(json: bool) -> Self {
-        if json {
-            Display::Json
+    /// NDJSON when given the run's graph, else a bar on a terminal, else plain lines.
+    pub fn new(json: Option<Graph>) -> Self {
+        if let Some(graph) = json {
+            Display::Json(Box::new(graph))
         } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(0);
             bar.set_style(
@@ -41,10 +47,8 @@ impl Display {
     /// Shows one event: JSON lines go to `out`, text to `err`.
     pub fn show(&mut self, event: &Event, out: &mut impl Write, err: &mut impl Write) {
         match self {
-            Display::Json => {
-                if serde_json::to_writer(&mut *out, event).is_ok() {
-                    let _ = writeln!(out);
-                }
+            Display::Json(graph) => {
+                let _ = crate::json::write_line(out, &RunEvent::new(event, graph));
             }
             Display::Bar { bar, running, failed } => {
                 match event {
@@ -94,7 +98,7 @@ impl Display {
 
     /// The closing lines, once the run has ended, to `err`.
     pub fn finish(&self, summary: &Summary, err: &mut impl Write) {
-        if matches!(self, Display::Json) {
+        if matches!(self, Display::Json(_)) {
             return;
         }
         let mut parts = vec![format!("{} succeeded", summary.succeeded)];
@@ -122,7 +126,7 @@ fn notice(event: &Event) -> Option<String> {
     match event {
         Event::RunStarted { run_id, total, run_dir } => {
             let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
-            let access = run_dir.join("access.json");
+            let access = RunDir { id: run_id.clone(), path: run_dir.clone() }.access();
             if access.exists() {
                 text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
             }
@@ -286,16 +290,19 @@ mod tests {
 
     #[test]
     fn json_lines_go_to_stdout_only() {
+        let graph = crate::json::test_graph(
+            "[[tasks]]\nname = \"select\"\ncommand = \"true\"\n\n\
+             [[tasks]]\nname = \"refine\"\nrange = \"0-1\"\ncommand = \"true\"\n\n\
+             [[tasks]]\nname = \"report\"\ncommand = \"true\"\n",
+        );
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let mut display = Display::Json;
+        let mut display = Display::Json(Box::new(graph));
         for event in events() {
             display.show(&event, &mut out, &mut err);
         }
+        display.show(&Event::RunFinished { summary: summary() }, &mut out, &mut err);
         display.finish(&summary(), &mut err);
         assert!(err.is_empty());
-        let lines: Vec<serde_json::Value> =
-            String::from_utf8_lossy(&out).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
-        assert_eq!(lines.len(), events().len());
-        assert_eq!(lines[4]["event"], "expanded");
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }
 }

@@ -1,12 +1,16 @@
 //! `flow status` (one run, live or finished) and `flow runs` (all runs).
 
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::log::{JournalState, JournalStatus, read_journal};
-use flow_engine::runtime::alloc::AllocState;
-use flow_engine::runtime::run_dir::{RunDir, locate, state_dir};
+use flow_engine::log::{JournalState, read_journal};
+use flow_engine::runtime::{AllocState, AllocsFile, RunDir, WorkerInfo, locate, state_dir};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::json::{self, Counts, RunState};
+use crate::stdout::to_stdout;
 
 /// `flow status`.
 #[derive(Debug, Args)]
@@ -16,6 +20,9 @@ pub struct StatusArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: the run's state, counts, workers and queue.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `flow runs`.
@@ -24,17 +31,19 @@ pub struct RunsArgs {
     /// The workflow whose runs to list [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: `{"runs": [...]}`, oldest first.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where a run stands, from its summary or, while it runs, its journal.
 struct Standing {
+    /// The state in words: a dry run says so.
     state: &'static str,
-    total: u64,
-    succeeded: u64,
-    cached: u64,
-    failed: u64,
-    cancelled: u64,
-    running: u64,
+    /// The state in the output's vocabulary.
+    run_state: RunState,
+    dry_exec: bool,
+    counts: Counts,
     seconds: Option<f64>,
 }
 
@@ -53,149 +62,374 @@ impl Standing {
                 };
                 return Ok(Standing {
                     state,
-                    total: s.total,
-                    succeeded: s.succeeded,
-                    cached: s.cached,
-                    failed: s.failed,
-                    cancelled: s.cancelled,
-                    running: 0,
+                    run_state: RunState::of_summary(&s),
+                    dry_exec: s.dry_exec,
+                    counts: Counts::of_summary(&s),
                     seconds: Some(s.seconds),
                 });
             }
         }
         let graph = run.read_graph().map_err(|e| e.to_string())?;
         let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
-        let journal = JournalState::from_records(&journal.records);
-        let mut standing = Standing {
-            state: if run.is_live() { "running" } else { "crashed" },
-            total: graph.instance_count(),
-            succeeded: 0,
-            cached: 0,
-            failed: 0,
-            cancelled: 0,
-            running: 0,
+        let live = run.is_live();
+        Ok(Standing {
+            state: if live { "running" } else { "crashed" },
+            run_state: if live { RunState::Running } else { RunState::Crashed },
+            dry_exec: run.read_meta().is_ok_and(|meta| meta.dry_exec),
+            counts: Counts::of_journal(graph.instance_count(), &JournalState::from_records(&journal.records)),
             seconds: None,
-        };
-        for (_, entry) in journal.iter() {
-            match entry.status {
-                JournalStatus::Succeeded => standing.succeeded += 1,
-                JournalStatus::Cached => standing.cached += 1,
-                JournalStatus::Failed => standing.failed += 1,
-                JournalStatus::Cancelled => standing.cancelled += 1,
-                JournalStatus::Running | JournalStatus::Lost => standing.running += 1,
-            }
-        }
-        Ok(standing)
+        })
     }
+}
 
-    fn queued(&self) -> u64 {
-        self.total.saturating_sub(self.succeeded + self.cached + self.failed + self.cancelled + self.running)
+/// Where a run stands: what `flow status --json` prints, and each run of
+/// `flow runs --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunStanding {
+    /// The run's id.
+    pub run_id: String,
+    /// Where it stands.
+    pub state: RunState,
+    /// A `--dry-exec` run: nothing was executed.
+    pub dry_exec: bool,
+    /// Its instances by state (absent for a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// Its wall time in µs, once it ended.
+    pub duration_us: Option<u64>,
+    /// Why its files cannot be read (a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl RunStanding {
+    /// Run `id`, which stands at `standing`, or whose files cannot be read.
+    fn new(id: &str, standing: Result<&Standing, &str>) -> Self {
+        match standing {
+            Ok(s) => RunStanding {
+                run_id: id.to_owned(),
+                state: s.run_state,
+                dry_exec: s.dry_exec,
+                counts: Some(s.counts.clone()),
+                duration_us: s.seconds.map(|secs| (secs * 1e6).round() as u64),
+                error: None,
+            },
+            Err(why) => RunStanding {
+                run_id: id.to_owned(),
+                state: RunState::Damaged,
+                dry_exec: false,
+                counts: None,
+                duration_us: None,
+                error: Some(why.to_owned()),
+            },
+        }
     }
+}
+
+/// `flow status --json`: the run's standing, its workers and its queue.
+#[derive(Serialize)]
+struct StatusReport<'a> {
+    #[serde(flatten)]
+    standing: RunStanding,
+    /// The workers of a live run.
+    workers: &'a [WorkerInfo],
+    /// The run's allocation queue, if it has one.
+    queue: Option<QueueSummary<'a>>,
+    /// The run directory.
+    dir: &'a Path,
+}
+
+/// A run's queue and its allocations by state.
+#[derive(Serialize)]
+struct QueueSummary<'a> {
+    manager: &'static str,
+    profile: &'a str,
+    allocations: usize,
+    queued: usize,
+    running: usize,
+    failed: usize,
+    paused: Option<&'a str>,
+}
+
+impl<'a> QueueSummary<'a> {
+    /// The queue of `file`, if it has one.
+    fn of(file: &'a AllocsFile) -> Option<Self> {
+        let queue = file.queue.as_ref()?;
+        let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
+        Some(QueueSummary {
+            manager: queue.manager.name(),
+            profile: &queue.profile,
+            allocations: file.allocations.len(),
+            queued: count(AllocState::Queued),
+            running: count(AllocState::Running),
+            failed: count(AllocState::Failed),
+            paused: queue.paused.as_deref(),
+        })
+    }
+}
+
+/// What `flow status` shows of one run.
+struct RunStatus {
+    id: String,
+    path: PathBuf,
+    standing: Standing,
+    /// The connected workers of a live run, when `workers.json` reads.
+    workers: Option<Vec<WorkerInfo>>,
+    /// The run's allocations, when it has a queue.
+    allocs: Option<AllocsFile>,
 }
 
 /// Prints one run's state and counts.
 pub fn status(args: &StatusArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    let s = Standing::of(&run)?;
-    let done = s.succeeded + s.cached + s.failed + s.cancelled;
-    println!("run {}: {}", run.id, s.state);
-    println!(
-        "  {done}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
-        s.total,
-        s.succeeded,
-        s.cached,
-        s.failed,
-        s.cancelled,
-        s.running,
-        s.queued()
-    );
+    let status = RunStatus {
+        standing: Standing::of(&run)?,
+        workers: if run.is_live() { run.read_workers().ok() } else { None },
+        allocs: run.read_allocs().ok().filter(|file| file.queue.is_some()),
+        id: run.id,
+        path: run.path,
+    };
+    if args.json {
+        let report = StatusReport {
+            standing: RunStanding::new(&status.id, Ok(&status.standing)),
+            workers: status.workers.as_deref().unwrap_or_default(),
+            queue: status.allocs.as_ref().and_then(QueueSummary::of),
+            dir: &status.path,
+        };
+        return to_stdout(|out| json::write_document(out, &report));
+    }
+    to_stdout(|out| write_status(out, &status))
+}
+
+/// Writes `flow status`'s lines.
+fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
+    let (s, c) = (&run.standing, &run.standing.counts);
+    writeln!(out, "run {}: {}", run.id, s.state)?;
+    writeln!(
+        out,
+        "  {}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
+        c.done(),
+        c.total,
+        c.succeeded,
+        c.cached,
+        c.failed,
+        c.cancelled,
+        c.running,
+        c.queued
+    )?;
     if let Some(secs) = s.seconds {
-        println!("  took {secs:.1}s");
+        writeln!(out, "  took {secs:.1}s")?;
     }
-    if run.is_live() {
-        workers(&run);
+    if let Some(workers) = &run.workers {
+        write_workers(out, workers)?;
     }
-    allocations(&run);
-    println!("  {}", run.path.display());
-    Ok(())
+    if let Some(queue) = run.allocs.as_ref().and_then(QueueSummary::of) {
+        write_allocations(out, &queue)?;
+    }
+    writeln!(out, "  {}", run.path.display())
 }
 
 /// The workers of a live run, one line each.
-fn workers(run: &RunDir) {
-    let Ok(workers) = run.read_workers() else { return };
+fn write_workers(out: &mut impl Write, workers: &[WorkerInfo]) -> io::Result<()> {
     if workers.is_empty() {
-        println!("  no worker connected");
-        return;
+        return writeln!(out, "  no worker connected");
     }
-    println!("  {} connected:", crate::plan::plural(workers.len() as u64, "worker"));
+    writeln!(out, "  {} connected:", crate::plan::plural(workers.len() as u64, "worker"))?;
     for w in workers {
-        let job = w.allocation.map(|j| format!(", job {j}")).unwrap_or_default();
+        let job = w.allocation.as_ref().map(|j| format!(", job {j}")).unwrap_or_default();
         let (cpus, gpus) = (crate::plan::plural(w.cpus as u64, "cpu"), crate::plan::plural(w.gpus as u64, "gpu"));
-        println!("    {} {} ({cpus}, {gpus}{job}): {} running", w.id, w.hostname, w.running);
+        writeln!(out, "    {} {} ({cpus}, {gpus}{job}): {} running", w.id, w.hostname, w.running)?;
     }
+    Ok(())
 }
 
-/// A line about the run's allocations, if it has a queue.
-fn allocations(run: &RunDir) {
-    let Ok(file) = run.read_allocs() else { return };
-    let Some(queue) = file.queue else { return };
-    let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
-    println!(
+/// A line about the run's allocations (and why its queue is paused).
+fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<()> {
+    writeln!(
+        out,
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
-        queue.manager.name(),
+        queue.manager,
         queue.profile,
-        crate::plan::plural(file.allocations.len() as u64, "allocation"),
-        count(AllocState::Queued),
-        count(AllocState::Running),
-        count(AllocState::Failed)
-    );
+        crate::plan::plural(queue.allocations as u64, "allocation"),
+        queue.queued,
+        queue.running,
+        queue.failed
+    )?;
     if let Some(paused) = queue.paused {
-        println!("  {paused}");
+        writeln!(out, "  {paused}")?;
     }
+    Ok(())
 }
 
 /// Lists every run, oldest first.
 pub fn runs(args: &RunsArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let state = state_dir(args.workflow.as_deref(), &cwd)?;
+    let mut runs = Vec::new();
+    for run in RunDir::list(&state) {
+        // A run whose files are damaged is listed, not hidden.
+        let standing = Standing::of(&run).inspect_err(|why| eprintln!("warning: run {}: {why}", run.id));
+        runs.push((run.id, standing));
+    }
+    if runs.is_empty() {
+        return Err(format!("no runs in `{}`", display(&state)));
+    }
+    if args.json {
+        let runs = runs.iter().map(|(id, s)| RunStanding::new(id, s.as_ref().map_err(String::as_str))).collect();
+        return to_stdout(|out| json::write_document(out, &RunList { runs }));
+    }
+    to_stdout(|out| write_runs(out, &runs))
+}
+
+/// `flow runs --json`: every run, oldest first.
+#[derive(Serialize)]
+struct RunList {
+    runs: Vec<RunStanding>,
+}
+
+/// Writes `flow runs`'s table: one row per run, `damaged` for a run
+/// without a standing.
+fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)]) -> io::Result<()> {
     let mut rows =
         vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
-    for run in RunDir::list(&state) {
-        let s = match Standing::of(&run) {
-            Ok(s) => s,
-            Err(why) => {
-                // A run whose files are damaged is listed, not hidden.
-                eprintln!("warning: run {}: {why}", run.id);
-                let mut row = ["-"; 8].map(String::from);
-                row[0].clone_from(&run.id);
-                row[1] = "damaged".to_owned();
-                rows.push(row);
-                continue;
-            }
+    for (id, standing) in runs {
+        let Ok(s) = standing else {
+            let mut row = ["-"; 8].map(String::from);
+            row[0].clone_from(id);
+            row[1] = "damaged".to_owned();
+            rows.push(row);
+            continue;
         };
         rows.push([
-            run.id.clone(),
+            id.clone(),
             s.state.to_owned(),
-            s.total.to_string(),
-            s.succeeded.to_string(),
-            s.cached.to_string(),
-            s.failed.to_string(),
-            s.cancelled.to_string(),
+            s.counts.total.to_string(),
+            s.counts.succeeded.to_string(),
+            s.counts.cached.to_string(),
+            s.counts.failed.to_string(),
+            s.counts.cancelled.to_string(),
             s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
         ]);
-    }
-    if rows.len() == 1 {
-        return Err(format!("no runs in `{}`", display(&state)));
     }
     let widths: Vec<usize> = (0..8).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     for row in &rows {
         let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
-        println!("{}", line.join("  ").trim_end());
+        writeln!(out, "{}", line.join("  ").trim_end())?;
     }
     Ok(())
 }
 
 fn display(path: &Path) -> String {
     path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use flow_engine::profile::Manager;
+    use flow_engine::runtime::{AllocRecord, QueueRecord};
+
+    use super::*;
+
+    fn standing(state: &'static str, seconds: Option<f64>) -> Standing {
+        let counts = Counts { total: 12, succeeded: 6, cached: 2, failed: 1, cancelled: 1, running: 1, queued: 1 };
+        Standing { state, run_state: RunState::Running, dry_exec: false, counts, seconds }
+    }
+
+    /// `standing` of a run that ended: nothing running.
+    fn ended(state: &'static str, seconds: f64) -> Standing {
+        let s = standing(state, Some(seconds));
+        Standing { counts: Counts { running: 0, queued: 2, ..s.counts }, ..s }
+    }
+
+    fn worker(id: u32, hostname: &str, allocation: Option<&str>, running: u64) -> WorkerInfo {
+        WorkerInfo {
+            id,
+            hostname: hostname.into(),
+            peer: String::new(),
+            cpus: 4,
+            gpus: 1,
+            memory: 0,
+            custom: Default::default(),
+            deadline_us: None,
+            allocation: allocation.map(str::to_owned),
+            running,
+        }
+    }
+
+    fn allocation(id: u32, state: AllocState) -> AllocRecord {
+        AllocRecord {
+            id,
+            job_id: format!("47{id}"),
+            state,
+            workers: 1,
+            connected: 0,
+            joined: 0,
+            submitted_us: 0,
+            started_us: None,
+            ended_us: None,
+            reason: None,
+            script: format!("allocs/{id}.sh"),
+            output: format!("allocs/{id}.out"),
+        }
+    }
+
+    fn render(run: &RunStatus) -> String {
+        let mut out = Vec::new();
+        write_status(&mut out, run).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_live_run_with_workers_and_a_queue() {
+        let queue = QueueRecord {
+            profile: "hpc".into(),
+            manager: Manager::Slurm,
+            time_limit_s: 3600,
+            workers_per_allocation: 1,
+            max_workers: 4,
+            backlog: 1,
+            paused: Some("the queue is paused: sbatch failed 3 times in a row".into()),
+            unschedulable: Vec::new(),
+        };
+        let allocations = vec![
+            allocation(1, AllocState::Running),
+            allocation(2, AllocState::Queued),
+            allocation(3, AllocState::Failed),
+        ];
+        let run = RunStatus {
+            id: "20261125-010203-004".into(),
+            path: PathBuf::from(".flow/runs/20261125-010203-004"),
+            standing: standing("running", None),
+            workers: Some(vec![worker(0, "local", None, 1), worker(1, "node7", Some("4711"), 0)]),
+            allocs: Some(AllocsFile { queue: Some(queue), allocations }),
+        };
+        insta::assert_snapshot!(render(&run));
+    }
+
+    #[test]
+    fn a_finished_run_and_a_live_one_without_workers() {
+        let finished = RunStatus {
+            id: "20261125-010203-004".into(),
+            path: PathBuf::from(".flow/runs/20261125-010203-004"),
+            standing: ended("failed", 12.25),
+            workers: None,
+            allocs: None,
+        };
+        let finished_text = render(&finished);
+        let waiting = RunStatus { workers: Some(Vec::new()), standing: standing("running", None), ..finished };
+        insta::assert_snapshot!(format!("{finished_text}{}", render(&waiting)));
+    }
+
+    #[test]
+    fn runs_are_a_table_with_damaged_ones_listed() {
+        let runs = vec![
+            ("20261124-235959-001".to_owned(), Ok(ended("succeeded", 3.5))),
+            ("20261125-000000-002".to_owned(), Err("damaged".to_owned())),
+            ("20261125-010203-004".to_owned(), Ok(standing("running", None))),
+        ];
+        let mut out = Vec::new();
+        write_runs(&mut out, &runs).unwrap();
+        insta::assert_snapshot!(String::from_utf8(out).unwrap());
+    }
 }

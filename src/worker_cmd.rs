@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::runtime::remote_worker::{self, Leave, WorkerError, WorkerOptions};
-use flow_engine::runtime::run_dir::locate;
+use flow_engine::runtime::{Leave, WorkerError, WorkerInfo, WorkerOptions, locate, run_worker};
 use flow_engine::units::parse_duration;
+
+use serde::Serialize;
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
@@ -43,6 +44,9 @@ pub struct WorkersArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// One JSON document: the run, whether it is live, and its workers.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs a worker until its run ends.
@@ -63,7 +67,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         bind_cpus: args.bind_cpus,
         guard: crate::guard::start(),
     };
-    let leave = remote_worker::run(options).map_err(|e| match e {
+    let leave = run_worker(options).map_err(|e| match e {
         WorkerError::Net(e) => Failure::Usage(format!("worker: {e}")),
         WorkerError::Io(e) => Failure::Io(format!("worker: {e}")),
     })?;
@@ -78,6 +82,14 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     Ok(crate::exit_codes::SUCCESS)
 }
 
+/// `flow workers --json`.
+#[derive(Serialize)]
+struct WorkerList<'a> {
+    run_id: &'a str,
+    live: bool,
+    workers: &'a [WorkerInfo],
+}
+
 /// Prints the workers of a run.
 pub fn workers(args: &WorkersArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
@@ -86,6 +98,10 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
         std::io::ErrorKind::InvalidData => e.to_string(),
         _ => format!("run {} has no workers yet", run.id),
     })?;
+    if args.json {
+        let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };
+        return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
+    }
     let state = if run.is_live() { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
     println!(

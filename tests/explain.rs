@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter};
-use flow_engine::runtime::alloc::{AllocRecord, AllocState, AllocsFile, Manager, QueueRecord};
-use flow_engine::runtime::links::WorkerInfo;
-use flow_engine::runtime::run_dir::{RunDir, RunLock, STATE_DIR};
+use flow_engine::profile::Manager;
+use flow_engine::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, RunDir, RunLock, STATE_DIR, WorkerInfo};
 
 use crate::run::assert_code;
 use crate::support::Test;

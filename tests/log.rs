@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog, OutputRecord, OutputStream};
-use flow_engine::runtime::run_dir::{RunDir, STATE_DIR};
+use flow_engine::runtime::{RunDir, STATE_DIR};
 
 use crate::support::Test;
 
@@ -47,7 +47,7 @@ struct Fixture {
     dir: tempfile::TempDir,
     run: RunDir,
     /// Held while the run is "in progress", as `flow run` holds it.
-    lock: std::sync::Mutex<Option<flow_engine::runtime::run_dir::RunLock>>,
+    lock: std::sync::Mutex<Option<flow_engine::runtime::RunLock>>,
 }
 
 impl Fixture {
@@ -148,7 +148,7 @@ fn list_shows_every_instance_with_records() {
     assert_eq!(
         line,
         serde_json::json!({
-            "task": "score", "index": 20, "label": "score[20]", "status": "failed", "attempt": 0,
+            "version": 1, "task": "score", "index": 20, "label": "score[20]", "state": "failed", "attempt": 0,
             "exit_code": 3, "signal": null, "duration_us": 3_000_000, "reason": "exit code 3",
             "stdout_bytes": 12, "stderr_bytes": 12, "worker": 1,
             // A journal without metrics: the start and end it recorded, nothing measured.
@@ -263,7 +263,7 @@ fn export_writes_every_record_as_json() {
     assert_eq!(
         lines[3],
         serde_json::json!({
-            "task": "score", "index": 20, "attempt": 0, "stream": "stderr",
+            "version": 1, "task": "score", "index": 20, "label": "score[20]", "attempt": 0, "stream": "stderr",
             "time_us": T0 + 2_300_000, "data": "boom: HELLO\n",
         })
     );

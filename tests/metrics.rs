@@ -44,7 +44,7 @@ fn memory_and_cpu_of_each_attempt_are_recorded() {
     assert_eq!(all.len(), 3, "{all:?}");
 
     let hog = find(&all, "hog");
-    assert_eq!(hog["status"], "succeeded");
+    assert_eq!(hog["state"], "succeeded");
     assert!(hog["rss_bytes"].as_u64().expect("rss") >= 50_000_000, "{hog}");
     let burn = find(&all, "burn");
     let (user, system) = (burn["user_us"].as_u64().expect("user"), burn["system_us"].as_u64().expect("sys"));
@@ -59,7 +59,7 @@ fn memory_and_cpu_of_each_attempt_are_recorded() {
     }
     let killed = find(&all, "killed");
     assert_eq!(
-        (&killed["status"], &killed["signal"], &killed["exit_code"]),
+        (&killed["state"], &killed["signal"], &killed["exit_code"]),
         (&"failed".into(), &9.into(), &Value::Null)
     );
 
@@ -113,7 +113,7 @@ fn metrics_of_finished_attempts_survive_kill_9() {
     // `slow` starts once every `quick` ended, so their records are written.
     let slow_started = wait_for(Duration::from_secs(60), || {
         let out = t.run_with(&["log", "list", "--json", "slow"]);
-        out.stdout.contains("\"status\":\"running\"")
+        out.stdout.contains("\"state\":\"running\"")
     });
     signal(flow.id(), "-KILL");
     wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
@@ -121,10 +121,10 @@ fn metrics_of_finished_attempts_survive_kill_9() {
     let all = attempts(&t, &[]);
     for i in 1..=3 {
         let quick = find(&all, &format!("quick[{i}]"));
-        assert_eq!(quick["status"], "succeeded");
+        assert_eq!(quick["state"], "succeeded");
         assert!(quick["rss_bytes"].as_u64().expect("rss") >= 50_000_000, "{quick}");
     }
     let slow = find(&all, "slow");
-    assert_eq!((&slow["status"], &slow["rss_bytes"], &slow["end_us"]), (&"running".into(), &Value::Null, &Value::Null));
+    assert_eq!((&slow["state"], &slow["rss_bytes"], &slow["end_us"]), (&"running".into(), &Value::Null, &Value::Null));
     assert!(slow["start_us"].is_u64(), "its start was recorded: {slow}");
 }

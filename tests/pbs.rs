@@ -88,6 +88,18 @@ fn a_refused_submission_pauses_the_queue_quoting_qsub() {
     assert_eq!(recorded(&t, "qsub.log").lines().count(), 3, "no submissions after the pause");
     let listed = t.success_with(&["alloc", "list"]);
     assert!(listed.contains("paused"), "{listed}");
+    let json: serde_json::Value =
+        serde_json::from_str(&t.success_with(&["alloc", "list", "--json"])).expect("one JSON document");
+    assert_eq!((&json["version"], &json["queue"]["profile"]), (&1.into(), &"pbs".into()), "{json}");
+    assert!(json["queue"]["paused"].as_str().is_some_and(|p| p.contains("paused")), "{json}");
+    assert!(json["queue"]["time_limit_us"].as_u64().is_some_and(|us| us % 1_000_000 == 0), "{json}");
+    let states: Vec<&str> = json["allocations"]
+        .as_array()
+        .expect("allocations")
+        .iter()
+        .map(|a| a["state"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(states, ["failed"; 3], "{json}");
 }
 
 #[test]

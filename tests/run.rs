@@ -31,7 +31,7 @@ pub(crate) fn statuses(t: &Test, run: Option<&str>) -> BTreeMap<String, String> 
     out.lines()
         .map(|line| {
             let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            (v["label"].as_str().expect("label").to_owned(), v["status"].as_str().unwrap_or("-").to_owned())
+            (v["label"].as_str().expect("label").to_owned(), v["state"].as_str().unwrap_or("-").to_owned())
         })
         .collect()
 }
@@ -440,7 +440,7 @@ command = "echo b"
         events.iter().filter(|e| e["event"] == "task_started").map(|e| e["label"].as_str().unwrap()).collect();
     assert_eq!(started, ["a", "b"]);
     let finished = events.last().unwrap();
-    assert_eq!(finished["summary"]["succeeded"], 2, "{finished}");
+    assert_eq!(finished["counts"]["succeeded"], 2, "{finished}");
     assert!(events[0]["run_id"].is_string() && events[0]["total"] == 2, "{}", events[0]);
 }
 

@@ -17,6 +17,30 @@ fn checked_in_schema_is_current() {
     }
 }
 
+/// Issue 11: the schema of the `--json` output's shared objects is checked in.
+#[test]
+fn checked_in_output_schema_is_current() {
+    let printed = Test::new().args(["schema", "output"]).success();
+    let checked_in = fs_err::read_to_string(root().join("schema/output.schema.json")).expect("schema file");
+    assert!(
+        printed == checked_in,
+        "schema/output.schema.json is stale: run `cargo run -- schema output > schema/output.schema.json`"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&printed).expect("schema is JSON");
+    assert_eq!(schema["properties"]["version"]["const"], 1);
+    let defs = &schema["$defs"];
+    for name in ["TaskRef", "State", "RunState", "Counts", "AttemptRecord", "CheckReport", "RunStanding"] {
+        assert!(defs.get(name).is_some(), "the output schema lacks `{name}`");
+    }
+    let states: Vec<&str> = defs["State"]["oneOf"]
+        .as_array()
+        .expect("documented states")
+        .iter()
+        .filter_map(|s| s["const"].as_str())
+        .collect();
+    assert!(states.contains(&"succeeded") && states.contains(&"cached"), "{states:?}");
+}
+
 #[test]
 fn completions_for_each_shell() {
     for shell in ["bash", "zsh", "fish"] {

@@ -13,6 +13,7 @@ mod explain;
 mod graph;
 mod growing;
 mod interrupt;
+mod json;
 mod log;
 mod metrics;
 mod nested;

@@ -5,24 +5,26 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
+use flow_engine::runtime::{RunDir, STATE_DIR};
+
 use crate::support::Test;
-use crate::support::process::{entries, finish, lines, read, spawn_flow, wait_child, wait_for};
+use crate::support::process::{finish, lines, read, spawn_flow, wait_child, wait_for};
 
 /// Starts `flow run --listen 127.0.0.1:0` with `extra` flags and waits for the access file.
 pub(crate) fn start_run(t: &Test, extra: &[&str]) -> (Child, PathBuf) {
     let mut args = vec!["run", "--listen", "127.0.0.1:0"];
     args.extend_from_slice(extra);
     let mut run = spawn_flow(t.path(), &args, "run.stderr");
-    let runs = t.path().join(".flow/runs");
-    let found = wait_for(Duration::from_secs(10), || {
-        entries(&runs).iter().any(|id| runs.join(id).join("access.json").exists())
-    });
-    if !found {
+    if !wait_for(Duration::from_secs(10), || listening_run(t).is_some()) {
         let _ = run.kill();
         panic!("no access file; stderr:\n{}", read(t, "run.stderr"));
     }
-    let id = entries(&runs).into_iter().next_back().expect("a run");
-    (run, runs.join(id).join("access.json"))
+    (run, listening_run(t).expect("a run").access())
+}
+
+/// The latest run, once it has written its access file.
+fn listening_run(t: &Test) -> Option<RunDir> {
+    RunDir::latest(&t.path().join(STATE_DIR)).filter(|run| run.access().exists())
 }
 
 /// Starts `flow worker --access ACCESS` with `extra` flags; its stderr goes to the file `stderr`.
@@ -241,14 +243,9 @@ fn a_flood_of_silent_connections_does_not_hurt_the_run() {
         .stderr(fs_err::File::create(t.path().join("run.stderr")).unwrap().into_parts().0)
         .spawn()
         .expect("start flow run");
-    let runs = t.path().join(".flow/runs");
-    assert!(wait_for(Duration::from_secs(10), || {
-        entries(&runs).iter().any(|id| runs.join(id).join("access.json").exists())
-    }));
-    let id = entries(&runs).into_iter().next_back().unwrap();
-    let access: serde_json::Value =
-        serde_json::from_str(&fs_err::read_to_string(runs.join(id).join("access.json")).unwrap()).unwrap();
-    let address: std::net::SocketAddr = access["address"].as_str().unwrap().parse().unwrap();
+    assert!(wait_for(Duration::from_secs(10), || listening_run(&t).is_some()));
+    let access = listening_run(&t).unwrap().read_access().unwrap();
+    let address: std::net::SocketAddr = access.address.parse().unwrap();
 
     let mut held = Vec::new();
     for _ in 0..flood {

@@ -11,10 +11,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use flow_engine::bench::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerResources};
 use flow_engine::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Expansion, Graph, Group, GroupId, TaskId, TaskTemplate};
-use flow_engine::runtime::core::{
-    Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerResources,
-};
 
 const MILLION: u64 = 1_000_000;
 

@@ -3,18 +3,31 @@
 //!
 //! The pipeline is `spec::parse` → `compile::compile` → `ir::Graph`; each
 //! stage reports problems as [`diag::Diagnostic`]s, all of them at once.
+//! [`runtime`] runs a graph, through the small facade it re-exports; [`log`],
+//! [`explain`] and [`report`] read the run directories it leaves.
 
 pub mod compile;
 pub mod diag;
 pub mod expansion;
+pub mod explain;
 pub mod host;
 pub mod ir;
 pub mod log;
 pub mod net;
 pub mod paths;
+pub mod profile;
 pub mod report;
 pub mod resources;
 pub mod runtime;
 pub mod spec;
 pub mod template;
 pub mod units;
+
+/// The scheduler core, for the benchmarks in `engine/benches/` only: it is
+/// not part of the engine's interface and may change at any time.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::runtime::core::{
+        Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId, WorkerResources,
+    };
+}

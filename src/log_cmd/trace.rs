@@ -2,11 +2,16 @@
 //! aligned table for people, or TSV or CSV with a header row (a trace file,
 //! as Nextflow's `-with-trace` writes), or one JSON object per line.
 
+use std::io::{self, Write};
+
 use clap::ValueEnum;
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::log::JournalEntry;
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use super::{format_bytes, format_duration};
+use super::{format_bytes, format_duration, table};
+use crate::json::{self, State, TaskRef};
 
 /// A column of `flow log list --columns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -123,14 +128,12 @@ impl Format {
     }
 }
 
-/// One attempt of one instance (or an instance with output and no record yet).
+/// One attempt of one instance (or an attempt with output and no record yet).
 pub struct Attempt<'a> {
-    /// `name[index]`.
-    pub label: String,
-    /// The task's name.
-    pub name: &'a str,
-    /// The instance's index.
-    pub index: i64,
+    /// Which instance.
+    pub task: TaskRef,
+    /// The attempt, 0 for the first.
+    pub attempt: u32,
     /// What the journal says of the attempt.
     pub entry: Option<&'a JournalEntry>,
     /// Bytes of stdout and stderr it wrote.
@@ -154,69 +157,216 @@ impl Attempt<'_> {
     /// The cell of `column`: for people in a table, else plain numbers.
     pub fn cell(&self, column: Column, format: Format) -> String {
         let human = format == Format::Table;
-        let e = self.entry;
-        let m = e.and_then(|e| e.metrics.as_deref());
+        let r = self.record();
         let time = |us: Option<u64>| us.map(|us| utc(us, UtcStyle::Rfc3339));
         let span = |us: Option<u64>| us.map(|us| if human { format_duration(us) } else { us.to_string() });
         let bytes = |n: Option<u64>| n.map(|n| if human { format_bytes(n) } else { n.to_string() });
-        let ids = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let ids = |ids: Option<Vec<u32>>| ids.map(|ids| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
         let value = match column {
-            Column::Task => Some(self.label.clone()),
-            Column::Name => Some(self.name.to_owned()),
-            Column::Index => Some(self.index.to_string()),
-            Column::Attempt => e.map(|e| e.attempt.to_string()),
-            Column::Status => e.map(|e| e.status.as_str().to_owned()),
-            Column::Exit => e.and_then(|e| match (e.exit_code, e.signal) {
+            Column::Task => Some(r.task.label),
+            Column::Name => Some(r.task.task),
+            Column::Index => Some(r.task.index.to_string()),
+            Column::Attempt => self.entry.map(|_| r.attempt.to_string()),
+            Column::Status => self.entry.map(|e| e.status.as_str().to_owned()),
+            Column::Exit => match (r.exit_code, r.signal) {
                 (Some(code), _) => Some(code.to_string()),
                 (None, signal) => signal.map(|s| format!("signal {s}")),
-            }),
-            Column::Signal => e.and_then(|e| e.signal).map(|s| s.to_string()),
-            Column::Start => time(self.start_us()),
-            Column::End => time(self.end_us()),
-            Column::Duration => span(e.and_then(JournalEntry::duration_us)),
-            Column::Wall => span(m.map(|m| m.usage.wall_us)),
-            Column::Cpu => span(m.map(|m| m.usage.user_us + m.usage.system_us)),
-            Column::User => span(m.map(|m| m.usage.user_us)),
-            Column::Sys => span(m.map(|m| m.usage.system_us)),
-            Column::Rss => bytes(m.map(|m| m.usage.max_rss)),
-            Column::Worker => e.and_then(|e| e.worker).map(|w| w.to_string()),
-            Column::Host => m.map(|m| m.host.clone()),
-            Column::Allocation => m.and_then(|m| m.allocation.clone()),
-            Column::Variant => m.map(|m| m.variant.to_string()),
-            Column::Cpus => m.map(|m| ids(&m.cpus)),
-            Column::Gpus => m.map(|m| ids(&m.gpus)),
-            Column::Stdout => bytes(Some(self.sizes[0])),
-            Column::Stderr => bytes(Some(self.sizes[1])),
-            Column::Reason => e.and_then(|e| e.reason.clone()),
+            },
+            Column::Signal => r.signal.map(|s| s.to_string()),
+            Column::Start => time(r.start_us),
+            Column::End => time(r.end_us),
+            Column::Duration => span(r.duration_us),
+            Column::Wall => span(r.wall_us),
+            Column::Cpu => span(r.cpu_us),
+            Column::User => span(r.user_us),
+            Column::Sys => span(r.system_us),
+            Column::Rss => bytes(r.rss_bytes),
+            Column::Worker => r.worker.map(|w| w.to_string()),
+            Column::Host => r.host,
+            Column::Allocation => r.allocation,
+            Column::Variant => r.variant.map(|v| v.to_string()),
+            Column::Cpus => ids(r.cpus),
+            Column::Gpus => ids(r.gpus),
+            Column::Stdout => bytes(Some(r.stdout_bytes)),
+            Column::Stderr => bytes(Some(r.stderr_bytes)),
+            Column::Reason => r.reason,
         };
         value.unwrap_or_else(|| if human { "-".to_owned() } else { String::new() })
     }
 
-    /// The attempt as one JSON object: times and durations in µs, sizes in bytes.
-    pub fn json(&self) -> serde_json::Value {
+    /// The attempt as `flow log list --json` prints it.
+    pub fn record(&self) -> AttemptRecord {
         let e = self.entry;
         let m = e.and_then(|e| e.metrics.as_deref());
-        serde_json::json!({
-            "task": self.name, "index": self.index, "label": self.label,
-            "status": e.map(|e| e.status.as_str()), "attempt": e.map(|e| e.attempt),
-            "exit_code": e.and_then(|e| e.exit_code), "signal": e.and_then(|e| e.signal),
-            "start_us": self.start_us(), "end_us": self.end_us(),
-            "duration_us": e.and_then(JournalEntry::duration_us), "wall_us": m.map(|m| m.usage.wall_us),
-            "cpu_us": m.map(|m| m.usage.user_us + m.usage.system_us),
-            "user_us": m.map(|m| m.usage.user_us), "system_us": m.map(|m| m.usage.system_us),
-            "rss_bytes": m.map(|m| m.usage.max_rss),
-            "worker": e.and_then(|e| e.worker), "host": m.map(|m| &m.host),
-            "allocation": m.and_then(|m| m.allocation.as_deref()), "variant": m.map(|m| m.variant),
-            "cpus": m.map(|m| &m.cpus), "gpus": m.map(|m| &m.gpus),
-            "reason": e.and_then(|e| e.reason.as_deref()),
-            "stdout_bytes": self.sizes[0], "stderr_bytes": self.sizes[1],
-        })
+        AttemptRecord {
+            task: self.task.clone(),
+            attempt: self.attempt,
+            state: e.map(|e| State::from(e.status)),
+            exit_code: e.and_then(|e| e.exit_code),
+            signal: e.and_then(|e| e.signal),
+            start_us: self.start_us(),
+            end_us: self.end_us(),
+            duration_us: e.and_then(JournalEntry::duration_us),
+            wall_us: m.map(|m| m.usage.wall_us),
+            cpu_us: m.map(|m| m.usage.user_us + m.usage.system_us),
+            user_us: m.map(|m| m.usage.user_us),
+            system_us: m.map(|m| m.usage.system_us),
+            rss_bytes: m.map(|m| m.usage.max_rss),
+            worker: e.and_then(|e| e.worker),
+            host: m.map(|m| m.host.clone()),
+            allocation: m.and_then(|m| m.allocation.clone()),
+            variant: m.map(|m| m.variant),
+            cpus: m.map(|m| m.cpus.clone()),
+            gpus: m.map(|m| m.gpus.clone()),
+            reason: e.and_then(|e| e.reason.clone()),
+            stdout_bytes: self.sizes[0],
+            stderr_bytes: self.sizes[1],
+        }
+    }
+}
+
+/// One attempt as `flow log list --json` prints it, one per line. Fields
+/// the journal does not know (yet) are `null`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AttemptRecord {
+    /// Which instance.
+    #[serde(flatten)]
+    pub task: TaskRef,
+    /// The attempt, 0 for the first.
+    pub attempt: u32,
+    /// Where it got to; `null` for output with no journal record yet.
+    pub state: Option<State>,
+    /// The exit code of a failed attempt, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that killed a failed attempt.
+    pub signal: Option<i32>,
+    /// When the process started, µs since the Unix epoch.
+    pub start_us: Option<u64>,
+    /// When the process ended, µs since the Unix epoch.
+    pub end_us: Option<u64>,
+    /// From the journal's start record to its end record, µs.
+    pub duration_us: Option<u64>,
+    /// The process's wall time, µs.
+    pub wall_us: Option<u64>,
+    /// User plus system CPU time, µs.
+    pub cpu_us: Option<u64>,
+    /// User CPU time, µs.
+    pub user_us: Option<u64>,
+    /// System CPU time, µs.
+    pub system_us: Option<u64>,
+    /// Peak resident set size, bytes.
+    pub rss_bytes: Option<u64>,
+    /// The worker's id in the run.
+    pub worker: Option<u32>,
+    /// The host it ran on.
+    pub host: Option<String>,
+    /// The cluster job its worker ran in.
+    pub allocation: Option<String>,
+    /// The variant it ran with (its position in `variants`).
+    pub variant: Option<u32>,
+    /// The CPU ids it was given.
+    pub cpus: Option<Vec<u32>>,
+    /// The GPU ids it was given.
+    pub gpus: Option<Vec<u32>>,
+    /// Why it failed or was cancelled.
+    pub reason: Option<String>,
+    /// Bytes written to stdout.
+    pub stdout_bytes: u64,
+    /// Bytes written to stderr.
+    pub stderr_bytes: u64,
+}
+
+/// Writes `attempts` as `format` in `columns` (their defaults when empty),
+/// or as NDJSON records when `format` is `None`.
+pub fn render<'a>(
+    out: &mut impl Write,
+    attempts: impl Iterator<Item = Attempt<'a>>,
+    columns: &[Column],
+    format: Option<Format>,
+) -> io::Result<()> {
+    let Some(format) = format else {
+        return attempts.into_iter().try_for_each(|a| json::write_line(out, &a.record()));
+    };
+    let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
+    let mut lines = vec![format.header(&columns)];
+    lines.extend(attempts.map(|a| columns.iter().map(|&c| a.cell(c, format)).collect()));
+    match format {
+        Format::Table => out.write_all(table(&lines).as_bytes()),
+        Format::Tsv | Format::Csv => lines.iter().try_for_each(|cells| writeln!(out, "{}", format.line(cells))),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use flow_engine::log::{AttemptMetrics, JournalStatus, ProcessUsage};
+
     use super::*;
+
+    /// 2023-11-14T22:13:20Z, in µs.
+    const T0: u64 = 1_700_000_000_000_000;
+
+    fn entry(attempt: u32, status: JournalStatus, seconds: u64, measured: bool) -> JournalEntry {
+        let usage = ProcessUsage {
+            started_us: T0,
+            ended_us: T0 + seconds * 1_000_000,
+            wall_us: seconds * 1_000_000,
+            user_us: seconds * 600_000,
+            system_us: 50_000,
+            max_rss: 48 << 20,
+        };
+        let metrics = AttemptMetrics { usage, cpus: vec![0, 1], host: "node7".to_owned(), ..AttemptMetrics::default() };
+        let failed = status == JournalStatus::Failed;
+        JournalEntry {
+            attempt,
+            status,
+            worker: Some(1),
+            started_us: Some(T0),
+            ended_us: Some(T0 + seconds * 1_000_000),
+            exit_code: failed.then_some(3),
+            signal: None,
+            fingerprint: None,
+            reason: failed.then(|| "exit code 3".to_owned()),
+            metrics: measured.then(|| Box::new(metrics)),
+        }
+    }
+
+    /// Attempts of a task that failed once, one that succeeded and one with output and no record.
+    fn rows(entries: &[JournalEntry]) -> Vec<Attempt<'_>> {
+        let task = |index: i64| TaskRef::labelled("score", format!("score[{index}]"));
+        vec![
+            Attempt { task: task(10), attempt: 0, entry: Some(&entries[0]), sizes: [12, 2048] },
+            Attempt { task: task(10), attempt: 1, entry: Some(&entries[1]), sizes: [12, 0] },
+            Attempt { task: task(20), attempt: 0, entry: Some(&entries[2]), sizes: [0, 0] },
+            Attempt { task: task(30), attempt: 0, entry: None, sizes: [5, 0] },
+        ]
+    }
+
+    fn rendered(columns: &[Column], format: Option<Format>) -> String {
+        let entries = [
+            entry(0, JournalStatus::Failed, 2, true),
+            entry(1, JournalStatus::Succeeded, 185, true),
+            entry(0, JournalStatus::Cached, 0, false),
+        ];
+        let mut out = Vec::new();
+        render(&mut out, rows(&entries).into_iter(), columns, format).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn list_table_on_synthetic_attempts() {
+        insta::assert_snapshot!(rendered(&[], Some(Format::Table)));
+    }
+
+    #[test]
+    fn list_csv_with_chosen_columns() {
+        let columns = [Column::Task, Column::Attempt, Column::Status, Column::Start, Column::Wall, Column::Cpus];
+        insta::assert_snapshot!(rendered(&columns, Some(Format::Csv)));
+    }
+
+    #[test]
+    fn list_json_records() {
+        insta::assert_snapshot!(rendered(&[], None));
+    }
 
     #[test]
     fn csv_quotes_and_tsv_flattens() {

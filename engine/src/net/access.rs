@@ -4,16 +4,15 @@
 //! it with `--access FILE`, so neither the address nor the secret ever
 //! appears on a command line (visible to every user in `ps`). The file is
 //! JSON, readable by its owner only (mode `0600`), and replaced atomically so
-//! a worker never reads half of it:
+//! a worker never reads half of it (`RunDir::write_access`):
 //!
 //! ```json
 //! {"address": "node17:40123", "secret": "<64 hex digits>", "run_id": "20240501-1"}
 //! ```
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
-use fs_err::os::unix::fs::OpenOptionsExt;
 use serde::{Deserialize, Serialize};
 
 use crate::net::{NetError, Secret};
@@ -21,8 +20,10 @@ use crate::net::{NetError, Secret};
 /// Permissions of the access file: read and write for its owner only.
 pub const ACCESS_FILE_MODE: u32 = 0o600;
 
-/// The contents of a run's access file.
-#[derive(Clone, Debug)]
+/// The contents of a run's access file; it is written by
+/// `RunDir::write_access`, serialized as the on-disk shape.
+#[derive(Clone, Debug, Serialize)]
+#[serde(into = "Wire")]
 pub struct AccessFile {
     /// The `host:port` a worker dials to reach the coordinator.
     pub address: String,
@@ -40,22 +41,13 @@ struct Wire {
     run_id: String,
 }
 
-impl AccessFile {
-    /// Writes the file at `path` with mode `0600`, atomically: the JSON goes
-    /// to a temporary file beside it, which is then renamed over `path`.
-    pub fn write(&self, path: &Path) -> Result<(), NetError> {
-        let wire = Wire { address: self.address.clone(), secret: self.secret.to_hex(), run_id: self.run_id.clone() };
-        let mut json = serde_json::to_vec_pretty(&wire).map_err(|e| access_io(path, e.into()))?;
-        json.push(b'\n');
-        let temp = temp_path(path);
-        let result = write_new(&temp, &json).and_then(|()| fs_err::rename(&temp, path));
-        if let Err(e) = result {
-            let _ = fs_err::remove_file(&temp);
-            return Err(access_io(path, e));
-        }
-        Ok(())
+impl From<AccessFile> for Wire {
+    fn from(access: AccessFile) -> Self {
+        Wire { address: access.address, secret: access.secret.to_hex(), run_id: access.run_id }
     }
+}
 
+impl AccessFile {
     /// Reads the file at `path`.
     pub fn read(path: &Path) -> Result<Self, NetError> {
         let text = match fs_err::read_to_string(path) {
@@ -71,24 +63,6 @@ impl AccessFile {
             .map_err(|reason| NetError::AccessSecret { path: path.to_owned(), reason })?;
         Ok(Self { address: wire.address, secret, run_id: wire.run_id })
     }
-}
-
-/// Creates `path` afresh with [`ACCESS_FILE_MODE`] and writes `bytes` durably.
-fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    // A leftover from a crashed writer may have other permissions: start anew.
-    match fs_err::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut file = fs_err::OpenOptions::new().write(true).create_new(true).mode(ACCESS_FILE_MODE).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
-}
-
-/// `.<name>.<pid>.tmp` in the same directory, so the rename stays on one filesystem.
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map_or_else(|| "access".into(), |n| n.to_string_lossy());
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
 fn access_io(path: &Path, source: io::Error) -> NetError {

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::worker::Status;
 use crate::ir::TaskId;
+use crate::runtime::protocol::worker::Status;
 
 /// Something that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -133,7 +133,7 @@ pub enum Event {
         /// The manager's job id (empty if submission failed).
         job_id: String,
         /// Its new state.
-        state: crate::runtime::alloc::AllocState,
+        state: crate::runtime::AllocState,
         /// Why it failed or ended, if known.
         reason: Option<String>,
     },

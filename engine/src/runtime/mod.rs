@@ -1,43 +1,51 @@
 //! The runtime: executing a [`crate::ir::Graph`] — the scheduler core, the
-//! workers, the run directory, and the driver that ties them together.
+//! coordinator that drives it, the workers that run the tasks, and the run
+//! directory they leave behind.
 //!
-//! [`core`] is plain data structures (no tokio, no I/O); [`driver`] is the
-//! only place that meets tokio; workers report through the interface in
-//! [`worker`], so a remote worker is a new transport, not a new scheduler.
+//! The tree shows who runs where (see `docs/design/architecture.md`):
+//! `core` is the scheduler, plain data with no tokio and no I/O;
+//! `coordinator` is the `flow run` process around it (the driver loop, the
+//! allocation queue, resuming, the remote workers' connections); `agent` is
+//! what executes jobs on a machine, embedded in `flow run` or as
+//! `flow worker`; `protocol` is what the two share: the jobs sent, the
+//! reports sent back, the messages on the wire and fingerprints. The
+//! coordinator imports the agent and the protocol, the agent imports only
+//! the protocol and the core's resource types.
+//!
+//! Everything outside the crate goes through the re-exports below; the
+//! modules behind them are internal.
 
-pub mod alloc;
-pub mod core;
-pub mod detect;
-mod driver;
-mod driver_cache;
-mod driver_expand;
-mod driver_queue;
-mod driver_workers;
-pub mod event;
-pub mod explain;
-pub mod fingerprint;
-pub mod guard;
-pub mod job;
-pub mod links;
-pub mod local;
-pub mod meta;
-pub mod options;
-mod orphans;
-mod output_sink;
-mod placements;
-pub mod preview;
-mod process;
-mod protocol;
-mod refusals;
-mod remote;
-pub mod remote_worker;
-pub mod resume;
-pub mod run;
-pub mod run_dir;
-mod signals;
-mod spawn;
-pub mod worker;
+pub(crate) mod agent;
+pub(crate) mod coordinator;
+pub(crate) mod core;
+pub(crate) mod event;
+pub(crate) mod meta;
+pub(crate) mod options;
+pub(crate) mod protocol;
+pub(crate) mod run_dir;
 
-pub use event::{Event, Summary};
+// Starting a run and following it.
+pub use coordinator::run::{RunError, RunHandle, start};
+pub use event::{Event, IO_FAILURE, Summary};
 pub use options::RunOptions;
-pub use run::{RunError, RunHandle, start};
+pub use protocol::worker::Status;
+
+// The run directory and its files.
+pub use coordinator::alloc::{AllocRecord, AllocState, AllocsFile, QueueRecord};
+pub use coordinator::links::WorkerInfo;
+pub use meta::Meta;
+pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
+
+// Earlier runs: what a run would redo, and which run did an instance's work.
+pub use coordinator::preview::{ReasonCount, TaskPreview, Why, preview};
+pub use coordinator::resume::origin;
+
+// A queue's fit and script, for `flow check` and `flow alloc`.
+pub use coordinator::alloc::planner::{Fit, fits};
+pub use coordinator::alloc::script::{ScriptContext, script, submit_command};
+
+// Workers: this machine's resources, `flow worker`, and the guard process.
+pub use agent::detect::{Detected, detect};
+pub use agent::guard::{Guard, serve as serve_guard};
+pub use agent::remote_worker::{Leave, WorkerError, WorkerOptions, run as run_worker};
+pub use core::WorkerResources;

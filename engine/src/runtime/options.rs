@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::alloc::profile::Queue;
 use super::core::WorkerResources;
 use crate::ir::Selector;
+use crate::profile::Queue;
 
 /// Settings of one run.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ pub struct RunOptions {
     /// Bind each task to the CPU ids it was given.
     pub bind_cpus: bool,
     /// Ends the embedded worker's tasks if `flow run` dies without doing so.
-    pub guard: Option<std::sync::Arc<super::guard::Guard>>,
+    pub guard: Option<std::sync::Arc<crate::runtime::agent::guard::Guard>>,
     /// Accept remote workers on this address (`host:port`; port 0 picks one).
     pub listen: Option<String>,
     /// Run tasks on the embedded worker too (off: only remote workers).

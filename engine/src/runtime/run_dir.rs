@@ -27,14 +27,16 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use fs_err::os::unix::fs::OpenOptionsExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::host::{UtcStyle, utc};
 use crate::ir::Graph;
-use crate::runtime::alloc::AllocsFile;
+use crate::net::{ACCESS_FILE_MODE, AccessFile, NetError};
+use crate::runtime::coordinator::alloc::AllocsFile;
+use crate::runtime::coordinator::links::WorkerInfo;
 use crate::runtime::event::Summary;
-use crate::runtime::links::WorkerInfo;
 use crate::runtime::meta::Meta;
 
 /// The state directory name, next to the workflow file.
@@ -150,7 +152,7 @@ impl RunDir {
 
     /// `allocs.json`: the run's allocation queue and its allocations.
     pub fn allocs(&self) -> PathBuf {
-        self.path.join(crate::runtime::alloc::record::ALLOCS_FILE)
+        self.path.join(crate::runtime::coordinator::alloc::record::ALLOCS_FILE)
     }
 
     /// `summary.json`: written when the run ends.
@@ -264,6 +266,16 @@ impl RunDir {
         write_json(&self.workers_left(), workers, Style::Pretty)
     }
 
+    /// Reads `access.json`; an error says whether it is missing, unreadable or damaged.
+    pub fn read_access(&self) -> Result<AccessFile, NetError> {
+        AccessFile::read(&self.access())
+    }
+
+    /// Writes `access.json`, readable by its owner only.
+    pub fn write_access(&self, access: &AccessFile) -> io::Result<()> {
+        write_json_mode(&self.access(), access, Style::Pretty, ACCESS_FILE_MODE)
+    }
+
     /// Reads `allocs.json`; [`io::ErrorKind::NotFound`] for a run without a queue.
     pub fn read_allocs(&self) -> io::Result<AllocsFile> {
         read_json(&self.allocs())
@@ -318,9 +330,20 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> io::Result<T> {
 /// Writes `value` to `path` through a file beside it and a rename, so a
 /// reader of a live run's files never sees half a file.
 fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style) -> io::Result<()> {
+    write_json_mode(path, value, style, 0o666)
+}
+
+/// [`write_json`], creating the file with permissions `mode` (less the umask).
+fn write_json_mode<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style, mode: u32) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    let mut file = io::BufWriter::new(fs_err::File::create(&tmp)?);
+    // A leftover from a crashed writer may have other permissions: start anew.
+    match fs_err::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let file = fs_err::OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp)?;
+    let mut file = io::BufWriter::new(file);
     match style {
         Style::Pretty => serde_json::to_writer_pretty(&mut file, value).map_err(io::Error::other)?,
         Style::Compact => serde_json::to_writer(&mut file, value).map_err(io::Error::other)?,
@@ -375,5 +398,25 @@ mod tests {
         assert_eq!(RunDir::latest(&state).unwrap(), std::cmp::max(a.clone(), b.clone()).clone());
         assert_eq!(RunDir::find(&state, &a.id), Some(a));
         assert_eq!(find_state_dir(&dir.path().join("x/y")), Some(state));
+    }
+
+    #[test]
+    fn access_file_round_trips_privately() {
+        use std::os::unix::fs::PermissionsExt;
+
+        use crate::net::Secret;
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(&dir.path().join(STATE_DIR), false).unwrap();
+        let access =
+            AccessFile { address: "node17:40123".into(), secret: Secret::generate().unwrap(), run_id: run.id.clone() };
+        run.write_access(&access).unwrap();
+        run.write_access(&access).unwrap();
+        let mode = fs_err::metadata(run.access()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, ACCESS_FILE_MODE);
+        // The same address, run and secret (which only serializing shows).
+        let json = |a: &AccessFile| serde_json::to_value(a).unwrap();
+        assert_eq!(json(&run.read_access().unwrap()), json(&access));
+        let files: Vec<_> = fs_err::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(files, ["access.json"], "no temporary file is left behind");
     }
 }

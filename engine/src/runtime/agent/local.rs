@@ -1,0 +1,274 @@
+//! [`LocalWorker`]: executes jobs as processes on this machine — the
+//! embedded worker of `flow run`. Each job runs in its own tokio task: write
+//! the chunk file, check the fingerprint, start the process, stream its
+//! output into the run log, enforce the timeout, check declared outputs, and
+//! report one [`WorkerEvent`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
+
+use super::guard::{Guard, WATCH_AFTER};
+use super::output_sink::OutputSink;
+use super::process::{Exit, Process};
+use super::spawn::{signal_group, spawn};
+use crate::host::now_us;
+use crate::ir::TaskId;
+use crate::log::{OutputRecord, OutputStream};
+use crate::runtime::core::WorkerResources;
+use crate::runtime::protocol::fingerprint::{fingerprint, missing_output};
+use crate::runtime::protocol::job::Job;
+use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
+
+/// Bytes of stderr kept per running task, to show when it fails.
+const STDERR_TAIL: usize = 2048;
+/// Most bytes read from a task's pipe into one log record.
+const READ_CHUNK: usize = 64 * 1024;
+/// Grace between SIGTERM and SIGKILL when a task is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// Where a worker reports finished jobs.
+pub type Report = Arc<dyn Fn(WorkerEvent) + Send + Sync>;
+
+/// Runs jobs as child processes of flow.
+pub struct LocalWorker {
+    resources: WorkerResources,
+    log: OutputSink,
+    report: Report,
+    stop: watch::Sender<bool>,
+    running: Arc<Mutex<HashMap<TaskId, u32>>>,
+    bind_cpus: bool,
+    guard: Option<Arc<Guard>>,
+}
+
+impl LocalWorker {
+    /// A worker owning `resources` that writes output to `log` and calls
+    /// `report` when a job ends; `guard` ends its tasks if it dies first.
+    pub fn new(
+        resources: WorkerResources,
+        log: OutputSink,
+        report: Report,
+        bind_cpus: bool,
+        guard: Option<Arc<Guard>>,
+    ) -> Self {
+        let (stop, _) = watch::channel(false);
+        Self { resources, log, report, stop, running: Arc::default(), bind_cpus, guard }
+    }
+
+    /// What this worker owns.
+    pub fn resources(&self) -> &WorkerResources {
+        &self.resources
+    }
+
+    /// Starts `job` (whether it is unchanged was decided before it was given).
+    pub fn start(&self, job: Job) {
+        let ctx = JobContext {
+            log: self.log.clone(),
+            stop: self.stop.subscribe(),
+            running: self.running.clone(),
+            bind_cpus: self.bind_cpus,
+            guard: self.guard.clone(),
+        };
+        let report = self.report.clone();
+        tokio::spawn(async move {
+            let (task, attempt) = (job.task, job.attempt);
+            let outcome = ctx.execute(job).await;
+            report(WorkerEvent::Finished { task, attempt, outcome });
+        });
+    }
+
+    /// How many jobs are running.
+    pub fn running(&self) -> usize {
+        self.running.lock().map_or(0, |r| r.len())
+    }
+
+    /// Stops every running job: SIGTERM to each process group, SIGKILL after a grace period.
+    pub fn stop_all(&self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+struct JobContext {
+    log: OutputSink,
+    stop: watch::Receiver<bool>,
+    running: Arc<Mutex<HashMap<TaskId, u32>>>,
+    bind_cpus: bool,
+    guard: Option<Arc<Guard>>,
+}
+
+impl JobContext {
+    async fn execute(mut self, job: Job) -> Outcome {
+        let started = Instant::now();
+        let failed = |reason: String| Outcome::new(Status::failed(None, None, reason), None, String::new(), started);
+        if let Some((path, text)) = &job.chunk {
+            if let Err(e) = write_chunk(path, text, &job.label) {
+                return failed(format!("could not write chunk file: {e}"));
+            }
+        }
+        // Hashed before the process may change anything, for the journal.
+        let fp = if job.inputs.is_empty() && job.implicit.is_empty() {
+            fingerprint(&job)
+        } else {
+            let copy = job.clone();
+            match tokio::task::spawn_blocking(move || fingerprint(&copy)).await {
+                Ok(fp) => fp,
+                Err(e) => return failed(format!("could not hash inputs: {e}")),
+            }
+        };
+        for output in &job.outputs {
+            if let Some(parent) = output.parent() {
+                let _ = fs_err::create_dir_all(parent);
+            }
+        }
+        let spawned = match spawn(&job, self.bind_cpus) {
+            Ok(spawned) => spawned,
+            Err(_) if !job.cwd.is_dir() => {
+                return failed(format!("could not start: working directory `{}` does not exist", job.cwd.display()));
+            }
+            Err(e) => return failed(format!("could not start: {e}")),
+        };
+        let mut child = spawned.process;
+        let pgid = child.id();
+        self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let readers = [
+            spawned.stdout.map(|s| pump(s, &job, OutputStream::Stdout, self.log.clone(), None)),
+            spawned.stderr.map(|s| pump(s, &job, OutputStream::Stderr, self.log.clone(), Some(tail.clone()))),
+        ];
+        let timeout = job.timeout;
+        let deadline = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        let stop = async {
+            let _ = self.stop.wait_for(|s| *s).await;
+        };
+        // A task that outlasts WATCH_AFTER is handed to the guard.
+        let guarded = self.guard.is_some();
+        let watch = async {
+            if guarded {
+                tokio::time::sleep(WATCH_AFTER).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::pin!(deadline, stop, watch);
+        let (mut stopped, mut timed_out, mut watched) = (false, false, false);
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                () = &mut deadline => { timed_out = true; break terminate(pgid, &mut child).await }
+                () = &mut stop => { stopped = true; break terminate(pgid, &mut child).await }
+                () = &mut watch, if !watched => {
+                    watched = true;
+                    if let Some(guard) = &self.guard {
+                        guard.watch(pgid);
+                    }
+                }
+            }
+        };
+        // Whatever the task left behind in its group goes with it.
+        signal_group(pgid, Signal::SIGKILL);
+        if let Some(guard) = self.guard.as_ref().filter(|_| watched) {
+            guard.release(pgid);
+        }
+        for reader in readers.into_iter().flatten() {
+            let _ = reader.await;
+        }
+        self.running.lock().map(|mut r| r.remove(&job.task)).ok();
+        let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+        let usage = status.as_ref().ok().map(|exit| exit.usage);
+        let status = match status.map(|exit| exit.status) {
+            _ if stopped => Status::Stopped,
+            _ if timed_out => {
+                Status::failed(None, None, format!("timed out after {}", humanize(timeout.unwrap_or_default())))
+            }
+            Ok(s) if s.success() => match missing_output(&job) {
+                Some(path) => {
+                    Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display()))
+                }
+                None => Status::Succeeded,
+            },
+            Ok(s) => {
+                use std::os::unix::process::ExitStatusExt;
+                let reason = match (s.code(), s.signal()) {
+                    (Some(code), _) => format!("exit code {code}"),
+                    (None, Some(sig)) => format!("killed by signal {sig}"),
+                    _ => "failed".to_owned(),
+                };
+                Status::failed(s.code(), s.signal(), reason)
+            }
+            Err(e) => Status::failed(None, None, format!("could not wait for the process: {e}")),
+        };
+        Outcome { usage, ..Outcome::new(status, Some(fp), stderr_tail, started) }
+    }
+}
+
+/// SIGTERM to the group, then SIGKILL if it is still there after the grace period.
+async fn terminate(pgid: u32, child: &mut Process) -> std::io::Result<Exit> {
+    signal_group(pgid, Signal::SIGTERM);
+    match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            signal_group(pgid, Signal::SIGKILL);
+            child.wait().await
+        }
+    }
+}
+
+/// Copies a pipe into the run log; keeps the last bytes in `tail` if given.
+fn pump(
+    mut pipe: impl AsyncRead + Unpin + Send + 'static,
+    job: &Job,
+    stream: OutputStream,
+    log: OutputSink,
+    tail: Option<Arc<Mutex<Vec<u8>>>>,
+) -> tokio::task::JoinHandle<()> {
+    let (task, attempt) = (job.task, job.attempt);
+    tokio::spawn(async move {
+        loop {
+            // Read straight into the record's buffer: no zeroing, no copy.
+            let mut data = Vec::with_capacity(READ_CHUNK);
+            match pipe.read_buf(&mut data).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if let Some(tail) = &tail
+                && let Ok(mut t) = tail.lock()
+            {
+                t.extend_from_slice(&data);
+                let excess = t.len().saturating_sub(STDERR_TAIL);
+                t.drain(..excess);
+            }
+            let record = OutputRecord { task, attempt, stream, time_us: now_us(), data };
+            if !log.send(record).await {
+                break;
+            }
+        }
+    })
+}
+
+/// Writes a chunk file atomically (tasks sharing a chunk may write it at once).
+fn write_chunk(path: &std::path::Path, text: &str, writer: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        fs_err::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension(format!("tmp-{writer}"));
+    fs_err::write(&tmp, text)?;
+    fs_err::rename(&tmp, path)
+}
+
+fn humanize(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}

@@ -1,0 +1,17 @@
+//! The agent: what executes jobs on one machine and reports how they ended,
+//! embedded in `flow run` ([`local::LocalWorker`]) or as `flow worker`
+//! connected to a coordinator ([`remote_worker`]).
+//!
+//! It starts each job's process in its own process group ([`spawn`]), reaps
+//! it with its resource usage ([`process`]), sends its output on
+//! ([`output_sink`]), and has a guard process end its tasks should it die
+//! ([`guard`]). It knows the jobs and reports of [`super::protocol`], never
+//! the scheduler's decisions or the run's graph.
+
+pub(crate) mod detect;
+pub(crate) mod guard;
+pub(crate) mod local;
+pub(crate) mod output_sink;
+pub(crate) mod process;
+pub(crate) mod remote_worker;
+pub(crate) mod spawn;

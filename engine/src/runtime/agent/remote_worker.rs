@@ -1,0 +1,255 @@
+//! `flow worker`: a generic worker that joins a run over the network, runs
+//! the jobs it is sent with the same code as the embedded worker, and
+//! streams their output and results back.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use tokio::sync::mpsc;
+
+use super::local::LocalWorker;
+use super::output_sink::OutputSink;
+use crate::ir::TaskId;
+use crate::log::OutputRecord;
+use crate::net::{self, AccessFile, NetError};
+use crate::runtime::core::WorkerResources;
+use crate::runtime::protocol::job::Job;
+use crate::runtime::protocol::messages::{HEARTBEAT, Offer, REPORT_HOLD, ToCoordinator, ToWorker};
+use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
+
+/// How a worker is set up.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The run's access file (address and secret).
+    pub access: AccessFile,
+    /// Dial this address instead of the access file's.
+    pub connect: Option<String>,
+    /// What the worker owns.
+    pub resources: WorkerResources,
+    /// Leave after this long (tasks are only given if they fit before).
+    pub time_limit: Option<Duration>,
+    /// Leave after this long without any task.
+    pub idle_timeout: Option<Duration>,
+    /// Bind tasks to their CPU ids.
+    pub bind_cpus: bool,
+    /// Ends the worker's tasks if it dies without doing so.
+    pub guard: Option<Arc<super::guard::Guard>>,
+}
+
+/// Why a worker stopped with an error.
+#[derive(Debug, Error)]
+pub enum WorkerError {
+    /// Could not reach or talk to the coordinator.
+    #[error("{0}")]
+    Net(#[from] NetError),
+    /// Could not start the async runtime.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a worker left normally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leave {
+    /// The run ended: the coordinator said so.
+    RunEnded,
+    /// The connection to the coordinator was lost without a word (it was
+    /// killed, or its machine or the network went down).
+    CoordinatorLost,
+    /// `--time-limit` was reached.
+    TimeLimit,
+    /// `--idle-timeout` passed without work.
+    Idle,
+    /// A signal (SIGTERM from the resource manager at the end of the
+    /// allocation, Ctrl-C): its jobs were killed and run again elsewhere.
+    Signal(&'static str),
+}
+
+/// Runs a worker until the run ends or a limit is reached.
+pub fn run(options: WorkerOptions) -> Result<Leave, WorkerError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
+    let address = options.connect.clone().unwrap_or_else(|| options.access.address.clone());
+    let (mut tx, mut rx) = net::connect(&address, &options.access.secret).await?;
+    let r = &options.resources;
+    let offer = Offer {
+        hostname: crate::host::hostname(),
+        cpus: r.cpus.clone(),
+        gpus: r.gpus.clone(),
+        memory: r.memory,
+        custom: r.custom.clone(),
+        time_limit: options.time_limit,
+        allocation: crate::host::cluster_job(),
+    };
+    tx.send(&ToCoordinator::Hello(offer)).await?;
+
+    // One writer owns the connection: results and heartbeats, and output
+    // with backpressure (a bounded channel) so a slow link slows the tasks.
+    // It ends once both channels are drained and closed, which happens when
+    // the worker leaves.
+    let (control, mut control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
+    let (output, mut output_rx) = mpsc::channel::<OutputRecord>(1024);
+    // Jobs sent ahead, by the task they start after; their count tells the
+    // writer whether results may be held back (see `REPORT_HOLD`).
+    let mut waiting = Line::default();
+    let in_line = Arc::clone(&waiting.len);
+    let writer = tokio::spawn(async move {
+        let mut heartbeat = tokio::time::interval(HEARTBEAT);
+        let (mut control_open, mut output_open) = (true, true);
+        while control_open || output_open {
+            let msg = tokio::select! {
+                msg = control_rx.recv(), if control_open => match msg {
+                    Some(msg) => msg,
+                    None => { control_open = false; continue; }
+                },
+                record = output_rx.recv(), if output_open => match record {
+                    Some(record) => ToCoordinator::Output(record),
+                    None => { output_open = false; continue; }
+                },
+                _ = heartbeat.tick() => ToCoordinator::Heartbeat,
+            };
+            if matches!(msg, ToCoordinator::Finished { .. }) && in_line.load(Ordering::Relaxed) > 0 {
+                tokio::time::sleep(REPORT_HOLD).await;
+            }
+            // Results and output that queued up meanwhile travel with it.
+            let more = || match control_rx.try_recv() {
+                Ok(msg) => Some(msg),
+                Err(_) => output_rx.try_recv().ok().map(ToCoordinator::Output),
+            };
+            if tx.send_batch(&msg, more).await.is_err() {
+                break;
+            }
+        }
+    });
+    let report_tx = control.clone();
+    let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
+    let report = Arc::new(move |event| match event {
+        WorkerEvent::Finished { task, attempt, outcome } => {
+            // Start what waits for this task before the report travels.
+            let _ = ended_tx.send(task);
+            let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
+        }
+    });
+    // Tasks accepted and not yet ended: running here, or waiting in line.
+    let mut running: HashSet<TaskId> = HashSet::new();
+    let local = LocalWorker::new(
+        options.resources.clone(),
+        OutputSink::Channel(output),
+        report,
+        options.bind_cpus,
+        options.guard.clone(),
+    );
+
+    let started = Instant::now();
+    let mut last_busy = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    let mut signals = std::pin::pin!(signalled());
+    let leave = loop {
+        tokio::select! {
+            // Ends first: a job sent after one that just ended then starts at once.
+            biased;
+            Some(task) = ended.recv() => {
+                running.remove(&task);
+                if let Some(job) = waiting.remove(&task) {
+                    local.start(job);
+                }
+            }
+            name = &mut signals => break Leave::Signal(name),
+            msg = rx.recv::<ToWorker>() => match msg {
+                Ok(Some(ToWorker::Start { job, after })) => {
+                    last_busy = Instant::now();
+                    // Its predecessor may itself still wait in line: it has not ended either.
+                    running.insert(job.task);
+                    match after.filter(|a| running.contains(a)) {
+                        Some(after) => waiting.insert(after, *job),
+                        None => local.start(*job),
+                    }
+                }
+                Ok(Some(ToWorker::StopAll)) => {
+                    // Jobs that never started end as stopped too.
+                    for job in waiting.drain() {
+                        running.remove(&job.task);
+                        let outcome = Outcome::instant(Status::Stopped);
+                        let _ = control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
+                    }
+                    local.stop_all();
+                }
+                Ok(Some(ToWorker::Shutdown)) => break Leave::RunEnded,
+                Ok(None) | Err(_) => break Leave::CoordinatorLost,
+            },
+            _ = tick.tick() => {
+                if local.running() > 0 {
+                    last_busy = Instant::now();
+                }
+                if options.time_limit.is_some_and(|t| started.elapsed() >= t) {
+                    break Leave::TimeLimit;
+                }
+                if options.idle_timeout.is_some_and(|t| last_busy.elapsed() >= t) {
+                    break Leave::Idle;
+                }
+            }
+        }
+    };
+    let leaving = match leave {
+        Leave::RunEnded | Leave::CoordinatorLost => None,
+        Leave::TimeLimit => Some(("it reached its time limit".to_owned(), true)),
+        Leave::Idle => Some(("it had no work for its idle timeout".to_owned(), true)),
+        Leave::Signal(name) => Some((format!("it was stopped by {name}"), false)),
+    };
+    if let Some((reason, planned)) = leaving {
+        let _ = control.send(ToCoordinator::Leaving { reason, planned });
+    }
+    local.stop_all();
+    // Let stopped tasks report, then close the connection.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while local.running() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop((control, local));
+    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+    Ok(leave)
+}
+
+/// Jobs sent ahead, by the task each starts after, with their count shared
+/// with the connection's writer.
+#[derive(Default)]
+struct Line {
+    jobs: HashMap<TaskId, Job>,
+    len: Arc<AtomicUsize>,
+}
+
+impl Line {
+    fn insert(&mut self, after: TaskId, job: Job) {
+        self.jobs.insert(after, job);
+        self.len.store(self.jobs.len(), Ordering::Relaxed);
+    }
+
+    /// The job waiting for `task` to end, taken out of line.
+    fn remove(&mut self, task: &TaskId) -> Option<Job> {
+        let job = self.jobs.remove(task);
+        self.len.store(self.jobs.len(), Ordering::Relaxed);
+        job
+    }
+
+    fn drain(&mut self) -> impl Iterator<Item = Job> + '_ {
+        self.len.store(0, Ordering::Relaxed);
+        self.jobs.drain().map(|(_, job)| job)
+    }
+}
+
+/// Resolves on SIGTERM (the manager ends the allocation) or SIGINT, with the signal's name.
+async fn signalled() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

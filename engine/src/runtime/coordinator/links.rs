@@ -1,0 +1,206 @@
+//! [`Links`]: the workers a run dispatches to — the embedded one and the
+//! remote ones — behind one interface, so the driver does not care which.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::ir::{Amount, TaskId};
+use crate::resources::Capacity;
+use crate::runtime::agent::local::LocalWorker;
+use crate::runtime::core::WorkerId;
+use crate::runtime::protocol::job::Job;
+use crate::runtime::protocol::messages::{Offer, ToWorker};
+
+/// How jobs reach one worker.
+pub enum Link {
+    /// The embedded worker, in this process.
+    Local(LocalWorker),
+    /// A remote worker, through its connection.
+    Remote {
+        /// Messages to the worker.
+        tx: mpsc::UnboundedSender<ToWorker>,
+        /// What it offered.
+        offer: Offer,
+        /// Its address.
+        peer: String,
+        /// When it leaves (µs since the epoch), if it has a time limit.
+        deadline_us: Option<u64>,
+        /// When it joined.
+        joined: std::time::Instant,
+    },
+}
+
+/// A worker as `flow workers` shows it (`workers.json` in the run directory).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct WorkerInfo {
+    /// The worker's id in this run.
+    pub id: u32,
+    /// Host name (`local` for the embedded worker).
+    pub hostname: String,
+    /// Address it connected from (empty for the embedded worker).
+    pub peer: String,
+    /// CPU ids.
+    pub cpus: usize,
+    /// GPU ids.
+    pub gpus: usize,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// Custom resources.
+    #[serde(default)]
+    pub custom: BTreeMap<String, Amount>,
+    /// When it leaves (µs since the epoch), if it has a time limit.
+    #[serde(default)]
+    pub deadline_us: Option<u64>,
+    /// The cluster job it runs in (Slurm or PBS job id), if any.
+    #[serde(default)]
+    pub allocation: Option<String>,
+    /// Tasks running there now.
+    pub running: u64,
+}
+
+impl WorkerInfo {
+    /// What the worker has, for fitting requests to it.
+    pub fn capacity(&self) -> Capacity {
+        Capacity {
+            cpus: Some(Amount::whole(self.cpus as u64)),
+            gpus: Some(Amount::whole(self.gpus as u64)),
+            memory: Some(self.memory),
+            custom: Some(self.custom.clone()),
+        }
+    }
+}
+
+/// Every worker of a run.
+#[derive(Default)]
+pub struct Links {
+    links: BTreeMap<WorkerId, Link>,
+    /// This machine's host name and cluster job, once asked for.
+    here: std::sync::OnceLock<(String, Option<String>)>,
+}
+
+impl Links {
+    /// Adds a worker under the id the core gave it.
+    pub fn insert(&mut self, id: WorkerId, link: Link) {
+        self.links.insert(id, link);
+    }
+
+    /// Each remote worker that runs in a cluster job, with the job's id.
+    pub fn allocations(&self) -> impl Iterator<Item = (WorkerId, &str)> {
+        self.links.iter().filter_map(|(id, link)| match link {
+            Link::Remote { offer, .. } => Some((*id, offer.allocation.as_deref()?)),
+            Link::Local(_) => None,
+        })
+    }
+
+    /// The cluster job worker `id` runs in, if any.
+    pub fn allocation(&self, id: WorkerId) -> Option<&str> {
+        match self.links.get(&id) {
+            Some(Link::Remote { offer, .. }) => offer.allocation.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Whether some remote worker is still connected.
+    pub fn has_remote(&self) -> bool {
+        self.links.values().any(|l| matches!(l, Link::Remote { .. }))
+    }
+
+    /// Whether there is no worker at all.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// Forgets a worker that left.
+    pub fn remove(&mut self, id: WorkerId) -> Option<Link> {
+        self.links.remove(&id)
+    }
+
+    /// The host name of a worker (`localhost` for the embedded one).
+    pub fn hostname(&self, id: WorkerId) -> String {
+        match self.links.get(&id) {
+            Some(Link::Remote { offer, .. }) => offer.hostname.clone(),
+            _ => "localhost".to_owned(),
+        }
+    }
+
+    /// Where worker `id` runs, for an attempt's metrics: its real host
+    /// name (this machine's for the embedded worker) and cluster job.
+    pub fn place(&self, id: WorkerId) -> (String, Option<String>) {
+        match self.links.get(&id) {
+            Some(Link::Remote { offer, .. }) => (offer.hostname.clone(), offer.allocation.clone()),
+            _ => self.here.get_or_init(|| (crate::host::hostname(), crate::host::cluster_job())).clone(),
+        }
+    }
+
+    /// Sends a job to worker `id` (to start after task `after` there, if
+    /// set: only remote workers are sent jobs ahead); `false` if that worker is gone.
+    pub fn start(&self, id: WorkerId, job: Job, after: Option<TaskId>) -> bool {
+        match self.links.get(&id) {
+            Some(Link::Local(local)) => {
+                local.start(job);
+                true
+            }
+            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), after }).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Stops every running job everywhere.
+    pub fn stop_all(&self) {
+        for link in self.links.values() {
+            match link {
+                Link::Local(local) => local.stop_all(),
+                Link::Remote { tx, .. } => {
+                    let _ = tx.send(ToWorker::StopAll);
+                }
+            }
+        }
+    }
+
+    /// Tells remote workers the run is over.
+    pub fn shutdown(&self) {
+        for link in self.links.values() {
+            if let Link::Remote { tx, .. } = link {
+                let _ = tx.send(ToWorker::Shutdown);
+            }
+        }
+    }
+
+    /// The workers for `workers.json`, given how many tasks run on each.
+    pub fn infos(&self, running: impl Fn(WorkerId) -> u64) -> Vec<WorkerInfo> {
+        self.links
+            .iter()
+            .map(|(&id, link)| match link {
+                Link::Local(local) => {
+                    let r = local.resources();
+                    WorkerInfo {
+                        id: id.0,
+                        hostname: "local".to_owned(),
+                        peer: String::new(),
+                        cpus: r.cpus.len(),
+                        gpus: r.gpus.len(),
+                        memory: r.memory,
+                        custom: r.custom.clone(),
+                        deadline_us: None,
+                        allocation: None,
+                        running: running(id),
+                    }
+                }
+                Link::Remote { offer, peer, deadline_us, .. } => WorkerInfo {
+                    id: id.0,
+                    hostname: offer.hostname.clone(),
+                    peer: peer.clone(),
+                    cpus: offer.cpus.len(),
+                    gpus: offer.gpus.len(),
+                    memory: offer.memory,
+                    custom: offer.custom.clone(),
+                    deadline_us: *deadline_us,
+                    allocation: offer.allocation.clone(),
+                    running: running(id),
+                },
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,330 @@
+//! What a run would do, and why (`flow plan --why`): every instance is
+//! compared with the earlier runs exactly as `flow run` compares it before
+//! dispatch — the same fingerprints, the same rules ([`Previous`]) — without
+//! running anything.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::resume::{Previous, Standing};
+use crate::expansion;
+use crate::ir::{Domain, Graph, GroupId, TaskId};
+use crate::runtime::core::Allocation;
+use crate::runtime::protocol::fingerprint::{fingerprint, missing_output};
+use crate::runtime::protocol::job::{Job, JobFactory, relative};
+use crate::runtime::run_dir::{RunDir, STATE_DIR};
+
+/// Why an instance would run, or that it would not.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
+pub enum Why {
+    /// No earlier run finished it.
+    New,
+    /// Its item changed.
+    ItemChanged,
+    /// Its command (or `argv`) changed.
+    CommandChanged,
+    /// Its `env`, `cwd`, `stdin` or output paths changed: which.
+    SettingsChanged(String),
+    /// An input file (or a script its command names) changed: which.
+    InputChanged(String),
+    /// A declared output is missing: which.
+    OutputMissing(String),
+    /// An attempt started after its last success and did not finish.
+    Tainted,
+    /// Its last attempt failed (and it never succeeded since).
+    FailedLastTime,
+    /// An instance of this task, which it waits for, runs first (or the
+    /// task's instances are known only at run time): compared once it is done.
+    AfterUpstream(String),
+    /// Same fingerprint, outputs there: skipped.
+    Unchanged,
+}
+
+impl Why {
+    /// Whether the instance would run.
+    pub fn runs(&self) -> bool {
+        *self != Why::Unchanged
+    }
+
+    /// The reason in words.
+    pub fn text(&self) -> String {
+        match self {
+            Why::New => "new".to_owned(),
+            Why::ItemChanged => "item changed".to_owned(),
+            Why::CommandChanged => "command changed".to_owned(),
+            Why::SettingsChanged(what) => format!("{what} changed"),
+            Why::InputChanged(file) => format!("input `{file}` changed"),
+            Why::OutputMissing(file) => format!("output `{file}` missing"),
+            Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
+            Why::FailedLastTime => "failed last time".to_owned(),
+            Why::AfterUpstream(task) => format!("after `{task}`, which runs first"),
+            Why::Unchanged => "unchanged".to_owned(),
+        }
+    }
+}
+
+/// One task's part of the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskPreview {
+    /// The task's name.
+    pub task: String,
+    /// Its instances; `None` for a task whose instances are known only at run time.
+    pub instances: Option<u64>,
+    /// How many would run.
+    pub run: u64,
+    /// How many would be skipped as unchanged.
+    pub unchanged: u64,
+    /// Each reason, how many instances it applies to, and the first few of them.
+    pub reasons: Vec<ReasonCount>,
+    /// For a task known only at run time: the tasks whose end makes it known.
+    pub known_after: Vec<String>,
+    /// Scripts and programs its commands name that count as inputs (the first few).
+    pub implicit_inputs: Vec<String>,
+}
+
+/// How many instances would run for one reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReasonCount {
+    /// The reason.
+    #[serde(flatten)]
+    pub why: Why,
+    /// The reason in words.
+    pub text: String,
+    /// How many instances.
+    pub count: u64,
+    /// The first few, as `name[index]`.
+    pub examples: Vec<String>,
+}
+
+/// Instances named per reason, and implicit inputs listed per task.
+const EXAMPLES: usize = 3;
+
+/// What `flow run` would do with the instances of `graph` (compiled from
+/// `workflow` in `base_dir`), and why, task by task.
+pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<TaskPreview>, String> {
+    let state = base_dir.join(STATE_DIR);
+    let previous = Previous::load(&state, workflow, false);
+    let mut factory = JobFactory::new(Arc::new(graph.clone()), base_dir, &state)?;
+    let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
+    let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
+    let mut tasks = Vec::new();
+    for g in 0..graph.groups.len() {
+        let id = GroupId(g as u32);
+        if let Domain::Deferred { expansion } = &factory.graph().group(id).domain {
+            // Writers that would not run leave the file as it is now: the
+            // run would read it, and so does the plan.
+            let writers = factory.graph().waits_for(id).unwrap_or_default();
+            let file = base_dir.join(expansion.file());
+            let settled = writers.iter().all(|w| !runs[w.index()].contains(&true)) && file.is_file();
+            let read = fs_err::read_to_string(&file).ok().filter(|_| settled);
+            if let Some(Ok((domain, count))) = read.map(|text| expansion::resolve(expansion, &text)) {
+                for member in factory.resolve(id, domain, count) {
+                    runs[member.index()] = vec![false; count as usize];
+                }
+            }
+        }
+        if let Domain::Nested { .. } = &factory.graph().group(id).domain {
+            settle_parts(&mut factory, id, &runs);
+            let count = factory.graph().group(id).count;
+            for member in (0..graph.groups.len() as u32).map(GroupId) {
+                if factory.graph().base_group(member) == id {
+                    runs[member.index()] = vec![false; count as usize];
+                }
+            }
+        }
+        let graph = factory.graph().clone();
+        let group = graph.group(id);
+        let mut preview = TaskPreview {
+            task: group.name.clone(),
+            instances: Some(group.count),
+            run: 0,
+            unchanged: 0,
+            reasons: Vec::new(),
+            known_after: Vec::new(),
+            implicit_inputs: Vec::new(),
+        };
+        if let Some(writers) = graph.waits_for(id).filter(|_| !settled(&graph, id)) {
+            preview.instances = None;
+            preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect();
+            tasks.push(preview);
+            continue;
+        }
+        let mut reasons: BTreeMap<Why, ReasonCount> = BTreeMap::new();
+        for i in 0..group.count {
+            let task = TaskId::new(id, i);
+            if i < EXAMPLES as u64 {
+                note_implicit(&factory, task, &mut preview.implicit_inputs);
+            }
+            let why = match upstream(&graph, &runs, task) {
+                Some(name) => Why::AfterUpstream(name),
+                None => judge(&factory, &previous, &mut old, &graph, task),
+            };
+            runs[g][i as usize] = why.runs();
+            if why.runs() {
+                preview.run += 1;
+            } else {
+                preview.unchanged += 1;
+            }
+            let entry = reasons.entry(why.clone()).or_insert_with(|| ReasonCount {
+                text: why.text(),
+                why: why.clone(),
+                count: 0,
+                examples: Vec::new(),
+            });
+            entry.count += 1;
+            if entry.examples.len() < EXAMPLES {
+                entry.examples.push(graph.label(task));
+            }
+        }
+        preview.reasons = reasons.into_values().filter(|r| r.why.runs()).collect();
+        tasks.push(preview);
+    }
+    Ok(tasks)
+}
+
+/// Gives nested group `id` the parts whose files are final already: their
+/// parent instance and the other writers would not run, and the file exists.
+fn settle_parts(factory: &mut JobFactory, id: GroupId, runs: &[Vec<bool>]) {
+    let graph = factory.graph().clone();
+    let Domain::Nested { parent, expansion, .. } = &graph.group(id).domain else { return };
+    let writers = graph.waits_for(id).unwrap_or_default();
+    if writers.iter().any(|w| w != parent && runs[w.index()].contains(&true)) {
+        return;
+    }
+    let mut expansion = expansion.clone();
+    for outer in 0..graph.group(*parent).count {
+        if runs[parent.index()].get(outer as usize).copied().unwrap_or(true) {
+            continue;
+        }
+        let Ok(file) = factory.part_file(id, outer) else { continue };
+        let Ok(text) = fs_err::read_to_string(factory.base_dir().join(&file)) else { continue };
+        expansion.set_file(file);
+        if let Ok(items) = expansion::items(&expansion, &text) {
+            factory.add_part(id, outer, &items);
+        }
+    }
+}
+
+/// Whether every part of a group known only at run time is known.
+fn settled(graph: &Graph, id: GroupId) -> bool {
+    match graph.base_domain(id) {
+        Domain::Nested { parent, parts, .. } => parts.list().len() as u64 == graph.group(*parent).count,
+        _ => false,
+    }
+}
+
+/// The first task `task` waits for of which an instance it needs runs, or
+/// that is known only at run time.
+fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
+    for e in graph.edges.iter().filter(|e| e.to == task.group) {
+        let from = e.from;
+        let runs_first = graph.is_dynamic(from) && !settled(graph, from)
+            || graph.is_nested(task.group)
+                && e.origin == crate::ir::EdgeOrigin::Expansion
+                && !settled(graph, task.group)
+            || e.kind
+                .sources(task.instance, graph.group(from).count)
+                .any(|s| TaskId::new(from, s) != task && runs[from.index()].get(s as usize).copied().unwrap_or(false));
+        if runs_first {
+            return Some(graph.group(from).name.clone());
+        }
+    }
+    None
+}
+
+/// Adds the scripts `task`'s command names to `implicit` (at most a few).
+fn note_implicit(factory: &JobFactory, task: TaskId, implicit: &mut Vec<String>) {
+    let Ok(job) = factory.job(task, 0, &Allocation::default()) else { return };
+    for file in &job.implicit {
+        let shown = relative(file, &job.base_dir).display().to_string();
+        if implicit.len() < EXAMPLES && !implicit.contains(&shown) {
+            implicit.push(shown);
+        }
+    }
+}
+
+/// Whether `task`, whose inputs are final, would run, and why.
+fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, graph: &Graph, task: TaskId) -> Why {
+    let Ok(job) = factory.job(task, 0, &Allocation::default()) else { return Why::New };
+    let label = graph.label(task);
+    let (fp, run, ended_us) = match previous.standing(&label) {
+        None => return Why::New,
+        Some(Standing::Tainted) => return Why::Tainted,
+        Some(Standing::Failed) => return Why::FailedLastTime,
+        Some(Standing::Done { fingerprint, run, ended_us }) => (*fingerprint, *run, *ended_us),
+    };
+    if fingerprint(&job) == fp {
+        return match missing_output(&job) {
+            Some(path) => Why::OutputMissing(relative(path, &job.base_dir).display().to_string()),
+            None => Why::Unchanged,
+        };
+    }
+    match previous.run_id(run).and_then(|id| old.job(id, &label)) {
+        Some(before) => difference(&before, &job, ended_us),
+        None => Why::InputChanged("?".to_owned()),
+    }
+}
+
+/// What differs between the job an earlier run did and the job now.
+fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
+    let parse = |d: &str| serde_json::from_str::<serde_json::Value>(d).unwrap_or_default();
+    let (a, b) = (parse(&before.definition), parse(&now.definition));
+    if a["item"] != b["item"] {
+        return Why::ItemChanged;
+    }
+    if a["command"] != b["command"] {
+        return Why::CommandChanged;
+    }
+    let settings: Vec<&str> = ["env", "cwd", "stdin", "outputs"].into_iter().filter(|k| a[*k] != b[*k]).collect();
+    if !settings.is_empty() {
+        return Why::SettingsChanged(settings.join(", "));
+    }
+    // The same job: a file it reads changed. Name one modified since.
+    let since = ended_us.map(|us| std::time::UNIX_EPOCH + std::time::Duration::from_micros(us));
+    let files = now.inputs.iter().chain(&now.implicit);
+    let changed = files
+        .filter(|f| !crate::paths::is_glob(&f.to_string_lossy()))
+        .find(|f| {
+            let modified = std::fs::metadata(f).and_then(|m| m.modified()).ok();
+            matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
+        })
+        .or_else(|| now.inputs.first());
+    match changed {
+        Some(file) => Why::InputChanged(relative(file, &now.base_dir).display().to_string()),
+        None => Why::InputChanged("the set of files a glob matches".to_owned()),
+    }
+}
+
+/// The jobs earlier runs did, rendered from their own `graph.json`.
+struct OldRuns<'a> {
+    state: &'a Path,
+    base_dir: &'a Path,
+    factories: HashMap<String, Option<JobFactory>>,
+}
+
+impl OldRuns<'_> {
+    /// The job run `run` did for the instance labelled `label`.
+    fn job(&mut self, run: &str, label: &str) -> Option<Job> {
+        let (state, base_dir) = (self.state, self.base_dir);
+        let factory = self
+            .factories
+            .entry(run.to_owned())
+            .or_insert_with(|| {
+                let dir = RunDir { id: run.to_owned(), path: state.join("runs").join(run) };
+                JobFactory::new(Arc::new(dir.read_graph().ok()?), base_dir, &dir.path).ok()
+            })
+            .as_ref()?;
+        let graph = factory.graph();
+        let (name, index) = match label.split_once('[') {
+            Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<i64>().ok()?),
+            None => (label, 0),
+        };
+        let group = graph.find(name)?;
+        let position = if label.contains('[') { graph.position(group, index)? } else { 0 };
+        factory.job(TaskId::new(group, position), 0, &Allocation::default()).ok()
+    }
+}

@@ -1,0 +1,268 @@
+//! Resuming: which instances an earlier run already finished, by fingerprint,
+//! and which ones `--force` / `--only` make run again regardless.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::ir::Selector;
+use crate::ir::{EdgeKind, Graph, TaskId};
+use crate::log::{JournalFile, JournalState, JournalStatus, read_journal};
+use crate::runtime::protocol::fingerprint::Fingerprint;
+use crate::runtime::run_dir::RunDir;
+
+/// What earlier runs of the same workflow left behind.
+#[derive(Debug, Default)]
+pub struct Previous {
+    /// Where each instance stands after the earlier runs, by `name[index]`.
+    standing: HashMap<String, Standing>,
+    /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
+    runs: Vec<String>,
+    /// Instances that must run again (`--only` and their dependents), per group.
+    forced: Option<Vec<Forced>>,
+    /// What could not be read, and what was skipped: said before the run starts.
+    pub warnings: Vec<String>,
+}
+
+/// Where an instance stands after the earlier runs, as a new run sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Finished — ran, or was skipped as unchanged — with this fingerprint.
+    Done {
+        /// The fingerprint of its last success.
+        fingerprint: Fingerprint,
+        /// The run that did the work (a position in the runs read).
+        run: u32,
+        /// When it last ended, in µs since the Unix epoch.
+        ended_us: Option<u64>,
+    },
+    /// An attempt started after its last success and did not succeed.
+    Tainted,
+    /// Its attempts failed, and it never succeeded.
+    Failed,
+}
+
+impl Previous {
+    /// Reads the earlier runs of `workflow` under `state`, oldest first, so
+    /// each instance keeps the fingerprint of its latest success; with
+    /// `force`, nothing is reused. Every intact record counts: a damaged
+    /// stretch of a journal is skipped (and reported), not the whole run.
+    pub fn load(state: &Path, workflow: &Path, force: bool) -> Previous {
+        let mut previous = Previous::default();
+        if force {
+            return previous;
+        }
+        for run in RunDir::list(state) {
+            match run_of(&run, workflow) {
+                Ok(Some((graph, journal))) => {
+                    for damage in &journal.damage {
+                        previous.warnings.push(format!("run {}: journal: {damage}", run.id));
+                    }
+                    previous.remember(&graph, &journal, &run.id);
+                }
+                Ok(None) => {}
+                Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
+            }
+        }
+        previous
+    }
+
+    /// Takes in the journal of run `id`.
+    fn remember(&mut self, graph: &Graph, journal: &JournalFile, id: &str) {
+        self.runs.push(id.to_owned());
+        let this = self.runs.len() as u32 - 1;
+        for (task, entry) in JournalState::from_records(&journal.records).iter() {
+            if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
+                continue;
+            }
+            let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
+            // `--dry-exec` successes have no fingerprint and did no work.
+            let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
+            match (done, fp) {
+                (true, Some(fp)) => {
+                    let label = graph.label(*task);
+                    // A skip keeps pointing at the run that did the work.
+                    let run = match (entry.status, self.standing.get(&label)) {
+                        (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, .. }))
+                            if *fingerprint == fp =>
+                        {
+                            *run
+                        }
+                        _ => this,
+                    };
+                    self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us });
+                }
+                // An attempt that started and did not succeed may have
+                // overwritten the outputs of an earlier success.
+                (false, _) if entry.started_us.is_some() => {
+                    let label = graph.label(*task);
+                    let after_success =
+                        matches!(self.standing.get(&label), Some(Standing::Done { .. } | Standing::Tainted));
+                    self.standing.insert(label, if after_success { Standing::Tainted } else { Standing::Failed });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Where the instance labelled `label` stands, if an earlier run got to it.
+    pub fn standing(&self, label: &str) -> Option<&Standing> {
+        self.standing.get(label)
+    }
+
+    /// The id of the run a [`Standing::Done`] points at.
+    pub fn run_id(&self, run: u32) -> Option<&str> {
+        self.runs.get(run as usize).map(String::as_str)
+    }
+
+    /// Makes the instances `only` selects, and everything downstream of them, run again.
+    pub fn force(&mut self, graph: &Graph, only: &[Selector]) -> Result<(), String> {
+        if only.is_empty() {
+            return Ok(());
+        }
+        let mut forced: Vec<Forced> =
+            graph.groups.iter().map(|g| Forced::Some(vec![false; g.count as usize])).collect();
+        for sel in only {
+            let selected = sel.resolve(graph).map_err(|e| format!("`--only`: {e}"))?;
+            match selected.positions {
+                None => forced[selected.group.index()] = Forced::All,
+                Some(positions) => positions.into_iter().for_each(|p| forced[selected.group.index()].set(p)),
+            }
+        }
+        // Groups are in topological order; a group's edges to itself need a fixpoint.
+        for (to, group) in graph.groups.iter().enumerate() {
+            let incoming: Vec<_> = graph.edges.iter().filter(|e| e.to.index() == to).collect();
+            loop {
+                let mut changed = false;
+                for e in &incoming {
+                    let from = e.from.index();
+                    if matches!(forced[to], Forced::All) || !forced[from].any() {
+                        continue;
+                    }
+                    // A whole source, or a group known only at run time on
+                    // either side, forces the whole group.
+                    if matches!(forced[from], Forced::All) && e.kind == EdgeKind::All
+                        || graph.is_dynamic(e.from)
+                        || graph.is_dynamic(e.to)
+                    {
+                        forced[to] = Forced::All;
+                        changed = true;
+                        continue;
+                    }
+                    let from_count = graph.group(e.from).count;
+                    for i in 0..group.count {
+                        if !forced[to].get(i) && e.kind.sources(i, from_count).any(|s| forced[from].get(s)) {
+                            forced[to].set(i);
+                            changed = true;
+                        }
+                    }
+                }
+                if !changed || incoming.iter().all(|e| e.from.index() != to) {
+                    break;
+                }
+            }
+        }
+        self.forced = Some(forced);
+        Ok(())
+    }
+
+    /// The groups of `graph` some instance of which an earlier run finished:
+    /// their instances are compared with it before they go to a worker.
+    pub fn finished_groups(&self, graph: &Graph) -> Vec<crate::ir::GroupId> {
+        let names: std::collections::HashSet<&str> = self
+            .standing
+            .iter()
+            .filter(|(_, s)| matches!(s, Standing::Done { .. }))
+            .map(|(label, _)| label.split_once('[').map_or(label.as_str(), |(name, _)| name))
+            .collect();
+        (0..graph.groups.len() as u32)
+            .map(crate::ir::GroupId)
+            .filter(|&g| names.contains(graph.group(g).name.as_str()))
+            .collect()
+    }
+
+    /// The fingerprint to compare against before running `task`, unless it must run again.
+    pub fn fingerprint(&self, task: TaskId, label: &str) -> Option<Fingerprint> {
+        if self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance)) {
+            return None;
+        }
+        match self.standing.get(label) {
+            Some(Standing::Done { fingerprint, .. }) => Some(*fingerprint),
+            _ => None,
+        }
+    }
+}
+
+/// Which instances of one group `--only` makes run again.
+#[derive(Debug, Clone)]
+enum Forced {
+    /// Every instance, including those of a group known only at run time.
+    All,
+    /// These positions.
+    Some(Vec<bool>),
+}
+
+impl Forced {
+    fn get(&self, i: u64) -> bool {
+        match self {
+            Forced::All => true,
+            Forced::Some(v) => v.get(i as usize).copied().unwrap_or(false),
+        }
+    }
+
+    fn set(&mut self, i: u64) {
+        if let Forced::Some(v) = self
+            && let Some(f) = v.get_mut(i as usize)
+        {
+            *f = true;
+        }
+    }
+
+    fn any(&self) -> bool {
+        match self {
+            Forced::All => true,
+            Forced::Some(v) => v.contains(&true),
+        }
+    }
+}
+
+/// Where an instance that run `skipped_in` skipped as unchanged got its
+/// result: the newest earlier run under `state` in which `label` succeeded
+/// by running, with `fingerprint`. Runs in between may have skipped it too.
+pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerprint) -> Option<(RunDir, TaskId)> {
+    let earlier = RunDir::list(state).into_iter().rev().filter(|run| run.id.as_str() < skipped_in);
+    for run in earlier {
+        let Ok(graph) = run.read_graph() else { continue };
+        let Some(group) = graph.find(label.split_once('[').map_or(label, |(name, _)| name)) else { continue };
+        let Ok(journal) = read_journal(&run.journal()) else { continue };
+        let state = JournalState::from_records(&journal.records);
+        let found = state.iter().find(|(task, entry)| {
+            task.group == group
+                && entry.status == JournalStatus::Succeeded
+                && entry.fingerprint.as_ref() == Some(fingerprint)
+                && graph.label(**task) == label
+        });
+        if let Some((task, _)) = found {
+            let task = *task;
+            return Some((run, task));
+        }
+    }
+    None
+}
+
+/// The graph and journal of `run` if it ran `workflow` (the same file of
+/// this directory, which may have moved since); `None` if it ran another
+/// workflow; why not, if its files cannot be read.
+fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>, String> {
+    let meta = run.read_meta().map_err(|e| e.to_string())?;
+    // Every run under this `.flow` ran a workflow file of this directory:
+    // the file name tells which, wherever the directory is now.
+    if meta.workflow.file_name() != workflow.file_name() {
+        return Ok(None);
+    }
+    let graph = run.read_graph().map_err(|e| e.to_string())?;
+    if !run.journal().exists() {
+        return Ok(Some((graph, JournalFile::default())));
+    }
+    let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
+    Ok(Some((graph, journal)))
+}

@@ -1,0 +1,294 @@
+//! [`start`]: begin a run in the background and hand back its events.
+//!
+//! Three threads: the driver (a single-threaded tokio runtime: scheduling,
+//! processes, pipes), the journal writer (batches state changes to disk),
+//! and the output-log writer (batches task output); the caller's thread
+//! consumes [`Event`]s. Dispatch never waits on the other two.
+
+use std::sync::Arc;
+use std::sync::mpsc as std_mpsc;
+use std::thread::JoinHandle;
+
+use thiserror::Error;
+use tokio::sync::mpsc;
+
+use super::alloc::queue::AllocQueue;
+use super::driver::Driver;
+use super::driver::DriverEvent;
+use super::links::{Link, Links};
+use super::resume::Previous;
+use crate::diag::Source;
+use crate::ir::{Graph, TaskId};
+use crate::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog};
+use crate::net::{AccessFile, Secret};
+use crate::runtime::agent::local::LocalWorker;
+use crate::runtime::agent::output_sink::OutputSink;
+use crate::runtime::core::{Core, CoreOptions};
+use crate::runtime::event::{Event, Summary};
+use crate::runtime::meta::Meta;
+use crate::runtime::options::RunOptions;
+use crate::runtime::protocol::job::JobFactory;
+use crate::runtime::run_dir::{RunDir, STATE_DIR};
+
+/// Why a run could not start.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// Reading or writing the run directory failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Some tasks can never run on the available workers.
+    #[error("{}", .0.join("\n"))]
+    Unschedulable(Vec<String>),
+    /// An option does not fit the workflow (e.g. `--only` names no task).
+    #[error("{0}")]
+    Options(String),
+    /// The run's thread ended abnormally.
+    #[error("the run stopped unexpectedly: {0}")]
+    Crashed(String),
+}
+
+/// A run in progress.
+pub struct RunHandle {
+    /// The run's directory.
+    pub run: RunDir,
+    /// Everything that happens, in order, in batches; ends when the run ends.
+    pub events: std_mpsc::Receiver<Vec<Event>>,
+    thread: JoinHandle<Result<Summary, RunError>>,
+}
+
+impl RunHandle {
+    /// Waits for the run to end.
+    pub fn join(self) -> Result<Summary, RunError> {
+        self.thread.join().map_err(|_| RunError::Crashed("the driver thread panicked".into()))?
+    }
+}
+
+/// Starts running `graph` (compiled from `source`) with `options`.
+pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<RunHandle, RunError> {
+    let graph = Arc::new(graph);
+    let state = options.base_dir.join(STATE_DIR);
+    if let Some(live) = RunDir::list(&state).into_iter().find(RunDir::is_live) {
+        return Err(RunError::Options(format!(
+            "another `flow run` is running this workflow's directory (run {}); wait for it or stop it",
+            live.id
+        )));
+    }
+    let reaped = super::orphans::reap(&state);
+    let mut previous = Previous::load(&state, &options.workflow, options.force);
+    previous.force(&graph, &options.only).map_err(RunError::Options)?;
+
+    let mut core = Core::new(&graph, CoreOptions { max_fails: options.max_fails });
+    for group in previous.finished_groups(&graph) {
+        core.set_precheck(group);
+    }
+    let local = options.local.then(|| core.add_worker(options.worker.clone()));
+    // With remote workers still to come, nothing is impossible yet.
+    let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
+    if !impossible.is_empty() {
+        let lines = impossible
+            .into_iter()
+            .map(|(g, why)| {
+                let (line, col) = source.line_col(graph.group(g).span.start);
+                format!("task `{}` ({}:{line}:{col}) can never run here: {why}", graph.group(g).name, source.name)
+            })
+            .collect();
+        return Err(RunError::Unschedulable(lines));
+    }
+
+    let run = RunDir::create(&state, options.share_with_group)?;
+    let lock = run.lock()?;
+    write_run_files(&run, &graph, &options)?;
+    let listener = match &options.listen {
+        Some(address) => Some(listen(address, &run)?),
+        None => None,
+    };
+    let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
+    let (log, log_thread) = OutputLog::create(&run.output_log())?;
+    let log_health = log_thread.health();
+    let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
+    let (events, events_rx) = std_mpsc::channel();
+    let summary = Summary {
+        run_id: run.id.clone(),
+        total: graph.instance_count(),
+        dry_exec: options.dry_exec,
+        ..Summary::default()
+    };
+    let mut first = vec![Event::RunStarted { run_id: run.id.clone(), run_dir: run.path.clone(), total: summary.total }];
+    let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings));
+    first.extend(warnings.map(|message| Event::Warning { message }));
+    let _ = events.send(first);
+
+    let run_for_thread = run.clone();
+    let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {
+        // Lets the CLI tests see how a crashed run is reported; debug builds only.
+        #[cfg(debug_assertions)]
+        if std::env::var_os("FLOW_DEBUG_PANIC").is_some_and(|v| v == "driver") {
+            panic!("FLOW_DEBUG_PANIC=driver");
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let (driver_tx, driver_events) = mpsc::unbounded_channel();
+        let summary = runtime.block_on(async {
+            let mut links = Links::default();
+            if let Some(id) = local {
+                let tx = driver_tx.clone();
+                let report = Arc::new(move |event| {
+                    let _ = tx.send(DriverEvent::Worker { worker: id, event });
+                });
+                let worker = LocalWorker::new(
+                    options.worker.clone(),
+                    OutputSink::Log(log.clone()),
+                    report,
+                    options.bind_cpus,
+                    options.guard.clone(),
+                );
+                links.insert(id, Link::Local(worker));
+            }
+            let accepting = match listener {
+                Some((listener, secret)) => {
+                    let listener = tokio::net::TcpListener::from_std(listener)?;
+                    Some(tokio::spawn(super::remote::listen(
+                        listener,
+                        secret,
+                        driver_tx.clone(),
+                        OutputSink::Log(log.clone()),
+                    )))
+                }
+                None => None,
+            };
+            let alloc_log = options.queue.is_some().then(|| OutputSink::Log(log.clone()));
+            drop(log);
+            let queue = options.queue.clone().map(|(profile, queue)| {
+                let fits = super::alloc::planner::fits(&graph, &queue);
+                AllocQueue::new(&profile, queue, fits, &run_for_thread)
+            });
+            let driver = Driver {
+                core,
+                factory,
+                links,
+                driver_events,
+                run_dir: run_for_thread.clone(),
+                journal,
+                journal_broken: false,
+                log_health,
+                refusals: Default::default(),
+                left_workers: Vec::new(),
+                events: events.clone(),
+                previous,
+                options,
+                source,
+                summary,
+                running: Default::default(),
+                placements: Default::default(),
+                journal_batch: Vec::new(),
+                event_batch: Vec::new(),
+                dry_warned: Default::default(),
+                stopped: Default::default(),
+                last_events: std::time::Instant::now(),
+                queue,
+                self_tx: driver_tx,
+                unschedulable: Default::default(),
+                log: alloc_log,
+                checks: Default::default(),
+                workers_written: Vec::new(),
+                ahead: Default::default(),
+                durations: Default::default(),
+            };
+            let summary = driver.run().await;
+            if let Some(task) = accepting {
+                task.abort();
+            }
+            Ok::<_, RunError>(summary)
+        })?;
+        drop(runtime);
+        let mut summary = summary;
+        let health = log_thread.health();
+        if let Err(e) = log_thread.finish() {
+            summary.io_errors.push(format!("cannot write output.log: {e}"));
+        }
+        let journal = journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))?;
+        if let Err(e) = &journal {
+            summary.io_errors.push(format!("cannot write the journal: {e}"));
+        }
+        record_lost_output(&run_for_thread, &health.lost(), &mut summary);
+        if let Err(e) = run_for_thread.write_summary(&summary) {
+            summary.io_errors.push(format!("cannot write summary.json: {e}"));
+        }
+        let _ = events.send(vec![Event::RunFinished { summary: summary.clone() }]);
+        drop(lock);
+        Ok(summary)
+    })?;
+    Ok(RunHandle { run, events: events_rx, thread })
+}
+
+/// Journals as failed every attempt whose output did not all reach
+/// `output.log`, even one already journaled as succeeded: its output is gone,
+/// so the next run must run it again.
+fn record_lost_output(run: &RunDir, lost: &[(TaskId, u32)], summary: &mut Summary) {
+    if lost.is_empty() {
+        return;
+    }
+    let reason = "its output could not be stored: output.log cannot be written".to_owned();
+    let records: Vec<JournalRecord> = lost
+        .iter()
+        .map(|&(task, attempt)| {
+            let event = JournalEvent::Failed { exit_code: None, signal: None, reason: reason.clone() };
+            JournalRecord::new(crate::host::now_us(), task, attempt, event)
+        })
+        .collect();
+    if let Err(e) = JournalWriter::create(&run.journal()).and_then(|mut w| w.append_batch(&records)) {
+        summary.io_errors.push(format!(
+            "cannot record that the output of {} instance(s) was lost ({e}); rerun them with `--only`",
+            lost.len()
+        ));
+    }
+}
+
+/// How long the journal thread lets records gather after each write.
+const JOURNAL_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The journal's thread: takes every record sent, writes them in batches.
+fn journal_thread(
+    mut writer: JournalWriter,
+) -> (std_mpsc::Sender<Vec<JournalRecord>>, JoinHandle<std::io::Result<()>>) {
+    let (tx, rx) = std_mpsc::channel::<Vec<JournalRecord>>();
+    let handle = std::thread::spawn(move || {
+        while let Ok(mut batch) = rx.recv() {
+            for more in rx.try_iter() {
+                batch.extend(more);
+            }
+            writer.append_batch(&batch)?;
+            // Let records gather for a moment: a busy run then costs a few
+            // hundred wake-ups of this thread a second, not one per task,
+            // and a record still reaches the file within milliseconds.
+            std::thread::sleep(JOURNAL_PAUSE);
+        }
+        Ok(())
+    });
+    (tx, handle)
+}
+
+/// Binds the coordinator's address and writes the access file workers read.
+fn listen(address: &str, run: &RunDir) -> Result<(std::net::TcpListener, Secret), RunError> {
+    let listener = std::net::TcpListener::bind(address)
+        .map_err(|e| RunError::Options(format!("cannot listen on `{address}`: {e}")))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    // A worker must dial a real address, not the wildcard one bound to.
+    let host = if bound.ip().is_unspecified() { crate::host::hostname() } else { bound.ip().to_string() };
+    let secret = Secret::generate().map_err(|e| RunError::Options(e.to_string()))?;
+    let access =
+        AccessFile { address: format!("{host}:{}", bound.port()), secret: secret.clone(), run_id: run.id.clone() };
+    run.write_access(&access).map_err(|e| RunError::Options(e.to_string()))?;
+    Ok((listener, secret))
+}
+
+fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io::Result<()> {
+    let meta = Meta {
+        workflow: options.workflow.clone(),
+        started_us: crate::host::now_us(),
+        dry_exec: options.dry_exec,
+        command: options.command_line.clone(),
+    };
+    run.write_meta(&meta)?;
+    run.write_graph(graph)
+}

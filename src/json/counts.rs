@@ -1,0 +1,66 @@
+//! [`Counts`]: how many instances of a run stand where.
+
+use flow_engine::log::{JournalState, JournalStatus};
+use flow_engine::runtime::Summary;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A run's instances by state. `running` counts instances whose worker
+/// was lost too (they run again); `queued` is what is left of `total`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Counts {
+    /// Instances in the graph (known so far, for a run with dynamic stages).
+    pub total: u64,
+    /// Ran and succeeded.
+    pub succeeded: u64,
+    /// Skipped: an earlier run did the same work.
+    pub cached: u64,
+    /// Failed after their retries.
+    pub failed: u64,
+    /// Did not run or were stopped.
+    pub cancelled: u64,
+    /// Running now.
+    pub running: u64,
+    /// Not started yet.
+    pub queued: u64,
+}
+
+impl Counts {
+    /// The counts of a finished run, from its summary.
+    pub fn of_summary(s: &Summary) -> Self {
+        Counts {
+            total: s.total,
+            succeeded: s.succeeded,
+            cached: s.cached,
+            failed: s.failed,
+            cancelled: s.cancelled,
+            ..Counts::default()
+        }
+        .with_queued()
+    }
+
+    /// The counts of `total` instances whose last attempts `journal` holds.
+    pub fn of_journal(total: u64, journal: &JournalState) -> Self {
+        let mut counts = Counts { total, ..Counts::default() };
+        for (_, entry) in journal.iter() {
+            match entry.status {
+                JournalStatus::Succeeded => counts.succeeded += 1,
+                JournalStatus::Cached => counts.cached += 1,
+                JournalStatus::Failed => counts.failed += 1,
+                JournalStatus::Cancelled => counts.cancelled += 1,
+                JournalStatus::Running | JournalStatus::Lost => counts.running += 1,
+            }
+        }
+        counts.with_queued()
+    }
+
+    /// Instances that ended, however they ended.
+    pub fn done(&self) -> u64 {
+        self.succeeded + self.cached + self.failed + self.cancelled
+    }
+
+    fn with_queued(mut self) -> Self {
+        self.queued = self.total.saturating_sub(self.done() + self.running);
+        self
+    }
+}

@@ -1,0 +1,36 @@
+//! flow's JSON output: one vocabulary for every `--json`. The shared
+//! objects live here — [`TaskRef`] (an instance as `task`, `index`,
+//! `label`), [`State`] (lower-case state words), [`Counts`] — with the
+//! [`VERSION`] marker every printed object starts with, and the two
+//! writers: [`write_line`] for NDJSON streams, [`write_document`] for one
+//! document. Times and durations are in µs, sizes in bytes, attempts count
+//! from 0. `flow schema output` prints the JSON Schema of these objects
+//! (`schema/output.schema.json`); `docs/reference/json.md` shows every
+//! command's shape.
+
+mod counts;
+mod run_event;
+mod run_state;
+mod schema;
+mod state;
+mod task_ref;
+mod versioned;
+
+pub use counts::Counts;
+pub use run_event::RunEvent;
+pub use run_state::RunState;
+pub use schema::schema;
+pub use state::State;
+pub use task_ref::TaskRef;
+pub use versioned::{VERSION, write_document, write_line};
+
+/// A graph compiled from `text`, a TOML workflow, for tests on synthetic data.
+#[cfg(test)]
+pub fn test_graph(text: &str) -> flow_engine::ir::Graph {
+    use flow_engine::compile::{Options, compile};
+    use flow_engine::diag::Source;
+    use flow_engine::spec::{Format, parse};
+    let source = Source::new("workflow.toml", text);
+    let workflow = parse(&source, Format::Toml).expect("parses");
+    compile(&workflow, &source, &Options::default()).expect("compiles")
+}

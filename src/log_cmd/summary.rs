@@ -1,0 +1,281 @@
+//! `flow log summary`: a run's counts, output sizes, durations per task,
+//! what its attempts used (median and max of wall time, CPU time and peak
+//! memory, per task) and its slowest instances, gathered into a
+//! [`RunSummary`] and printed as text or as one JSON document.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use flow_engine::ir::{GroupId, TaskId};
+use flow_engine::log::{JournalState, OutputStream, attempts};
+use serde::Serialize;
+
+use super::{Run, format_bytes, format_duration, table};
+use crate::json::{Counts, TaskRef};
+
+/// Instances listed as the slowest.
+const SLOWEST: usize = 5;
+
+/// What `flow log summary` says of a run.
+#[derive(Debug, Serialize)]
+pub struct RunSummary {
+    /// The run's id.
+    pub run_id: String,
+    /// Whether the run wrote its summary (ended, however it ended).
+    pub finished: bool,
+    /// Its instances by the state of their last attempt.
+    pub counts: Counts,
+    /// What its tasks wrote.
+    pub output: OutputSizes,
+    /// Per task with timed instances or measured attempts, in graph order.
+    pub tasks: Vec<TaskUse>,
+    /// The instances whose last attempt took longest, longest first.
+    pub slowest: Vec<Slow>,
+}
+
+/// Bytes written per stream, and the records of the output log.
+#[derive(Debug, Default, Serialize)]
+pub struct OutputSizes {
+    /// To stdout.
+    pub stdout_bytes: u64,
+    /// To stderr.
+    pub stderr_bytes: u64,
+    /// flow's own messages about tasks.
+    pub system_bytes: u64,
+    /// Records in the output log.
+    pub records: u64,
+}
+
+/// One task's durations and what its attempts used.
+#[derive(Debug, Serialize)]
+pub struct TaskUse {
+    /// The task's name.
+    pub task: String,
+    /// Instances whose last attempt has a duration.
+    pub timed: u64,
+    /// Their durations added up, µs.
+    pub total_us: u64,
+    /// Their mean, µs.
+    pub mean_us: u64,
+    /// The longest, µs.
+    pub max_us: u64,
+    /// Attempts (all of them, retries too) whose worker measured them.
+    pub measured: u64,
+    /// Their wall times, µs.
+    pub wall_us: Option<Spread>,
+    /// Their CPU times (user plus system), µs.
+    pub cpu_us: Option<Spread>,
+    /// Their peak resident set sizes, bytes.
+    pub rss_bytes: Option<Spread>,
+}
+
+/// The median and the largest of some measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Spread {
+    /// The middle value (the lower of the two middle ones for an even count).
+    pub median: u64,
+    /// The largest.
+    pub max: u64,
+}
+
+impl Spread {
+    /// The spread of `values`, if there are any.
+    fn of(mut values: Vec<u64>) -> Option<Spread> {
+        values.sort_unstable();
+        let max = *values.last()?;
+        Some(Spread { median: values[(values.len() - 1) / 2], max })
+    }
+}
+
+/// A slow instance.
+#[derive(Debug, Serialize)]
+pub struct Slow {
+    /// Which instance.
+    #[serde(flatten)]
+    pub task: TaskRef,
+    /// How long its last attempt took, µs.
+    pub duration_us: u64,
+}
+
+impl RunSummary {
+    /// Reads `run`'s journal and output log.
+    pub(super) fn gather(run: &Run) -> io::Result<RunSummary> {
+        let records = run.journal_records()?.records;
+        let journal = JournalState::from_records(&records);
+        let mut output = OutputSizes::default();
+        run.each_record(|r, _| {
+            let bytes = r.data.len() as u64;
+            match r.stream {
+                OutputStream::Stdout => output.stdout_bytes += bytes,
+                OutputStream::Stderr => output.stderr_bytes += bytes,
+                OutputStream::System | OutputStream::Allocation => output.system_bytes += bytes,
+            }
+            output.records += 1;
+            Ok(())
+        })?;
+        let mut durations = BTreeMap::<GroupId, Vec<u64>>::new();
+        let mut timed: Vec<(u64, TaskId)> = Vec::new();
+        for (&task, entry) in journal.iter() {
+            if let Some(us) = entry.duration_us() {
+                durations.entry(task.group).or_default().push(us);
+                timed.push((us, task));
+            }
+        }
+        let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
+        for (task, entry) in attempts(&records) {
+            if let Some(m) = entry.metrics {
+                let [wall, cpu, rss] = usage.entry(task.group).or_default();
+                wall.push(m.usage.wall_us);
+                cpu.push(m.usage.user_us + m.usage.system_us);
+                rss.push(m.usage.max_rss);
+            }
+        }
+        let groups: std::collections::BTreeSet<GroupId> = durations.keys().chain(usage.keys()).copied().collect();
+        let tasks = groups
+            .into_iter()
+            .map(|group| {
+                let times = durations.remove(&group).unwrap_or_default();
+                let [wall, cpu, rss] = usage.remove(&group).unwrap_or_default();
+                let (n, total) = (times.len() as u64, times.iter().sum::<u64>());
+                TaskUse {
+                    task: run.graph.groups.get(group.index()).map_or("?", |g| &g.name).to_owned(),
+                    timed: n,
+                    total_us: total,
+                    mean_us: total.checked_div(n).unwrap_or(0),
+                    max_us: times.iter().copied().max().unwrap_or(0),
+                    measured: wall.len() as u64,
+                    wall_us: Spread::of(wall),
+                    cpu_us: Spread::of(cpu),
+                    rss_bytes: Spread::of(rss),
+                }
+            })
+            .collect();
+        timed.sort_by_key(|&(us, task)| (std::cmp::Reverse(us), task));
+        let slowest =
+            timed.iter().take(SLOWEST).map(|&(us, task)| Slow { task: run.task_ref(task), duration_us: us }).collect();
+        Ok(RunSummary {
+            run_id: run.dir.id.clone(),
+            finished: run.dir.is_finished(),
+            counts: Counts::of_journal(run.graph.instance_count(), &journal),
+            output,
+            tasks,
+            slowest,
+        })
+    }
+
+    /// Writes the summary for people.
+    pub fn render(&self, out: &mut impl Write) -> io::Result<()> {
+        let state = if self.finished { "finished" } else { "not finished (running, or interrupted)" };
+        writeln!(out, "run {}: {state}", self.run_id)?;
+        let c = &self.counts;
+        let states = [(c.succeeded, "succeeded"), (c.cached, "cached"), (c.failed, "failed")]
+            .into_iter()
+            .chain([(c.cancelled, "cancelled"), (c.running, "running")])
+            .filter(|&(n, _)| n > 0)
+            .map(|(n, word)| format!("{n} {word}"))
+            .collect::<Vec<_>>();
+        writeln!(out, "tasks: {} instances with records: {}", c.done() + c.running, states.join(", "))?;
+        let o = &self.output;
+        let sizes = [(o.stdout_bytes, "stdout"), (o.stderr_bytes, "stderr"), (o.system_bytes, "system")]
+            .map(|(n, stream)| format!("{} {stream}", format_bytes(n)));
+        writeln!(out, "output: {} in {} records", sizes.join(", "), o.records)?;
+
+        let timed: Vec<&TaskUse> = self.tasks.iter().filter(|t| t.timed > 0).collect();
+        if !timed.is_empty() {
+            let mut rows = vec![["TASK", "TIMED", "TOTAL", "MEAN", "MAX"].map(String::from).to_vec()];
+            for t in timed {
+                let times = [t.total_us, t.mean_us, t.max_us].map(format_duration);
+                rows.push([vec![t.task.clone(), t.timed.to_string()], times.to_vec()].concat());
+            }
+            write!(out, "\ndurations:\n{}", indent(&table(&rows)))?;
+        }
+        let measured: Vec<&TaskUse> = self.tasks.iter().filter(|t| t.measured > 0).collect();
+        if !measured.is_empty() {
+            let spread = |s: Option<Spread>, f: fn(u64) -> String| {
+                s.map_or_else(|| "-".to_owned(), |s| format!("{} / {}", f(s.median), f(s.max)))
+            };
+            let mut rows = vec![["TASK", "ATTEMPTS", "WALL", "CPU", "RSS"].map(String::from).to_vec()];
+            for t in measured {
+                rows.push(vec![
+                    t.task.clone(),
+                    t.measured.to_string(),
+                    spread(t.wall_us, format_duration),
+                    spread(t.cpu_us, format_duration),
+                    spread(t.rss_bytes, format_bytes),
+                ]);
+            }
+            write!(out, "\nper attempt (median / max):\n{}", indent(&table(&rows)))?;
+        }
+        if !self.slowest.is_empty() {
+            let rows: Vec<_> =
+                self.slowest.iter().map(|s| vec![s.task.label.clone(), format_duration(s.duration_us)]).collect();
+            write!(out, "\nslowest:\n{}", indent(&table(&rows)))?;
+        }
+        Ok(())
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(task: &str, index: i64) -> TaskRef {
+        TaskRef::labelled(task, format!("{task}[{index}]"))
+    }
+
+    /// A run with a measured task, a cached one and a failure.
+    fn summary() -> RunSummary {
+        let spread = |median, max| Some(Spread { median, max });
+        RunSummary {
+            run_id: "20261125-010203-004".to_owned(),
+            finished: true,
+            counts: Counts { total: 7, succeeded: 3, cached: 2, failed: 1, cancelled: 1, running: 0, queued: 0 },
+            output: OutputSizes { stdout_bytes: 43, stderr_bytes: 12_000, system_bytes: 12, records: 7 },
+            tasks: vec![
+                TaskUse {
+                    task: "prep".to_owned(),
+                    timed: 1,
+                    total_us: 1_500_000,
+                    mean_us: 1_500_000,
+                    max_us: 1_500_000,
+                    measured: 0,
+                    wall_us: None,
+                    cpu_us: None,
+                    rss_bytes: None,
+                },
+                TaskUse {
+                    task: "score".to_owned(),
+                    timed: 4,
+                    total_us: 190_000_000,
+                    mean_us: 47_500_000,
+                    max_us: 185_000_000,
+                    measured: 5,
+                    wall_us: spread(2_000_000, 185_000_000),
+                    cpu_us: spread(1_250_000, 170_000_000),
+                    rss_bytes: spread(3 << 20, 2 << 30),
+                },
+            ],
+            slowest: vec![
+                Slow { task: task("score", 30), duration_us: 185_000_000 },
+                Slow { task: task("score", 10), duration_us: 2_000_000 },
+            ],
+        }
+    }
+
+    #[test]
+    fn summary_text_on_synthetic_data() {
+        let mut out = Vec::new();
+        summary().render(&mut out).unwrap();
+        insta::assert_snapshot!(String::from_utf8_lossy(&out));
+    }
+
+    #[test]
+    fn medians_take_the_lower_middle() {
+        assert_eq!(Spread::of(vec![5, 1, 3, 2]), Some(Spread { median: 2, max: 5 }));
+        assert_eq!(Spread::of(vec![]), None);
+    }
+}
