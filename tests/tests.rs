@@ -13,6 +13,7 @@ mod explain;
 mod graph;
 mod interrupt;
 mod json;
+mod layers;
 mod log;
 mod metrics;
 mod nested;
