@@ -14,6 +14,7 @@ mod graph;
 mod growing;
 mod interrupt;
 mod json;
+mod layers;
 mod log;
 mod metrics;
 mod nested;
