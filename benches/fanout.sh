@@ -17,7 +17,9 @@ runs=${1:-3}
 p=${2:-10000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-flow="$root/target/release/flow"
+target=${CARGO_TARGET_DIR:-$root/target}
+case $target in /*) ;; *) target=$PWD/$target ;; esac
+flow="$target/release/flow"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
