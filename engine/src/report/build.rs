@@ -1,6 +1,7 @@
-//! Builds a [`Report`] from [`RunFiles`] in one pass over the journal,
-//! keeping per task only samples of numbers and per run only the few
-//! instances it names (the failures, the slowest attempts).
+//! Builds a [`Report`] from [`RunFiles`] in one pass over the journal, read
+//! record by record and never held whole, keeping per task only samples of
+//! numbers and per run only the few instances it names (the failures, the
+//! slowest attempts); a second pass reads the records of the failures.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
@@ -15,13 +16,14 @@ use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
 use crate::resources::bytes;
+use crate::runtime::WorkerInfo;
 use crate::runtime::run_dir::RunDir;
 
 impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.
     pub fn from_run(run: &RunDir) -> Result<Report, ReportError> {
         let files = RunFiles::read(run)?;
-        let mut report = Report::build(&files);
+        let mut report = Report::build(&files)?;
         let wanted: Vec<(TaskId, u32)> = report.failures.iter().filter_map(|f| f.key).collect();
         let mut tails = stderr_tails(run, &wanted, &mut report.warnings)?;
         for failure in &mut report.failures {
@@ -33,9 +35,18 @@ impl Report {
     }
 
     /// The report of what `files` hold (without stderr tails).
-    pub fn build(files: &RunFiles) -> Report {
+    pub fn build(files: &RunFiles) -> Result<Report, ReportError> {
         let graph = &files.graph;
-        let latest = Latest::new(graph, &files.records);
+        let mut latest = Latest::new(graph);
+        let mut attempts = Attempts::new(graph);
+        let (mut first_record, mut last_record) = (None::<u64>, None::<u64>);
+        let mut warnings = files.warnings.clone();
+        files.each_record(Some(&mut warnings), |r| {
+            first_record = Some(first_record.map_or(r.time_us, |t| t.min(r.time_us)));
+            last_record = Some(last_record.map_or(r.time_us, |t| t.max(r.time_us)));
+            latest.apply(&r);
+            attempts.apply(&r);
+        })?;
         let mut counts: Vec<Counts> =
             graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
         let mut failed = Vec::new();
@@ -55,8 +66,6 @@ impl Report {
                 }
             }
         }
-        let last_record = files.records.iter().map(|r| r.time_us).max();
-        let first_record = files.records.iter().map(|r| r.time_us).min();
         let started_us = files.started_us.or(first_record);
         let ended_us = match (&files.summary, started_us) {
             (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
@@ -67,10 +76,10 @@ impl Report {
             let (line, col) = source.line_col(graph.groups[group].span.start);
             Some(format!("{}:{line}:{col}", source.name))
         };
-        let mut attempts = Attempts::new(files, graph);
-        attempts.fold(files, ended_us.unwrap_or_default());
+        attempts.finish(ended_us.unwrap_or_default());
+        let lanes = attempts.lanes(&files.workers);
         let failures_total = counts.iter().map(|c| c.failed).sum();
-        let failures = failures(files, &failed, location);
+        let failures = failures(files, &failed, location)?;
         let tasks = graph
             .groups
             .iter()
@@ -108,21 +117,22 @@ impl Report {
             waiting: t.waiting + c.waiting,
         });
         let capacity = (!files.workers.is_empty()).then(|| files.workers.iter().map(|w| w.cpus as f64).sum());
-        let lanes = attempts.lanes.iter().map(|(_, label)| label.clone()).collect();
-        let span = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
-        let timeline = Timeline::build(&mut attempts.spans, lanes, span, capacity, |t| graph.label(t));
+        let lane = |worker: u32| lanes.iter().find(|(id, _)| *id == worker).map(|(_, label)| label.clone());
         let slowest = attempts
             .slowest
             .into_sorted_vec()
             .into_iter()
-            .map(|Reverse((wall_us, task, attempt, lane))| SlowAttempt {
+            .map(|Reverse((wall_us, task, attempt, worker))| SlowAttempt {
                 task: graph.label(task),
                 attempt,
                 wall_us,
-                lane: attempts.lanes[lane].1.clone(),
+                lane: lane(worker).unwrap_or_default(),
             })
             .collect();
-        Report {
+        let labels = lanes.into_iter().map(|(_, label)| label).collect();
+        let span = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
+        let timeline = Timeline::build(&mut attempts.spans, labels, span, capacity, |t| graph.label(t));
+        Ok(Report {
             run: run_info(files, started_us, ended_us),
             counts: total,
             graph: GraphView::new(graph, &counts),
@@ -132,24 +142,26 @@ impl Report {
             slowest,
             timeline,
             allocations: allocations(files),
-            warnings: files.warnings.clone(),
-        }
+            warnings,
+        })
     }
 }
 
 /// The failures of `failed` (instances and their last attempt), in that
-/// order, from the last record of each attempt.
+/// order, from the last record of each attempt: a second pass over the journal.
 fn failures(
     files: &RunFiles,
     failed: &[(TaskId, u32)],
     location: impl Fn(usize) -> Option<String>,
-) -> Vec<FailureReport> {
+) -> Result<Vec<FailureReport>, ReportError> {
     let wanted: HashSet<(TaskId, u32)> = failed.iter().copied().collect();
-    let mut last: HashMap<(TaskId, u32), &JournalRecord> = HashMap::new();
-    for r in files.records.iter().filter(|r| wanted.contains(&(r.task, r.attempt))) {
-        last.insert((r.task, r.attempt), r);
-    }
-    failed
+    let mut last: HashMap<(TaskId, u32), JournalRecord> = HashMap::new();
+    files.each_record(None, |r| {
+        if wanted.contains(&(r.task, r.attempt)) {
+            last.insert((r.task, r.attempt), r);
+        }
+    })?;
+    Ok(failed
         .iter()
         .map(|&(task, attempt)| {
             let record = last.get(&(task, attempt));
@@ -167,7 +179,7 @@ fn failures(
                 key: Some((task, attempt)),
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The run's status line fields.
@@ -266,81 +278,83 @@ struct Samples {
 /// The attempts of the journal: spans for the timeline, samples per task.
 struct Attempts {
     samples: Vec<Samples>,
+    /// One per attempt; `lane` holds the worker's id until [`Attempts::lanes`].
     spans: Vec<Span>,
-    /// Worker id and label of each lane, in worker order.
-    lanes: Vec<(u32, String)>,
-    slowest: BinaryHeap<Reverse<(u64, TaskId, u32, usize)>>,
+    /// Attempts started and not ended yet: when, and on which worker.
+    open: HashMap<(TaskId, u32), (u64, u32)>,
+    /// The longest attempts: wall time, instance, attempt, worker.
+    slowest: BinaryHeap<Reverse<(u64, TaskId, u32, u32)>>,
     /// CPUs each group's first variant asks for, for attempts without metrics.
     cpus: Vec<f64>,
 }
 
 impl Attempts {
-    fn new(files: &RunFiles, graph: &Graph) -> Self {
-        let mut ids: Vec<u32> = files
-            .records
-            .iter()
-            .filter_map(|r| match r.event {
-                JournalEvent::Started { worker } => Some(worker),
-                _ => None,
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let hosts: HashMap<u32, &str> = files.workers.iter().map(|w| (w.id, w.hostname.as_str())).collect();
-        let lanes = ids
-            .into_iter()
-            .map(|id| match hosts.get(&id) {
-                Some(host) => (id, format!("{host} · worker {id}")),
-                None => (id, format!("worker {id}")),
-            })
-            .collect();
+    fn new(graph: &Graph) -> Self {
         Attempts {
             samples: graph.groups.iter().map(|_| Samples::default()).collect(),
             spans: Vec::new(),
-            lanes,
+            open: HashMap::new(),
             slowest: BinaryHeap::new(),
             cpus: graph.groups.iter().map(|g| g.variants.first().map_or(1.0, |v| v.cpus.as_f64())).collect(),
         }
     }
 
-    /// Pairs each attempt's start with its end; attempts that never ended
-    /// run until `end_us`.
-    fn fold(&mut self, files: &RunFiles, end_us: u64) {
-        let lane_of: HashMap<u32, usize> = self.lanes.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
-        let mut open: HashMap<(TaskId, u32), (u64, usize)> = HashMap::new();
-        for r in &files.records {
-            if r.task.group.index() >= self.samples.len() {
-                continue;
-            }
-            let key = (r.task, r.attempt);
-            let state = match &r.event {
-                JournalEvent::Started { worker } => {
-                    open.insert(key, (r.time_us, lane_of[worker]));
-                    self.samples[r.task.group.index()].attempts += 1;
-                    continue;
-                }
-                JournalEvent::Cached { .. } => continue,
-                JournalEvent::Succeeded { .. } => "succeeded",
-                JournalEvent::Failed { .. } => "failed",
-                JournalEvent::Cancelled { .. } => "cancelled",
-                JournalEvent::Lost { .. } => "lost",
-            };
-            if let Some((start, lane)) = open.remove(&key) {
-                self.ended(key, lane, (start, r.time_us), state, r.metrics.as_deref());
-            }
+    /// Folds in the next record: a start opens an attempt, an end closes it.
+    fn apply(&mut self, r: &JournalRecord) {
+        if r.task.group.index() >= self.samples.len() {
+            return;
         }
-        let mut unfinished: Vec<_> = open.into_iter().collect();
+        let key = (r.task, r.attempt);
+        let state = match &r.event {
+            JournalEvent::Started { worker } => {
+                self.open.insert(key, (r.time_us, *worker));
+                self.samples[r.task.group.index()].attempts += 1;
+                return;
+            }
+            JournalEvent::Cached { .. } => return,
+            JournalEvent::Succeeded { .. } => "succeeded",
+            JournalEvent::Failed { .. } => "failed",
+            JournalEvent::Cancelled { .. } => "cancelled",
+            JournalEvent::Lost { .. } => "lost",
+        };
+        if let Some((start, worker)) = self.open.remove(&key) {
+            self.ended(key, worker, (start, r.time_us), state, r.metrics.as_deref());
+        }
+    }
+
+    /// Attempts that never ended run until `end_us`.
+    fn finish(&mut self, end_us: u64) {
+        let mut unfinished: Vec<_> = std::mem::take(&mut self.open).into_iter().collect();
         unfinished.sort_unstable();
-        for (key, (start, lane)) in unfinished {
-            self.ended(key, lane, (start, end_us.max(start)), "running", None);
+        for (key, (start, worker)) in unfinished {
+            self.ended(key, worker, (start, end_us.max(start)), "running", None);
         }
+    }
+
+    /// One lane per worker that started an attempt, in id order, named
+    /// after its host when `workers` knows it; the spans get their lane.
+    fn lanes(&mut self, workers: &[WorkerInfo]) -> Vec<(u32, String)> {
+        let mut ids: Vec<u32> = self.spans.iter().map(|s| s.lane as u32).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let lane_of: HashMap<u32, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        for span in &mut self.spans {
+            span.lane = lane_of[&(span.lane as u32)];
+        }
+        let hosts: HashMap<u32, &str> = workers.iter().map(|w| (w.id, w.hostname.as_str())).collect();
+        ids.into_iter()
+            .map(|id| match hosts.get(&id) {
+                Some(host) => (id, format!("{host} · worker {id}")),
+                None => (id, format!("worker {id}")),
+            })
+            .collect()
     }
 
     /// Records one attempt that ended (or is cut at the run's end).
     fn ended(
         &mut self,
         (task, attempt): (TaskId, u32),
-        lane: usize,
+        worker: u32,
         (start_us, end_us): (u64, u64),
         state: &'static str,
         metrics: Option<&AttemptMetrics>,
@@ -355,7 +369,7 @@ impl Attempts {
         let mut cpu_us = None;
         if state != "running" {
             samples.wall.push(wall);
-            self.slowest.push(Reverse((wall, task, attempt, lane)));
+            self.slowest.push(Reverse((wall, task, attempt, worker)));
             if self.slowest.len() > MAX_SLOWEST {
                 self.slowest.pop();
             }
@@ -374,6 +388,6 @@ impl Attempts {
             used.max_rss = used.max_rss.max(m.usage.max_rss);
             used.max_cpus = used.max_cpus.max(cpu as f64 / wall.max(1) as f64);
         }
-        self.spans.push(Span { task, attempt, lane, start_us, end_us, cpu_us, cpus, state });
+        self.spans.push(Span { task, attempt, lane: worker as usize, start_us, end_us, cpu_us, cpus, state });
     }
 }
