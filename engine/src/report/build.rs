@@ -1,17 +1,19 @@
 //! Builds a [`Report`] from [`RunFiles`] in one pass over the journal, read
 //! record by record and never held whole, keeping per task only samples of
-//! numbers and per run only the few instances it names (the failures, the
-//! slowest attempts); a second pass reads the records of the failures.
+//! numbers, per run only the few instances it names (the failures, the
+//! slowest attempts) and a timeline whose size does not grow with the run;
+//! a second pass reads the records of the failures (and, for a run without
+//! a start or an end on record, a first pass finds its span).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use super::graph_view::GraphView;
 use super::latest::Latest;
 use super::report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 use super::run_files::{RunFiles, stderr_tails};
 use super::stats::Stats;
-use super::timeline::{Span, Timeline};
+use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
@@ -37,13 +39,12 @@ impl Report {
     /// The report of what `files` hold (without stderr tails).
     pub fn build(files: &RunFiles) -> Result<Report, ReportError> {
         let graph = &files.graph;
+        let (started_us, ended_us) = run_span(files)?;
         let mut latest = Latest::new(graph);
-        let mut attempts = Attempts::new(graph);
-        let (mut first_record, mut last_record) = (None::<u64>, None::<u64>);
+        let axis = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
+        let mut attempts = Attempts::new(graph, axis);
         let mut warnings = files.warnings.clone();
         files.each_record(Some(&mut warnings), |r| {
-            first_record = Some(first_record.map_or(r.time_us, |t| t.min(r.time_us)));
-            last_record = Some(last_record.map_or(r.time_us, |t| t.max(r.time_us)));
             latest.apply(&r);
             attempts.apply(&r);
         })?;
@@ -66,11 +67,6 @@ impl Report {
                 }
             }
         }
-        let started_us = files.started_us.or(first_record);
-        let ended_us = match (&files.summary, started_us) {
-            (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
-            _ => last_record,
-        };
         let location = |group: usize| {
             let source = files.source.as_ref()?;
             let (line, col) = source.line_col(graph.groups[group].span.start);
@@ -129,9 +125,7 @@ impl Report {
                 lane: lane(worker).unwrap_or_default(),
             })
             .collect();
-        let labels = lanes.into_iter().map(|(_, label)| label).collect();
-        let span = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
-        let timeline = Timeline::build(&mut attempts.spans, labels, span, capacity, |t| graph.label(t));
+        let timeline = attempts.timeline.finish(&lanes, capacity, |t| graph.label(t));
         Ok(Report {
             run: run_info(files, started_us, ended_us),
             counts: total,
@@ -145,6 +139,24 @@ impl Report {
             warnings,
         })
     }
+}
+
+/// When the run started and ended: as `meta.json` and `summary.json` say,
+/// else from the first and the last record of the journal.
+fn run_span(files: &RunFiles) -> Result<(Option<u64>, Option<u64>), ReportError> {
+    let (mut first, mut last) = (None::<u64>, None::<u64>);
+    if files.started_us.is_none() || files.summary.is_none() {
+        files.each_record(None, |r| {
+            first = Some(first.map_or(r.time_us, |t| t.min(r.time_us)));
+            last = Some(last.map_or(r.time_us, |t| t.max(r.time_us)));
+        })?;
+    }
+    let started_us = files.started_us.or(first);
+    let ended_us = match (&files.summary, started_us) {
+        (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
+        _ => last,
+    };
+    Ok((started_us, ended_us))
 }
 
 /// The failures of `failed` (instances and their last attempt), in that
@@ -275,11 +287,12 @@ struct Samples {
     usage: BTreeMap<u32, Used>,
 }
 
-/// The attempts of the journal: spans for the timeline, samples per task.
+/// The attempts of the journal: the timeline, samples per task.
 struct Attempts {
     samples: Vec<Samples>,
-    /// One per attempt; `lane` holds the worker's id until [`Attempts::lanes`].
-    spans: Vec<Span>,
+    timeline: TimelineBuilder,
+    /// The workers that started an attempt.
+    workers: BTreeSet<u32>,
     /// Attempts started and not ended yet: when, and on which worker.
     open: HashMap<(TaskId, u32), (u64, u32)>,
     /// The longest attempts: wall time, instance, attempt, worker.
@@ -289,10 +302,12 @@ struct Attempts {
 }
 
 impl Attempts {
-    fn new(graph: &Graph) -> Self {
+    /// No attempt yet, of a run that spans `axis`.
+    fn new(graph: &Graph, axis: (u64, u64)) -> Self {
         Attempts {
             samples: graph.groups.iter().map(|_| Samples::default()).collect(),
-            spans: Vec::new(),
+            timeline: TimelineBuilder::new(axis),
+            workers: BTreeSet::new(),
             open: HashMap::new(),
             slowest: BinaryHeap::new(),
             cpus: graph.groups.iter().map(|g| g.variants.first().map_or(1.0, |v| v.cpus.as_f64())).collect(),
@@ -308,6 +323,7 @@ impl Attempts {
         let state = match &r.event {
             JournalEvent::Started { worker } => {
                 self.open.insert(key, (r.time_us, *worker));
+                self.workers.insert(*worker);
                 self.samples[r.task.group.index()].attempts += 1;
                 return;
             }
@@ -332,18 +348,12 @@ impl Attempts {
     }
 
     /// One lane per worker that started an attempt, in id order, named
-    /// after its host when `workers` knows it; the spans get their lane.
-    fn lanes(&mut self, workers: &[WorkerInfo]) -> Vec<(u32, String)> {
-        let mut ids: Vec<u32> = self.spans.iter().map(|s| s.lane as u32).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let lane_of: HashMap<u32, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-        for span in &mut self.spans {
-            span.lane = lane_of[&(span.lane as u32)];
-        }
+    /// after its host when `workers` knows it.
+    fn lanes(&self, workers: &[WorkerInfo]) -> Vec<(u32, String)> {
         let hosts: HashMap<u32, &str> = workers.iter().map(|w| (w.id, w.hostname.as_str())).collect();
-        ids.into_iter()
-            .map(|id| match hosts.get(&id) {
+        self.workers
+            .iter()
+            .map(|&id| match hosts.get(&id) {
                 Some(host) => (id, format!("{host} · worker {id}")),
                 None => (id, format!("worker {id}")),
             })
@@ -388,6 +398,6 @@ impl Attempts {
             used.max_rss = used.max_rss.max(m.usage.max_rss);
             used.max_cpus = used.max_cpus.max(cpu as f64 / wall.max(1) as f64);
         }
-        self.spans.push(Span { task, attempt, lane: worker as usize, start_us, end_us, cpu_us, cpus, state });
+        self.timeline.push(Span { task, attempt, worker, start_us, end_us, cpu_us, cpus, state });
     }
 }
