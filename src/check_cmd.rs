@@ -164,7 +164,11 @@ fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
         let Command::Shell(command) = &group.template.command else { continue };
         let from_data = matches!(
             graph.base_domain(GroupId(id as u32)),
-            Domain::Lines { .. } | Domain::Json { .. } | Domain::Chunks { .. } | Domain::Deferred { .. }
+            Domain::Lines { .. }
+                | Domain::Json { .. }
+                | Domain::Chunks { .. }
+                | Domain::Deferred { .. }
+                | Domain::Nested { .. }
         );
         if !from_data {
             continue;

@@ -35,7 +35,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let run = RunSnapshot::read(&dir, flow_engine::host::now_us()).map_err(|e| e.to_string())?;
-    if let Some(text) = never_known(&run, &args.selector) {
+    if let Some(text) = never_known(&run, &args.selector).or_else(|| part_never_known(&run, &args.selector)) {
         println!("{text}");
         return Ok(());
     }
@@ -111,6 +111,33 @@ fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
     Some(format!(
         "{name}: its instances are {how}: it expands over `{file}` once its writers are done, and {}",
         states.join(", ")
+    ))
+}
+
+/// For a part of a nested task that this run never learned (`refine[2]`,
+/// `refine[2.0]`): why, from where its parent instance got to.
+fn part_never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
+    let graph = &run.graph;
+    let sel = Selector::parse(selector).ok()?;
+    let group = graph.find(&sel.name)?;
+    let Domain::Nested { parent, expansion, parts } = graph.base_domain(group) else { return None };
+    let index = sel.indices.as_ref()?.first().filter(|r| r.count == 1)?.start;
+    if parts.positions(index).is_some() {
+        return None;
+    }
+    let outer = graph.position(*parent, index)?;
+    let state = match run.journal.get(TaskId::new(*parent, outer)).map(|e| e.status) {
+        Some(JournalStatus::Failed) => "failed",
+        Some(JournalStatus::Cancelled) => "was cancelled",
+        _ if run.live => "has not finished",
+        _ => "did not finish",
+    };
+    let how = if run.live { "not known yet" } else { "never known" };
+    let parent = graph.label(TaskId::new(*parent, outer));
+    Some(format!(
+        "{}[{index}.?]: its instances are {how}: they come from `{}` once {parent} is done, and {parent} {state}",
+        graph.group(group).name,
+        expansion.file()
     ))
 }
 

@@ -108,7 +108,7 @@ fn names(graph: &Graph, groups: &[GroupId]) -> String {
 /// The nodes standing for group `g`'s instances: one per instance, or one
 /// `name[?]` for a group whose instances are known only at run time.
 fn instance_ids(graph: &Graph, g: GroupId) -> Vec<String> {
-    if graph.is_deferred(g) {
+    if graph.is_dynamic(g) {
         return vec![format!("{}[?]", graph.group(g).name)];
     }
     (0..graph.group(g).count).map(|i| instance_id(graph, g, i)).collect()
@@ -121,7 +121,7 @@ fn instance_graph(graph: &Graph) -> (Vec<Node>, Edges) {
     }
     let mut edges = Vec::new();
     for e in &graph.edges {
-        if graph.is_deferred(e.from) || graph.is_deferred(e.to) {
+        if graph.is_dynamic(e.from) || graph.is_dynamic(e.to) {
             // Instances not known yet: every pair of nodes on the two sides.
             for to in instance_ids(graph, e.to) {
                 edges.extend(instance_ids(graph, e.from).into_iter().map(|from| (from, to.clone(), None)));

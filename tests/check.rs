@@ -504,8 +504,8 @@ fn template_errors_say_what_a_key_can_see() {
    ·              ╰── undefined value
  8 │ memory = "{{ vars.thread }} GiB"
    ╰────
-  help: `cpus` is worked out once for the task, before its instances exist, so it sees only `vars`
-        and `env`, not `index`; use a variable (`{{ vars.NAME }}`)
+  help: `cpus` is worked out once for the task, before its instances exist, so it sees only
+        `vars`, `env` and `attempt`, not `index`; use a variable (`{{ vars.NAME }}`)
 flow::compile::template
 
   × template error in `memory`: `vars.thread` is undefined

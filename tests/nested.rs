@@ -4,7 +4,9 @@
 
 use crate::run::{assert_code, last_summary, statuses};
 use crate::support::Test;
-use crate::support::process::read;
+use std::time::Duration;
+
+use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
 
 /// `search[i]` writes `i` hits (none for 0); `refine` refines each hit of
 /// each search, `report` mirrors it, `combine` waits for all of them.
@@ -118,6 +120,15 @@ fn a_failed_producer_instance_cancels_only_its_part() {
         assert_eq!(labels.get(done).map(String::as_str), Some("succeeded"), "{done}: {labels:?}");
     }
     assert!(!labels.keys().any(|l| l.starts_with("refine[2.")), "{labels:?}");
+    let why = t.success_with(&["explain", "refine[2]"]);
+    assert_eq!(
+        why,
+        "refine[2.?]: its instances are never known: they come from `hits/{{ index }}.txt` once search[2] is done, \
+         and search[2] failed\n"
+    );
+    let only = t.run_with(&["run", "--only", "refine[1.0]"]);
+    assert_code(&only, 2);
+    assert!(only.stderr.contains("the instances of `refine` are known only as `search` runs"), "{}", only.stderr);
     let summary = last_summary(t.path());
     // search[2] failed; refine[2.?], report[2.?] and combine were cancelled.
     assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(3)), "{summary}");
@@ -158,4 +169,104 @@ after = ["search[1.2]"]
     let err = out.stderr;
     assert!(err.contains("flow::compile::nested_parent"), "{err}");
     assert!(err.contains("`refine` expands a file per instance of `search`, whose own instances"), "{err}");
+}
+
+#[test]
+fn kill_9_with_half_the_parts_done_resumes_the_rest() {
+    // Parts 1-3 are known and run; part instances of 2 and 3 above the
+    // first wait until `go` exists. After kill -9 the next run reads the
+    // parts back from the killed run and runs only what did not finish.
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "search"
+range = "1-3"
+command = "mkdir -p hits && seq 1 {{ index }} > hits/{{ index }}.txt"
+outputs = ["hits/{{ index }}.txt"]
+
+[[tasks]]
+name = "refine"
+for_each = "search"
+each_line = "hits/{{ index }}.txt"
+command = "mkdir -p done && if [ {{ subindex }} -gt 0 ] && [ ! -e go ]; then sleep 30; fi; echo {{ index }}.{{ subindex }} >> ran.txt; touch done/{{ index }}.{{ subindex }}"
+outputs = ["done/{{ index }}.{{ subindex }}"]
+"#,
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "6"], "flow.stderr");
+    let half = wait_for(Duration::from_secs(20), || {
+        entries(&t.path().join("done")).len() == 3
+            && statuses(&t, None).iter().filter(|(l, s)| l.starts_with("refine[") && *s == "succeeded").count() == 3
+    });
+    signal(flow.id(), "-KILL");
+    let _ = wait_child(&mut flow, Duration::from_secs(5));
+    assert!(half, "three instances never finished: {}", read(&t, "flow.stderr"));
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("refine: 3 of 6 would run, 3 unchanged"), "{plan}");
+    let t = t.file("go", "").timeout(Duration::from_secs(60));
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("3 succeeded, 6 unchanged"), "{}", out.stderr);
+    let mut ran: Vec<String> = read(&t, "ran.txt").lines().map(str::to_owned).collect();
+    ran.sort();
+    assert_eq!(ran, ["1.0", "2.0", "2.1", "3.0", "3.1", "3.2"], "each instance ran once");
+}
+
+#[test]
+fn nested_tasks_run_on_remote_workers_with_variants_and_retries() {
+    let t =
+        Test::new().workflow(&screening().replace(
+            "name = \"refine\"\n",
+            "name = \"refine\"\nretries = 1\nvariants = [{ cpus = 64 }, { cpus = 2 }]\n",
+        ));
+    let t = t.file("fail-once", "");
+    let workflow = read(&t, "workflow.toml").replace(
+        "command = \"mkdir -p out &&",
+        "command = \"if [ {{ index }}.{{ subindex }} = 3.1 ] && rm fail-once 2>/dev/null; then exit 1; fi; mkdir -p out &&",
+    );
+    fs_err::write(t.path().join("workflow.toml"), workflow).expect("write the workflow");
+    let (mut run, access) = crate::workers::start_run(&t, &["--no-local-worker"]);
+    let mut worker = crate::workers::start_worker(&t, &access, &["--cpus", "4"], "worker.stderr");
+    let code = crate::support::process::finish(&t, &mut run, Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", read(&t, "run.stderr"));
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+    assert!(
+        read(&t, "run.stderr").contains("! refine[3.1] failed (exit code 1), retrying (attempt 1)"),
+        "{}",
+        read(&t, "run.stderr")
+    );
+    assert_eq!(read(&t, "all.txt").lines().count(), 6);
+}
+
+#[test]
+fn the_pocket_docking_example_docks_into_every_pocket() {
+    let t = Test::new();
+    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    let summary = read(&t, "summary.txt");
+    assert_eq!(summary.lines().count(), 10, "{summary}");
+    assert_eq!(summary.lines().next(), Some("3ert pocket 3 score 30"), "{summary}");
+    let labels = statuses(&t, None);
+    let docked: Vec<&str> = labels.keys().filter(|l| l.starts_with("dock[")).map(String::as_str).collect();
+    // 2xyz (index 2) has no pocket; 3ert (index 1) has three.
+    assert!(docked.contains(&"dock[1.2]") && !docked.iter().any(|l| l.starts_with("dock[2.")), "{docked:?}");
+    // Editing the docking script reruns every pose and the summary, nothing else.
+    let script = read(&t, "scripts/dock.sh").replace("* 7", "* 9");
+    fs_err::write(t.path().join("scripts/dock.sh"), script).expect("edit the script");
+    let again = t.run_with(&["run"]);
+    assert_code(&again, 0);
+    assert!(again.stderr.contains("11 succeeded, 6 unchanged"), "{}", again.stderr);
+}
+
+#[test]
+fn dry_exec_warns_once_per_nested_task() {
+    let t = Test::new().workflow(&screening()).file("hits/2.txt", "a\nb\n");
+    let out = t.run_with(&["run", "--dry-exec"]);
+    assert_code(&out, 0);
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("does not exist")).collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    assert!(warnings[0].contains("(and the other files of this task that are missing)"), "{}", out.stderr);
+    // The file on disk is read under --dry-exec: two instances of part 2.
+    let labels = statuses(&t, None);
+    assert_eq!(labels.keys().filter(|l| l.starts_with("refine[")).count(), 2, "{labels:?}");
 }

@@ -1,8 +1,9 @@
 //! Scheduler core: the cost of one match — finish a task, then schedule one
 //! task onto the freed CPU — with 1,000,000 queued instances (one group, and
 //! ten groups of different priorities, and a two-stage element-wise
-//! pipeline), and the throughput of running 1,000,000 tasks through a 2-CPU
-//! worker.
+//! pipeline), the throughput of running 1,000,000 tasks through a 2-CPU
+//! worker, and resolving the parts of a per-instance fan-out: 10,000
+//! producer instances listing 1 to 10 items each.
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use std::collections::{BTreeMap, VecDeque};
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use flow_engine::bench::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerResources};
-use flow_engine::ir::{Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, TaskId, TaskTemplate};
+use flow_engine::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Expansion, Graph, Group, GroupId, TaskId, TaskTemplate};
 
 const MILLION: u64 = 1_000_000;
 
@@ -120,9 +121,44 @@ fn throughput(c: &mut Criterion) {
     group.finish();
 }
 
+/// `search` (10,000) → `refine`, a part per search instance.
+fn fanout_graph() -> Graph {
+    let mut refine = group("refine", 0, 0);
+    let expansion = Expansion::Lines { file: "hits/{{ index }}.txt".to_owned() };
+    refine.domain = Domain::Nested { parent: GroupId(0), expansion, parts: Default::default() };
+    let edge = Edge { from: GroupId(0), to: GroupId(1), kind: EdgeKind::ElementWise, origin: EdgeOrigin::Expansion };
+    graph(vec![group("search", 10_000, 0), refine], vec![edge])
+}
+
+/// Every search instance done, and its part (1 to 10 items) read into the
+/// graph and the core: the coordinator's work for the parts, without the files.
+fn resolve_parts(graph: &mut Graph, items: &[String]) -> Core {
+    let mut core = Core::new(graph, CoreOptions::default());
+    for i in 0..10_000 {
+        core.mark_succeeded(TaskId::new(GroupId(0), i));
+    }
+    for (id, outer) in core.take_parts() {
+        let n = 1 + (7 * outer as usize) % 10;
+        let (members, added) = graph.add_part(id, outer, items[..n].iter().map(String::as_str));
+        core.add_part(&members, outer, added);
+    }
+    assert_eq!(graph.group(GroupId(1)).count, 55_000);
+    core
+}
+
+fn fanout(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fanout");
+    group.sample_size(10);
+    let items: Vec<String> = (0..10).map(|i| format!("ligand-{i}")).collect();
+    group.bench_function("resolve_10k_parts", |b| {
+        b.iter_batched(fanout_graph, |mut graph| resolve_parts(&mut graph, &items), BatchSize::LargeInput)
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default();
-    targets = matching, throughput
+    targets = matching, throughput, fanout
 }
 criterion_main!(benches);

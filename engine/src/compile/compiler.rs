@@ -50,6 +50,7 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         diags: Vec::new(),
         vars_value: json_value(&vars),
         writers: symbolic::Writers::default(),
+        attempt: None,
     };
 
     if workflow.tasks.is_empty() {
@@ -96,6 +97,8 @@ pub struct Compiler<'a> {
     pub vars_value: Value,
     /// The files each task may write, for telling which expansions wait for the run.
     pub writers: symbolic::Writers,
+    /// The `attempt` resource keys are rendered for; `None` elsewhere.
+    pub attempt: Option<u32>,
 }
 
 impl Compiler<'_> {
@@ -121,7 +124,7 @@ impl Compiler<'_> {
             item_json: Value::UNDEFINED,
             chunk: Value::UNDEFINED,
             subindex: Value::UNDEFINED,
-            attempt: Value::UNDEFINED,
+            attempt: self.attempt.map_or(Value::UNDEFINED, Value::from),
         }
         .into_value()
     }
@@ -135,11 +138,15 @@ impl Compiler<'_> {
                 let mut d = self.template_error(&e, text, key);
                 let name = undefined_name(&e, &text.value).unwrap_or_default();
                 let root = name.split(['.', '[']).next().unwrap_or_default();
-                if !name.starts_with("vars.") && !name.starts_with("env.") && !root.is_empty() {
+                let seen = name.starts_with("vars.")
+                    || name.starts_with("env.")
+                    || self.attempt.is_some() && root == "attempt";
+                if !seen && !root.is_empty() {
                     // Not a typo: this key is read before there are instances.
+                    let sees = if self.attempt.is_some() { "`vars`, `env` and `attempt`" } else { "`vars` and `env`" };
                     d.help = Some(format!(
                         "`{key}` is worked out once for the task, before its instances exist, so it sees only \
-                         `vars` and `env`, not `{root}`; use a variable (`{{{{ vars.NAME }}}}`)"
+                         {sees}, not `{root}`; use a variable (`{{{{ vars.NAME }}}}`)"
                     ));
                 }
                 self.error(d);

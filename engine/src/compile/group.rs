@@ -63,17 +63,17 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
     };
 
     let domain = expand::domain(c, r, g);
-    let variants = resources::variants(c, spec, &r.name_span);
+    let retries = spec.retries.as_ref().map_or(Some(0), |q| c.count(q, "retries", 0));
+    let variants = resources::variants(c, spec, &r.name_span, retries.unwrap_or(0) as u32);
     let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(c, q, "timeout"));
     let nodes = spec.nodes.as_ref().map_or(Some(1), |q| c.count(q, "nodes", 1));
-    let retries = spec.retries.as_ref().map_or(Some(0), |q| c.count(q, "retries", 0));
     let crash_limit = spec.crash_limit.as_ref().map_or(Some(5), |q| c.count(q, "crash_limit", 0));
     let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(c, q));
 
     check_syntax(c, r);
     let (domain, count, waits_for) = domain?;
     let command = command.unwrap_or(Command::Argv(Vec::new()));
-    let variants = variants.unwrap_or_else(|| vec![Resources::default_request()]);
+    let (variants, retry_variants) = variants.unwrap_or_else(|| (vec![Resources::default_request()], Vec::new()));
 
     let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
     let list = |s: &Option<Sp<Vec<Sp<String>>>>| {
@@ -101,6 +101,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         domain,
         template,
         variants,
+        retry_variants,
         timeout,
         nodes: nodes.unwrap_or(1) as u32,
         priority: priority.unwrap_or(0),

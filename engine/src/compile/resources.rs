@@ -24,9 +24,54 @@ struct Request<'a> {
     time_request: Option<&'a Sp<Quantity>>,
 }
 
-/// The task's resource requests in the order they are tried. Variant keys
-/// that are left out are taken from the task.
-pub fn variants(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> Option<Vec<Resources>> {
+/// The task's resource requests in the order they are tried, for the first
+/// attempt and, when a resource key names `attempt`, for each retry (the
+/// `retries` later attempts; an empty list when they ask for the same).
+/// Variant keys that are left out are taken from the task.
+pub fn variants(
+    c: &mut Compiler,
+    spec: &TaskSpec,
+    task_span: &Range<usize>,
+    retries: u32,
+) -> Option<(Vec<Resources>, Vec<Vec<Resources>>)> {
+    c.attempt = Some(0);
+    let first = requests(c, spec, task_span);
+    let mut later = Vec::new();
+    if first.is_some() && names_attempt(spec) {
+        for attempt in 1..=retries {
+            c.attempt = Some(attempt);
+            match requests(c, spec, task_span) {
+                Some(v) => later.push(v),
+                None => break,
+            }
+        }
+    }
+    c.attempt = None;
+    let first = first?;
+    if later.iter().all(|v| *v == first) {
+        later.clear();
+    }
+    Some((first, later))
+}
+
+/// Whether a resource key of the task or of a variant is a template that
+/// may name `attempt`.
+fn names_attempt(spec: &TaskSpec) -> bool {
+    let text =
+        |q: Option<&Sp<Quantity>>| matches!(q.map(|q| &q.value), Some(Quantity::Text(t)) if t.contains("attempt"));
+    let custom =
+        |r: Option<&Sp<BTreeMap<String, Sp<Quantity>>>>| r.is_some_and(|r| r.value.values().any(|q| text(Some(q))));
+    let own = [&spec.cpus, &spec.gpus, &spec.memory, &spec.time_request].iter().any(|q| text(q.as_ref()))
+        || custom(spec.resources.as_ref());
+    let variants = spec.variants.iter().flat_map(|v| &v.value).any(|v| {
+        let v = &v.value;
+        [&v.cpus, &v.gpus, &v.memory, &v.time_request].iter().any(|q| text(q.as_ref())) || custom(v.resources.as_ref())
+    });
+    own || variants
+}
+
+/// The requests of the attempt `c.attempt` is set to.
+fn requests(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> Option<Vec<Resources>> {
     let own = Request {
         cpus: spec.cpus.as_ref(),
         gpus: spec.gpus.as_ref(),
@@ -149,6 +194,10 @@ fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
     let message = match shortfalls.as_slice() {
         [only] => format!("the request {}", only.against(LARGEST)),
         all => no_variant_fits(all, LARGEST),
+    };
+    let message = match c.attempt {
+        Some(attempt) if attempt > 0 => format!("attempt {attempt}: {message}"),
+        _ => message,
     };
     c.error(
         Diagnostic::new(Code::CompileImpossibleResources, message)

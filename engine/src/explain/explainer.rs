@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
 use crate::resources::Capacity;
-use crate::runtime::coordinator::alloc::{AllocState, QueueRecord};
+use crate::runtime::{AllocState, QueueRecord};
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,

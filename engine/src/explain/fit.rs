@@ -3,7 +3,7 @@
 //! [`crate::resources::Capacity`], on [`WorkerInfo::capacity`].
 
 use crate::ir::Resources;
-use crate::runtime::coordinator::links::WorkerInfo;
+use crate::runtime::WorkerInfo;
 
 /// Whether `request` would end before `worker` leaves, starting at `now_us`.
 pub(super) fn in_time(worker: &WorkerInfo, request: &Resources, now_us: u64) -> bool {

@@ -7,9 +7,7 @@ use std::io;
 
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalEvent, JournalFile, JournalRecord, JournalState, TornTail, read_journal};
-use crate::runtime::coordinator::alloc::AllocsFile;
-use crate::runtime::coordinator::links::WorkerInfo;
-use crate::runtime::run_dir::{RunDir, if_written};
+use crate::runtime::{AllocsFile, RunDir, WorkerInfo, if_written};
 
 /// A run as its files describe it at one moment.
 #[derive(Debug, Clone)]

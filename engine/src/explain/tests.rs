@@ -7,8 +7,7 @@ use crate::ir::{Amount, Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord};
 use crate::profile::Manager;
 use crate::resources::Shortfall;
-use crate::runtime::coordinator::alloc::{AllocRecord, AllocState, AllocsFile, QueueRecord};
-use crate::runtime::coordinator::links::WorkerInfo;
+use crate::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, WorkerInfo};
 use crate::spec::{Format, parse};
 
 use super::fit::tests::worker;

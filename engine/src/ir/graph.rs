@@ -87,10 +87,11 @@ impl Graph {
     }
 
     /// For a group whose instances are known only at run time, the groups
-    /// whose end makes them known (the writers of its expansion file).
+    /// whose end makes them known (the writers of its expansion file; for a
+    /// nested group, also its parent).
     pub fn waits_for(&self, id: GroupId) -> Option<Vec<GroupId>> {
         let base = self.base_group(id);
-        self.is_deferred(id).then(|| {
+        self.is_dynamic(id).then(|| {
             self.edges.iter().filter(|e| e.to == base && e.origin == EdgeOrigin::Expansion).map(|e| e.from).collect()
         })
     }

@@ -34,6 +34,11 @@ pub struct Group {
     pub template: TaskTemplate,
     /// Resource requests: the first that fits a worker is used.
     pub variants: Vec<Resources>,
+    /// When a resource key names `attempt`: the requests of attempt 1, 2, …
+    /// (one list per retry, in the order of `variants`); an attempt past the
+    /// end uses the last list. Empty when every attempt asks the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_variants: Vec<Vec<Resources>>,
     /// Kill an instance after this many seconds.
     pub timeout: Option<u64>,
     /// Whole workers per instance.
@@ -58,6 +63,16 @@ fn is_yes(b: &bool) -> bool {
 }
 
 impl Group {
+    /// The resource requests of attempt `attempt` (0 first).
+    pub fn requests(&self, attempt: u32) -> &[Resources] {
+        match attempt.checked_sub(1) {
+            Some(k) if !self.retry_variants.is_empty() => {
+                &self.retry_variants[(k as usize).min(self.retry_variants.len() - 1)]
+            }
+            _ => &self.variants,
+        }
+    }
+
     /// `count` instances (indices `0..count`) of `template`, each asking for
     /// one CPU, with default settings: a group as tests and benchmarks build it.
     pub fn range(name: &str, count: u64, template: TaskTemplate) -> Group {
@@ -68,6 +83,7 @@ impl Group {
             domain: Domain::Range { ranges: vec![super::IntRange { start: 0, count, step: 1 }] },
             template,
             variants: vec![Resources::default_request()],
+            retry_variants: Vec::new(),
             timeout: None,
             nodes: 1,
             priority: 0,

@@ -71,7 +71,14 @@ impl Selector {
                 self.name
             ));
         }
-        if let Domain::Nested { parts, .. } = graph.base_domain(group) {
+        if let Domain::Nested { parts, parent, .. } = graph.base_domain(group) {
+            if parts.list().is_empty() {
+                return Err(format!(
+                    "the instances of `{}` are known only as `{}` runs; select the whole task",
+                    self.name,
+                    graph.group(*parent).name
+                ));
+            }
             return self.nested(parts, group, ranges);
         }
         if self.subindices.is_some() {

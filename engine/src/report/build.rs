@@ -18,8 +18,7 @@ use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
 use crate::resources::bytes;
-use crate::runtime::WorkerInfo;
-use crate::runtime::run_dir::RunDir;
+use crate::runtime::{RunDir, WorkerInfo};
 
 impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.

@@ -9,10 +9,7 @@ use super::ReportError;
 use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalReader, JournalRecord, OutputStream, read_output};
-use crate::runtime::Summary;
-use crate::runtime::coordinator::alloc::AllocsFile;
-use crate::runtime::coordinator::links::WorkerInfo;
-use crate::runtime::run_dir::{RunDir, if_written};
+use crate::runtime::{AllocsFile, RunDir, Summary, WorkerInfo, if_written};
 
 /// Lines of standard error kept for each failure.
 pub const STDERR_LINES: usize = 20;

@@ -5,9 +5,7 @@ use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalWriter, ProcessUsage};
-use crate::runtime::Summary;
-use crate::runtime::coordinator::alloc::{AllocRecord, AllocState, AllocsFile};
-use crate::runtime::coordinator::links::WorkerInfo;
+use crate::runtime::{AllocRecord, AllocState, AllocsFile, Summary, WorkerInfo};
 use crate::spec::{Format, parse};
 
 use super::{Report, RunFiles, render};

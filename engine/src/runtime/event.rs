@@ -133,7 +133,7 @@ pub enum Event {
         /// The manager's job id (empty if submission failed).
         job_id: String,
         /// Its new state.
-        state: crate::runtime::coordinator::alloc::AllocState,
+        state: crate::runtime::AllocState,
         /// Why it failed or ended, if known.
         reason: Option<String>,
     },

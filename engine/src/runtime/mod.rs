@@ -34,7 +34,7 @@ pub use protocol::worker::Status;
 pub use coordinator::alloc::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 pub use coordinator::links::WorkerInfo;
 pub use meta::Meta;
-pub use run_dir::{RunDir, RunLock, STATE_DIR, locate, state_dir};
+pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
 
 // Earlier runs: what a run would redo, and which run did an instance's work.
 pub use coordinator::preview::{ReasonCount, TaskPreview, Why, preview};

@@ -138,6 +138,8 @@ pub(super) struct Driver {
     /// Records and events of the current step, sent together.
     pub journal_batch: Vec<JournalRecord>,
     pub event_batch: Vec<Event>,
+    /// Nested groups already warned about a missing file under `--dry-exec`.
+    pub dry_warned: std::collections::HashSet<crate::ir::GroupId>,
     pub previous: Previous,
     pub options: RunOptions,
     /// The run's directory.

@@ -25,7 +25,16 @@ impl Driver {
         let mut expansion = expansion.clone();
         let read = self.factory.part_file(id, outer).and_then(|file| {
             expansion.set_file(file);
-            let text = self.read_expansion(&expansion)?;
+            let text = match self.read_expansion(&expansion)? {
+                Some(text) => text,
+                // Under --dry-exec: one warning per nested task, not per file.
+                None => {
+                    if self.dry_warned.insert(id) {
+                        self.dry_missing(&expansion, " (and the other files of this task that are missing)");
+                    }
+                    String::new()
+                }
+            };
             let items = expansion::items(&expansion, &text)
                 .map_err(|p| format!("`{}` cannot be expanded: {p}", expansion.file()))?;
             // Instances whose names a resumed run could not read back never start.
@@ -57,7 +66,13 @@ impl Driver {
                 continue;
             };
             let expansion = expansion.clone();
-            let read = self.read_expansion(&expansion).and_then(|text| {
+            let read = self.read_expansion(&expansion).map(|text| {
+                text.unwrap_or_else(|| {
+                    self.dry_missing(&expansion, "");
+                    String::new()
+                })
+            });
+            let read = read.and_then(|text| {
                 expansion::resolve(&expansion, &text)
                     .map_err(|p| format!("`{}` cannot be expanded: {p}", expansion.file()))
             });
@@ -78,23 +93,25 @@ impl Driver {
         }
     }
 
-    /// The text of `expansion`'s file now. Under `--dry-exec` the writers
-    /// did not run: a missing file gives no instances.
-    fn read_expansion(&mut self, expansion: &crate::ir::Expansion) -> Result<String, String> {
+    /// The text of `expansion`'s file now; `None` for a missing file under
+    /// `--dry-exec`, where the writers did not run.
+    fn read_expansion(&self, expansion: &crate::ir::Expansion) -> Result<Option<String>, String> {
         let path = self.options.base_dir.join(expansion.file());
         let file = expansion.file();
         let text = match fs_err::metadata(&path) {
             Ok(m) if !m.is_file() => return Err(format!("`{file}` is not a regular file")),
             Ok(_) => fs_err::read_to_string(&path).map_err(|e| format!("cannot read `{file}`: {e}"))?,
-            Err(_) if self.options.dry_exec => {
-                let message =
-                    format!("`{file}` does not exist (its writers did not run under --dry-exec): no instances");
-                self.event_batch.push(Event::Warning { message });
-                String::new()
-            }
+            Err(_) if self.options.dry_exec => return Ok(None),
             Err(_) => return Err(format!("`{file}` does not exist, though the tasks that write it are done")),
         };
-        Ok(text)
+        Ok(Some(text))
+    }
+
+    /// Warns that `expansion`'s file is missing under `--dry-exec`: no instances.
+    fn dry_missing(&mut self, expansion: &crate::ir::Expansion, more: &str) {
+        let file = expansion.file();
+        let message = format!("`{file}` does not exist (its writers did not run under --dry-exec): no instances{more}");
+        self.event_batch.push(Event::Warning { message });
     }
 
     /// The group fails as one; what waits for it is cancelled.

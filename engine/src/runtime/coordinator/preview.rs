@@ -127,6 +127,15 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
                 }
             }
         }
+        if let Domain::Nested { .. } = &factory.graph().group(id).domain {
+            settle_parts(&mut factory, id, &runs);
+            let count = factory.graph().group(id).count;
+            for member in (0..graph.groups.len() as u32).map(GroupId) {
+                if factory.graph().base_group(member) == id {
+                    runs[member.index()] = vec![false; count as usize];
+                }
+            }
+        }
         let graph = factory.graph().clone();
         let group = graph.group(id);
         let mut preview = TaskPreview {
@@ -138,7 +147,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             known_after: Vec::new(),
             implicit_inputs: Vec::new(),
         };
-        if let Some(writers) = graph.waits_for(id) {
+        if let Some(writers) = graph.waits_for(id).filter(|_| !settled(&graph, id)) {
             preview.instances = None;
             preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect();
             tasks.push(preview);
@@ -177,12 +186,46 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
     Ok(tasks)
 }
 
+/// Gives nested group `id` the parts whose files are final already: their
+/// parent instance and the other writers would not run, and the file exists.
+fn settle_parts(factory: &mut JobFactory, id: GroupId, runs: &[Vec<bool>]) {
+    let graph = factory.graph().clone();
+    let Domain::Nested { parent, expansion, .. } = &graph.group(id).domain else { return };
+    let writers = graph.waits_for(id).unwrap_or_default();
+    if writers.iter().any(|w| w != parent && runs[w.index()].contains(&true)) {
+        return;
+    }
+    let mut expansion = expansion.clone();
+    for outer in 0..graph.group(*parent).count {
+        if runs[parent.index()].get(outer as usize).copied().unwrap_or(true) {
+            continue;
+        }
+        let Ok(file) = factory.part_file(id, outer) else { continue };
+        let Ok(text) = fs_err::read_to_string(factory.base_dir().join(&file)) else { continue };
+        expansion.set_file(file);
+        if let Ok(items) = expansion::items(&expansion, &text) {
+            factory.add_part(id, outer, &items);
+        }
+    }
+}
+
+/// Whether every part of a group known only at run time is known.
+fn settled(graph: &Graph, id: GroupId) -> bool {
+    match graph.base_domain(id) {
+        Domain::Nested { parent, parts, .. } => parts.list().len() as u64 == graph.group(*parent).count,
+        _ => false,
+    }
+}
+
 /// The first task `task` waits for of which an instance it needs runs, or
 /// that is known only at run time.
 fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
     for e in graph.edges.iter().filter(|e| e.to == task.group) {
         let from = e.from;
-        let runs_first = graph.is_deferred(from)
+        let runs_first = graph.is_dynamic(from) && !settled(graph, from)
+            || graph.is_nested(task.group)
+                && e.origin == crate::ir::EdgeOrigin::Expansion
+                && !settled(graph, task.group)
             || e.kind
                 .sources(task.instance, graph.group(from).count)
                 .any(|s| TaskId::new(from, s) != task && runs[from.index()].get(s as usize).copied().unwrap_or(false));

@@ -141,8 +141,8 @@ impl Previous {
                     // A whole source, or a group known only at run time on
                     // either side, forces the whole group.
                     if matches!(forced[from], Forced::All) && e.kind == EdgeKind::All
-                        || graph.is_deferred(e.from)
-                        || graph.is_deferred(e.to)
+                        || graph.is_dynamic(e.from)
+                        || graph.is_dynamic(e.to)
                     {
                         forced[to] = Forced::All;
                         changed = true;

@@ -181,6 +181,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 placements: Default::default(),
                 journal_batch: Vec::new(),
                 event_batch: Vec::new(),
+                dry_warned: Default::default(),
                 stopped: Default::default(),
                 last_events: std::time::Instant::now(),
                 queue,

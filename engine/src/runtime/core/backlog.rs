@@ -36,8 +36,9 @@ impl Core {
             .filter_map(|(g, group)| {
                 let running = running.get(&(g as u32)).copied().unwrap_or(0);
                 let ready = group.ready();
-                // A group whose instances are not known yet asks for nothing.
-                let pending = group.pending - u64::from(group.deferred);
+                // Instances not known yet (a deferred group, the parts of a
+                // nested one) ask for nothing.
+                let pending = group.pending - u64::from(group.deferred) - group.parts_left;
                 (pending + running > 0).then(|| GroupBacklog {
                     group: Self::group_id(g),
                     ready,

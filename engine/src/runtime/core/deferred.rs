@@ -42,6 +42,7 @@ impl Core {
                 false,
             );
             state.line = old.line;
+            state.retry_variants = old.retry_variants.clone();
             state.precheck = old.precheck;
             self.pending = self.pending - 1 + state.pending;
             if state.count == 0 {

@@ -132,7 +132,7 @@ impl Core {
     /// Gives back what the run of `task` held.
     fn free(&mut self, task: TaskId, run: &Running) {
         if run.alloc.nodes.is_empty() {
-            let request = &self.groups[task.group.index()].variants[run.alloc.variant];
+            let request = &self.groups[task.group.index()].requests(run.attempt)[run.alloc.variant];
             if let Some(worker) = self.workers.get_mut(run.worker.0 as usize).and_then(Option::as_mut) {
                 worker.give(request, &run.alloc);
             }
@@ -160,9 +160,14 @@ impl Core {
         }
     }
 
-    /// Puts `task`, whose attempt `attempt` ended, back to run again.
+    /// Puts `task`, whose attempt `attempt` ended, back to run again; it
+    /// fails instead when the next attempt asks for more than any worker has.
     fn retry(&mut self, task: TaskId, attempt: u32, out: &mut impl Out) {
         let (g, next) = (task.group.index(), attempt + 1);
+        if !self.attempt_fits(g, next) {
+            self.fail(task, out);
+            return;
+        }
         self.history.entry(task).or_default().attempt = next;
         self.groups[g].requeue(task.instance);
         self.pending += 1;
@@ -180,6 +185,20 @@ impl Core {
         if self.options.max_fails.is_some_and(|max| self.failed >= max) && self.stopped.is_none() {
             self.stop_with(CancelReason::MaxFails, out);
         }
+    }
+
+    /// Whether some current worker could run attempt `attempt` of group `g`
+    /// (true while there are no workers: they may come).
+    fn attempt_fits(&self, g: usize, attempt: u32) -> bool {
+        let group = &self.groups[g];
+        if group.retry_variants.is_empty() || self.workers.iter().all(Option::is_none) {
+            return true;
+        }
+        let requests: Vec<_> = group.requests(attempt).iter().map(|r| r.resources(&self.names)).collect();
+        self.workers.iter().flatten().any(|w| {
+            let capacity = w.capacity(&self.names);
+            requests.iter().any(|r| capacity.fits(r))
+        })
     }
 
     /// Cancels every pending task that depends on `root`, transitively,

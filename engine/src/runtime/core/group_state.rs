@@ -59,6 +59,9 @@ pub(super) struct GroupState {
     pub(super) count: u64,
     /// Resource variants, in order of preference.
     pub(super) variants: Vec<Request>,
+    /// The variants of attempt 1, 2, … when they grow with the attempt
+    /// ([`crate::ir::Group::retry_variants`]); empty otherwise.
+    pub(super) retry_variants: Vec<Vec<Request>>,
     /// Whole workers per instance.
     pub(super) nodes: u32,
     /// Reruns of a failed instance.
@@ -131,6 +134,7 @@ impl GroupState {
         Self {
             count,
             variants,
+            retry_variants: Vec::new(),
             nodes: group.nodes,
             retries: group.retries,
             crash_limit: group.crash_limit,
@@ -155,6 +159,39 @@ impl GroupState {
             queue,
             queued,
         }
+    }
+
+    /// The variants of attempt `attempt` (0 first).
+    pub(super) fn requests(&self, attempt: u32) -> &[Request] {
+        match attempt.checked_sub(1) {
+            Some(k) if !self.retry_variants.is_empty() => {
+                &self.retry_variants[(k as usize).min(self.retry_variants.len() - 1)]
+            }
+            _ => &self.variants,
+        }
+    }
+
+    /// The instance [`GroupState::take`] would take next, if any.
+    pub(super) fn peek(&mut self) -> Option<u64> {
+        if !self.is_active() {
+            return None;
+        }
+        if self.precheck {
+            while let Some(&i) = self.checked.front() {
+                if self.states[i as usize] == Instance::Checked {
+                    return Some(i);
+                }
+                self.checked.pop_front();
+            }
+            return None;
+        }
+        while let Some(&i) = self.queue.front() {
+            if self.states[i as usize] == Instance::Pending {
+                return Some(i);
+            }
+            self.queue.pop_front();
+        }
+        (self.cursor..self.count).find(|&i| self.states[i as usize] == Instance::Pending)
     }
 
     /// Whether the group has an instance ready to start on a worker.

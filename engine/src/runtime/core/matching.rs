@@ -48,12 +48,16 @@ impl Core {
 
     /// Starts one task on worker `w` if one fits; marks it stale otherwise.
     fn start_one(&mut self, w: usize, now: Instant, out: &mut impl Out) -> bool {
-        let Some(worker) = self.workers[w].as_ref() else { return false };
+        if self.workers[w].is_none() {
+            return false;
+        }
         let mut from = 0;
         while let Some((g, rank)) = self.order.next_active(from) {
+            let attempt = self.next_attempt(g);
+            let Some(worker) = self.workers[w].as_ref() else { return false };
             let group = &self.groups[g];
             if group.nodes <= 1
-                && let Some(v) = group.variants.iter().position(|r| worker.fits(r, now))
+                && let Some(v) = group.requests(attempt).iter().position(|r| worker.fits(r, now))
             {
                 self.start(g, v, w, out);
                 return true;
@@ -72,12 +76,12 @@ impl Core {
         self.pending -= 1;
         self.sync_active(g);
         let task = TaskId::new(Self::group_id(g), i);
+        let (attempt, worker) = (self.attempt_of(task), WorkerId(w as u32));
         let mut alloc = self.spare.pop().unwrap_or_default();
         alloc.variant = v;
         if let Some(worker) = self.workers[w].as_mut() {
-            worker.take(&self.groups[g].variants[v], &self.names, &mut alloc);
+            worker.take(&self.groups[g].requests(attempt)[v], &self.names, &mut alloc);
         }
-        let (attempt, worker) = (self.attempt_of(task), WorkerId(w as u32));
         out.start(task, attempt, worker, &alloc);
         self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
         // A task of a short group on a prefetch worker may get a line behind it.
@@ -120,13 +124,23 @@ impl Core {
         }
     }
 
+    /// The attempt the next ready instance of group `g` runs as.
+    fn next_attempt(&mut self, g: usize) -> u32 {
+        if self.groups[g].retry_variants.is_empty() {
+            return 0;
+        }
+        let next = self.groups[g].peek();
+        next.map_or(0, |i| self.attempt_of(TaskId::new(Self::group_id(g), i)))
+    }
+
     /// The first variant of group `g` for which enough idle workers fit, and
     /// those workers (lowest ids first).
     fn idle_nodes(&mut self, g: usize, now: Instant) -> Option<(usize, Vec<usize>)> {
+        let attempt = self.next_attempt(g);
         let group = &self.groups[g];
         let needed = group.nodes as usize;
         let mut nodes = std::mem::take(&mut self.scratch);
-        for (v, request) in group.variants.iter().enumerate() {
+        for (v, request) in group.requests(attempt).iter().enumerate() {
             nodes.clear();
             let idle = self.workers.iter().enumerate().filter_map(|(i, w)| w.as_ref().map(|w| (i, w)));
             let fitting = idle.filter(|(_, w)| w.is_idle() && w.fits(request, now)).map(|(i, _)| i);

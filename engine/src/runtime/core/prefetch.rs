@@ -54,7 +54,10 @@ impl Core {
         let Some((g, _)) = self.order.next_active(0) else { return };
         let group = &self.groups[g];
         let line = group.line;
-        if line == 0 || group.nodes > 1 || group.variants.iter().any(|r| r.time.is_some()) {
+        // Nor for one whose requests grow with the attempt: a retry sent
+        // ahead would get its predecessor's resources.
+        let grows = !group.retry_variants.is_empty();
+        if line == 0 || group.nodes > 1 || grows || group.variants.iter().any(|r| r.time.is_some()) {
             return;
         }
         let mut heads = std::mem::take(&mut self.heads);

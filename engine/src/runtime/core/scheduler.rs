@@ -117,7 +117,14 @@ impl Core {
             .enumerate()
             .map(|(g, ((group, remaining), blocked_by))| {
                 let variants = group.variants.iter().map(|v| Request::new(v, &mut names)).collect();
-                GroupState::new(group, variants, remaining, blocked_by, graph.is_deferred(GroupId(g as u32)))
+                let mut state =
+                    GroupState::new(group, variants, remaining, blocked_by, graph.is_deferred(GroupId(g as u32)));
+                state.retry_variants = group
+                    .retry_variants
+                    .iter()
+                    .map(|list| list.iter().map(|v| Request::new(v, &mut names)).collect())
+                    .collect();
+                state
             })
             .collect();
         let resolvable = (0..groups.len())

@@ -86,8 +86,8 @@ struct GroupTemplates {
     outputs: Vec<Tmpl>,
     /// For a nested group: the expansion file, rendered per parent instance.
     part_file: Option<Tmpl>,
-    /// Context per variant.
-    scopes: Vec<Arc<GroupScope>>,
+    /// Context per variant, per attempt ([`scopes`]).
+    scopes: Vec<Vec<Arc<GroupScope>>>,
 }
 
 /// Renders [`Job`]s for the instances of a graph.
@@ -117,10 +117,6 @@ impl JobFactory {
                 Stream::File(path) => compile(path).map(Some),
                 Stream::Log | Stream::Null => Ok(None),
             };
-            let for_each = match &group.domain {
-                Domain::Same { group } => Some(graph.group(*group).name.as_str()),
-                _ => None,
-            };
             groups.push(GroupTemplates {
                 command,
                 cwd: t.cwd.as_deref().map(&mut compile).transpose()?,
@@ -134,14 +130,15 @@ impl JobFactory {
                     Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
                     _ => None,
                 },
-                scopes: group
-                    .variants
-                    .iter()
-                    .map(|v| group_scope(&vars, &group.name, group.count, for_each, v))
-                    .collect(),
+                scopes: scopes(&vars, &graph, group),
             });
         }
         Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf() })
+    }
+
+    /// The workflow's directory, which relative paths start from.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
     }
 
     /// The graph jobs are made from.
@@ -160,13 +157,7 @@ impl JobFactory {
         let vars = json_value(&graph.vars);
         for &g in &members {
             graph.groups[g.index()].count = count;
-            let group = graph.group(g);
-            let for_each = match &group.domain {
-                Domain::Same { group } => Some(graph.group(*group).name.as_str()),
-                _ => None,
-            };
-            self.groups[g.index()].scopes =
-                group.variants.iter().map(|v| group_scope(&vars, &group.name, count, for_each, v)).collect();
+            self.groups[g.index()].scopes = scopes(&vars, graph, graph.group(g));
         }
         members
     }
@@ -180,7 +171,7 @@ impl JobFactory {
             return Err(format!("`{}` is not expanded per instance", self.graph.group(base).name));
         };
         let scope =
-            instance_scope(&self.groups[parent.index()].scopes[0], self.graph.base_domain(*parent), outer, None);
+            instance_scope(&self.groups[parent.index()].scopes[0][0], self.graph.base_domain(*parent), outer, None);
         let name = &self.graph.group(base).name;
         self.renderer
             .render(tmpl, &scope)
@@ -206,7 +197,8 @@ impl JobFactory {
         let group = graph.group(task.group);
         let t = &self.groups[task.group.index()];
         let domain = graph.base_domain(task.group);
-        let scope_group = t.scopes.get(alloc.variant).unwrap_or(&t.scopes[0]);
+        let block = &t.scopes[(attempt as usize).min(t.scopes.len() - 1)];
+        let scope_group = block.get(alloc.variant).unwrap_or(&block[0]);
         let scope = instance_scope(scope_group, domain, task.instance, Some(attempt));
         let label = self.label(task);
         let render = |tmpl: &Tmpl, key: &str| -> Result<String, String> {
@@ -308,6 +300,17 @@ impl JobFactory {
             definition,
         })
     }
+}
+
+/// The contexts of `group`'s instances: per attempt (the first, then each
+/// retry whose requests grow), one per variant.
+fn scopes(vars: &minijinja::Value, graph: &Graph, group: &crate::ir::Group) -> Vec<Vec<Arc<GroupScope>>> {
+    let for_each = match &group.domain {
+        Domain::Same { group } => Some(graph.group(*group).name.as_str()),
+        _ => None,
+    };
+    let blocks = std::iter::once(&group.variants).chain(&group.retry_variants);
+    blocks.map(|b| b.iter().map(|v| group_scope(vars, &group.name, group.count, for_each, v)).collect()).collect()
 }
 
 /// Items up to this many bytes are passed in `FLOW_ITEM`; larger ones in a

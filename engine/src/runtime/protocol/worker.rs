@@ -1,5 +1,5 @@
 //! The worker interface: what a worker reports about the jobs it was given.
-//! The embedded [`crate::runtime::agent::local::LocalWorker`] and remote workers speak it.
+//! The embedded worker and remote workers speak it.
 
 use std::time::{Duration, Instant};
 

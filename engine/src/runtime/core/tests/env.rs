@@ -30,6 +30,12 @@ impl GroupSpec {
         GroupSpec(Group { variants: vec![res(1.0, 0.0)], ..Group::range(name, count, TaskTemplate::shell("true")) })
     }
 
+    /// The requests of attempt 1, 2, … ([`Group::retry_variants`]).
+    pub(crate) fn retry_variants(mut self, retry: Vec<Vec<Resources>>) -> Self {
+        self.0.retry_variants = retry;
+        self
+    }
+
     /// CPUs of the first variant.
     pub(crate) fn cpus(mut self, cpus: f64) -> Self {
         self.0.variants[0].cpus = amount(cpus);

@@ -26,6 +26,23 @@ fn failed_attempts_are_retried_with_the_next_attempt_number() {
 }
 
 #[test]
+fn a_retry_asks_for_its_attempt_s_resources() {
+    use super::env::res;
+    let spec = GroupSpec::new("grow", 3).retries(2).retry_variants(vec![vec![res(2.0, 0.0)], vec![res(3.0, 0.0)]]);
+    let mut env = TestEnv::new(vec![spec], vec![]);
+    env.worker(2, 0);
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
+    env.fail(t(0, 0));
+    assert_eq!(env.schedule(), [] as [crate::ir::TaskId; 0], "attempt 1 needs both CPUs, one is busy");
+    env.finish(t(0, 1));
+    assert_eq!(env.schedule(), [t(0, 0)], "the retry goes first, with two CPUs");
+    assert_eq!(env.schedule(), [] as [crate::ir::TaskId; 0], "nothing is left for t(0, 2)");
+    // Attempt 2 asks for three CPUs: no worker has them, so it fails now.
+    assert_eq!(env.fail(t(0, 0)), [(t(0, 0), TaskState::Failed)]);
+    assert_eq!(env.schedule(), [t(0, 2)]);
+}
+
+#[test]
 fn a_retry_goes_before_fresh_instances() {
     let mut env = TestEnv::new(vec![GroupSpec::new("g", 3).retries(1)], vec![]);
     env.worker(1, 0);

@@ -6,6 +6,7 @@ mod dependencies;
 pub(crate) mod env;
 mod failures;
 mod ordering;
+mod parts;
 mod placement;
 mod prefetch;
 mod resources;

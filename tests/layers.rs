@@ -1,0 +1,75 @@
+//! The layers `docs/design/architecture.md` draws, checked on the source:
+//! no module names one it must not know, and the CLI, its tests and the
+//! benchmarks reach the runtime only through its facade.
+
+use std::path::{Path, PathBuf};
+
+/// Each `.rs` file under `dir` (relative to the workspace) with its text.
+fn sources(dir: &str) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs_err::read_dir(&dir).expect("source directory") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with(file!()) {
+                let text = fs_err::read_to_string(&path).expect("source file");
+                files.push((path, text));
+            }
+        }
+    }
+    files
+}
+
+/// The lines under `dir` that `bad` flags, as `path:line: text`.
+fn offending(dir: &str, bad: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (path, text) in sources(dir) {
+        for (i, line) in text.lines().enumerate().filter(|(_, line)| bad(line)) {
+            let shown = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&path).display().to_string();
+            lines.push(format!("{shown}:{}: {}", i + 1, line.trim()));
+        }
+    }
+    lines.sort();
+    lines
+}
+
+fn names_any(names: &'static [&'static str]) -> impl Fn(&str) -> bool {
+    move |line| names.iter().any(|name| line.contains(name))
+}
+
+#[test]
+fn each_layer_names_only_the_layers_below_it() {
+    let layers: [(&str, &'static [&'static str]); 5] = [
+        ("engine/src/runtime", &["crate::spec", "crate::compile"]),
+        ("engine/src/runtime/core", &["runtime::coordinator", "runtime::agent", "runtime::protocol"]),
+        ("engine/src/runtime/protocol", &["runtime::coordinator", "runtime::agent"]),
+        ("engine/src/runtime/agent", &["runtime::coordinator"]),
+        ("engine/src/explain", &["runtime::coordinator", "runtime::agent", "runtime::protocol", "runtime::core"]),
+    ];
+    for (dir, names) in layers {
+        assert_eq!(offending(dir, names_any(names)), Vec::<String>::new(), "{dir} names {names:?}");
+    }
+}
+
+/// A path into one of the runtime's modules (`flow_engine::runtime::core::Core`),
+/// not a name its facade re-exports (`flow_engine::runtime::Event`).
+fn past_the_facade(line: &str) -> bool {
+    let prefix = concat!("flow_engine", "::runtime::");
+    line.match_indices(prefix).any(|(at, _)| {
+        let rest = &line[at + prefix.len()..];
+        let name = rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        name.starts_with(char::is_lowercase) && rest[name.len()..].starts_with("::")
+    })
+}
+
+#[test]
+fn the_cli_its_tests_and_the_benchmarks_use_the_runtime_facade() {
+    assert!(past_the_facade("use flow_engine::runtime::core::Core;"));
+    assert!(!past_the_facade("use flow_engine::runtime::{Event, RunDir};"));
+    assert!(!past_the_facade("flow_engine::runtime::start(graph)"));
+    for dir in ["src", "tests", "engine/benches"] {
+        assert_eq!(offending(dir, past_the_facade), Vec::<String>::new(), "{dir}");
+    }
+}
