@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use flow_engine::ir::{GroupId, TaskId};
-use flow_engine::log::{JournalState, OutputStream, attempts};
+use flow_engine::log::{JournalState, OutputStream};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -101,8 +101,19 @@ pub struct Slow {
 impl RunSummary {
     /// Reads `run`'s journal and output log.
     pub(super) fn gather(run: &Run) -> io::Result<RunSummary> {
-        let records = run.journal_records()?.records;
-        let journal = JournalState::from_records(&records);
+        // One pass: the last attempt of each instance, and what every
+        // attempt used, from the record that ended it.
+        let mut journal = JournalState::default();
+        let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
+        run.each_journal_record(|r| {
+            if let Some(m) = &r.metrics {
+                let [wall, cpu, rss] = usage.entry(r.task.group).or_default();
+                wall.push(m.usage.wall_us);
+                cpu.push(m.usage.user_us + m.usage.system_us);
+                rss.push(m.usage.max_rss);
+            }
+            journal.apply(&r);
+        })?;
         let mut output = OutputSizes::default();
         run.each_record(|r, _| {
             let bytes = r.data.len() as u64;
@@ -120,15 +131,6 @@ impl RunSummary {
             if let Some(us) = entry.duration_us() {
                 durations.entry(task.group).or_default().push(us);
                 timed.push((us, task));
-            }
-        }
-        let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
-        for (task, entry) in attempts(&records) {
-            if let Some(m) = entry.metrics {
-                let [wall, cpu, rss] = usage.entry(task.group).or_default();
-                wall.push(m.usage.wall_us);
-                cpu.push(m.usage.user_us + m.usage.system_us);
-                rss.push(m.usage.max_rss);
             }
         }
         let groups: std::collections::BTreeSet<GroupId> = durations.keys().chain(usage.keys()).copied().collect();
