@@ -20,9 +20,9 @@ use flow_engine::log::{
 use flow_engine::runtime::origin;
 use flow_engine::runtime::{RunDir, locate};
 use serde::Serialize;
-use summary::RunSummary;
 use trace::{Attempt, Column, Format};
 
+pub use summary::RunSummary;
 pub use trace::AttemptRecord;
 
 use crate::json::{self, TaskRef};

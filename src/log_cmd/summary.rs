@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalState, OutputStream, attempts};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{Run, format_bytes, format_duration, table};
@@ -17,7 +18,7 @@ use crate::json::{Counts, TaskRef};
 const SLOWEST: usize = 5;
 
 /// What `flow log summary` says of a run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct RunSummary {
     /// The run's id.
     pub run_id: String,
@@ -34,7 +35,7 @@ pub struct RunSummary {
 }
 
 /// Bytes written per stream, and the records of the output log.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct OutputSizes {
     /// To stdout.
     pub stdout_bytes: u64,
@@ -47,7 +48,7 @@ pub struct OutputSizes {
 }
 
 /// One task's durations and what its attempts used.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TaskUse {
     /// The task's name.
     pub task: String,
@@ -70,7 +71,7 @@ pub struct TaskUse {
 }
 
 /// The median and the largest of some measurements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Spread {
     /// The middle value (the lower of the two middle ones for an even count).
     pub median: u64,
@@ -88,7 +89,7 @@ impl Spread {
 }
 
 /// A slow instance.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Slow {
     /// Which instance.
     #[serde(flatten)]
