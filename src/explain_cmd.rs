@@ -57,7 +57,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         if args.json {
             tasks.iter().try_for_each(|&task| {
                 let ex = explainer.explain(task);
-                crate::json::write_line(out, &Explained { message: text.headline(&ex), explanation: &ex })
+                crate::json::write_line(out, &Explained::new(&ex, text.headline(&ex)))
             })
         } else if let [task] = tasks[..] {
             explain_display::instance(out, &text, &explainer.explain(task))
@@ -76,12 +76,22 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
     })
 }
 
-/// A line of `flow explain --json`: the explanation and its headline.
+/// A line of `flow explain --json`: the explanation, `sub` for an
+/// instance of a nested task (as every `--json` names one), and its headline.
 #[derive(serde::Serialize)]
 struct Explained<'a> {
     #[serde(flatten)]
     explanation: &'a Explanation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub: Option<u64>,
     message: String,
+}
+
+impl<'a> Explained<'a> {
+    fn new(explanation: &'a Explanation, message: String) -> Self {
+        let sub = crate::json::TaskRef::labelled(&explanation.task, explanation.label.clone()).sub;
+        Explained { explanation, sub, message }
+    }
 }
 
 /// For a dynamic stage whose instances this run never learned: why, from

@@ -14,15 +14,15 @@ use clap::{Args, Subcommand, ValueEnum};
 use flow_engine::ir::{Graph, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
-    Damage, JournalFile, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, TornTail,
-    attempts, read_journal, read_output,
+    Damage, JournalReader, JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord,
+    OutputStream, TornTail, attempts, read_output,
 };
 use flow_engine::runtime::origin;
 use flow_engine::runtime::{RunDir, locate};
 use serde::Serialize;
-use summary::RunSummary;
 use trace::{Attempt, Column, Format};
 
+pub use summary::RunSummary;
 pub use trace::AttemptRecord;
 
 use crate::json::{self, TaskRef};
@@ -210,18 +210,31 @@ impl Run {
 
     /// The journal folded per task (empty if there is none yet).
     fn journal(&self) -> io::Result<JournalState> {
-        Ok(JournalState::from_records(&self.journal_records()?.records))
+        let mut state = JournalState::default();
+        self.each_journal_record(|r| state.apply(&r))?;
+        Ok(state)
     }
 
     /// The journal's records (none if there is no journal yet); warns of damage.
-    fn journal_records(&self) -> io::Result<JournalFile> {
+    fn journal_records(&self) -> io::Result<Vec<JournalRecord>> {
+        let mut records = Vec::new();
+        self.each_journal_record(|r| records.push(r))?;
+        Ok(records)
+    }
+
+    /// Passes each record of the journal to `each`, in order, holding none
+    /// (none if there is no journal yet); warns of damage.
+    fn each_journal_record(&self, mut each: impl FnMut(JournalRecord)) -> io::Result<()> {
         if !self.dir.journal().exists() {
-            return Ok(JournalFile::default());
+            return Ok(());
         }
-        let journal = read_journal(&self.dir.journal())?;
-        self.warn_torn("journal", journal.torn);
-        warn_damage("journal", &journal.damage);
-        Ok(journal)
+        let mut reader = JournalReader::open(&self.dir.journal())?;
+        for record in reader.by_ref() {
+            each(record?);
+        }
+        self.warn_torn("journal", reader.torn_tail());
+        warn_damage("journal", reader.damage());
+        Ok(())
     }
 
     /// The output log, if the run has written one.
@@ -285,7 +298,7 @@ fn list(
     if run.is_dry() {
         eprintln!("note: run {} was a --dry-exec run: nothing was executed, its successes are not results", run.dir.id);
     }
-    let journal = attempts(&run.journal_records()?.records);
+    let journal = attempts(&run.journal_records()?);
     let mut sizes: BTreeMap<(TaskId, u32), [u64; 2]> = BTreeMap::new();
     run.each_record(|r, _| {
         let size = sizes.entry((r.task, r.attempt)).or_default();

@@ -111,7 +111,7 @@ impl RunStanding {
                 state: s.run_state,
                 dry_exec: s.dry_exec,
                 counts: Some(s.counts.clone()),
-                duration_us: s.seconds.map(|secs| (secs * 1e6).round() as u64),
+                duration_us: s.seconds.map(json::micros),
                 error: None,
             },
             Err(why) => RunStanding {

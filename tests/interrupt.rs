@@ -485,4 +485,8 @@ fn damaged_run_files_are_reported_and_their_intact_records_used() {
     assert_code(&runs, 0);
     assert!(runs.stdout.lines().any(|l| l.starts_with(&run2) && l.contains("damaged")), "{}", runs.stdout);
     assert!(runs.stderr.contains(&format!("warning: run {run2}: ")), "{}", runs.stderr);
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["runs", "--json"])).expect("one document");
+    let damaged = json["runs"].as_array().expect("runs").iter().find(|r| r["run_id"] == run2.as_str()).expect("run2");
+    assert_eq!((&damaged["state"], damaged.get("counts")), (&"damaged".into(), None), "{damaged}");
+    assert!(damaged["error"].as_str().is_some_and(|e| e.contains("summary.json")), "{damaged}");
 }

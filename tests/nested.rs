@@ -68,6 +68,16 @@ fn each_producer_instance_gives_its_own_part() {
     let missing = t.run_with(&["log", "cat", "refine[2.5]"]);
     assert_code(&missing, 2);
     assert!(missing.stderr.contains("`refine[2]` has no instance 5 (it has 2)"), "{}", missing.stderr);
+    // Issue 11: every --json names a nested instance by its parent's index and its `sub`.
+    let ids = |line: &str| {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        (v["label"].as_str().unwrap_or_default().to_owned(), v["index"].as_i64(), v["sub"].as_u64())
+    };
+    let list = t.success_with(&["log", "list", "--json", "refine[3.1]"]);
+    assert_eq!(list.lines().map(ids).collect::<Vec<_>>(), [("refine[3.1]".to_owned(), Some(3), Some(1))]);
+    let explained = t.success_with(&["explain", "--json", "refine[3]"]);
+    let explained: Vec<_> = explained.lines().map(ids).map(|(_, index, sub)| (index, sub)).collect();
+    assert_eq!(explained, [(Some(3), Some(0)), (Some(3), Some(1)), (Some(3), Some(2))]);
 
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);

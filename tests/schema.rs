@@ -29,7 +29,8 @@ fn checked_in_output_schema_is_current() {
     let schema: serde_json::Value = serde_json::from_str(&printed).expect("schema is JSON");
     assert_eq!(schema["properties"]["version"]["const"], 1);
     let defs = &schema["$defs"];
-    for name in ["TaskRef", "State", "RunState", "Counts", "AttemptRecord", "CheckReport", "RunStanding"] {
+    for name in ["TaskRef", "State", "RunState", "Counts", "AttemptRecord", "RunSummary", "CheckReport", "RunStanding"]
+    {
         assert!(defs.get(name).is_some(), "the output schema lacks `{name}`");
     }
     let states: Vec<&str> = defs["State"]["oneOf"]

@@ -283,10 +283,19 @@ fn status_says_when_no_worker_is_connected() {
     let t = Test::new().workflow("[[tasks]]\nname = \"waits\"\ncommand = \"true\"\n");
     let (mut run, _access) = start_run(&t, &["--no-local-worker"]);
     let status = t.success_with(&["status"]);
+    let json = t.success_with(&["status", "--json"]);
     crate::support::process::signal(run.id(), "-INT");
     wait_child(&mut run, Duration::from_secs(10)).expect("the run stops");
     assert!(status.contains("  no worker connected\n"), "{status}");
     assert!(!status.contains("0 workers"), "{status}");
+    // Issue 11: the same standing as JSON, while the run is live.
+    let json: serde_json::Value = serde_json::from_str(&json).expect("one document");
+    assert_eq!(
+        (&json["state"], &json["workers"], &json["duration_us"]),
+        (&"running".into(), &serde_json::json!([]), &serde_json::Value::Null),
+        "{json}"
+    );
+    assert_eq!((&json["counts"]["total"], &json["counts"]["queued"]), (&1.into(), &1.into()), "{json}");
 }
 
 /// Issue 13: after the run, `flow explain` named no host for a task whose

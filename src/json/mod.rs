@@ -9,6 +9,7 @@
 //! command's shape.
 
 mod counts;
+mod micros;
 mod run_event;
 mod run_state;
 mod schema;
@@ -17,6 +18,7 @@ mod task_ref;
 mod versioned;
 
 pub use counts::Counts;
+pub use micros::micros;
 pub use run_event::RunEvent;
 pub use run_state::RunState;
 pub use schema::schema;

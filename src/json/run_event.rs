@@ -7,7 +7,7 @@ use flow_engine::runtime::Status;
 use flow_engine::runtime::{Event, Summary};
 use serde::Serialize;
 
-use super::{Counts, RunState, State, TaskRef};
+use super::{Counts, RunState, State, TaskRef, micros};
 
 /// One event of `flow run --json`.
 #[derive(Debug, Serialize)]
@@ -154,7 +154,7 @@ fn finished(summary: &Summary) -> Told<'_> {
         state: RunState::of_summary(summary),
         counts: Counts::of_summary(summary),
         dry_exec: summary.dry_exec,
-        duration_us: (summary.seconds * 1e6).round() as u64,
+        duration_us: micros(summary.seconds),
         io_errors: &summary.io_errors,
     }
 }

@@ -15,6 +15,7 @@ pub fn schema() -> serde_json::Value {
     add::<RunState>(&mut generator);
     add::<Counts>(&mut generator);
     add::<crate::log_cmd::AttemptRecord>(&mut generator);
+    add::<crate::log_cmd::RunSummary>(&mut generator);
     add::<crate::check_cmd::CheckReport>(&mut generator);
     add::<crate::status_cmd::RunStanding>(&mut generator);
     serde_json::json!({

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use flow_engine::ir::{GroupId, TaskId};
-use flow_engine::log::{JournalState, OutputStream, attempts};
+use flow_engine::log::{JournalState, OutputStream};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{Run, format_bytes, format_duration, table};
@@ -17,7 +18,7 @@ use crate::json::{Counts, TaskRef};
 const SLOWEST: usize = 5;
 
 /// What `flow log summary` says of a run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct RunSummary {
     /// The run's id.
     pub run_id: String,
@@ -34,7 +35,7 @@ pub struct RunSummary {
 }
 
 /// Bytes written per stream, and the records of the output log.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct OutputSizes {
     /// To stdout.
     pub stdout_bytes: u64,
@@ -47,7 +48,7 @@ pub struct OutputSizes {
 }
 
 /// One task's durations and what its attempts used.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TaskUse {
     /// The task's name.
     pub task: String,
@@ -70,7 +71,7 @@ pub struct TaskUse {
 }
 
 /// The median and the largest of some measurements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Spread {
     /// The middle value (the lower of the two middle ones for an even count).
     pub median: u64,
@@ -88,7 +89,7 @@ impl Spread {
 }
 
 /// A slow instance.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Slow {
     /// Which instance.
     #[serde(flatten)]
@@ -100,8 +101,19 @@ pub struct Slow {
 impl RunSummary {
     /// Reads `run`'s journal and output log.
     pub(super) fn gather(run: &Run) -> io::Result<RunSummary> {
-        let records = run.journal_records()?.records;
-        let journal = JournalState::from_records(&records);
+        // One pass: the last attempt of each instance, and what every
+        // attempt used, from the record that ended it.
+        let mut journal = JournalState::default();
+        let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
+        run.each_journal_record(|r| {
+            if let Some(m) = &r.metrics {
+                let [wall, cpu, rss] = usage.entry(r.task.group).or_default();
+                wall.push(m.usage.wall_us);
+                cpu.push(m.usage.user_us + m.usage.system_us);
+                rss.push(m.usage.max_rss);
+            }
+            journal.apply(&r);
+        })?;
         let mut output = OutputSizes::default();
         run.each_record(|r, _| {
             let bytes = r.data.len() as u64;
@@ -119,15 +131,6 @@ impl RunSummary {
             if let Some(us) = entry.duration_us() {
                 durations.entry(task.group).or_default().push(us);
                 timed.push((us, task));
-            }
-        }
-        let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
-        for (task, entry) in attempts(&records) {
-            if let Some(m) = entry.metrics {
-                let [wall, cpu, rss] = usage.entry(task.group).or_default();
-                wall.push(m.usage.wall_us);
-                cpu.push(m.usage.user_us + m.usage.system_us);
-                rss.push(m.usage.max_rss);
             }
         }
         let groups: std::collections::BTreeSet<GroupId> = durations.keys().chain(usage.keys()).copied().collect();

@@ -294,7 +294,8 @@ pub struct QueuedAllocation {
 pub struct Earlier {
     /// The attempt (0 for the first).
     pub attempt: u32,
-    /// How it ended.
+    /// How it ended (`state` in JSON, the word every `--json` of flow uses).
+    #[serde(rename = "state")]
     pub status: EarlierStatus,
     /// The exit code, if it exited.
     pub exit_code: Option<i32>,

@@ -212,15 +212,51 @@ pub struct JournalFile {
 
 /// Every intact record of a journal, in order, past any damaged one.
 pub fn read_journal(path: &Path) -> io::Result<JournalFile> {
-    let mut frames = FrameReader::open(path, FileKind::JOURNAL)?;
-    let (mut records, mut payload) = (Vec::new(), Vec::new());
-    while frames.next_into(&mut payload)? {
-        match JournalRecord::decode(&payload) {
-            Some(record) => records.push(record),
-            None => frames.undecodable("a record of an unknown kind"),
+    let mut reader = JournalReader::open(path)?;
+    let records = reader.by_ref().collect::<io::Result<_>>()?;
+    Ok(JournalFile { records, torn: reader.torn_tail(), damage: reader.damage().to_vec() })
+}
+
+/// The intact records of a journal, one at a time, in order, past any
+/// damaged one: what [`read_journal`] collects, for readers that fold a
+/// journal too large to hold (`flow report` on millions of instances).
+pub struct JournalReader {
+    frames: FrameReader,
+    payload: Vec<u8>,
+}
+
+impl JournalReader {
+    /// Opens the journal at `path`.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        Ok(JournalReader { frames: FrameReader::open(path, FileKind::JOURNAL)?, payload: Vec::new() })
+    }
+
+    /// The incomplete record at the end, once the records are read.
+    pub fn torn_tail(&self) -> Option<TornTail> {
+        self.frames.torn_tail()
+    }
+
+    /// Damaged or unknown records skipped so far.
+    pub fn damage(&self) -> &[Damage] {
+        self.frames.damage()
+    }
+}
+
+impl Iterator for JournalReader {
+    type Item = io::Result<JournalRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.frames.next_into(&mut self.payload) {
+                Err(e) => return Some(Err(e)),
+                Ok(false) => return None,
+                Ok(true) => match JournalRecord::decode(&self.payload) {
+                    Some(record) => return Some(Ok(record)),
+                    None => self.frames.undecodable("a record of an unknown kind"),
+                },
+            }
         }
     }
-    Ok(JournalFile { records, torn: frames.torn_tail(), damage: frames.damage().to_vec() })
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ mod output;
 
 pub use attempt_metrics::{AttemptMetrics, ProcessUsage};
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
-pub use journal::{JournalEvent, JournalFile, JournalRecord, JournalWriter, read_journal};
+pub use journal::{JournalEvent, JournalFile, JournalReader, JournalRecord, JournalWriter, read_journal};
 pub use journal_state::{JournalEntry, JournalState, JournalStatus, attempts};
 pub use line_splitter::LineSplitter;
 pub use log_error::LogError;

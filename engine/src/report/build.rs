@@ -1,27 +1,30 @@
-//! Builds a [`Report`] from [`RunFiles`] in one pass over the journal,
-//! keeping per task only samples of numbers and per run only the few
-//! instances it names (the failures, the slowest attempts).
+//! Builds a [`Report`] from [`RunFiles`] in one pass over the journal, read
+//! record by record and never held whole, keeping per task only samples of
+//! numbers, per run only the few instances it names (the failures, the
+//! slowest attempts) and a timeline whose size does not grow with the run;
+//! a second pass reads the records of the failures (and, for a run without
+//! a start or an end on record, a first pass finds its span).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use super::graph_view::GraphView;
 use super::latest::Latest;
 use super::report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 use super::run_files::{RunFiles, stderr_tails};
 use super::stats::Stats;
-use super::timeline::{Span, Timeline};
+use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
 use crate::resources::bytes;
-use crate::runtime::RunDir;
+use crate::runtime::{RunDir, WorkerInfo};
 
 impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.
     pub fn from_run(run: &RunDir) -> Result<Report, ReportError> {
         let files = RunFiles::read(run)?;
-        let mut report = Report::build(&files);
+        let mut report = Report::build(&files)?;
         let wanted: Vec<(TaskId, u32)> = report.failures.iter().filter_map(|f| f.key).collect();
         let mut tails = stderr_tails(run, &wanted, &mut report.warnings)?;
         for failure in &mut report.failures {
@@ -33,9 +36,17 @@ impl Report {
     }
 
     /// The report of what `files` hold (without stderr tails).
-    pub fn build(files: &RunFiles) -> Report {
+    pub fn build(files: &RunFiles) -> Result<Report, ReportError> {
         let graph = &files.graph;
-        let latest = Latest::new(graph, &files.records);
+        let (started_us, ended_us) = run_span(files)?;
+        let mut latest = Latest::new(graph);
+        let axis = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
+        let mut attempts = Attempts::new(graph, axis);
+        let mut warnings = files.warnings.clone();
+        files.each_record(Some(&mut warnings), |r| {
+            latest.apply(&r);
+            attempts.apply(&r);
+        })?;
         let mut counts: Vec<Counts> =
             graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
         let mut failed = Vec::new();
@@ -55,22 +66,15 @@ impl Report {
                 }
             }
         }
-        let last_record = files.records.iter().map(|r| r.time_us).max();
-        let first_record = files.records.iter().map(|r| r.time_us).min();
-        let started_us = files.started_us.or(first_record);
-        let ended_us = match (&files.summary, started_us) {
-            (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
-            _ => last_record,
-        };
         let location = |group: usize| {
             let source = files.source.as_ref()?;
             let (line, col) = source.line_col(graph.groups[group].span.start);
             Some(format!("{}:{line}:{col}", source.name))
         };
-        let mut attempts = Attempts::new(files, graph);
-        attempts.fold(files, ended_us.unwrap_or_default());
+        attempts.finish(ended_us.unwrap_or_default());
+        let lanes = attempts.lanes(&files.workers);
         let failures_total = counts.iter().map(|c| c.failed).sum();
-        let failures = failures(files, &failed, location);
+        let failures = failures(files, &failed, location)?;
         let tasks = graph
             .groups
             .iter()
@@ -108,21 +112,20 @@ impl Report {
             waiting: t.waiting + c.waiting,
         });
         let capacity = (!files.workers.is_empty()).then(|| files.workers.iter().map(|w| w.cpus as f64).sum());
-        let lanes = attempts.lanes.iter().map(|(_, label)| label.clone()).collect();
-        let span = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
-        let timeline = Timeline::build(&mut attempts.spans, lanes, span, capacity, |t| graph.label(t));
+        let lane = |worker: u32| lanes.iter().find(|(id, _)| *id == worker).map(|(_, label)| label.clone());
         let slowest = attempts
             .slowest
             .into_sorted_vec()
             .into_iter()
-            .map(|Reverse((wall_us, task, attempt, lane))| SlowAttempt {
+            .map(|Reverse((wall_us, task, attempt, worker))| SlowAttempt {
                 task: graph.label(task),
                 attempt,
                 wall_us,
-                lane: attempts.lanes[lane].1.clone(),
+                lane: lane(worker).unwrap_or_default(),
             })
             .collect();
-        Report {
+        let timeline = attempts.timeline.finish(&lanes, capacity, |t| graph.label(t));
+        Ok(Report {
             run: run_info(files, started_us, ended_us),
             counts: total,
             graph: GraphView::new(graph, &counts),
@@ -132,24 +135,44 @@ impl Report {
             slowest,
             timeline,
             allocations: allocations(files),
-            warnings: files.warnings.clone(),
-        }
+            warnings,
+        })
     }
 }
 
+/// When the run started and ended: as `meta.json` and `summary.json` say,
+/// else from the first and the last record of the journal.
+fn run_span(files: &RunFiles) -> Result<(Option<u64>, Option<u64>), ReportError> {
+    let (mut first, mut last) = (None::<u64>, None::<u64>);
+    if files.started_us.is_none() || files.summary.is_none() {
+        files.each_record(None, |r| {
+            first = Some(first.map_or(r.time_us, |t| t.min(r.time_us)));
+            last = Some(last.map_or(r.time_us, |t| t.max(r.time_us)));
+        })?;
+    }
+    let started_us = files.started_us.or(first);
+    let ended_us = match (&files.summary, started_us) {
+        (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
+        _ => last,
+    };
+    Ok((started_us, ended_us))
+}
+
 /// The failures of `failed` (instances and their last attempt), in that
-/// order, from the last record of each attempt.
+/// order, from the last record of each attempt: a second pass over the journal.
 fn failures(
     files: &RunFiles,
     failed: &[(TaskId, u32)],
     location: impl Fn(usize) -> Option<String>,
-) -> Vec<FailureReport> {
+) -> Result<Vec<FailureReport>, ReportError> {
     let wanted: HashSet<(TaskId, u32)> = failed.iter().copied().collect();
-    let mut last: HashMap<(TaskId, u32), &JournalRecord> = HashMap::new();
-    for r in files.records.iter().filter(|r| wanted.contains(&(r.task, r.attempt))) {
-        last.insert((r.task, r.attempt), r);
-    }
-    failed
+    let mut last: HashMap<(TaskId, u32), JournalRecord> = HashMap::new();
+    files.each_record(None, |r| {
+        if wanted.contains(&(r.task, r.attempt)) {
+            last.insert((r.task, r.attempt), r);
+        }
+    })?;
+    Ok(failed
         .iter()
         .map(|&(task, attempt)| {
             let record = last.get(&(task, attempt));
@@ -167,7 +190,7 @@ fn failures(
                 key: Some((task, attempt)),
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The run's status line fields.
@@ -263,84 +286,84 @@ struct Samples {
     usage: BTreeMap<u32, Used>,
 }
 
-/// The attempts of the journal: spans for the timeline, samples per task.
+/// The attempts of the journal: the timeline, samples per task.
 struct Attempts {
     samples: Vec<Samples>,
-    spans: Vec<Span>,
-    /// Worker id and label of each lane, in worker order.
-    lanes: Vec<(u32, String)>,
-    slowest: BinaryHeap<Reverse<(u64, TaskId, u32, usize)>>,
+    timeline: TimelineBuilder,
+    /// The workers that started an attempt.
+    workers: BTreeSet<u32>,
+    /// Attempts started and not ended yet: when, and on which worker.
+    open: HashMap<(TaskId, u32), (u64, u32)>,
+    /// The longest attempts: wall time, instance, attempt, worker.
+    slowest: BinaryHeap<Reverse<(u64, TaskId, u32, u32)>>,
     /// CPUs each group's first variant asks for, for attempts without metrics.
     cpus: Vec<f64>,
 }
 
 impl Attempts {
-    fn new(files: &RunFiles, graph: &Graph) -> Self {
-        let mut ids: Vec<u32> = files
-            .records
-            .iter()
-            .filter_map(|r| match r.event {
-                JournalEvent::Started { worker } => Some(worker),
-                _ => None,
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let hosts: HashMap<u32, &str> = files.workers.iter().map(|w| (w.id, w.hostname.as_str())).collect();
-        let lanes = ids
-            .into_iter()
-            .map(|id| match hosts.get(&id) {
-                Some(host) => (id, format!("{host} · worker {id}")),
-                None => (id, format!("worker {id}")),
-            })
-            .collect();
+    /// No attempt yet, of a run that spans `axis`.
+    fn new(graph: &Graph, axis: (u64, u64)) -> Self {
         Attempts {
             samples: graph.groups.iter().map(|_| Samples::default()).collect(),
-            spans: Vec::new(),
-            lanes,
+            timeline: TimelineBuilder::new(axis),
+            workers: BTreeSet::new(),
+            open: HashMap::new(),
             slowest: BinaryHeap::new(),
             cpus: graph.groups.iter().map(|g| g.variants.first().map_or(1.0, |v| v.cpus.as_f64())).collect(),
         }
     }
 
-    /// Pairs each attempt's start with its end; attempts that never ended
-    /// run until `end_us`.
-    fn fold(&mut self, files: &RunFiles, end_us: u64) {
-        let lane_of: HashMap<u32, usize> = self.lanes.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
-        let mut open: HashMap<(TaskId, u32), (u64, usize)> = HashMap::new();
-        for r in &files.records {
-            if r.task.group.index() >= self.samples.len() {
-                continue;
-            }
-            let key = (r.task, r.attempt);
-            let state = match &r.event {
-                JournalEvent::Started { worker } => {
-                    open.insert(key, (r.time_us, lane_of[worker]));
-                    self.samples[r.task.group.index()].attempts += 1;
-                    continue;
-                }
-                JournalEvent::Cached { .. } => continue,
-                JournalEvent::Succeeded { .. } => "succeeded",
-                JournalEvent::Failed { .. } => "failed",
-                JournalEvent::Cancelled { .. } => "cancelled",
-                JournalEvent::Lost { .. } => "lost",
-            };
-            if let Some((start, lane)) = open.remove(&key) {
-                self.ended(key, lane, (start, r.time_us), state, r.metrics.as_deref());
-            }
+    /// Folds in the next record: a start opens an attempt, an end closes it.
+    fn apply(&mut self, r: &JournalRecord) {
+        if r.task.group.index() >= self.samples.len() {
+            return;
         }
-        let mut unfinished: Vec<_> = open.into_iter().collect();
+        let key = (r.task, r.attempt);
+        let state = match &r.event {
+            JournalEvent::Started { worker } => {
+                self.open.insert(key, (r.time_us, *worker));
+                self.workers.insert(*worker);
+                self.samples[r.task.group.index()].attempts += 1;
+                return;
+            }
+            JournalEvent::Cached { .. } => return,
+            JournalEvent::Succeeded { .. } => "succeeded",
+            JournalEvent::Failed { .. } => "failed",
+            JournalEvent::Cancelled { .. } => "cancelled",
+            JournalEvent::Lost { .. } => "lost",
+        };
+        if let Some((start, worker)) = self.open.remove(&key) {
+            self.ended(key, worker, (start, r.time_us), state, r.metrics.as_deref());
+        }
+    }
+
+    /// Attempts that never ended run until `end_us`.
+    fn finish(&mut self, end_us: u64) {
+        let mut unfinished: Vec<_> = std::mem::take(&mut self.open).into_iter().collect();
         unfinished.sort_unstable();
-        for (key, (start, lane)) in unfinished {
-            self.ended(key, lane, (start, end_us.max(start)), "running", None);
+        for (key, (start, worker)) in unfinished {
+            self.ended(key, worker, (start, end_us.max(start)), "running", None);
         }
+    }
+
+    /// One lane per worker that started an attempt, in id order, named
+    /// after its host when `workers` knows it.
+    fn lanes(&self, workers: &[WorkerInfo]) -> Vec<(u32, String)> {
+        let hosts: HashMap<u32, &str> = workers.iter().map(|w| (w.id, w.hostname.as_str())).collect();
+        self.workers
+            .iter()
+            .map(|&id| match hosts.get(&id) {
+                Some(host) => (id, format!("{host} · worker {id}")),
+                None => (id, format!("worker {id}")),
+            })
+            .collect()
     }
 
     /// Records one attempt that ended (or is cut at the run's end).
     fn ended(
         &mut self,
         (task, attempt): (TaskId, u32),
-        lane: usize,
+        worker: u32,
         (start_us, end_us): (u64, u64),
         state: &'static str,
         metrics: Option<&AttemptMetrics>,
@@ -355,7 +378,7 @@ impl Attempts {
         let mut cpu_us = None;
         if state != "running" {
             samples.wall.push(wall);
-            self.slowest.push(Reverse((wall, task, attempt, lane)));
+            self.slowest.push(Reverse((wall, task, attempt, worker)));
             if self.slowest.len() > MAX_SLOWEST {
                 self.slowest.pop();
             }
@@ -374,6 +397,6 @@ impl Attempts {
             used.max_rss = used.max_rss.max(m.usage.max_rss);
             used.max_cpus = used.max_cpus.max(cpu as f64 / wall.max(1) as f64);
         }
-        self.spans.push(Span { task, attempt, lane, start_us, end_us, cpu_us, cpus, state });
+        self.timeline.push(Span { task, attempt, worker, start_us, end_us, cpu_us, cpus, state });
     }
 }

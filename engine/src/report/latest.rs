@@ -12,22 +12,20 @@ pub(super) struct Latest {
 }
 
 impl Latest {
-    /// Folds `records` over the instances of `graph`; records of instances
-    /// the graph does not have are left out.
-    pub fn new(graph: &Graph, records: &[JournalRecord]) -> Latest {
-        let mut groups: Vec<Vec<(u32, Option<JournalStatus>)>> =
-            graph.groups.iter().map(|g| vec![(0, None); g.count as usize]).collect();
-        for r in records {
-            let Some(slot) = groups.get_mut(r.task.group.index()).and_then(|g| g.get_mut(r.task.instance as usize))
-            else {
-                continue;
-            };
-            if slot.1.is_some() && r.attempt < slot.0 {
-                continue;
-            }
+    /// No record yet of any instance of `graph`.
+    pub fn new(graph: &Graph) -> Latest {
+        Latest { groups: graph.groups.iter().map(|g| vec![(0, None); g.count as usize]).collect() }
+    }
+
+    /// Folds in the next record; one of an instance the graph does not have is left out.
+    pub fn apply(&mut self, r: &JournalRecord) {
+        let groups = &mut self.groups;
+        let Some(slot) = groups.get_mut(r.task.group.index()).and_then(|g| g.get_mut(r.task.instance as usize)) else {
+            return;
+        };
+        if slot.1.is_none() || r.attempt >= slot.0 {
             *slot = (r.attempt, Some(status(&r.event)));
         }
-        Latest { groups }
     }
 
     /// The last attempt and status of each instance of group `group` that has a record.

@@ -17,6 +17,7 @@ mod run_files;
 mod stats;
 mod svg;
 mod timeline;
+mod timeline_builder;
 
 #[cfg(test)]
 mod tests;

@@ -2,13 +2,13 @@
 //! the stderr tails of failed attempts, read from its output log.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::ReportError;
 use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
-use crate::log::{JournalFile, JournalRecord, OutputStream, read_journal, read_output};
+use crate::log::{JournalReader, JournalRecord, OutputStream, read_output};
 use crate::runtime::{AllocsFile, RunDir, Summary, WorkerInfo, if_written};
 
 /// Lines of standard error kept for each failure.
@@ -33,8 +33,8 @@ pub struct RunFiles {
     pub command: Option<Vec<String>>,
     /// Whether it was a `--dry-exec` run, which started no process.
     pub dry_exec: bool,
-    /// The journal's records, in order.
-    pub records: Vec<JournalRecord>,
+    /// The journal, read record by record (it may not exist yet).
+    pub journal: PathBuf,
     /// `summary.json`, if the run ended.
     pub summary: Option<Summary>,
     /// The workers that joined (`workers.json` and `workers-left.json`).
@@ -56,16 +56,6 @@ impl RunFiles {
             let name = Path::new(file).file_name()?.to_string_lossy().into_owned();
             Some(Source::new(name, text))
         });
-        let mut warnings = Vec::new();
-        let JournalFile { records, torn, damage } = if run.journal().exists() {
-            read_journal(&run.journal()).map_err(|source| ReportError::Read { path: run.journal(), source })?
-        } else {
-            JournalFile::default()
-        };
-        if let Some(torn) = torn {
-            warnings.push(format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
-        }
-        warnings.extend(damage.iter().map(|d| format!("the journal is damaged: {d}")));
         let summary = if_written(run.read_summary())?;
         let mut workers = if_written(run.read_workers())?.unwrap_or_default();
         workers.extend(if_written(run.read_workers_left())?.unwrap_or_default());
@@ -80,12 +70,36 @@ impl RunFiles {
             started_us: meta.as_ref().map(|m| m.started_us),
             command: meta.as_ref().map(|m| m.command.clone()).filter(|c| !c.is_empty()),
             dry_exec: meta.is_some_and(|m| m.dry_exec),
-            records,
+            journal: run.journal(),
             summary,
             workers,
             allocs,
-            warnings,
+            warnings: Vec::new(),
         })
+    }
+
+    /// Passes every intact record of the journal to `each`, in order,
+    /// without holding them; says in `warnings`, if given, what could not be read.
+    pub(super) fn each_record(
+        &self,
+        warnings: Option<&mut Vec<String>>,
+        mut each: impl FnMut(JournalRecord),
+    ) -> Result<(), ReportError> {
+        if !self.journal.exists() {
+            return Ok(());
+        }
+        let read = |source| ReportError::Read { path: self.journal.clone(), source };
+        let mut reader = JournalReader::open(&self.journal).map_err(read)?;
+        for record in reader.by_ref() {
+            each(record.map_err(read)?);
+        }
+        if let Some(warnings) = warnings {
+            if let Some(torn) = reader.torn_tail() {
+                warnings.push(format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
+            }
+            warnings.extend(reader.damage().iter().map(|d| format!("the journal is damaged: {d}")));
+        }
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, ProcessUsage};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalWriter, ProcessUsage};
 use crate::runtime::{AllocRecord, AllocState, AllocsFile, Summary, WorkerInfo};
 use crate::spec::{Format, parse};
 
@@ -60,7 +60,8 @@ fn ended(
     record
 }
 
-fn files() -> RunFiles {
+/// The run's files, its journal written to a directory that lives as long as it is held.
+fn files() -> (tempfile::TempDir, RunFiles) {
     let source = Source::new("workflow.toml", WORKFLOW);
     let workflow = parse(&source, Format::Toml).expect("parses");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -102,7 +103,9 @@ fn files() -> RunFiles {
         allocation: None,
         running: 0,
     };
-    RunFiles {
+    let journal = dir.path().join("journal");
+    JournalWriter::create(&journal).and_then(|mut w| w.append_batch(&records)).expect("write the journal");
+    let files = RunFiles {
         id: "r1".into(),
         graph,
         source: Some(source),
@@ -110,17 +113,19 @@ fn files() -> RunFiles {
         started_us: Some(T0),
         command: Some(["flow", "run", "-v", "tag=a b"].map(String::from).to_vec()),
         dry_exec: false,
-        records,
+        journal,
         summary: Some(summary),
         workers: vec![worker],
         allocs: None,
         warnings: Vec::new(),
-    }
+    };
+    (dir, files)
 }
 
 #[test]
 fn the_data_model_of_a_small_run() {
-    let mut report = Report::build(&files());
+    let (_dir, files) = files();
+    let mut report = Report::build(&files).expect("builds");
     report.run.flow_version = "[VERSION]".into();
     insta::assert_json_snapshot!(report);
 }
@@ -128,7 +133,8 @@ fn the_data_model_of_a_small_run() {
 #[test]
 fn the_page_holds_every_section_and_no_external_reference() {
     let mut html = Vec::new();
-    render(&Report::build(&files()), &mut html).expect("renders");
+    let (_dir, files) = files();
+    render(&Report::build(&files).expect("builds"), &mut html).expect("renders");
     let html = String::from_utf8(html).expect("UTF-8");
     for id in ["summary", "tasks", "failures", "timeline", "graph"] {
         assert!(html.contains(&format!(r#"<section id="{id}">"#)), "no section `{id}`");
@@ -154,13 +160,13 @@ fn a_cluster_run_shows_its_allocations() {
         script: format!("allocs/{id}.sh"),
         output: format!("allocs/{id}.out"),
     };
-    let mut files = files();
+    let (_dir, mut files) = files();
     let allocations = vec![
         allocation(1, AllocState::Finished, Some(1), Some(6)),
         allocation(2, AllocState::Failed, Some(2), Some(3)),
     ];
     files.allocs = Some(AllocsFile { queue: None, allocations });
-    let report = Report::build(&files);
+    let report = Report::build(&files).expect("builds");
     let states: Vec<_> = report.allocations.iter().map(|a| (a.job_id.as_str(), a.state.as_str())).collect();
     assert_eq!(states, [("1001", "finished"), ("1002", "failed")]);
     let mut html = Vec::new();

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio::sync::oneshot;
 
 use super::alloc::queue::AllocQueue;
+use super::job_factory::JobFactory;
 use super::links::{Link, Links};
 use super::resume::Previous;
 use crate::diag::Source;
@@ -22,7 +23,7 @@ use crate::log::{JournalEvent, JournalRecord, LogHealth};
 use crate::runtime::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId, WorkerResources};
 use crate::runtime::event::{Event, Summary};
 use crate::runtime::options::RunOptions;
-use crate::runtime::protocol::job::{Job, JobFactory};
+use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
 use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
 

@@ -1,12 +1,13 @@
 //! The coordinator: the `flow run` process around the scheduler core.
 //!
 //! [`run::start`] sets a run up and starts the [`driver`], the one place
-//! that meets tokio: it feeds the core's decisions to the workers behind
-//! [`links`] (the embedded agent and the remote ones, accepted by
-//! [`remote`]), journals what they report ([`placements`]), checks the
-//! cache before dispatch ([`driver_cache`], with [`resume`]), expands
-//! dynamic stages ([`driver_expand`]), runs the allocation queue
-//! ([`alloc`], [`driver_queue`]) and stops on signals ([`signals`]).
+//! that meets tokio: it feeds the core's decisions, rendered into jobs by
+//! [`job_factory`], to the workers behind [`links`] (the embedded agent
+//! and the remote ones, accepted by [`remote`]), journals what they report
+//! ([`placements`]), checks the cache before dispatch ([`driver_cache`],
+//! with [`resume`]), expands dynamic stages ([`driver_expand`]), runs the
+//! allocation queue ([`alloc`], [`driver_queue`]) and stops on signals
+//! ([`signals`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
 pub(crate) mod alloc;
@@ -15,6 +16,7 @@ pub(crate) mod driver_cache;
 pub(crate) mod driver_expand;
 pub(crate) mod driver_queue;
 pub(crate) mod driver_workers;
+pub(crate) mod job_factory;
 pub(crate) mod links;
 pub(crate) mod orphans;
 pub(crate) mod placements;

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::job_factory::JobFactory;
 use super::resume::{Previous, Standing};
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::fingerprint::{fingerprint, missing_output};
-use crate::runtime::protocol::job::{Job, JobFactory, relative};
+use crate::runtime::protocol::job::{Job, relative};
 use crate::runtime::run_dir::{RunDir, STATE_DIR};
 
 /// Why an instance would run, or that it would not.

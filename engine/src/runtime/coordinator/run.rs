@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::alloc::queue::AllocQueue;
 use super::driver::Driver;
 use super::driver::DriverEvent;
+use super::job_factory::JobFactory;
 use super::links::{Link, Links};
 use super::resume::Previous;
 use crate::diag::Source;
@@ -27,7 +28,6 @@ use crate::runtime::core::{Core, CoreOptions};
 use crate::runtime::event::{Event, Summary};
 use crate::runtime::meta::Meta;
 use crate::runtime::options::RunOptions;
-use crate::runtime::protocol::job::JobFactory;
 use crate::runtime::run_dir::{RunDir, STATE_DIR};
 
 /// Why a run could not start.

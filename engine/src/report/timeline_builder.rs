@@ -1,0 +1,233 @@
+//! [`TimelineBuilder`]: lays the attempts of a run out as a [`Timeline`] as
+//! they are read. It keeps up to [`MAX_BARS`] attempts to draw as bars; past
+//! that it spreads them into [`BINS`] bins as they come, so its size does
+//! not grow with the run's.
+
+use std::collections::BTreeMap;
+
+use super::timeline::{BINS, Bar, Lane, MAX_BARS, Timeline};
+use crate::ir::TaskId;
+
+/// One attempt as the report builder collects it.
+#[derive(Debug, Clone)]
+pub(super) struct Span {
+    pub task: TaskId,
+    pub attempt: u32,
+    /// The id of the worker it ran on.
+    pub worker: u32,
+    pub start_us: u64,
+    pub end_us: u64,
+    /// CPU time, if reported.
+    pub cpu_us: Option<u64>,
+    /// CPUs given to it.
+    pub cpus: f64,
+    pub state: &'static str,
+}
+
+/// A [`Timeline`] being built, one attempt at a time.
+pub(super) struct TimelineBuilder {
+    start_us: u64,
+    end_us: u64,
+    bin_us: u64,
+    /// Attempts pushed, drawn or not.
+    count: usize,
+    /// The attempts to draw as bars, until there are too many.
+    spans: Vec<Span>,
+    /// Per worker, attempts running on average in each bin, once binned.
+    busy: Option<BTreeMap<u32, Vec<f64>>>,
+    cpu_used: Vec<f64>,
+    cpu_given: Vec<f64>,
+    any_cpu: bool,
+}
+
+impl TimelineBuilder {
+    /// A timeline from `start_us` to `end_us`.
+    pub fn new((start_us, end_us): (u64, u64)) -> Self {
+        let end_us = end_us.max(start_us + 1);
+        TimelineBuilder {
+            start_us,
+            end_us,
+            bin_us: (end_us - start_us).div_ceil(BINS as u64),
+            count: 0,
+            spans: Vec::new(),
+            busy: None,
+            cpu_used: vec![0.0; BINS],
+            cpu_given: vec![0.0; BINS],
+            any_cpu: false,
+        }
+    }
+
+    /// Adds one attempt; one that starts before the timeline or ends
+    /// before it starts is counted, not drawn.
+    pub fn push(&mut self, s: Span) {
+        self.count += 1;
+        self.any_cpu |= s.cpu_us.is_some();
+        if s.start_us < self.start_us || s.end_us < s.start_us {
+            return;
+        }
+        let wall = (s.end_us - s.start_us).max(1) as f64;
+        self.spread(Bins::CpuGiven, &s, s.cpus);
+        if let Some(cpu) = s.cpu_us {
+            self.spread(Bins::CpuUsed, &s, cpu as f64 / wall);
+        }
+        if self.busy.is_some() {
+            self.spread(Bins::Busy, &s, 1.0);
+        } else {
+            self.spans.push(s);
+            self.bin_if_too_many();
+        }
+    }
+
+    /// Past [`MAX_BARS`] attempts, spreads the kept ones into bins.
+    fn bin_if_too_many(&mut self) {
+        if self.count > MAX_BARS && self.busy.is_none() {
+            self.busy = Some(BTreeMap::new());
+            for s in std::mem::take(&mut self.spans) {
+                self.spread(Bins::Busy, &s, 1.0);
+            }
+        }
+    }
+
+    /// Adds `weight` times the part of each bin of `which` that `s` covers.
+    fn spread(&mut self, which: Bins, s: &Span, weight: f64) {
+        let bins = match which {
+            Bins::CpuGiven => &mut self.cpu_given,
+            Bins::CpuUsed => &mut self.cpu_used,
+            Bins::Busy => match &mut self.busy {
+                Some(busy) => busy.entry(s.worker).or_insert_with(|| vec![0.0; BINS]),
+                None => return,
+            },
+        };
+        spread(bins, s.start_us - self.start_us, s.end_us - self.start_us, self.bin_us, weight);
+    }
+
+    /// The timeline, one lane per `(worker id, label)` of `lanes`, in that
+    /// order; `label` names an attempt's task.
+    pub fn finish(
+        mut self,
+        lanes: &[(u32, String)],
+        cpu_capacity: Option<f64>,
+        label: impl Fn(TaskId) -> String,
+    ) -> Timeline {
+        self.bin_if_too_many();
+        let mut busy = self.busy.take();
+        let binned = busy.is_some();
+        let mut out: Vec<Lane> = lanes
+            .iter()
+            .map(|(id, label)| Lane {
+                label: label.clone(),
+                rows: 1,
+                bars: Vec::new(),
+                busy: busy.as_mut().map(|b| b.remove(id).unwrap_or_else(|| vec![0.0; BINS])).unwrap_or_default(),
+            })
+            .collect();
+        let lane_of: BTreeMap<u32, usize> = lanes.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+        self.spans.sort_by_key(|s| (s.worker, s.start_us, s.task, s.attempt));
+        let mut row_ends: Vec<Vec<u64>> = vec![Vec::new(); out.len()];
+        for s in &self.spans {
+            let Some(&lane) = lane_of.get(&s.worker) else { continue };
+            let ends = &mut row_ends[lane];
+            let row = match ends.iter().position(|&end| end <= s.start_us) {
+                Some(row) => row,
+                None => {
+                    ends.push(0);
+                    ends.len() - 1
+                }
+            };
+            ends[row] = s.end_us;
+            let retry = if s.attempt > 0 { format!(" #{}", s.attempt) } else { String::new() };
+            out[lane].bars.push(Bar {
+                group: s.task.group.0,
+                label: format!("{}{retry}", label(s.task)),
+                start_us: s.start_us - self.start_us,
+                end_us: s.end_us - self.start_us,
+                row: row as u32,
+                state: s.state,
+            });
+        }
+        for (lane, ends) in out.iter_mut().zip(&row_ends) {
+            lane.rows = ends.len().max(1) as u32;
+        }
+        if !self.any_cpu {
+            self.cpu_used.clear();
+        }
+        Timeline {
+            start_us: self.start_us,
+            end_us: self.end_us,
+            bin_us: self.bin_us,
+            binned,
+            lanes: out,
+            cpu_used: self.cpu_used,
+            cpu_given: self.cpu_given,
+            cpu_capacity,
+        }
+    }
+}
+
+/// Which bins an attempt is spread into.
+#[derive(Clone, Copy)]
+enum Bins {
+    CpuGiven,
+    CpuUsed,
+    Busy,
+}
+
+/// Adds `weight` times the part of each bin that `[start, end)` covers.
+fn spread(bins: &mut [f64], start: u64, end: u64, bin_us: u64, weight: f64) {
+    let last = bins.len() - 1;
+    let (first_bin, last_bin) = ((start / bin_us) as usize, ((end.max(start + 1) - 1) / bin_us) as usize);
+    for (b, bin) in bins.iter_mut().enumerate().take(last_bin.min(last) + 1).skip(first_bin.min(last)) {
+        let (lo, hi) = (b as u64 * bin_us, (b as u64 + 1) * bin_us);
+        let covered = end.min(hi).saturating_sub(start.max(lo)).max(u64::from(end == start));
+        *bin += weight * covered as f64 / bin_us as f64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::GroupId;
+
+    fn span(worker: u32, start_us: u64, end_us: u64) -> Span {
+        let task = TaskId::new(GroupId(0), start_us);
+        Span {
+            task,
+            attempt: 0,
+            worker,
+            start_us,
+            end_us,
+            cpu_us: Some(end_us - start_us),
+            cpus: 1.0,
+            state: "succeeded",
+        }
+    }
+
+    fn timeline(spans: Vec<Span>, lanes: &[(u32, String)], axis: (u64, u64), capacity: Option<f64>) -> Timeline {
+        let mut builder = TimelineBuilder::new(axis);
+        spans.into_iter().for_each(|s| builder.push(s));
+        builder.finish(lanes, capacity, |t| t.instance.to_string())
+    }
+
+    #[test]
+    fn overlapping_attempts_take_separate_rows() {
+        let spans = vec![span(0, 0, 100), span(0, 50, 150), span(0, 100, 200), span(1, 0, 10)];
+        let t = timeline(spans, &[(0, "a".into()), (1, "b".into())], (0, 200), Some(2.0));
+        let rows: Vec<_> = t.lanes[0].bars.iter().map(|b| (b.start_us, b.row)).collect();
+        assert_eq!(rows, [(0, 0), (50, 1), (100, 0)]);
+        assert_eq!((t.lanes[0].rows, t.lanes[1].rows, t.binned), (2, 1, false));
+        // 310 µs of attempts given one CPU each, and one or two running at a time.
+        let given: f64 = t.cpu_given.iter().map(|c| c * t.bin_us as f64).sum();
+        assert!((given - 310.0).abs() < 1e-6, "{given}");
+        assert!(t.cpu_given.iter().all(|&c| (1.0..=2.0).contains(&c)), "{:?}", t.cpu_given);
+    }
+
+    #[test]
+    fn many_attempts_are_binned_as_they_come() {
+        let spans: Vec<Span> = (0..MAX_BARS as u64 + 1).map(|i| span(0, i, i + 1)).collect();
+        let t = timeline(spans, &[(0, "a".into()), (7, "idle".into())], (0, MAX_BARS as u64 + 1), None);
+        assert!(t.binned && t.lanes[0].bars.is_empty());
+        let busy: f64 = t.lanes[0].busy.iter().map(|b| b * t.bin_us as f64).sum();
+        assert!((busy - (MAX_BARS as f64 + 1.0)).abs() < 1e-6, "{busy}");
+        assert_eq!(t.lanes[1].busy, vec![0.0; BINS]);
+    }
+}

@@ -1,0 +1,373 @@
+//! [`JobFactory`]: renders the graph's instances into the [`Job`]s workers
+//! execute.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
+use crate::runtime::core::Allocation;
+use crate::runtime::protocol::job::{Job, JobCommand, Sink, relative};
+use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
+
+/// Compiled templates of one group.
+struct GroupTemplates {
+    command: Result<Tmpl, Vec<Tmpl>>,
+    cwd: Option<Tmpl>,
+    env: Vec<(String, Tmpl)>,
+    stdin: Option<Tmpl>,
+    stdout: Option<Tmpl>,
+    stderr: Option<Tmpl>,
+    inputs: Vec<Tmpl>,
+    outputs: Vec<Tmpl>,
+    /// For a nested group: the expansion file, rendered per parent instance.
+    part_file: Option<Tmpl>,
+    /// Context per variant, per attempt ([`scopes`]).
+    scopes: Vec<Vec<Arc<GroupScope>>>,
+}
+
+/// Renders [`Job`]s for the instances of a graph.
+pub struct JobFactory {
+    graph: Arc<Graph>,
+    renderer: Renderer,
+    groups: Vec<GroupTemplates>,
+    base_dir: PathBuf,
+    run_dir: PathBuf,
+}
+
+impl JobFactory {
+    /// Compiles every group's templates. `base_dir` is the workflow's
+    /// directory (absolute), `run_dir` the run's directory.
+    pub fn new(graph: Arc<Graph>, base_dir: &Path, run_dir: &Path) -> Result<Self, String> {
+        let mut renderer = Renderer::default();
+        let vars = json_value(&graph.vars);
+        let mut groups = Vec::with_capacity(graph.groups.len());
+        for group in &graph.groups {
+            let mut compile = |s: &str| renderer.compile(s).map_err(|e| format!("template of `{}`: {e}", group.name));
+            let t = &group.template;
+            let command = match &t.command {
+                Command::Shell(s) => Ok(compile(s)?),
+                Command::Argv(args) => Err(args.iter().map(|a| compile(a)).collect::<Result<_, _>>()?),
+            };
+            let stream = |s: &Stream, compile: &mut dyn FnMut(&str) -> Result<Tmpl, String>| match s {
+                Stream::File(path) => compile(path).map(Some),
+                Stream::Log | Stream::Null => Ok(None),
+            };
+            groups.push(GroupTemplates {
+                command,
+                cwd: t.cwd.as_deref().map(&mut compile).transpose()?,
+                env: t.env.iter().map(|(k, v)| Ok((k.clone(), compile(v)?))).collect::<Result<_, String>>()?,
+                stdin: t.stdin.as_deref().map(&mut compile).transpose()?,
+                stdout: stream(&t.stdout, &mut compile)?,
+                stderr: stream(&t.stderr, &mut compile)?,
+                inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                part_file: match &group.domain {
+                    Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
+                    _ => None,
+                },
+                scopes: scopes(&vars, &graph, group),
+            });
+        }
+        Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf() })
+    }
+
+    /// The workflow's directory, which relative paths start from.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
+    }
+
+    /// The graph jobs are made from.
+    pub fn graph(&self) -> &Arc<Graph> {
+        &self.graph
+    }
+
+    /// Gives deferred group `base` and its `for_each` mirrors the `count`
+    /// instances of `domain`, read from its expansion file; returns the
+    /// groups changed.
+    pub fn resolve(&mut self, base: GroupId, domain: Domain, count: u64) -> Vec<GroupId> {
+        let graph = Arc::make_mut(&mut self.graph);
+        graph.groups[base.index()].domain = domain;
+        let members: Vec<GroupId> =
+            (0..graph.groups.len() as u32).map(GroupId).filter(|&g| graph.base_group(g) == base).collect();
+        let vars = json_value(&graph.vars);
+        for &g in &members {
+            graph.groups[g.index()].count = count;
+            self.groups[g.index()].scopes = scopes(&vars, graph, graph.group(g));
+        }
+        members
+    }
+
+    /// The expansion file of nested group `base` for instance `outer` of
+    /// its parent, rendered with that instance's `index` and `item`.
+    pub fn part_file(&self, base: GroupId, outer: u64) -> Result<String, String> {
+        let (Domain::Nested { parent, .. }, Some(tmpl)) =
+            (&self.graph.group(base).domain, &self.groups[base.index()].part_file)
+        else {
+            return Err(format!("`{}` is not expanded per instance", self.graph.group(base).name));
+        };
+        let scope =
+            instance_scope(&self.groups[parent.index()].scopes[0][0], self.graph.base_domain(*parent), outer, None);
+        let name = &self.graph.group(base).name;
+        self.renderer
+            .render(tmpl, &scope)
+            .map(|s| s.into_owned())
+            .map_err(|e| format!("cannot render the file of `{name}`: {e}"))
+    }
+
+    /// Gives nested group `base` and its `for_each` mirrors the part that
+    /// instance `outer` of its parent gave; returns the groups changed and
+    /// the positions of the new instances.
+    pub fn add_part(&mut self, base: GroupId, outer: u64, items: &StrPool) -> (Vec<GroupId>, Range<u64>) {
+        Arc::make_mut(&mut self.graph).add_part(base, outer, items.iter())
+    }
+
+    /// `name[index]` for an instance (just `name` for a plain task).
+    pub fn label(&self, task: TaskId) -> String {
+        self.graph.label(task)
+    }
+
+    /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.
+    pub fn job(&self, task: TaskId, attempt: u32, alloc: &Allocation) -> Result<Job, String> {
+        let graph = &self.graph;
+        let group = graph.group(task.group);
+        let t = &self.groups[task.group.index()];
+        let domain = graph.base_domain(task.group);
+        let block = &t.scopes[(attempt as usize).min(t.scopes.len() - 1)];
+        let scope_group = block.get(alloc.variant).unwrap_or(&block[0]);
+        let scope = instance_scope(scope_group, domain, task.instance, Some(attempt));
+        let label = self.label(task);
+        let render = |tmpl: &Tmpl, key: &str| -> Result<String, String> {
+            self.renderer
+                .render(tmpl, &scope)
+                .map(|s| s.into_owned())
+                .map_err(|e| format!("cannot render `{key}` of {label}: {e}"))
+        };
+        let path = |text: String| -> PathBuf { self.base_dir.join(text) };
+
+        let command = match &t.command {
+            Ok(shell) => JobCommand::Shell(render(shell, "command")?),
+            Err(argv) => JobCommand::Argv(argv.iter().map(|a| render(a, "argv")).collect::<Result<_, _>>()?),
+        };
+        let cwd = match &t.cwd {
+            Some(c) => path(render(c, "cwd")?),
+            None => self.base_dir.clone(),
+        };
+        let sink = |stream: &Stream, tmpl: &Option<Tmpl>, key: &str| -> Result<Sink, String> {
+            Ok(match (stream, tmpl) {
+                (Stream::Null, _) => Sink::Null,
+                (Stream::File(_), Some(t)) => Sink::File(path(render(t, key)?)),
+                _ => Sink::Log,
+            })
+        };
+        let stdout = sink(&group.template.stdout, &t.stdout, "stdout")?;
+        let stderr = sink(&group.template.stderr, &t.stderr, "stderr")?;
+        let inputs = t.inputs.iter().map(|i| render(i, "inputs").map(path)).collect::<Result<Vec<_>, _>>()?;
+        let outputs = t.outputs.iter().map(|o| render(o, "outputs").map(path)).collect::<Result<Vec<_>, _>>()?;
+
+        let feeds_stdin = match domain {
+            Domain::Chunks { stdin, .. }
+            | Domain::Nested { expansion: crate::ir::Expansion::Chunks { stdin, .. }, .. } => *stdin,
+            _ => false,
+        };
+        let (mut chunk, mut stdin) = match domain.chunk_file(task.instance) {
+            Some(file) => {
+                let file = self.base_dir.join(file);
+                let text = match graph.item(task.group, task.instance) {
+                    Item::Text(text) => text.to_owned(),
+                    _ => String::new(),
+                };
+                let feed = feeds_stdin.then(|| file.clone());
+                (Some((file, text)), feed)
+            }
+            None => (None, None),
+        };
+        if let Some(s) = &t.stdin {
+            stdin = Some(path(render(s, "stdin")?));
+        }
+
+        let mut env: Vec<(String, String)> = t
+            .env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), render(v, &format!("env.{k}"))?)))
+            .collect::<Result<_, String>>()?;
+        let item = item_text(graph, task);
+        let implicit = if group.implicit_inputs {
+            implicit_inputs(&command, &self.base_dir, &inputs, &outputs)
+        } else {
+            Vec::new()
+        };
+        let definition = definition(&command, &self.base_dir, &cwd, &env, stdin.as_deref(), &outputs, &item);
+        let chunk_file = chunk.as_ref().map(|c| c.0.clone());
+        // One environment string may not exceed 128 KiB (the kernel's
+        // MAX_ARG_STRLEN): a larger item reaches the task as a file.
+        let item = if item.len() <= MAX_ENV_ITEM {
+            ItemVar::Text(item)
+        } else {
+            let file = match &chunk_file {
+                Some(file) => file.clone(),
+                None => {
+                    let file = self.base_dir.join(format!(".flow/items/{}/{}.txt", group.name, task.instance));
+                    chunk = Some((file.clone(), item));
+                    file
+                }
+            };
+            ItemVar::File(file)
+        };
+        env.extend(flow_env(graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
+        let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
+        Ok(Job {
+            task,
+            attempt,
+            label,
+            command,
+            cwd,
+            env,
+            stdin,
+            stdout,
+            stderr,
+            chunk,
+            inputs,
+            implicit,
+            base_dir: self.base_dir.clone(),
+            outputs,
+            timeout: group.timeout.map(Duration::from_secs),
+            cpus,
+            definition,
+        })
+    }
+}
+
+/// The contexts of `group`'s instances: per attempt (the first, then each
+/// retry whose requests grow), one per variant.
+fn scopes(vars: &minijinja::Value, graph: &Graph, group: &crate::ir::Group) -> Vec<Vec<Arc<GroupScope>>> {
+    let for_each = match &group.domain {
+        Domain::Same { group } => Some(graph.group(*group).name.as_str()),
+        _ => None,
+    };
+    let blocks = std::iter::once(&group.variants).chain(&group.retry_variants);
+    blocks.map(|b| b.iter().map(|v| group_scope(vars, &group.name, group.count, for_each, v)).collect()).collect()
+}
+
+/// Items up to this many bytes are passed in `FLOW_ITEM`; larger ones in a
+/// file named by `FLOW_ITEM_FILE` (half the kernel's 128 KiB limit on one
+/// environment string, leaving room for the task's own long variables).
+const MAX_ENV_ITEM: usize = 64 * 1024;
+
+/// How an instance's item reaches its process.
+enum ItemVar {
+    /// In `FLOW_ITEM` itself.
+    Text(String),
+    /// In a file, named by `FLOW_ITEM_FILE` (`FLOW_ITEM` is then empty).
+    File(PathBuf),
+}
+
+/// The `FLOW_*` variables (and `CUDA_VISIBLE_DEVICES`) a task sees.
+fn flow_env(
+    graph: &Graph,
+    task: TaskId,
+    attempt: u32,
+    alloc: &Allocation,
+    run_dir: &Path,
+    chunk: Option<&Path>,
+    item: ItemVar,
+) -> Vec<(String, String)> {
+    let group = graph.group(task.group);
+    let ids = |v: &[(u32, crate::ir::Amount)]| v.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
+    let (item, item_file) = match item {
+        ItemVar::Text(text) => (text, None),
+        ItemVar::File(file) => (String::new(), Some(file)),
+    };
+    let mut env = vec![
+        ("FLOW_TASK".to_owned(), group.name.clone()),
+        ("FLOW_INDEX".to_owned(), graph.index(task.group, task.instance).to_string()),
+        ("FLOW_ITEM".to_owned(), item),
+        ("FLOW_INSTANCE".to_owned(), attempt.to_string()),
+        ("FLOW_RUN_DIR".to_owned(), run_dir.display().to_string()),
+        ("FLOW_VARIANT".to_owned(), alloc.variant.to_string()),
+        ("FLOW_CPUS".to_owned(), ids(&alloc.cpus)),
+    ];
+    // A task without GPUs must not see (and grab) the worker's devices.
+    env.push(("FLOW_GPUS".to_owned(), ids(&alloc.gpus)));
+    env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
+    if let Some(sub) = graph.base_domain(task.group).subindex(task.instance) {
+        env.push(("FLOW_SUBINDEX".to_owned(), sub.to_string()));
+    }
+    if let Some(chunk) = chunk {
+        env.push(("FLOW_CHUNK".to_owned(), chunk.display().to_string()));
+    }
+    if let Some(file) = item_file {
+        env.push(("FLOW_ITEM_FILE".to_owned(), file.display().to_string()));
+    }
+    env
+}
+
+/// An instance's item as text (`FLOW_ITEM`): the line, the chunk, the JSON.
+fn item_text(graph: &Graph, task: TaskId) -> String {
+    match graph.item(task.group, task.instance) {
+        Item::None => String::new(),
+        Item::Int(n) => n.to_string(),
+        Item::Text(t) | Item::Json(t) => t.to_owned(),
+        Item::Object(map) => serde_json::Value::Object(map).to_string(),
+    }
+}
+
+/// What determines a job's result besides its input files, as one text:
+/// also the item, which reaches the task through `FLOW_ITEM` or the chunk
+/// file even when no template mentions it.
+/// Paths inside the workflow directory are written relative to it.
+fn definition(
+    command: &JobCommand,
+    base: &Path,
+    cwd: &Path,
+    env: &[(String, String)],
+    stdin: Option<&Path>,
+    outputs: &[PathBuf],
+    item: &str,
+) -> String {
+    let value = serde_json::json!({
+        "item": item,
+        "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
+        "cwd": relative(cwd, base),
+        "env": env,
+        "stdin": stdin.map(|p| relative(p, base)),
+        "outputs": outputs.iter().map(|p| relative(p, base)).collect::<Vec<_>>(),
+    });
+    value.to_string()
+}
+
+/// File name extensions of scripts a command may name.
+const SCRIPTS: &[&str] = &["py", "sh", "bash", "zsh", "r", "pl", "rb", "jl", "awk", "sed", "js", "lua", "tcl", "m"];
+
+/// The words of `command` that name a script or program inside `base`: a
+/// regular file that is executable or has a script's extension, under
+/// neither `.flow` nor the declared inputs and outputs. Editing one reruns
+/// the tasks that run it.
+fn implicit_inputs(command: &JobCommand, base: &Path, inputs: &[PathBuf], outputs: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let words: Vec<&str> = match command {
+        JobCommand::Shell(text) => text.split(|c: char| c.is_whitespace() || ";&|()<>`\"'".contains(c)).collect(),
+        JobCommand::Argv(args) => args.iter().map(String::as_str).collect(),
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    for word in words {
+        let word = word.strip_prefix("./").unwrap_or(word);
+        if word.is_empty() || word.starts_with('-') || word.starts_with(".flow/") || word.contains('$') {
+            continue;
+        }
+        let path = base.join(word);
+        if !path.starts_with(base) || found.contains(&path) || inputs.contains(&path) || outputs.contains(&path) {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&path) else { continue };
+        let script = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| SCRIPTS.contains(&e.to_ascii_lowercase().as_str()));
+        if meta.is_file() && (meta.permissions().mode() & 0o111 != 0 || script) {
+            found.push(path);
+        }
+    }
+    found
+}
