@@ -244,7 +244,9 @@ impl Core {
                 }
                 if let TaskState::Cancelled(why) = reason {
                     self.cancel_deferred(g, why, out);
-                    self.cancel_parts(g, why, out);
+                    for m in self.cancel_parts(g, why, out) {
+                        self.doom_waiting(m, &mut work);
+                    }
                 }
             }
             self.doom_waiting(g, &mut work);

@@ -129,13 +129,23 @@ impl Core {
         }
     }
 
-    /// Cancels every part of group `g` not known yet (the group is cancelled, or the run stopped).
-    pub(super) fn cancel_parts(&mut self, g: usize, why: CancelReason, out: &mut impl Out) {
-        for outer in 0..self.groups[g].parts.len() as u64 {
-            if self.groups[g].end_part(outer, PartState::Cancelled) {
-                self.pending -= 1;
-                out.state(TaskId::part(Self::group_id(g), outer), TaskState::Cancelled(why));
+    /// Cancels every part not known yet of group `g` — and, for a nested
+    /// group, of its mirrors, which cannot get parts without it — (the
+    /// group is cancelled, or the run stopped); returns the groups that had one.
+    pub(super) fn cancel_parts(&mut self, g: usize, why: CancelReason, out: &mut impl Out) -> Vec<usize> {
+        let family = if self.groups[g].members.is_empty() { vec![g] } else { self.groups[g].members.clone() };
+        let mut ended = Vec::new();
+        for m in family {
+            for outer in 0..self.groups[m].parts.len() as u64 {
+                if self.groups[m].end_part(outer, PartState::Cancelled) {
+                    self.pending -= 1;
+                    out.state(TaskId::part(Self::group_id(m), outer), TaskState::Cancelled(why));
+                    if ended.last() != Some(&m) {
+                        ended.push(m);
+                    }
+                }
             }
         }
+        ended
     }
 }

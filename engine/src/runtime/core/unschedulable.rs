@@ -66,6 +66,9 @@ impl Core {
                 self.cancel_deferred(g, CancelReason::Unschedulable, out);
                 cancelled.push(TaskId::whole(*id));
             }
+            for m in self.cancel_parts(g, CancelReason::Unschedulable, out) {
+                cancelled.push(TaskId::whole(Self::group_id(m)));
+            }
             self.sync_active(g);
         }
         for task in cancelled {

@@ -128,3 +128,35 @@ fn an_unreadable_part_fails_alone() {
     assert_eq!(env.core.counts().failed, 1);
     assert!(!env.core.is_finished(), "parts 1 and 2 are still to come");
 }
+
+#[test]
+fn a_nested_group_no_worker_can_run_is_cancelled_with_its_parts() {
+    let (mut env, mut g) = env();
+    g.groups[1].variants[0].cpus = crate::ir::Amount::whole(8);
+    env.core = Core::new(&g, CoreOptions::default());
+    env.worker(2, 0);
+    let found = env.core.unschedulable();
+    assert_eq!(found.iter().map(|(g, _)| g.0).collect::<Vec<_>>(), [1]);
+    let before = env.out.events.len();
+    env.core.cancel_groups(&[GroupId(1)], &mut env.out);
+    let states = env.states_since(before);
+    let part = |g, outer| TaskId::part(GroupId(g), outer);
+    assert!(states.contains(&(part(1, 2), TaskState::Cancelled(CancelReason::Unschedulable))), "{states:?}");
+    assert!(states.iter().any(|(t, _)| *t == t3()), "`after` is cancelled too: {states:?}");
+    // The parents still run; nothing is left once they are done.
+    loop {
+        let started = env.schedule();
+        if started.is_empty() {
+            break;
+        }
+        started.into_iter().for_each(|task| {
+            env.finish(task);
+        });
+    }
+    assert!(env.core.take_parts().is_empty());
+    assert!(env.core.is_finished(), "{:?}", env.core.counts());
+}
+
+fn t3() -> TaskId {
+    t(3, 0)
+}
