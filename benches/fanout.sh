@@ -11,32 +11,48 @@
 # part per producer instance, read as each one finishes.
 # With --dry-exec (engine time only; the lists exist before the run, as
 # under --dry-exec nothing writes them) and for real (each producer writes
-# its list, each refinement runs `true`). Peak RSS is flow's own.
+# its list, each refinement runs `true`). Wall clock, CPU time (flow and
+# its tasks, user + system) and flow's peak RSS, each the best of RUNS.
 set -euo pipefail
 runs=${1:-3}
 p=${2:-10000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-flow="$root/target/release/flow"
+target=${CARGO_TARGET_DIR:-$root/target}
+case $target in /*) ;; *) target=$PWD/$target ;; esac
+flow="$target/release/flow"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# measure CMD...: "SECONDS KIB" of CMD (which must succeed): wall clock and peak RSS.
+# measure CMD...: "SECONDS KIB CPU" of CMD (which must succeed): wall
+# clock, peak RSS, and the CPU seconds of CMD and every process it waited
+# for (its tasks), which a busy machine disturbs less than the wall clock.
 measure() {
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" > /dev/null 2> "$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
-  cat "$work/time"
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" > /dev/null 2> "$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
+  awk '{ print $1, $2, $3 + $4 }' "$work/time"
 }
 
-# best DIR ARGS...: the best wall clock of $runs fresh runs in DIR, and the peak RSS of that run.
-best() {
-  local dir=$1 best="999999 0" t
+# once DIR ARGS...: "SECONDS KIB CPU" of one fresh run in DIR.
+once() {
+  local dir=$1
   shift
+  rm -rf "$dir/.flow"
+  (cd "$dir" && measure "$flow" run "$@")
+}
+
+# pair ARGS...: the best of $runs runs (each figure on its own) of the
+# static and the nested workflow, alternating so a busy machine weighs on
+# both alike.
+pair() {
+  local s="999999 0" n="999999 0" t
   for _ in $(seq "$runs"); do
-    rm -rf "$dir/.flow" "$dir/done"
-    t=$(cd "$dir" && measure "$flow" run "$@")
-    best=$(awk -v a="$t" -v b="$best" 'BEGIN { split(a, x, " "); split(b, y, " "); print (x[1] < y[1]) ? a : b }')
+    t=$(once "$work/static" "$@")
+    s=$(awk -v a="$t" -v b="$s" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 3; i++) printf "%s ", (x[i] < y[i] || y[2] == 0) ? x[i] : y[i] }')
+    t=$(once "$work/nested" "$@")
+    n=$(awk -v a="$t" -v b="$n" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 3; i++) printf "%s ", (x[i] < y[i] || y[2] == 0) ? x[i] : y[i] }')
   done
-  awk -v t="$best" 'BEGIN { split(t, x, " "); printf "%6.2fs %6.0f MiB", x[1], x[2] / 1024 }'
+  awk -v s="$s" -v n="$n" 'BEGIN { split(s, x, " "); split(n, y, " ");
+    printf "%7.2fs %7.2fs %5.0f MiB   %7.2fs %7.2fs %5.0f MiB", x[1], x[3], x[2] / 1024, y[1], y[3], y[2] / 1024 }'
 }
 
 # setup DIR: the static and nested workflows over the same items.
@@ -55,6 +71,7 @@ setup() {
 setup "$work"
 items=$(wc -l < "$work/static/all.txt")
 echo "per-instance fan-out: $p producers, $items refinements; best of $runs, $(nproc) cores"
-printf '  %-22s %-20s %-20s\n' "" "static" "nested"
-printf '  %-22s %-20s %-20s\n' "--dry-exec" "$(best "$work/static" --dry-exec)" "$(best "$work/nested" --dry-exec)"
-printf '  %-22s %-20s %-20s\n' "for real" "$(best "$work/static")" "$(best "$work/nested")"
+printf '  %-12s %-28s %-28s\n' "" "static" "nested"
+printf '  %-12s %-28s %-28s\n' "" "wall     CPU      RSS" "wall     CPU      RSS"
+printf '  %-12s %s\n' "--dry-exec" "$(pair --dry-exec)"
+printf '  %-12s %s\n' "for real" "$(pair)"

@@ -389,7 +389,7 @@ error: 1 problem in workflow.toml
 #[test]
 fn unquoted_items_from_data_are_noted_and_shell_quote_protects() {
     let lines = "plain\n$(touch pwned)\nit's\n";
-    Test::new()
+    let both = Test::new()
         .file("lines.txt", lines)
         .workflow(
             r#"
@@ -410,8 +410,18 @@ command = "mkdir -p out && printf %s {{ item | shell_quote }} > out/{{ index }}"
              unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`\n\
              ok: workflow (workflow.toml) — 2 tasks, 6 instances, 0 edges\n",
         )
-        .stderr("")
-        .success();
+        .stderr("");
+    both.success();
+    // Issue 11: with --json the note is a diagnostic of severity `note`, and the workflow is ok.
+    let json: serde_json::Value = serde_json::from_str(&both.success_with(&["check", "--json"])).expect("JSON");
+    assert_eq!(json["ok"], true, "{json}");
+    let note = &json["diagnostics"][0];
+    assert_eq!(
+        (&note["severity"], &note["code"], &note["line"], &note["column"]),
+        (&"note".into(), &serde_json::Value::Null, &3.into(), &8.into()),
+        "{json}"
+    );
+    assert!(note["message"].as_str().is_some_and(|m| m.starts_with("`unsafe` puts `{{ item }}`")), "{json}");
 
     let safe = r#"
 [[tasks]]

@@ -280,3 +280,56 @@ fn dry_exec_warns_once_per_nested_task() {
     let labels = statuses(&t, None);
     assert_eq!(labels.keys().filter(|l| l.starts_with("refine[")).count(), 2, "{labels:?}");
 }
+
+#[test]
+fn a_cycle_through_the_files_of_a_nested_task_is_reported() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "search"
+range = "1-3"
+command = "true"
+inputs = ["out/*.txt"]
+outputs = ["hits/{{ index }}.txt"]
+
+[[tasks]]
+name = "refine"
+for_each = "search"
+each_line = "hits/{{ index }}.txt"
+command = "true"
+outputs = ["out/{{ index }}.{{ subindex }}.txt"]
+"#,
+    );
+    let out = t.run_with(&["check"]);
+    assert_code(&out, 2);
+    assert!(out.stderr.contains("dependency cycle: search → refine → search"), "{}", out.stderr);
+    assert!(out.stderr.contains("`search` → `refine` (expansion), `refine` → `search`"), "{}", out.stderr);
+}
+
+#[test]
+fn files_no_task_writes_must_be_there_before_the_run() {
+    let workflow = r#"
+[[tasks]]
+name = "receptor"
+range = "1-3"
+command = "true"
+
+[[tasks]]
+name = "dock"
+for_each = "receptor"
+each_line = "pockets/{{ index }}.txt"
+command = "echo {{ item }} {{ subindex }}"
+"#;
+    let t = Test::new().workflow(workflow).file("pockets/1.txt", "a\n").file("pockets/3.txt", "b\nc\n");
+    let out = t.run_with(&["check"]);
+    assert_code(&out, 2);
+    assert!(
+        out.stderr.contains("`pockets/2.txt`, the `each_line` file of `receptor[2]`, does not exist"),
+        "{}",
+        out.stderr
+    );
+    let t = t.file("pockets/2.txt", "");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert_eq!(t.success_with(&["log", "cat", "dock[3.1]"]), "c 1\n");
+}

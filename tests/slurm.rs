@@ -306,3 +306,31 @@ fn a_dynamic_stage_runs_through_allocations_and_a_rerun_submits_nothing() {
     assert!(again.stderr.contains("0 succeeded, 4 unchanged"), "{}", again.stderr);
     assert!(!again.stderr.contains("+ allocation"), "{}", again.stderr);
 }
+
+#[test]
+fn a_per_instance_fan_out_runs_through_allocations() {
+    if !slurm() {
+        return;
+    }
+    let _cluster = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"search\"\nrange = \"1-3\"\n\
+             command = \"mkdir -p hits && seq 1 {{ index }} > hits/{{ index }}.txt\"\noutputs = [\"hits/{{ index }}.txt\"]\n\
+             [[tasks]]\nname = \"refine\"\nfor_each = \"search\"\neach_line = \"hits/{{ index }}.txt\"\n\
+             command = \"echo job=$SLURM_JOB_ID > r{{ index }}.{{ subindex }}.txt\"\n\
+             outputs = [\"r{{ index }}.{{ subindex }}.txt\"]\n",
+        )
+        .file("flow.profiles.toml", &profile("max_workers = 2\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
+    for label in ["1.0", "2.1", "3.2"] {
+        let line = read(&t, &format!("r{label}.txt"));
+        assert!(!line.trim_end().ends_with("job="), "refine[{label}] ran inside a Slurm job: {line}");
+    }
+    assert!(squeue(&t).is_empty(), "left in squeue: {:?}", squeue(&t));
+    let again = t.run_with(&["run", "--profile", "slurm"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("0 succeeded, 9 unchanged"), "{}", again.stderr);
+    assert!(!again.stderr.contains("+ allocation"), "{}", again.stderr);
+}

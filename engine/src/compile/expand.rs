@@ -18,7 +18,7 @@ const KEYS: [&str; 6] = ["range", "each_line", "each_chunk", "from_json", "matri
 pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, Vec<usize>)> {
     let spec = &r.spec;
     let present = expansion_spans(spec);
-    if let Some(nested) = nested(c, r, g, &present) {
+    if let Some(nested) = super::nested::domain(c, r, g, &present) {
         return nested;
     }
     if present.len() > 1 {
@@ -78,43 +78,6 @@ pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, 
     Some((Domain::Single, 1, Vec::new()))
 }
 
-/// `for_each` together with one file expansion: a part of instances per
-/// instance of the `for_each` task, from the file rendered for it. `None`
-/// when the task is not written so; the parent is set by [`resolve_for_each`].
-fn nested(
-    c: &mut Compiler,
-    r: &Resolved,
-    g: usize,
-    present: &[(&'static str, std::ops::Range<usize>)],
-) -> Option<Option<(Domain, u64, Vec<usize>)>> {
-    let spec = &r.spec;
-    let keys: Vec<&str> = present.iter().map(|(k, _)| *k).collect();
-    if present.len() != 2 || !keys.contains(&"for_each") {
-        return None;
-    }
-    let (file, expansion) = if let Some(file) = &spec.each_line {
-        (file, Expansion::Lines { file: file.value.clone() })
-    } else if let Some(file) = &spec.from_json {
-        (file, Expansion::Json { file: file.value.clone() })
-    } else if let Some(chunk) = &spec.each_chunk {
-        let Some(lines) = c.count(&chunk.value.lines, "lines", 1) else { return Some(None) };
-        let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
-        let dir = format!(".flow/chunks/{}", r.name);
-        (&chunk.value.file, Expansion::Chunks { file: chunk.value.file.value.clone(), dir, lines, stdin })
-    } else {
-        return None;
-    };
-    if let Err(e) = c.renderer.compile(&file.value) {
-        let d = c.template_error(&e, file, expansion.key());
-        c.error(d);
-        return Some(None);
-    }
-    let pattern = super::symbolic::render(c, &r.name, &file.value);
-    let writers = c.writers.of_pattern(&pattern, g);
-    let domain = Domain::Nested { parent: GroupId(u32::MAX), expansion, parts: Default::default() };
-    Some(Some((domain, 0, writers)))
-}
-
 /// A domain known at run time when another task writes the expansion file:
 /// its instances come into existence once that task has finished, and the
 /// file is never read before (an old copy on disk would be stale).
@@ -145,7 +108,7 @@ fn checked<T>(c: &mut Compiler, items: Result<T, expansion::Problem>, file: &Sp<
     }
 }
 
-fn expansion_spans(spec: &TaskSpec) -> Vec<(&'static str, std::ops::Range<usize>)> {
+pub(super) fn expansion_spans(spec: &TaskSpec) -> Vec<(&'static str, std::ops::Range<usize>)> {
     let spans = [
         spec.range.as_ref().map(|s| s.span.clone()),
         spec.each_line.as_ref().map(|s| s.span.clone()),
@@ -379,7 +342,7 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
             continue;
         };
         if drafts[i].as_ref().is_some_and(|d| matches!(d.group.domain, Domain::Nested { .. })) {
-            nest(c, resolved, drafts, i, j, &target);
+            super::nested::nest(c, resolved, drafts, i, j, &target);
             continue;
         }
         let count = drafts[j].as_ref().map_or(0, |d| d.group.count);
@@ -395,45 +358,5 @@ pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [O
             );
             d.for_each = None;
         }
-    }
-}
-
-/// Points nested task `i` at its parent: the task its `for_each` names
-/// (`target`), whose instances live in group `base`. A parent whose
-/// instances are themselves known only at run time is refused.
-fn nest(
-    c: &mut Compiler,
-    resolved: &[Resolved],
-    drafts: &mut [Option<Draft>],
-    i: usize,
-    base: usize,
-    target: &Sp<String>,
-) {
-    let parent = resolved.iter().position(|r| r.name == target.value).unwrap_or(base);
-    let dynamic = drafts[base]
-        .as_ref()
-        .is_some_and(|d| matches!(d.group.domain, Domain::Deferred { .. } | Domain::Nested { .. }));
-    if dynamic {
-        c.error(
-            Diagnostic::new(
-                Code::CompileNestedParent,
-                format!(
-                    "`{}` expands a file per instance of `{}`, whose own instances are known only at run time",
-                    resolved[i].name, target.value
-                ),
-            )
-            .at(target.span.clone(), "instances not known before the run")
-            .help("expand per instance of a task whose instances are known before the run, or expand over one file"),
-        );
-        drafts[i] = None;
-        return;
-    }
-    if let Some(d) = drafts[i].as_mut() {
-        if let Domain::Nested { parent: p, .. } = &mut d.group.domain {
-            *p = GroupId(parent as u32);
-        }
-        d.scope =
-            crate::template::group_scope(&c.vars_value, &d.group.name, 0, Some(&target.value), &d.group.variants[0]);
-        d.for_each = None;
     }
 }

@@ -13,6 +13,7 @@ mod expand;
 mod group;
 mod link;
 mod merge;
+mod nested;
 mod order;
 mod output_index;
 mod resources;

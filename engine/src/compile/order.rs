@@ -142,6 +142,7 @@ fn report_cycle(c: &mut Compiler, graph: &DiGraph<(), EdgeOrigin>, groups: &[Gro
         .map(|w| {
             let how = match graph.find_edge(w[0], w[1]).map(|e| graph[e]) {
                 Some(EdgeOrigin::Files) => "files",
+                Some(EdgeOrigin::Expansion) => "expansion",
                 _ => "after",
             };
             format!("`{}` → `{}` ({how})", groups[w[0].index()].name, groups[w[1].index()].name)

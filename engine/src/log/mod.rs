@@ -9,7 +9,7 @@
 //! path and is written by its own thread ([`OutputLog`]) at disk speed.
 //! [`JournalState`] folds the journal into the latest state per task.
 //! This module never knows how tasks run or how the CLI prints them; see
-//! DESIGN.md §6.
+//! "Run directory, journal and resume" in `docs/design/architecture.md`.
 
 mod attempt_metrics;
 mod cursor;

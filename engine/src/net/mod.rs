@@ -1,6 +1,7 @@
 //! The coordinator–worker transport: authenticated, encrypted message
 //! channels over TCP, and the access file that tells workers where to
-//! connect and which secret to prove (DESIGN.md §5).
+//! connect and which secret to prove ("Remote workers and allocation
+//! queues" in `docs/design/architecture.md`).
 //!
 //! # How a worker joins a run
 //!

@@ -1,7 +1,8 @@
 //! The coordinator: the `flow run` process around the scheduler core.
 //!
-//! [`run::start`] sets a run up and starts the [`driver`], the one place
-//! that meets tokio: it feeds the core's decisions, rendered into jobs by
+//! [`run::start`] sets a run up and starts the [`driver`], the event loop
+//! on a single-threaded tokio runtime (the agent and the transport use
+//! tokio too; the core never does): it feeds the core's decisions, rendered into jobs by
 //! [`job_factory`], to the workers behind [`links`] (the embedded agent
 //! and the remote ones, accepted by [`remote`]), journals what they report
 //! ([`placements`]), checks the cache before dispatch ([`driver_cache`],
