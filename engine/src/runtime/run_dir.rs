@@ -34,10 +34,10 @@ use serde::de::DeserializeOwned;
 use crate::host::{UtcStyle, utc};
 use crate::ir::Graph;
 use crate::net::{ACCESS_FILE_MODE, AccessFile, NetError};
-use crate::runtime::coordinator::alloc::AllocsFile;
-use crate::runtime::coordinator::links::WorkerInfo;
+use crate::runtime::allocs_file::{ALLOCS_FILE, AllocsFile};
 use crate::runtime::event::Summary;
 use crate::runtime::meta::Meta;
+use crate::runtime::worker_info::WorkerInfo;
 
 /// The state directory name, next to the workflow file.
 pub const STATE_DIR: &str = ".flow";
@@ -152,7 +152,7 @@ impl RunDir {
 
     /// `allocs.json`: the run's allocation queue and its allocations.
     pub fn allocs(&self) -> PathBuf {
-        self.path.join(crate::runtime::coordinator::alloc::record::ALLOCS_FILE)
+        self.path.join(ALLOCS_FILE)
     }
 
     /// `summary.json`: written when the run ends.

@@ -132,7 +132,7 @@ pub(super) struct Driver {
     /// Whether the output log could write everything.
     pub log_health: Arc<LogHealth>,
     /// Workers that left before the run ended (`workers-left.json`).
-    pub left_workers: Vec<super::links::WorkerInfo>,
+    pub left_workers: Vec<crate::runtime::worker_info::WorkerInfo>,
     /// Refused connections, to say so once a minute per address.
     pub refusals: super::refusals::Refusals,
     pub events: std_mpsc::Sender<Vec<Event>>,

@@ -42,7 +42,7 @@ pub fn reap(state: &Path) -> Vec<String> {
 /// Cancels the allocations dead `run` left queued or running — those still
 /// its own jobs — and records that in its `allocs.json`; says what it did.
 fn cancel_allocations(run: &RunDir) -> Option<String> {
-    use super::alloc::record::AllocState;
+    use crate::runtime::allocs_file::AllocState;
     let mut file = run.read_allocs().ok()?;
     let manager = file.queue.as_ref().map(|q| q.manager)?;
     let mut ids = Vec::new();

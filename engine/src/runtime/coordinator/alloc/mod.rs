@@ -2,13 +2,11 @@
 //! `flow worker`s, in response to waiting work.
 //!
 //! A queue's settings come typed from [`crate::profile`]; [`script`] renders
-//! the submission script; [`record`] is what `allocs.json` in the run directory
-//! holds (read by `flow alloc` and `flow explain`).
+//! the submission script; what `allocs.json` in the run directory holds
+//! (read by `flow alloc` and `flow explain`) is
+//! [`crate::runtime::allocs_file`].
 
 pub(crate) mod manager;
 pub(crate) mod planner;
 pub(crate) mod queue;
-pub(crate) mod record;
 pub(crate) mod script;
-
-pub use record::{AllocRecord, AllocState, AllocsFile, QueueRecord};

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use super::manager::last_lines;
 use super::planner::{Fit, QueueLoad};
-use super::record::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 use super::script::{ScriptContext, job_name, script};
 use crate::host::now_us;
 use crate::log::{OutputRecord, OutputStream};
 use crate::profile::Queue;
+use crate::runtime::allocs_file::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 use crate::runtime::run_dir::RunDir;
 
 /// Allocations failing in a row before the queue pauses.
@@ -94,7 +94,7 @@ impl AllocQueue {
     }
 
     /// The state of allocation `id`.
-    pub fn record(&self, id: u32) -> super::record::AllocState {
+    pub fn record(&self, id: u32) -> AllocState {
         self.index(id).map_or(AllocState::Failed, |i| self.allocations[i].state)
     }
 
@@ -352,7 +352,7 @@ mod tests {
     use super::*;
     use crate::diag::Source;
     use crate::profile;
-    use crate::runtime::coordinator::alloc::record::ALLOCS_FILE;
+    use crate::runtime::allocs_file::ALLOCS_FILE;
 
     fn queue(dir: &Path) -> AllocQueue {
         let text = "[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\nbacklog = 2\n";
