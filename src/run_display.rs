@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use flow_engine::ir::Graph;
-use flow_engine::runtime::{AllocState, Event, RunDir, Status, Summary};
+use flow_engine::runtime::{AllocState, Event, Status, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::json::RunEvent;
@@ -124,10 +124,9 @@ impl Display {
 /// A line about the run or its workers, if the event deserves one.
 fn notice(event: &Event) -> Option<String> {
     match event {
-        Event::RunStarted { run_id, total, run_dir } => {
+        Event::RunStarted { run_id, total, access, .. } => {
             let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
-            let access = RunDir { id: run_id.clone(), path: run_dir.clone() }.access();
-            if access.exists() {
+            if let Some(access) = access {
                 text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
             }
             Some(text)
@@ -236,6 +235,7 @@ mod tests {
                 run_id: "20261125-010203-004".into(),
                 run_dir: PathBuf::from(".flow/runs/x"),
                 total: 3,
+                access: None,
             },
             Event::WorkerJoined { worker: 1, hostname: "node7".into(), peer: "10.0.0.7:4242".into(), cpus: 1, gpus: 0 },
             Event::TaskStarted { task: task(0, 0), label: "select".into(), attempt: 0 },

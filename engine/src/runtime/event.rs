@@ -21,6 +21,12 @@ pub enum Event {
         run_dir: PathBuf,
         /// Task instances in the graph.
         total: u64,
+        /// The access file remote workers join with, if the run listens for
+        /// them. Left out of the serialised event: it is always
+        /// `access.json` in `run_dir`, and whoever started the run chose to
+        /// listen.
+        #[serde(skip)]
+        access: Option<PathBuf>,
     },
     /// An attempt started on a worker.
     TaskStarted {

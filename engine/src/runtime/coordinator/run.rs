@@ -113,7 +113,12 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
         dry_exec: options.dry_exec,
         ..Summary::default()
     };
-    let mut first = vec![Event::RunStarted { run_id: run.id.clone(), run_dir: run.path.clone(), total: summary.total }];
+    let mut first = vec![Event::RunStarted {
+        run_id: run.id.clone(),
+        run_dir: run.path.clone(),
+        total: summary.total,
+        access: listener.as_ref().map(|_| run.access()),
+    }];
     let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings));
     first.extend(warnings.map(|message| Event::Warning { message }));
     let _ = events.send(first);
