@@ -43,7 +43,11 @@ command = "echo $FLOW_CPUS >> cpus.txt; exit 1"
     let out = t.run_with(&["run", "--cpus", "2"]);
     assert_code(&out, 1);
     assert_eq!(read(&t, "cpus.txt"), "0\n0,1\n");
-    assert!(out.stderr.contains("✗ grow failed: exit code 1"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("✗ grow failed: exit code 1; not retried: attempt 2 asks for more than any worker has"),
+        "{}",
+        out.stderr
+    );
     let check = t.run_with(&["check", "--cpus", "2"]);
     assert_code(&check, 2);
     assert!(check.stderr.contains("attempt 2: the request needs 3 cpus, the largest worker has 2"), "{}", check.stderr);

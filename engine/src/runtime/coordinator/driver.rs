@@ -435,8 +435,17 @@ impl Driver {
         };
         self.journal_batch.push(JournalRecord { metrics, ..JournalRecord::new(now_us(), task, attempt, journal) });
         let failed = matches!(outcome.status, Status::Failed { .. });
+        let was_stopped = self.core.stopped().is_some();
         self.core.on_finished(task, result, out);
         let retrying = failed && out.states.iter().any(|(t, s)| *t == task && matches!(s, TaskState::Retrying { .. }));
+        // With retries left and the run going on, only a next attempt no
+        // worker can hold is not made: say so.
+        if failed && !retrying && !was_stopped && attempt < self.graph().group(task.group).retries {
+            if let Status::Failed { reason, .. } = &mut outcome.status {
+                let not = format!("not retried: attempt {} asks for more than any worker has", attempt + 1);
+                *reason = if reason.is_empty() { not } else { format!("{reason}; {not}") };
+            }
+        }
         if matches!(outcome.status, Status::Succeeded) {
             self.measure(task, outcome.duration);
         }
