@@ -6,7 +6,7 @@ mod summary;
 mod trace;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,6 +26,7 @@ pub use summary::RunSummary;
 pub use trace::AttemptRecord;
 
 use crate::json::{self, TaskRef};
+use crate::stdout::to_stdout;
 
 /// How often `tail -f` looks for new output.
 const POLL: Duration = Duration::from_millis(100);
@@ -143,27 +144,21 @@ impl StreamChoice {
 /// Runs `flow log`; the error is a message for `error: …`.
 pub fn run(args: &LogArgs) -> Result<(), String> {
     let run = Run::open(args).map_err(|e| e.to_string())?;
-    let mut out = BufWriter::new(io::stdout().lock());
-    let result = match &args.command {
+    let select = |selectors: &[String]| run.select(selectors).map_err(io::Error::other);
+    to_stdout(|out| match &args.command {
         LogCommand::List { selectors, columns, format, json } => {
             let format = if *json { None } else { Some(*format) };
-            list(&run, &mut out, &run.select(selectors)?, columns, format)
+            list(&run, out, &select(selectors)?, columns, format)
         }
-        LogCommand::Cat { selectors, stream, failed } => cat(&run, &mut out, &run.select(selectors)?, *stream, *failed),
-        LogCommand::Tail { selectors, follow } => tail(&run, &mut out, &run.select(selectors)?, *follow),
-        LogCommand::Summary { json } => RunSummary::gather(&run).and_then(|summary| {
-            if *json { json::write_document(&mut out, &summary) } else { summary.render(&mut out) }
-        }),
+        LogCommand::Cat { selectors, stream, failed } => cat(&run, out, &select(selectors)?, *stream, *failed),
+        LogCommand::Tail { selectors, follow } => tail(&run, out, &select(selectors)?, *follow),
+        LogCommand::Summary { json } => RunSummary::gather(&run)
+            .and_then(|summary| if *json { json::write_document(out, &summary) } else { summary.render(out) }),
         LogCommand::Grep { pattern, selectors, ignore_case, json } => {
-            grep(&run, &mut out, &run.select(selectors)?, pattern, *ignore_case, *json)
+            grep(&run, out, &select(selectors)?, pattern, *ignore_case, *json)
         }
-        LogCommand::Export { selectors, .. } => export(&run, &mut out, &run.select(selectors)?),
-    };
-    match result.and_then(|()| out.flush()) {
-        // `flow log cat | head` closing the pipe early is not an error.
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
-        _ => Ok(()),
-    }
+        LogCommand::Export { selectors, .. } => export(&run, out, &select(selectors)?),
+    })
 }
 
 /// The run being read and its graph.
