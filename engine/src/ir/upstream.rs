@@ -39,10 +39,14 @@ impl Graph {
             let Some(from) = self.groups.get(edge.from.index()) else { continue };
             let count = from.count;
             let ranges = found.entry(edge.from).or_default();
-            match &edge.kind {
+            match (&edge.kind, &self.group(task.group).domain) {
                 // A range, not one position each: `all` over a big group stays cheap.
-                EdgeKind::All => ranges.extend((count > 0).then_some(0..count)),
-                kind => ranges.extend(kind.sources(task.instance, count).map(|s| s..s + 1)),
+                (EdgeKind::All, _) => ranges.extend((count > 0).then_some(0..count)),
+                // An instance of a nested group waits for the parent instance of its part.
+                (EdgeKind::ElementWise, super::Domain::Nested { parent, parts, .. }) if *parent == edge.from => {
+                    ranges.extend(parts.locate(task.instance).map(|(p, _)| p.outer..p.outer + 1));
+                }
+                (kind, _) => ranges.extend(kind.sources(task.instance, count).map(|s| s..s + 1)),
             }
         }
         found
@@ -91,6 +95,17 @@ mod tests {
         assert_eq!(g.upstream(t(2, 1)), [up(0, &[(0, 3)]), up(1, &[(2, 4)])]);
         assert_eq!(g.upstream(t(2, 1))[1].count(), 2);
         assert_eq!(g.upstream(t(2, 0))[1].positions().collect::<Vec<_>>(), [0, 3]);
+    }
+
+    #[test]
+    fn a_nested_instance_waits_for_the_parent_instance_of_its_part() {
+        let mut g = graph(vec![GroupSpec::new("search", 3), GroupSpec::new("refine", 0)], vec![edge_each(0, 1)]);
+        let expansion = crate::ir::Expansion::Lines { file: "hits/{{ index }}.txt".into() };
+        g.groups[1].domain = crate::ir::Domain::Nested { parent: GroupId(0), expansion, parts: Default::default() };
+        g.add_part(GroupId(1), 2, ["a", "b"]);
+        g.add_part(GroupId(1), 0, ["c"]);
+        assert_eq!(g.upstream(t(1, 1)), [up(0, &[(2, 3)])]);
+        assert_eq!(g.upstream(t(1, 2)), [up(0, &[(0, 1)])]);
     }
 
     #[test]
