@@ -143,12 +143,22 @@ fn part_never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
         _ => "did not finish",
     };
     let how = if run.live { "not known yet" } else { "never known" };
+    let file = part_file(graph, *parent, outer, expansion.file()).unwrap_or_else(|| expansion.file().to_owned());
     let parent = graph.label(TaskId::new(*parent, outer));
     Some(format!(
-        "{}[{index}.?]: its instances are {how}: they come from `{}` once {parent} is done, and {parent} {state}",
+        "{}[{index}.?]: its instances are {how}: they come from `{file}` once {parent} is done, and {parent} {state}",
         graph.group(group).name,
-        expansion.file()
     ))
+}
+
+/// The file `template` names for instance `outer` of `parent`, as the run
+/// renders it.
+fn part_file(graph: &Graph, parent: flow_engine::ir::GroupId, outer: u64, template: &str) -> Option<String> {
+    use flow_engine::template::{Renderer, group_scope, instance_scope, json_value};
+    let group = graph.group(parent);
+    let scope = group_scope(&json_value(&graph.vars), &group.name, group.count, None, group.variants.first()?);
+    let scope = instance_scope(&scope, graph.base_domain(parent), outer, None);
+    Renderer::default().render_str(template, &scope).ok()
 }
 
 /// The instances `text` names, in order.

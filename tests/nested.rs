@@ -133,7 +133,7 @@ fn a_failed_producer_instance_cancels_only_its_part() {
     let why = t.success_with(&["explain", "refine[2]"]);
     assert_eq!(
         why,
-        "refine[2.?]: its instances are never known: they come from `hits/{{ index }}.txt` once search[2] is done, \
+        "refine[2.?]: its instances are never known: they come from `hits/2.txt` once search[2] is done, \
          and search[2] failed\n"
     );
     let only = t.run_with(&["run", "--only", "refine[1.0]"]);
