@@ -164,7 +164,12 @@ pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failur
                 let _ = writeln!(out, "{}: instances known after {} runs", task.task, writers.join(", "));
             }
             Some(n) => {
-                let _ = writeln!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
+                let _ = write!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
+                if task.later_parts > 0 {
+                    let parts = plural(task.later_parts, "part");
+                    let _ = write!(out, "; {parts} known after `{}` runs", task.known_after.join("`, `"));
+                }
+                out.push('\n');
             }
         }
         for reason in &task.reasons {

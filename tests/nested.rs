@@ -333,3 +333,18 @@ command = "echo {{ item }} {{ subindex }}"
     assert_code(&out, 0);
     assert_eq!(t.success_with(&["log", "cat", "dock[3.1]"]), "c 1\n");
 }
+
+#[test]
+fn plan_why_reads_the_parts_whose_producer_would_not_run() {
+    let t = Test::new().workflow(&screening());
+    assert_code(&t.run_with(&["run"]), 0);
+    fs_err::remove_file(t.path().join("hits/2.txt")).expect("remove a producer's output");
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("search: 1 of 4 would run, 3 unchanged"), "{plan}");
+    assert!(plan.contains("refine: 0 of 4 would run, 4 unchanged; 1 part known after `search` runs"), "{plan}");
+    assert!(plan.contains("report: 0 of 4 would run, 4 unchanged; 1 part known after `search` runs"), "{plan}");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    // search[2] wrote the same two hits again: its part is unchanged too.
+    assert!(out.stderr.contains("1 succeeded, 16 unchanged"), "{}", out.stderr);
+}

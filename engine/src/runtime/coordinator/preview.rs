@@ -83,6 +83,9 @@ pub struct TaskPreview {
     pub reasons: Vec<ReasonCount>,
     /// For a task known only at run time: the tasks whose end makes it known.
     pub known_after: Vec<String>,
+    /// For a per-instance fan-out: the parts not known yet, whose producer
+    /// instance runs first (`instances` counts the known ones).
+    pub later_parts: u64,
     /// Scripts and programs its commands name that count as inputs (the first few).
     pub implicit_inputs: Vec<String>,
 }
@@ -146,9 +149,15 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             unchanged: 0,
             reasons: Vec::new(),
             known_after: Vec::new(),
+            later_parts: 0,
             implicit_inputs: Vec::new(),
         };
-        if let Some(writers) = graph.waits_for(id).filter(|_| !settled(&graph, id)) {
+        if let Domain::Nested { parent, parts, .. } = graph.base_domain(id) {
+            preview.later_parts = graph.group(*parent).count - parts.list().len() as u64;
+            if preview.later_parts > 0 {
+                preview.known_after = vec![graph.group(*parent).name.clone()];
+            }
+        } else if let Some(writers) = graph.waits_for(id) {
             preview.instances = None;
             preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect();
             tasks.push(preview);
@@ -210,7 +219,7 @@ fn settle_parts(factory: &mut JobFactory, id: GroupId, runs: &[Vec<bool>]) {
     }
 }
 
-/// Whether every part of a group known only at run time is known.
+/// Whether every part of a nested group is known (never for a deferred one).
 fn settled(graph: &Graph, id: GroupId) -> bool {
     match graph.base_domain(id) {
         Domain::Nested { parent, parts, .. } => parts.list().len() as u64 == graph.group(*parent).count,
@@ -223,10 +232,15 @@ fn settled(graph: &Graph, id: GroupId) -> bool {
 fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
     for e in graph.edges.iter().filter(|e| e.to == task.group) {
         let from = e.from;
-        let runs_first = graph.is_dynamic(from) && !settled(graph, from)
-            || graph.is_nested(task.group)
-                && e.origin == crate::ir::EdgeOrigin::Expansion
-                && !settled(graph, task.group)
+        // The writers of a known part's file do not run (`settle_parts`).
+        if graph.is_nested(task.group) && e.origin == crate::ir::EdgeOrigin::Expansion {
+            continue;
+        }
+        // A mirror follows its known instances one by one; a task that waits
+        // for the whole of a stage not fully known waits for what runs first.
+        let mirror =
+            e.kind == crate::ir::EdgeKind::ElementWise && graph.base_group(from) == graph.base_group(task.group);
+        let runs_first = !mirror && graph.is_dynamic(from) && !settled(graph, from)
             || e.kind
                 .sources(task.instance, graph.group(from).count)
                 .any(|s| TaskId::new(from, s) != task && runs[from.index()].get(s as usize).copied().unwrap_or(false));
