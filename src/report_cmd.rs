@@ -17,6 +17,7 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN")]
     pub run: Option<String>,
     /// Where to write the page [default: `flow-report-<run id>.html` here].
+    #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].

@@ -58,6 +58,7 @@ pub struct RunArgs {
     pub share_with_group: bool,
     /// When the run ends, however it ends, write its HTML report (see `flow report`)
     /// to FILE [default: `flow-report-<run id>.html` here].
+    #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
     pub report: Option<PathBuf>,
 }

@@ -1,10 +1,10 @@
 //! The compiler: a [`crate::spec::Workflow`] in, a validated
 //! [`crate::ir::Graph`] out, or every problem found.
 //!
-//! Passes: layer defaults and templates ([`merge`]), build each group on its
+//! Passes: layer defaults and templates (`merge`), build each group on its
 //! own (expansion, resources, numbers), resolve `for_each`, render every
-//! instance's file names and infer edges ([`deps`], [`link`]), then check
-//! cycles and order groups ([`order`]). This module never runs anything.
+//! instance's file names and infer edges (`deps`, `link`), then check
+//! cycles and order groups (`order`). This module never runs anything.
 
 mod compiler;
 mod deps;

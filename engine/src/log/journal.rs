@@ -182,7 +182,7 @@ impl JournalWriter {
 
     /// Appends `records` and hands them to the kernel.
     ///
-    /// The journal keeps [`RESERVE`] bytes of disk set aside past its end:
+    /// The journal keeps `RESERVE` bytes of disk set aside past its end:
     /// when the disk fills up (the output log's large writes usually fill it
     /// first), the records of the attempts still ending, and of output that
     /// was lost, can still be written.

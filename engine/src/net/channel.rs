@@ -218,7 +218,7 @@ impl Sender {
     }
 
     /// Sends `first`, and with it whatever `more` yields right away, in as
-    /// few writes as possible: up to [`BATCH`] bytes, so a writer that
+    /// few writes as possible: up to `BATCH` bytes, so a writer that
     /// drains a queue wakes its peer once per batch, not once per message.
     pub async fn send_batch<T: Serialize>(
         &mut self,

@@ -1,7 +1,7 @@
 //! `flow report`: one self-contained HTML page about a run. [`Report`] is its
 //! data model, built from a run directory's files ([`RunFiles`]) in one pass
 //! over the journal and aggregated so that its size depends on the tasks and
-//! workers, not on the number of instances; [`render`] turns it into HTML
+//! workers, not on the number of instances; [`render()`] turns it into HTML
 //! with an embedded template and SVG figures drawn here. It reads the run's
 //! files and never writes them, and knows nothing of how tasks ran.
 //! See `docs/guide/report.md`.

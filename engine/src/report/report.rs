@@ -8,7 +8,7 @@ use super::graph_view::GraphView;
 use super::stats::Stats;
 use super::timeline::Timeline;
 
-/// Everything a run's report shows; serialisable, rendered by [`super::render`].
+/// Everything a run's report shows; serialisable, rendered by [`super::render()`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// The run as a whole.

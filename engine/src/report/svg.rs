@@ -1,4 +1,4 @@
-//! The report's figures as inline SVG, drawn from the [`Report`] alone: the
+//! The report's figures as inline SVG, drawn from the [`super::Report`] alone: the
 //! attempts by worker, CPU use over time, the task graph and the allocations.
 //! Hovering a shape shows its `<title>`; no script is needed.
 
