@@ -13,16 +13,15 @@ mod micros;
 mod run_event;
 mod run_state;
 mod schema;
-mod state;
 mod task_ref;
 mod versioned;
 
 pub use counts::Counts;
+pub use flow_engine::explain::State;
 pub use micros::micros;
 pub use run_event::RunEvent;
 pub use run_state::RunState;
 pub use schema::schema;
-pub use state::State;
 pub use task_ref::TaskRef;
 pub use versioned::{VERSION, write_document, write_line};
 

@@ -1,29 +1,59 @@
-//! [`State`], [`UpstreamState`] and [`EarlierStatus`]: where an explained
-//! instance and an instance it waits for stand, and how the attempt before
-//! a wait to run again ended. All serialize as lower-case words.
+//! [`State`], [`UpstreamState`] and [`EarlierStatus`]: where an instance
+//! (or one attempt of it) and an instance it waits for stand, and how the
+//! attempt before a wait to run again ended. All serialize as lower-case
+//! words; [`State`] is the vocabulary of every `--json` too.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// Where an explained instance stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+use crate::log::JournalStatus;
+use crate::runtime::Status;
+
+/// Where a task instance, or one attempt of it, stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
-    /// It has not started, or waits to run again.
+    /// Not started, or waiting to run again.
     Waiting,
-    /// It is running.
+    /// Running.
     Running,
-    /// It succeeded.
+    /// Ran and succeeded.
     Succeeded,
-    /// An earlier run had done the same work, so it was skipped.
+    /// Skipped: an earlier run did the same work.
     Cached,
-    /// It failed for good.
+    /// Failed.
     Failed,
-    /// It was cancelled.
+    /// Cancelled (a failure upstream, `--max-fails`, or an interruption).
     Cancelled,
-    /// Its worker was lost and the run ended before it ran again.
+    /// Its worker disappeared.
     Lost,
-    /// The run stopped before it finished.
+    /// The run stopped before it ran.
     NotRun,
+}
+
+impl From<JournalStatus> for State {
+    fn from(status: JournalStatus) -> Self {
+        match status {
+            JournalStatus::Running => State::Running,
+            JournalStatus::Succeeded => State::Succeeded,
+            JournalStatus::Cached => State::Cached,
+            JournalStatus::Failed => State::Failed,
+            JournalStatus::Cancelled => State::Cancelled,
+            JournalStatus::Lost => State::Lost,
+        }
+    }
+}
+
+impl From<&Status> for State {
+    /// An attempt killed because the run stopped is `cancelled`, as the journal records it.
+    fn from(status: &Status) -> Self {
+        match status {
+            Status::Succeeded => State::Succeeded,
+            Status::Cached => State::Cached,
+            Status::Failed { .. } => State::Failed,
+            Status::Stopped => State::Cancelled,
+        }
+    }
 }
 
 /// Where an upstream instance that has not succeeded stands.
@@ -52,4 +82,34 @@ pub enum EarlierStatus {
     Failed,
     /// Its worker disappeared.
     Lost,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The other state types use [`State`]'s words.
+    #[test]
+    fn every_word_is_a_state() {
+        use UpstreamState as U;
+        let words = serde_json::json!([
+            U::Waiting,
+            U::Running,
+            U::Failed,
+            U::Cancelled,
+            U::Lost,
+            EarlierStatus::Failed,
+            EarlierStatus::Lost,
+        ]);
+        let states: Vec<State> = serde_json::from_value(words).expect("every word is a State");
+        assert_eq!(states.len(), 7);
+    }
+
+    #[test]
+    fn journal_and_run_statuses_read_as_the_log_writes_them() {
+        for status in [JournalStatus::Running, JournalStatus::Failed, JournalStatus::Lost] {
+            assert_eq!(serde_json::to_value(State::from(status)).unwrap(), status.as_str());
+        }
+        assert_eq!(State::from(&Status::Stopped), State::Cancelled);
+    }
 }
