@@ -48,12 +48,12 @@ pub struct LogArgs {
 /// `flow log` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum LogCommand {
-    /// One line per attempt: status, exit code, times, CPU, memory, where it ran.
+    /// One line per attempt: state, exit code, times, CPU, memory, where it ran.
     List {
         /// Tasks to show: `score`, `score[1-10,20]` [default: all].
         #[arg(value_name = "SELECTOR")]
         selectors: Vec<String>,
-        /// The columns, comma-separated [default: task,status,exit,duration,cpu,rss,stdout,stderr
+        /// The columns, comma-separated [default: task,state,exit,duration,cpu,rss,stdout,stderr
         /// for a table, all of them for TSV and CSV].
         #[arg(long, value_enum, value_delimiter = ',', value_name = "COLUMNS")]
         columns: Vec<Column>,

@@ -136,7 +136,7 @@ fn list_shows_every_instance_with_records() {
     let out = words(&f.log(&["list"]).success());
     assert_eq!(
         out,
-        "TASK STATUS EXIT DURATION CPU RSS STDOUT STDERR\n\
+        "TASK STATE EXIT DURATION CPU RSS STDOUT STDERR\n\
          prep succeeded 0 1.50s - - 10 B 0 B\n\
          score[10] succeeded 0 2.00s - - 21 B 0 B\n\
          score[20] failed 3 3.00s - - 12 B 12 B\n\

@@ -66,7 +66,7 @@ fn memory_and_cpu_of_each_attempt_are_recorded() {
     // A trace file: a header row and one row per attempt, raw units.
     let csv = t.success_with(&["log", "list", "--format", "csv", "--columns", "task,state,exit,rss,host"]);
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows[0], ["task", "status", "exit", "rss", "host"]);
+    assert_eq!(rows[0], ["task", "state", "exit", "rss", "host"]);
     assert_eq!(rows.len(), 4, "{csv}");
     let hog_row = rows.iter().find(|r| r[0] == "hog").expect("hog row");
     assert_eq!(hog_row[3], hog["rss_bytes"].to_string());

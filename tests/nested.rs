@@ -64,7 +64,7 @@ fn each_producer_instance_gives_its_own_part() {
 
     assert_eq!(t.success_with(&["log", "cat", "report[3.1]"]), "mol2 3.1\n");
     let part = t.success_with(&["log", "list", "refine[2]", "--columns", "task,status"]);
-    assert_eq!(part, "TASK         STATUS\nrefine[2.0]  succeeded\nrefine[2.1]  succeeded\n");
+    assert_eq!(part, "TASK         STATE\nrefine[2.0]  succeeded\nrefine[2.1]  succeeded\n");
     let missing = t.run_with(&["log", "cat", "refine[2.5]"]);
     assert_code(&missing, 2);
     assert!(missing.stderr.contains("`refine[2]` has no instance 5 (it has 2)"), "{}", missing.stderr);

@@ -25,8 +25,8 @@ pub enum Column {
     /// The attempt, 0 for the first.
     Attempt,
     /// running, succeeded, cached, failed, cancelled or lost.
-    #[value(alias = "state")]
-    Status,
+    #[value(alias = "status")]
+    State,
     /// The exit code, or `signal N` for a process killed by a signal.
     Exit,
     /// The signal that killed the process.
@@ -70,7 +70,7 @@ pub enum Column {
 /// The columns of a table when none are named.
 pub const TABLE_COLUMNS: &[Column] = &[
     Column::Task,
-    Column::Status,
+    Column::State,
     Column::Exit,
     Column::Duration,
     Column::Cpu,
@@ -167,7 +167,7 @@ impl Attempt<'_> {
             Column::Name => Some(r.task.task),
             Column::Index => Some(r.task.index.to_string()),
             Column::Attempt => self.entry.map(|_| r.attempt.to_string()),
-            Column::Status => self.entry.map(|e| e.status.as_str().to_owned()),
+            Column::State => self.entry.map(|e| e.status.as_str().to_owned()),
             Column::Exit => match (r.exit_code, r.signal) {
                 (Some(code), _) => Some(code.to_string()),
                 (None, signal) => signal.map(|s| format!("signal {s}")),
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn list_csv_with_chosen_columns() {
-        let columns = [Column::Task, Column::Attempt, Column::Status, Column::Start, Column::Wall, Column::Cpus];
+        let columns = [Column::Task, Column::Attempt, Column::State, Column::Start, Column::Wall, Column::Cpus];
         insta::assert_snapshot!(rendered(&columns, Some(Format::Csv)));
     }
 
