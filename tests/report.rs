@@ -153,6 +153,10 @@ fn the_report_renders_in_chromium() {
         assert!(dom.contains(&format!(">{node}</text>")), "no node `{node}`");
     }
     assert!(dom.contains(r#"<rect class="attempt failed""#), "no bar of the failed attempt");
+    // Every attempt reports its peak memory: the memory chart is there; no
+    // task had a GPU: the GPU chart is not.
+    assert!(dom.contains(r#"<svg class="memory""#) && dom.contains("<h3>Memory use</h3>"), "no memory chart");
+    assert!(!dom.contains(r#"<svg class="gpu""#), "a GPU chart for a run without GPUs");
 
     let (_, log) = headless(&chromium, &page, &["--enable-logging=stderr", "--v=0", "--dump-dom"]);
     let errors: Vec<&str> = log.lines().filter(|l| l.contains("Uncaught") || l.contains("ERROR:CONSOLE")).collect();

@@ -13,6 +13,7 @@ use super::latest::Latest;
 use super::report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 use super::run_files::{RunFiles, stderr_tails};
 use super::stats::Stats;
+use super::timeline::Capacity;
 use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
@@ -111,7 +112,10 @@ impl Report {
             running: t.running + c.running,
             waiting: t.waiting + c.waiting,
         });
-        let capacity = (!files.workers.is_empty()).then(|| files.workers.iter().map(|w| w.cpus as f64).sum());
+        let workers = &files.workers;
+        let sum = |of: fn(&WorkerInfo) -> f64| (!workers.is_empty()).then(|| workers.iter().map(of).sum());
+        let capacity =
+            Capacity { cpus: sum(|w| w.cpus as f64), gpus: sum(|w| w.gpus as f64), memory: sum(|w| w.memory as f64) };
         let lane = |worker: u32| lanes.iter().find(|(id, _)| *id == worker).map(|(_, label)| label.clone());
         let slowest = attempts
             .slowest
@@ -298,6 +302,8 @@ struct Attempts {
     slowest: BinaryHeap<Reverse<(u64, TaskId, u32, u32)>>,
     /// CPUs each group's first variant asks for, for attempts without metrics.
     cpus: Vec<f64>,
+    /// The GPUs and bytes of memory each variant of each group asks for.
+    asks: Vec<Vec<(f64, u64)>>,
 }
 
 impl Attempts {
@@ -310,6 +316,11 @@ impl Attempts {
             open: HashMap::new(),
             slowest: BinaryHeap::new(),
             cpus: graph.groups.iter().map(|g| g.variants.first().map_or(1.0, |v| v.cpus.as_f64())).collect(),
+            asks: graph
+                .groups
+                .iter()
+                .map(|g| g.variants.iter().map(|v| (v.gpus.as_f64(), v.memory)).collect())
+                .collect(),
         }
     }
 
@@ -384,7 +395,10 @@ impl Attempts {
             }
         }
         let mut cpus = self.cpus[task.group.index()];
+        let variant = metrics.map_or(0, |m| m.variant as usize);
+        let (mut gpus, mem_asked) = self.asks[task.group.index()].get(variant).copied().unwrap_or_default();
         if let Some(m) = metrics {
+            gpus = m.gpus.len() as f64;
             let cpu = m.usage.user_us + m.usage.system_us;
             samples.cpu.push(cpu);
             samples.rss.push(m.usage.max_rss);
@@ -397,6 +411,8 @@ impl Attempts {
             used.max_rss = used.max_rss.max(m.usage.max_rss);
             used.max_cpus = used.max_cpus.max(cpu as f64 / wall.max(1) as f64);
         }
-        self.timeline.push(Span { task, attempt, worker, start_us, end_us, cpu_us, cpus, state });
+        let max_rss = metrics.map(|m| m.usage.max_rss);
+        let span = Span { task, attempt, worker, start_us, end_us, cpu_us, cpus, gpus, mem_asked, max_rss, state };
+        self.timeline.push(span);
     }
 }

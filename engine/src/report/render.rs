@@ -23,6 +23,8 @@ pub fn render(report: &Report, out: &mut impl std::io::Write) -> Result<(), Repo
     let figures = context! {
         gantt => svg::gantt(&report.timeline),
         cpu => svg::cpu_chart(&report.timeline),
+        gpu => (!report.timeline.gpu_given.is_empty()).then(|| svg::gpu_chart(&report.timeline)),
+        memory => (!report.timeline.mem_asked.is_empty()).then(|| svg::memory_chart(&report.timeline)),
         graph => svg::graph(&report.graph),
         allocations => (!report.allocations.is_empty()).then(|| svg::allocations(&report.allocations, &report.timeline)),
     };

@@ -107,10 +107,42 @@ pub fn gantt(t: &Timeline) -> String {
 /// CPUs given to running attempts and CPUs they kept busy, per bin, with
 /// the workers' CPUs as a line.
 pub fn cpu_chart(t: &Timeline) -> String {
+    let usage = Usage { class: "cpu", given: &t.cpu_given, used: &t.cpu_used, capacity: t.cpu_capacity };
+    usage_chart(t, &usage, &["CPUs given to running tasks", "CPUs kept busy", "CPUs on the workers"], |v| {
+        format!("{v:.1} cpus")
+    })
+}
+
+/// GPUs given to running attempts, per bin, with the workers' GPUs as a line.
+pub fn gpu_chart(t: &Timeline) -> String {
+    let usage = Usage { class: "gpu", given: &t.gpu_given, used: &[], capacity: t.gpu_capacity };
+    usage_chart(t, &usage, &["GPUs given to running tasks", "", "GPUs on the workers"], |v| format!("{v:.1} gpus"))
+}
+
+/// Memory the running attempts asked for and at most used (their peak
+/// RSS, held over each attempt), per bin, with the workers' memory as a line.
+pub fn memory_chart(t: &Timeline) -> String {
+    let usage = Usage { class: "memory", given: &t.mem_asked, used: &t.mem_used, capacity: t.mem_capacity };
+    let labels = ["memory asked for by running tasks", "peak memory of running tasks", "memory of the workers"];
+    usage_chart(t, &usage, &labels, |v| crate::resources::bytes(v as u64))
+}
+
+/// One resource over time: what was given, what was used, what there was.
+struct Usage<'a> {
+    class: &'a str,
+    given: &'a [f64],
+    used: &'a [f64],
+    capacity: Option<f64>,
+}
+
+/// An area chart of `u.given` (light) and `u.used` (dark) per bin with
+/// `u.capacity` as a dashed line; `titles` name the three, `unit` writes a value.
+fn usage_chart(t: &Timeline, u: &Usage, titles: &[&str; 3], unit: impl Fn(f64) -> String) -> String {
     let (height, top) = (180.0, 10.0);
     let plot = WIDTH - LEFT - 10.0;
-    let max = t.cpu_given.iter().chain(&t.cpu_used).chain(&t.cpu_capacity).fold(1.0f64, |a, &b| a.max(b));
-    let bins = t.cpu_given.len().max(1) as f64;
+    let max = u.given.iter().chain(u.used).chain(&u.capacity).fold(f64::MIN_POSITIVE, |a, &b| a.max(b));
+    let max = if u.class == "memory" { max } else { max.max(1.0) };
+    let bins = u.given.len().max(1) as f64;
     let y = |v: f64| top + (height - 40.0) * (1.0 - v / max);
     let area = |values: &[f64]| {
         let mut points = format!("{LEFT},{:.1}", y(0.0));
@@ -122,34 +154,38 @@ pub fn cpu_chart(t: &Timeline) -> String {
         points
     };
     let mut out = String::new();
-    open(&mut out, "cpu", height);
+    open(&mut out, u.class, height);
+    let [given, used, capacity_title] = titles;
     let _ = write!(
         out,
-        r##"<polygon class="given" points="{}" fill="#a0cbe8"><title>CPUs given to running tasks</title></polygon>"##,
-        area(&t.cpu_given)
+        r##"<polygon class="given" points="{}" fill="#a0cbe8"><title>{given}</title></polygon>"##,
+        area(u.given)
     );
-    if !t.cpu_used.is_empty() {
+    if !u.used.is_empty() {
         let _ = write!(
             out,
-            r##"<polygon class="used" points="{}" fill="#4e79a7"><title>CPUs kept busy</title></polygon>"##,
-            area(&t.cpu_used)
+            r##"<polygon class="used" points="{}" fill="#4e79a7"><title>{used}</title></polygon>"##,
+            area(u.used)
         );
     }
-    if let Some(capacity) = t.cpu_capacity {
+    if let Some(capacity) = u.capacity {
         let _ = write!(
             out,
-            r##"<line class="capacity" x1="{LEFT}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="4 3"><title>{capacity} CPUs on the workers</title></line>"##,
+            r##"<line class="capacity" x1="{LEFT}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="4 3"><title>{}: {}</title></line>"##,
             LEFT + plot,
             y(capacity),
-            y(capacity)
+            y(capacity),
+            capacity_title,
+            unit(capacity)
         );
     }
     for v in [0.0, max / 2.0, max] {
         let _ = write!(
             out,
-            r##"<text x="{}" y="{:.1}" text-anchor="end" fill="#555">{v:.1} cpus</text>"##,
+            r##"<text x="{}" y="{:.1}" text-anchor="end" fill="#555">{}</text>"##,
             LEFT - 6.0,
-            y(v) + 4.0
+            y(v) + 4.0,
+            unit(v)
         );
     }
     axis(&mut out, height - 28.0, t.end_us - t.start_us);

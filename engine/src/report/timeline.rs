@@ -29,6 +29,30 @@ pub struct Timeline {
     pub cpu_given: Vec<f64>,
     /// CPUs of all the run's workers together, if known.
     pub cpu_capacity: Option<f64>,
+    /// GPUs given to the attempts running in each bin (empty when no attempt had one).
+    pub gpu_given: Vec<f64>,
+    /// GPUs of all the run's workers together, if known.
+    pub gpu_capacity: Option<f64>,
+    /// Bytes of memory the attempts running in each bin asked for (empty
+    /// when no attempt asked for memory or reported its peak).
+    pub mem_asked: Vec<f64>,
+    /// Bytes of memory the attempts running in each bin used at most: each
+    /// attempt's peak RSS held over its whole run, so an upper bound
+    /// (empty when no attempt reported it).
+    pub mem_used: Vec<f64>,
+    /// Bytes of memory of all the run's workers together, if known.
+    pub mem_capacity: Option<f64>,
+}
+
+/// What the run's workers offered together, where known.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Capacity {
+    /// CPUs.
+    pub cpus: Option<f64>,
+    /// GPUs.
+    pub gpus: Option<f64>,
+    /// Bytes of memory.
+    pub memory: Option<f64>,
 }
 
 /// The attempts of one worker.

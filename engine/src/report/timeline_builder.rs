@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::timeline::{BINS, Bar, Lane, MAX_BARS, Timeline};
+use super::timeline::{BINS, Bar, Capacity, Lane, MAX_BARS, Timeline};
 use crate::ir::TaskId;
 
 /// One attempt as the report builder collects it.
@@ -21,6 +21,12 @@ pub(super) struct Span {
     pub cpu_us: Option<u64>,
     /// CPUs given to it.
     pub cpus: f64,
+    /// GPUs given to it.
+    pub gpus: f64,
+    /// Bytes of memory it asked for.
+    pub mem_asked: u64,
+    /// Its peak RSS, if reported.
+    pub max_rss: Option<u64>,
     pub state: &'static str,
 }
 
@@ -37,7 +43,13 @@ pub(super) struct TimelineBuilder {
     busy: Option<BTreeMap<u32, Vec<f64>>>,
     cpu_used: Vec<f64>,
     cpu_given: Vec<f64>,
+    gpu_given: Vec<f64>,
+    mem_asked: Vec<f64>,
+    mem_used: Vec<f64>,
     any_cpu: bool,
+    any_gpu: bool,
+    any_mem: bool,
+    any_rss: bool,
 }
 
 impl TimelineBuilder {
@@ -53,7 +65,13 @@ impl TimelineBuilder {
             busy: None,
             cpu_used: vec![0.0; BINS],
             cpu_given: vec![0.0; BINS],
+            gpu_given: vec![0.0; BINS],
+            mem_asked: vec![0.0; BINS],
+            mem_used: vec![0.0; BINS],
             any_cpu: false,
+            any_gpu: false,
+            any_mem: false,
+            any_rss: false,
         }
     }
 
@@ -62,6 +80,9 @@ impl TimelineBuilder {
     pub fn push(&mut self, s: Span) {
         self.count += 1;
         self.any_cpu |= s.cpu_us.is_some();
+        self.any_gpu |= s.gpus > 0.0;
+        self.any_mem |= s.mem_asked > 0;
+        self.any_rss |= s.max_rss.is_some();
         if s.start_us < self.start_us || s.end_us < s.start_us {
             return;
         }
@@ -69,6 +90,11 @@ impl TimelineBuilder {
         self.spread(Bins::CpuGiven, &s, s.cpus);
         if let Some(cpu) = s.cpu_us {
             self.spread(Bins::CpuUsed, &s, cpu as f64 / wall);
+        }
+        self.spread(Bins::GpuGiven, &s, s.gpus);
+        self.spread(Bins::MemAsked, &s, s.mem_asked as f64);
+        if let Some(rss) = s.max_rss {
+            self.spread(Bins::MemUsed, &s, rss as f64);
         }
         if self.busy.is_some() {
             self.spread(Bins::Busy, &s, 1.0);
@@ -93,6 +119,9 @@ impl TimelineBuilder {
         let bins = match which {
             Bins::CpuGiven => &mut self.cpu_given,
             Bins::CpuUsed => &mut self.cpu_used,
+            Bins::GpuGiven => &mut self.gpu_given,
+            Bins::MemAsked => &mut self.mem_asked,
+            Bins::MemUsed => &mut self.mem_used,
             Bins::Busy => match &mut self.busy {
                 Some(busy) => busy.entry(s.worker).or_insert_with(|| vec![0.0; BINS]),
                 None => return,
@@ -102,13 +131,8 @@ impl TimelineBuilder {
     }
 
     /// The timeline, one lane per `(worker id, label)` of `lanes`, in that
-    /// order; `label` names an attempt's task.
-    pub fn finish(
-        mut self,
-        lanes: &[(u32, String)],
-        cpu_capacity: Option<f64>,
-        label: impl Fn(TaskId) -> String,
-    ) -> Timeline {
+    /// order, against what the workers offered; `label` names an attempt's task.
+    pub fn finish(mut self, lanes: &[(u32, String)], capacity: Capacity, label: impl Fn(TaskId) -> String) -> Timeline {
         self.bin_if_too_many();
         let mut busy = self.busy.take();
         let binned = busy.is_some();
@@ -151,6 +175,15 @@ impl TimelineBuilder {
         if !self.any_cpu {
             self.cpu_used.clear();
         }
+        if !self.any_gpu {
+            self.gpu_given.clear();
+        }
+        if !self.any_rss {
+            self.mem_used.clear();
+        }
+        if !self.any_mem && !self.any_rss {
+            self.mem_asked.clear();
+        }
         Timeline {
             start_us: self.start_us,
             end_us: self.end_us,
@@ -159,7 +192,12 @@ impl TimelineBuilder {
             lanes: out,
             cpu_used: self.cpu_used,
             cpu_given: self.cpu_given,
-            cpu_capacity,
+            cpu_capacity: capacity.cpus,
+            gpu_given: self.gpu_given,
+            gpu_capacity: capacity.gpus.filter(|_| self.any_gpu),
+            mem_asked: self.mem_asked,
+            mem_used: self.mem_used,
+            mem_capacity: capacity.memory.filter(|_| self.any_mem || self.any_rss),
         }
     }
 }
@@ -169,6 +207,9 @@ impl TimelineBuilder {
 enum Bins {
     CpuGiven,
     CpuUsed,
+    GpuGiven,
+    MemAsked,
+    MemUsed,
     Busy,
 }
 
@@ -198,6 +239,9 @@ mod tests {
             end_us,
             cpu_us: Some(end_us - start_us),
             cpus: 1.0,
+            gpus: 0.0,
+            mem_asked: 0,
+            max_rss: None,
             state: "succeeded",
         }
     }
@@ -205,7 +249,7 @@ mod tests {
     fn timeline(spans: Vec<Span>, lanes: &[(u32, String)], axis: (u64, u64), capacity: Option<f64>) -> Timeline {
         let mut builder = TimelineBuilder::new(axis);
         spans.into_iter().for_each(|s| builder.push(s));
-        builder.finish(lanes, capacity, |t| t.instance.to_string())
+        builder.finish(lanes, Capacity { cpus: capacity, ..Capacity::default() }, |t| t.instance.to_string())
     }
 
     #[test]
@@ -219,6 +263,23 @@ mod tests {
         let given: f64 = t.cpu_given.iter().map(|c| c * t.bin_us as f64).sum();
         assert!((given - 310.0).abs() < 1e-6, "{given}");
         assert!(t.cpu_given.iter().all(|&c| (1.0..=2.0).contains(&c)), "{:?}", t.cpu_given);
+    }
+
+    #[test]
+    fn gpus_and_memory_are_charted_only_when_used() {
+        let mut with = span(0, 0, 100);
+        (with.gpus, with.mem_asked, with.max_rss) = (2.0, 1000, Some(600));
+        let capacity = Capacity { cpus: Some(4.0), gpus: Some(4.0), memory: Some(8000.0) };
+        let mut builder = TimelineBuilder::new((0, 100));
+        builder.push(with);
+        let t = builder.finish(&[(0, "a".into())], capacity, |t| t.instance.to_string());
+        let total = |v: &[f64]| v.iter().map(|x| x * t.bin_us as f64).sum::<f64>();
+        assert!((total(&t.gpu_given) - 200.0).abs() < 1e-6, "{:?}", t.gpu_given);
+        assert!((total(&t.mem_asked) - 100_000.0).abs() < 1e-3 && (total(&t.mem_used) - 60_000.0).abs() < 1e-3);
+        assert_eq!((t.gpu_capacity, t.mem_capacity), (Some(4.0), Some(8000.0)));
+        let t = timeline(vec![span(0, 0, 100)], &[(0, "a".into())], (0, 100), Some(4.0));
+        assert!(t.gpu_given.is_empty() && t.mem_asked.is_empty() && t.mem_used.is_empty());
+        assert_eq!((t.gpu_capacity, t.mem_capacity), (None, None));
     }
 
     #[test]
