@@ -25,17 +25,16 @@ pub(super) fn domain(
     if present.len() != 2 || !keys.contains(&"for_each") {
         return None;
     }
-    let (file, expansion) = if let Some(file) = &spec.each_line {
-        (file, Expansion::Lines { file: file.value.clone() })
-    } else if let Some(file) = &spec.from_json {
-        (file, Expansion::Json { file: file.value.clone() })
-    } else if let Some(chunk) = &spec.each_chunk {
-        let Some(lines) = c.count(&chunk.value.lines, "lines", 1) else { return Some(None) };
-        let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
-        let dir = format!(".flow/chunks/{}", r.name);
-        (&chunk.value.file, Expansion::Chunks { file: chunk.value.file.value.clone(), dir, lines, stdin })
-    } else {
-        return None;
+    let file = file_key(r)?;
+    let expansion = match (&spec.each_line, &spec.from_json, &spec.each_chunk) {
+        (Some(_), _, _) => Expansion::Lines { file: file.value.clone() },
+        (_, Some(_), _) => Expansion::Json { file: file.value.clone() },
+        (_, _, Some(chunk)) => {
+            let Some(lines) = c.count(&chunk.value.lines, "lines", 1) else { return Some(None) };
+            let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
+            Expansion::Chunks { file: file.value.clone(), dir: format!(".flow/chunks/{}", r.name), lines, stdin }
+        }
+        _ => return None,
     };
     if let Err(e) = c.renderer.compile(&file.value) {
         let d = c.template_error(&e, file, expansion.key());

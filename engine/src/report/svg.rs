@@ -107,7 +107,7 @@ pub fn gantt(t: &Timeline) -> String {
 /// CPUs given to running attempts and CPUs they kept busy, per bin, with
 /// the workers' CPUs as a line.
 pub fn cpu_chart(t: &Timeline) -> String {
-    let usage = Usage { class: "cpu", given: &t.cpu_given, used: &t.cpu_used, capacity: t.cpu_capacity };
+    let usage = Usage { class: "cpu", given: &t.cpu_given, used: &t.cpu_used, capacity: t.cpu_capacity, floor: 1.0 };
     usage_chart(t, &usage, &["CPUs given to running tasks", "CPUs kept busy", "CPUs on the workers"], |v| {
         format!("{v:.1} cpus")
     })
@@ -115,14 +115,20 @@ pub fn cpu_chart(t: &Timeline) -> String {
 
 /// GPUs given to running attempts, per bin, with the workers' GPUs as a line.
 pub fn gpu_chart(t: &Timeline) -> String {
-    let usage = Usage { class: "gpu", given: &t.gpu_given, used: &[], capacity: t.gpu_capacity };
+    let usage = Usage { class: "gpu", given: &t.gpu_given, used: &[], capacity: t.gpu_capacity, floor: 1.0 };
     usage_chart(t, &usage, &["GPUs given to running tasks", "", "GPUs on the workers"], |v| format!("{v:.1} gpus"))
 }
 
 /// Memory the running attempts asked for and at most used (their peak
 /// RSS, held over each attempt), per bin, with the workers' memory as a line.
 pub fn memory_chart(t: &Timeline) -> String {
-    let usage = Usage { class: "memory", given: &t.mem_asked, used: &t.mem_used, capacity: t.mem_capacity };
+    let usage = Usage {
+        class: "memory",
+        given: &t.mem_asked,
+        used: &t.mem_used,
+        capacity: t.mem_capacity,
+        floor: f64::MIN_POSITIVE,
+    };
     let labels = ["memory asked for by running tasks", "peak memory of running tasks", "memory of the workers"];
     usage_chart(t, &usage, &labels, |v| crate::resources::bytes(v as u64))
 }
@@ -133,6 +139,8 @@ struct Usage<'a> {
     given: &'a [f64],
     used: &'a [f64],
     capacity: Option<f64>,
+    /// The least the scale goes up to (one unit for counted devices).
+    floor: f64,
 }
 
 /// An area chart of `u.given` (light) and `u.used` (dark) per bin with
@@ -140,8 +148,7 @@ struct Usage<'a> {
 fn usage_chart(t: &Timeline, u: &Usage, titles: &[&str; 3], unit: impl Fn(f64) -> String) -> String {
     let (height, top) = (180.0, 10.0);
     let plot = WIDTH - LEFT - 10.0;
-    let max = u.given.iter().chain(u.used).chain(&u.capacity).fold(f64::MIN_POSITIVE, |a, &b| a.max(b));
-    let max = if u.class == "memory" { max } else { max.max(1.0) };
+    let max = u.given.iter().chain(u.used).chain(&u.capacity).fold(u.floor, |a, &b| a.max(b));
     let bins = u.given.len().max(1) as f64;
     let y = |v: f64| top + (height - 40.0) * (1.0 - v / max);
     let area = |values: &[f64]| {
