@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use flow_engine::ir::{GroupId, TaskId};
-use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog, OutputRecord, OutputStream};
+use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog, OutputRecord, OutputStream, Wrote};
 use flow_engine::runtime::{RunDir, STATE_DIR};
 
 use crate::support::Test;
@@ -75,11 +75,11 @@ impl Fixture {
         let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
         let journal = [
             event(PREP, 0, JournalEvent::Started { worker: 0 }),
-            event(PREP, 15, JournalEvent::Succeeded { fingerprint: [1; 32] }),
+            event(PREP, 15, JournalEvent::Succeeded { fingerprint: [1; 32], wrote: Wrote::default() }),
             event(score(10), 20, JournalEvent::Started { worker: 0 }),
             event(score(20), 20, JournalEvent::Started { worker: 1 }),
-            event(score(30), 20, JournalEvent::Cached { fingerprint: [3; 32] }),
-            event(score(10), 40, JournalEvent::Succeeded { fingerprint: [2; 32] }),
+            event(score(30), 20, JournalEvent::Cached { fingerprint: [3; 32], wrote: Wrote::default() }),
+            event(score(10), 40, JournalEvent::Succeeded { fingerprint: [2; 32], wrote: Wrote::default() }),
             event(score(20), 50, failed),
             event(REPORT, 51, JournalEvent::Cancelled { reason: "`score[20]` failed".into() }),
         ];

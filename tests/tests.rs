@@ -21,6 +21,7 @@ mod nested;
 mod pbs;
 mod plan;
 mod report;
+mod rerun;
 mod resources;
 mod run;
 mod schema;

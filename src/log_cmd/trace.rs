@@ -326,6 +326,7 @@ mod tests {
             signal: None,
             fingerprint: None,
             reason: failed.then(|| "exit code 3".to_owned()),
+            wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
         }
     }

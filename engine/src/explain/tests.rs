@@ -4,7 +4,7 @@
 use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{Amount, Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord};
+use crate::log::{JournalEvent, JournalRecord, Wrote};
 use crate::profile::Manager;
 use crate::resources::Shortfall;
 use crate::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, WorkerInfo};
@@ -39,7 +39,7 @@ fn started(task: TaskId, attempt: u32, worker: u32) -> JournalRecord {
 }
 
 fn succeeded(task: TaskId) -> [JournalRecord; 2] {
-    [started(task, 0, 0), at(task, 0, 3, JournalEvent::Succeeded { fingerprint: [0; 32] })]
+    [started(task, 0, 0), at(task, 0, 3, JournalEvent::Succeeded { fingerprint: [0; 32], wrote: Wrote::default() })]
 }
 
 fn failed(task: TaskId, attempt: u32, code: i32) -> JournalRecord {
@@ -65,7 +65,7 @@ fn finished_instances_say_how_they_ended() {
     let mut records = Vec::new();
     records.extend(succeeded(t(0, 0)));
     records.push(started(t(0, 1), 0, 0));
-    records.push(at(t(0, 1), 0, 2, JournalEvent::Cached { fingerprint: [1; 32] }));
+    records.push(at(t(0, 1), 0, 2, JournalEvent::Cached { fingerprint: [1; 32], wrote: Wrote::default() }));
     records.extend([started(t(0, 2), 0, 1), failed(t(0, 2), 0, 3)]);
     records.push(at(t(1, 0), 0, 2, JournalEvent::Cancelled { reason: "dock[3] failed".into() }));
     records.extend([started(t(0, 3), 0, 1), at(t(0, 3), 0, 4, JournalEvent::Lost { worker: 1 })]);

@@ -6,8 +6,8 @@
 //! ```text
 //! time_us: u64 | group: u32 | instance: u64 | attempt: u32 | event tag: u8 | event fields
 //! Started   1  worker: u32
-//! Succeeded 2  fingerprint: [u8; 32]
-//! Cached    3  fingerprint: [u8; 32]
+//! Succeeded 2  fingerprint: [u8; 32] | wrote
+//! Cached    3  fingerprint: [u8; 32] | wrote
 //! Failed    4  has exit code: u8 | exit code: i32 | has signal: u8 | signal: i32 | reason (UTF-8, to the end)
 //! Cancelled 5  reason (UTF-8, to the end)
 //! Lost      6  worker: u32
@@ -16,13 +16,16 @@
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
 //! set (`0x82` is a succeeded attempt with metrics) and an
 //! [`AttemptMetrics`] block between the tag and the event's fields, so
-//! journals written before metrics existed read as they did.
+//! journals written before metrics existed read as they did. `wrote` is
+//! the variant and the output stamps of a success ([`Wrote`]); records
+//! written before it existed end after the fingerprint.
 
 use std::io;
 use std::path::Path;
 
 use super::attempt_metrics::AttemptMetrics;
 use super::cursor::Cursor;
+use super::wrote::Wrote;
 use super::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 use crate::ir::{GroupId, TaskId};
 
@@ -54,11 +57,15 @@ pub enum JournalEvent {
     Succeeded {
         /// Hash of its definition and inputs, to skip it next time.
         fingerprint: [u8; 32],
+        /// The variant it ran in and the outputs it wrote.
+        wrote: Wrote,
     },
     /// It was skipped: an earlier run already did the same work.
     Cached {
         /// The fingerprint the earlier run recorded.
         fingerprint: [u8; 32],
+        /// The variant and outputs of the success it stands on, as found now.
+        wrote: Wrote,
     },
     /// It failed.
     Failed {
@@ -108,13 +115,15 @@ impl JournalRecord {
                 tag(out, 1);
                 out.extend(worker.to_le_bytes());
             }
-            JournalEvent::Succeeded { fingerprint } => {
+            JournalEvent::Succeeded { fingerprint, wrote } => {
                 tag(out, 2);
                 out.extend(fingerprint);
+                wrote.encode(out);
             }
-            JournalEvent::Cached { fingerprint } => {
+            JournalEvent::Cached { fingerprint, wrote } => {
                 tag(out, 3);
                 out.extend(fingerprint);
+                wrote.encode(out);
             }
             JournalEvent::Failed { exit_code, signal, reason } => {
                 tag(out, 4);
@@ -145,8 +154,8 @@ impl JournalRecord {
         let metrics = if tag & WITH_METRICS != 0 { Some(Box::new(AttemptMetrics::decode(&mut c)?)) } else { None };
         let event = match tag & !WITH_METRICS {
             1 => JournalEvent::Started { worker: c.u32()? },
-            2 => JournalEvent::Succeeded { fingerprint: c.array()? },
-            3 => JournalEvent::Cached { fingerprint: c.array()? },
+            2 => JournalEvent::Succeeded { fingerprint: c.array()?, wrote: Wrote::decode(&mut c)? },
+            3 => JournalEvent::Cached { fingerprint: c.array()?, wrote: Wrote::decode(&mut c)? },
             4 => {
                 let mut field = || {
                     let present = c.u8()? == 1;
@@ -272,8 +281,8 @@ mod tests {
             |exit_code, signal, reason: &str| JournalEvent::Failed { exit_code, signal, reason: reason.into() };
         vec![
             record(0, 0, 10, JournalEvent::Started { worker: 3 }),
-            record(0, 0, 20, JournalEvent::Succeeded { fingerprint: [7; 32] }),
-            record(1, 0, 30, JournalEvent::Cached { fingerprint: [9; 32] }),
+            record(0, 0, 20, JournalEvent::Succeeded { fingerprint: [7; 32], wrote: Wrote::default() }),
+            record(1, 0, 30, JournalEvent::Cached { fingerprint: [9; 32], wrote: Wrote::default() }),
             record(2, 0, 40, failed(Some(3), None, "exit code 3")),
             record(2, 1, 50, failed(None, Some(9), "timed out after 90s")),
             record(2, 2, 55, failed(Some(-1), Some(0), "")),
@@ -344,7 +353,7 @@ mod tests {
         frames.flush().unwrap();
         let task = TaskId::new(GroupId(1), 0);
         let expected = [
-            JournalRecord::new(20, task, 0, JournalEvent::Succeeded { fingerprint: [7; 32] }),
+            JournalRecord::new(20, task, 0, JournalEvent::Succeeded { fingerprint: [7; 32], wrote: Wrote::default() }),
             JournalRecord::new(
                 20,
                 task,

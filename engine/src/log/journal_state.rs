@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{AttemptMetrics, JournalEvent, JournalRecord};
+use super::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
 use crate::ir::TaskId;
 
 /// Where a task instance's last attempt got to.
@@ -60,6 +60,8 @@ pub struct JournalEntry {
     pub fingerprint: Option<[u8; 32]>,
     /// Why it failed or was cancelled.
     pub reason: Option<String>,
+    /// The variant and outputs of a succeeded or cached attempt.
+    pub wrote: Option<Wrote>,
     /// Where it ran and what it used, once it ended on a worker that reported it.
     pub metrics: Option<Box<AttemptMetrics>>,
 }
@@ -76,6 +78,7 @@ impl JournalEntry {
             signal: None,
             fingerprint: None,
             reason: None,
+            wrote: None,
             metrics: None,
         }
     }
@@ -87,13 +90,15 @@ impl JournalEntry {
             JournalEvent::Started { worker } => {
                 (self.status, self.worker, self.started_us) = (JournalStatus::Running, Some(*worker), time);
             }
-            JournalEvent::Succeeded { fingerprint } => {
+            JournalEvent::Succeeded { fingerprint, wrote } => {
                 // Success means exit code 0 (and the declared outputs exist).
                 (self.status, self.fingerprint, self.ended_us, self.exit_code) =
                     (JournalStatus::Succeeded, Some(*fingerprint), time, Some(0));
+                self.wrote = Some(wrote.clone());
             }
-            JournalEvent::Cached { fingerprint } => {
+            JournalEvent::Cached { fingerprint, wrote } => {
                 (self.status, self.fingerprint, self.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);
+                self.wrote = Some(wrote.clone());
             }
             JournalEvent::Failed { exit_code, signal, reason } => {
                 (self.status, self.exit_code, self.signal) = (JournalStatus::Failed, *exit_code, *signal);
@@ -195,11 +200,11 @@ mod tests {
         let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
         let records = [
             at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
-            at(0, 5, 0, 100, JournalEvent::Cached { fingerprint: [1; 32] }),
+            at(0, 5, 0, 100, JournalEvent::Cached { fingerprint: [1; 32], wrote: Wrote::default() }),
             at(1, 0, 0, 250, failed),
             at(1, 0, 1, 300, JournalEvent::Started { worker: 2 }),
             at(1, 1, 0, 310, JournalEvent::Started { worker: 1 }),
-            at(1, 0, 1, 900, JournalEvent::Succeeded { fingerprint: [2; 32] }),
+            at(1, 0, 1, 900, JournalEvent::Succeeded { fingerprint: [2; 32], wrote: Wrote::default() }),
             // A late record of an old attempt changes nothing.
             at(1, 0, 0, 950, JournalEvent::Lost { worker: 1 }),
             at(1, 2, 0, 960, JournalEvent::Cancelled { reason: "interrupted".into() }),
@@ -245,7 +250,7 @@ mod tests {
             // Stopped while waiting for its retry: the cancellation names attempt 0.
             at(1, 0, 0, 300, JournalEvent::Cancelled { reason: "interrupted".into() }),
             at(1, 1, 0, 310, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
-            at(1, 2, 0, 320, JournalEvent::Succeeded { fingerprint: [0; 32] }),
+            at(1, 2, 0, 320, JournalEvent::Succeeded { fingerprint: [0; 32], wrote: Wrote::default() }),
             // Its output could not be stored after all.
             at(1, 2, 0, 330, JournalEvent::Failed { exit_code: None, signal: None, reason: "lost".into() }),
         ];

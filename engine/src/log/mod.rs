@@ -19,6 +19,7 @@ mod journal_state;
 mod line_splitter;
 mod log_error;
 mod output;
+mod wrote;
 
 pub use attempt_metrics::{AttemptMetrics, ProcessUsage};
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
@@ -30,3 +31,4 @@ pub use output::{
     CHANNEL_CAPACITY, LogHealth, OutputLog, OutputLogHandle, OutputLogSender, OutputReader, OutputRecord, OutputStream,
     read_output,
 };
+pub use wrote::{OutputStamp, StampCheck, Wrote};

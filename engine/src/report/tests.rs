@@ -4,7 +4,7 @@
 use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalWriter, ProcessUsage};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalWriter, ProcessUsage, Wrote};
 use crate::runtime::{AllocRecord, AllocState, AllocsFile, Summary, WorkerInfo};
 use crate::spec::{Format, parse};
 
@@ -67,10 +67,10 @@ fn files() -> (tempfile::TempDir, RunFiles) {
     let dir = tempfile::tempdir().expect("temp dir");
     let options = Options { base_dir: dir.path().to_path_buf(), ..Options::default() };
     let graph = compile(&workflow, &source, &options).expect("compiles");
-    let ok = || JournalEvent::Succeeded { fingerprint: [0; 32] };
+    let ok = || JournalEvent::Succeeded { fingerprint: [0; 32], wrote: Wrote::default() };
     let failed = || JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
     let records = vec![
-        at(t(0, 0), 0, 0, JournalEvent::Cached { fingerprint: [0; 32] }),
+        at(t(0, 0), 0, 0, JournalEvent::Cached { fingerprint: [0; 32], wrote: Wrote::default() }),
         at(t(0, 1), 0, 0, JournalEvent::Started { worker: 0 }),
         at(t(0, 2), 0, 0, JournalEvent::Started { worker: 0 }),
         ended(t(0, 1), 0, (0, 4), ok(), 7, 900),

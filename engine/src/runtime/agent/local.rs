@@ -5,6 +5,7 @@
 //! report one [`WorkerEvent`].
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::core::WorkerResources;
-use crate::runtime::protocol::fingerprint::{fingerprint, missing_output};
+use crate::runtime::protocol::fingerprint::{fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
 
@@ -184,16 +185,30 @@ impl JobContext {
         self.running.lock().map(|mut r| r.remove(&job.task)).ok();
         let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
         let usage = status.as_ref().ok().map(|exit| exit.usage);
+        let succeeded = !stopped && !timed_out && status.as_ref().is_ok_and(|exit| exit.status.success());
+        // Stamped off the loop: hashing a large output takes a while.
+        let stamps = if !succeeded || job.outputs.is_empty() {
+            Ok(Vec::new())
+        } else {
+            let copy = job.clone();
+            tokio::task::spawn_blocking(move || stamp_outputs(&copy).map_err(Path::to_path_buf))
+                .await
+                .unwrap_or_else(|_| Err(PathBuf::new()))
+        };
+        let mut outputs = Vec::new();
         let status = match status.map(|exit| exit.status) {
             _ if stopped => Status::Stopped,
             _ if timed_out => {
                 Status::failed(None, None, format!("timed out after {}", humanize(timeout.unwrap_or_default())))
             }
-            Ok(s) if s.success() => match missing_output(&job) {
-                Some(path) => {
+            Ok(s) if s.success() => match stamps {
+                Err(path) => {
                     Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display()))
                 }
-                None => Status::Succeeded,
+                Ok(stamps) => {
+                    outputs = stamps;
+                    Status::Succeeded
+                }
             },
             Ok(s) => {
                 use std::os::unix::process::ExitStatusExt;
@@ -206,7 +221,7 @@ impl JobContext {
             }
             Err(e) => Status::failed(None, None, format!("could not wait for the process: {e}")),
         };
-        Outcome { usage, ..Outcome::new(status, Some(fp), stderr_tail, started) }
+        Outcome { usage, outputs, ..Outcome::new(status, Some(fp), stderr_tail, started) }
     }
 }
 

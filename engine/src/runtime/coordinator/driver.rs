@@ -19,7 +19,7 @@ use super::resume::Previous;
 use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord, LogHealth};
+use crate::log::{JournalEvent, JournalRecord, LogHealth, Wrote};
 use crate::runtime::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId, WorkerResources};
 use crate::runtime::event::{Event, Summary};
 use crate::runtime::options::RunOptions;
@@ -108,8 +108,8 @@ pub enum DriverEvent {
     Checked {
         /// Which instance.
         task: TaskId,
-        /// Its fingerprint, if it matches and its outputs exist.
-        unchanged: Option<crate::runtime::protocol::fingerprint::Fingerprint>,
+        /// What the cache had for it.
+        found: super::cache_lookup::Lookup,
     },
     /// A peer failed the handshake (wrong or no secret) and was turned away.
     Refused {
@@ -141,7 +141,9 @@ pub(super) struct Driver {
     pub event_batch: Vec<Event>,
     /// Nested groups already warned about a missing file under `--dry-exec`.
     pub dry_warned: std::collections::HashSet<crate::ir::GroupId>,
-    pub previous: Previous,
+    pub previous: Arc<Previous>,
+    /// Under `--dry-exec`, the instances of each group that "ran".
+    pub dry_ran: HashMap<GroupId, std::collections::HashSet<u64>>,
     pub options: RunOptions,
     /// The run's directory.
     pub run_dir: crate::runtime::run_dir::RunDir,
@@ -238,7 +240,7 @@ impl Driver {
                 self.finished(worker, task, attempt, outcome, out);
             }
             event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => self.queue_event(event),
-            DriverEvent::Checked { task, unchanged } => self.hashed(task, unchanged, out),
+            DriverEvent::Checked { task, found } => self.hashed(task, found, out),
             DriverEvent::Joined { offer, link, peer, reply } => {
                 let change = offer.allocation.as_deref().and_then(|job| self.queue.as_mut()?.joined(job));
                 let deadline = offer.time_limit.map(|t| Instant::now() + t);
@@ -369,6 +371,7 @@ impl Driver {
             None => self.started(task, attempt, worker, job.label.clone()),
         }
         if self.options.dry_exec {
+            self.dry_ran.entry(task.group).or_default().insert(task.instance);
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, task, attempt, outcome, out);
         } else if !self.links.start(worker, job, alloc.after) {
@@ -414,14 +417,16 @@ impl Driver {
                 Status::failed(None, None, "its output could not be stored: output.log cannot be written".into());
         }
         let fingerprint = outcome.fingerprint.unwrap_or_default();
+        let variant = metrics.as_ref().map_or(0, |m| m.variant);
+        let wrote = Wrote { variant, outputs: Some(std::mem::take(&mut outcome.outputs)) };
         let (journal, result) = match &outcome.status {
             Status::Succeeded => {
                 self.summary.succeeded += 1;
-                (JournalEvent::Succeeded { fingerprint }, TaskResult::Succeeded)
+                (JournalEvent::Succeeded { fingerprint, wrote }, TaskResult::Succeeded)
             }
             Status::Cached => {
                 self.summary.cached += 1;
-                (JournalEvent::Cached { fingerprint }, TaskResult::Succeeded)
+                (JournalEvent::Cached { fingerprint, wrote }, TaskResult::Succeeded)
             }
             Status::Failed { exit_code, signal, reason } => (
                 JournalEvent::Failed { exit_code: *exit_code, signal: *signal, reason: reason.clone() },

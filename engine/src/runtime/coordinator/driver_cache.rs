@@ -8,12 +8,11 @@
 
 use std::collections::VecDeque;
 
+use super::cache_lookup::{Lookup, candidates, lookup};
 use super::driver::{Collect, Driver, DriverEvent};
 use crate::ir::TaskId;
 use crate::log::JournalEvent;
-use crate::runtime::core::Allocation;
 use crate::runtime::event::Event;
-use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, missing_output};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::worker::Status;
 
@@ -23,7 +22,7 @@ const PARALLEL_HASHES: usize = 4;
 /// Comparisons waiting for a hashing thread, and how many are running.
 #[derive(Default)]
 pub(super) struct Checks {
-    waiting: VecDeque<(TaskId, Job, Fingerprint)>,
+    waiting: VecDeque<(TaskId, Vec<Job>)>,
     running: usize,
 }
 
@@ -38,58 +37,66 @@ impl Driver {
     /// Compares every newly ready instance of a prechecked group.
     pub(super) fn check_ready(&mut self, out: &mut Collect) {
         for task in self.core.take_unchecked() {
-            // Rendered as its first variant would run it: the fingerprint
-            // covers the command, which may name its resources.
-            let job = match self.factory.job(task, 0, &Allocation::default()) {
-                Ok(job) => job,
-                Err(_) => {
-                    // The worker's attempt reports the template error.
-                    self.core.on_checked(task, false, out);
-                    continue;
-                }
-            };
-            let Some(previous) = self.previous.fingerprint(task, &job.label) else {
+            // Rendered in the variants earlier successes ran in: the
+            // fingerprint covers the command, which may name its resources.
+            let jobs = candidates(&self.factory, &self.previous, task);
+            if jobs.is_empty() || self.dry_upstream(task) {
                 self.core.on_checked(task, false, out);
-                continue;
-            };
-            if job.inputs.is_empty() {
-                let unchanged = compare(&job, previous);
-                self.checked(task, unchanged, out);
+            } else if jobs.iter().all(|job| job.inputs.is_empty() && job.implicit.is_empty()) {
+                let found = lookup(&jobs, &self.previous, &self.graph().group(task.group).name);
+                self.checked(task, found, out);
             } else {
-                self.checks.waiting.push_back((task, job, previous));
+                self.checks.waiting.push_back((task, jobs));
             }
         }
         self.start_hashing();
     }
 
+    /// Under `--dry-exec`, whether an instance `task` waits for "ran" in
+    /// this run: its outputs would have changed, so `task` would run too.
+    fn dry_upstream(&self, task: TaskId) -> bool {
+        self.options.dry_exec
+            && self.graph().upstream(task).iter().any(|up| {
+                let Some(ran) = self.dry_ran.get(&up.group) else { return false };
+                if (ran.len() as u64) < up.count() {
+                    ran.iter().any(|p| up.instances.iter().any(|r| r.contains(p)))
+                } else {
+                    up.positions().any(|p| ran.contains(&p))
+                }
+            })
+    }
+
     /// Starts hashing waiting instances' inputs, up to [`PARALLEL_HASHES`] at once.
     fn start_hashing(&mut self) {
         while self.checks.running < PARALLEL_HASHES {
-            let Some((task, job, previous)) = self.checks.waiting.pop_front() else { break };
+            let Some((task, jobs)) = self.checks.waiting.pop_front() else { break };
             self.checks.running += 1;
             let tx = self.self_tx.clone();
+            let previous = self.previous.clone();
+            let name = self.graph().group(task.group).name.clone();
             tokio::task::spawn_blocking(move || {
-                let unchanged = compare(&job, previous);
-                let _ = tx.send(DriverEvent::Checked { task, unchanged });
+                let found = lookup(&jobs, &previous, &name);
+                let _ = tx.send(DriverEvent::Checked { task, found });
             });
         }
     }
 
     /// A hashing thread compared `task`.
-    pub(super) fn hashed(&mut self, task: TaskId, unchanged: Option<Fingerprint>, out: &mut Collect) {
+    pub(super) fn hashed(&mut self, task: TaskId, found: Lookup, out: &mut Collect) {
         self.checks.running -= 1;
-        self.checked(task, unchanged, out);
+        self.checked(task, found, out);
         self.start_hashing();
     }
 
     /// Acts on a comparison: an unchanged instance is recorded as such.
-    fn checked(&mut self, task: TaskId, unchanged: Option<Fingerprint>, out: &mut Collect) {
-        if !self.core.on_checked(task, unchanged.is_some(), out) {
+    fn checked(&mut self, task: TaskId, found: Lookup, out: &mut Collect) {
+        let unchanged = matches!(found, Lookup::Unchanged { .. });
+        if !self.core.on_checked(task, unchanged, out) {
             return;
         }
-        let Some(fingerprint) = unchanged else { return };
+        let Lookup::Unchanged { fingerprint, wrote } = found else { return };
         self.summary.cached += 1;
-        self.journal(task, 0, JournalEvent::Cached { fingerprint });
+        self.journal(task, 0, JournalEvent::Cached { fingerprint, wrote });
         let location = self.source_location(self.graph().group(task.group).span.start);
         self.event_batch.push(Event::TaskFinished {
             task,
@@ -102,10 +109,4 @@ impl Driver {
             location,
         });
     }
-}
-
-/// The job's fingerprint if it matches `previous` and its outputs exist.
-fn compare(job: &Job, previous: Fingerprint) -> Option<Fingerprint> {
-    let fp = fingerprint(job);
-    (fp == previous && missing_output(job).is_none()).then_some(fp)
 }

@@ -12,6 +12,7 @@
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
 pub(crate) mod alloc;
+pub(crate) mod cache_lookup;
 pub(crate) mod driver;
 pub(crate) mod driver_cache;
 pub(crate) mod driver_expand;

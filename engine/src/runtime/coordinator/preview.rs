@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::cache_lookup::{Lookup, candidates, lookup};
 use super::job_factory::JobFactory;
 use super::resume::{Previous, Standing};
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::runtime::core::Allocation;
-use crate::runtime::protocol::fingerprint::{fingerprint, missing_output};
 use crate::runtime::protocol::job::{Job, relative};
 use crate::runtime::run_dir::{RunDir, STATE_DIR};
 
@@ -34,6 +34,8 @@ pub enum Why {
     InputChanged(String),
     /// A declared output is missing: which.
     OutputMissing(String),
+    /// A declared output has other bytes than its last run left: which.
+    OutputChanged(String),
     /// An attempt started after its last success and did not finish.
     Tainted,
     /// Its last attempt failed (and it never succeeded since).
@@ -60,6 +62,7 @@ impl Why {
             Why::SettingsChanged(what) => format!("{what} changed"),
             Why::InputChanged(file) => format!("input `{file}` changed"),
             Why::OutputMissing(file) => format!("output `{file}` missing"),
+            Why::OutputChanged(file) => format!("output `{file}` changed since it was written"),
             Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
             Why::FailedLastTime => "failed last time".to_owned(),
             Why::AfterUpstream(task) => format!("after `{task}`, which runs first"),
@@ -264,22 +267,26 @@ fn note_implicit(factory: &JobFactory, task: TaskId, implicit: &mut Vec<String>)
 
 /// Whether `task`, whose inputs are final, would run, and why.
 fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, graph: &Graph, task: TaskId) -> Why {
-    let Ok(job) = factory.job(task, 0, &Allocation::default()) else { return Why::New };
     let label = graph.label(task);
-    let (fp, run, ended_us) = match previous.standing(&label) {
-        None => return Why::New,
-        Some(Standing::Tainted) => return Why::Tainted,
-        Some(Standing::Failed) => return Why::FailedLastTime,
-        Some(Standing::Done { fingerprint, run, ended_us }) => (*fingerprint, *run, *ended_us),
-    };
-    if fingerprint(&job) == fp {
-        return match missing_output(&job) {
-            Some(path) => Why::OutputMissing(relative(path, &job.base_dir).display().to_string()),
-            None => Why::Unchanged,
-        };
+    let standing = previous.standing(&label);
+    if matches!(standing, Some(Standing::Tainted)) {
+        return Why::Tainted;
     }
-    match previous.run_id(run).and_then(|id| old.job(id, &label)) {
-        Some(before) => difference(&before, &job, ended_us),
+    let jobs = candidates(factory, previous, task);
+    match lookup(&jobs, previous, &graph.group(task.group).name) {
+        Lookup::Unchanged { .. } => return Why::Unchanged,
+        Lookup::OutputMissing(file) => return Why::OutputMissing(file),
+        Lookup::OutputChanged(file) => return Why::OutputChanged(file),
+        Lookup::Differs => {}
+    }
+    let (run, ended_us, variant) = match standing {
+        Some(Standing::Done { run, ended_us, wrote, .. }) => (*run, *ended_us, wrote.variant),
+        Some(Standing::Failed) => return Why::FailedLastTime,
+        _ => return Why::New,
+    };
+    let Some(now) = jobs.first() else { return Why::New };
+    match previous.run_id(run).and_then(|id| old.job(id, &label, variant)) {
+        Some(before) => difference(&before, now, ended_us),
         None => Why::InputChanged("?".to_owned()),
     }
 }
@@ -322,8 +329,8 @@ struct OldRuns<'a> {
 }
 
 impl OldRuns<'_> {
-    /// The job run `run` did for the instance labelled `label`.
-    fn job(&mut self, run: &str, label: &str) -> Option<Job> {
+    /// The job run `run` did for the instance labelled `label`, in `variant`.
+    fn job(&mut self, run: &str, label: &str, variant: u32) -> Option<Job> {
         let (state, base_dir) = (self.state, self.base_dir);
         let factory = self
             .factories
@@ -340,6 +347,7 @@ impl OldRuns<'_> {
         };
         let group = graph.find(name)?;
         let position = if label.contains('[') { graph.position(group, index)? } else { 0 };
-        factory.job(TaskId::new(group, position), 0, &Allocation::default()).ok()
+        let alloc = Allocation { variant: variant as usize, ..Allocation::default() };
+        factory.job(TaskId::new(group, position), 0, &alloc).ok()
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::ir::Selector;
 use crate::ir::{EdgeKind, Graph, TaskId};
-use crate::log::{JournalFile, JournalState, JournalStatus, read_journal};
+use crate::log::{JournalFile, JournalState, JournalStatus, Wrote, read_journal};
 use crate::runtime::protocol::fingerprint::Fingerprint;
 use crate::runtime::run_dir::RunDir;
 
@@ -15,6 +15,11 @@ use crate::runtime::run_dir::RunDir;
 pub struct Previous {
     /// Where each instance stands after the earlier runs, by `name[index]`.
     standing: HashMap<String, Standing>,
+    /// The label of each latest success, by task name and fingerprint: the
+    /// cache is looked up by what an instance is, not only where it sits.
+    by_fingerprint: HashMap<(String, Fingerprint), String>,
+    /// The variants successes of each task ran in.
+    variants: HashMap<String, Vec<u32>>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
     /// Instances that must run again (`--only` and their dependents), per group.
@@ -34,6 +39,8 @@ pub enum Standing {
         run: u32,
         /// When it last ended, in µs since the Unix epoch.
         ended_us: Option<u64>,
+        /// The variant it ran in and the outputs it left.
+        wrote: Wrote,
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
@@ -63,6 +70,16 @@ impl Previous {
                 Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
             }
         }
+        for (label, standing) in &previous.standing {
+            if let Standing::Done { fingerprint, wrote, .. } = standing {
+                let name = task_name(label);
+                previous.by_fingerprint.insert((name.to_owned(), *fingerprint), label.clone());
+                let variants = previous.variants.entry(name.to_owned()).or_default();
+                if !variants.contains(&wrote.variant) {
+                    variants.push(wrote.variant);
+                }
+            }
+        }
         previous
     }
 
@@ -80,16 +97,25 @@ impl Previous {
             match (done, fp) {
                 (true, Some(fp)) => {
                     let label = graph.label(*task);
+                    let mut wrote = entry.wrote.clone().unwrap_or_default();
+                    if wrote.outputs.is_none() {
+                        // Written before outputs were recorded: the variant is in the metrics.
+                        wrote.variant = entry.metrics.as_ref().map_or(0, |m| m.variant);
+                    }
                     // A skip keeps pointing at the run that did the work.
                     let run = match (entry.status, self.standing.get(&label)) {
-                        (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, .. }))
+                        (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, wrote: before, .. }))
                             if *fingerprint == fp =>
                         {
+                            if wrote.outputs.is_none() {
+                                wrote = before.clone();
+                            }
                             *run
                         }
                         _ => this,
                     };
-                    self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us });
+                    self.standing
+                        .insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us, wrote });
                 }
                 // An attempt that started and did not succeed may have
                 // overwritten the outputs of an earlier success.
@@ -172,7 +198,7 @@ impl Previous {
             .standing
             .iter()
             .filter(|(_, s)| matches!(s, Standing::Done { .. }))
-            .map(|(label, _)| label.split_once('[').map_or(label.as_str(), |(name, _)| name))
+            .map(|(label, _)| task_name(label))
             .collect();
         (0..graph.groups.len() as u32)
             .map(crate::ir::GroupId)
@@ -180,16 +206,45 @@ impl Previous {
             .collect()
     }
 
-    /// The fingerprint to compare against before running `task`, unless it must run again.
-    pub fn fingerprint(&self, task: TaskId, label: &str) -> Option<Fingerprint> {
-        if self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance)) {
-            return None;
-        }
-        match self.standing.get(label) {
-            Some(Standing::Done { fingerprint, .. }) => Some(*fingerprint),
-            _ => None,
-        }
+    /// Whether `task` must run again whatever it finds (`--only`).
+    pub fn is_forced(&self, task: TaskId) -> bool {
+        self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance))
     }
+
+    /// The variants to render `task` (labelled `label`) in when looking
+    /// for an earlier success of the same work, most likely first: the one
+    /// its own last success ran in, then any other a success of its task
+    /// ran in. Empty when nothing can be reused: it must run.
+    pub fn variants_to_try(&self, task: TaskId, label: &str) -> Vec<u32> {
+        if self.is_forced(task) {
+            return Vec::new();
+        }
+        let own = match self.standing.get(label) {
+            Some(Standing::Done { wrote, .. }) => Some(wrote.variant),
+            // An attempt after its success may have clobbered what it
+            // left beyond its declared outputs.
+            Some(Standing::Tainted) => return Vec::new(),
+            _ => None,
+        };
+        let mut variants: Vec<u32> = own.into_iter().collect();
+        for &v in self.variants.get(task_name(label)).into_iter().flatten() {
+            if !variants.contains(&v) {
+                variants.push(v);
+            }
+        }
+        variants
+    }
+
+    /// The latest success of task `name` with fingerprint `fp`: its label and standing.
+    pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<(&str, &Standing)> {
+        let label = self.by_fingerprint.get(&(name.to_owned(), *fp))?;
+        Some((label, self.standing.get(label)?))
+    }
+}
+
+/// The task name of `name[index]`.
+pub fn task_name(label: &str) -> &str {
+    label.split_once('[').map_or(label, |(name, _)| name)
 }
 
 /// Which instances of one group `--only` makes run again.
@@ -232,7 +287,7 @@ pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerp
     let earlier = RunDir::list(state).into_iter().rev().filter(|run| run.id.as_str() < skipped_in);
     for run in earlier {
         let Ok(graph) = run.read_graph() else { continue };
-        let Some(group) = graph.find(label.split_once('[').map_or(label, |(name, _)| name)) else { continue };
+        let Some(group) = graph.find(task_name(label)) else { continue };
         let Ok(journal) = read_journal(&run.journal()) else { continue };
         let state = JournalState::from_records(&journal.records);
         let found = state.iter().find(|(task, entry)| {

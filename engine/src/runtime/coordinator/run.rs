@@ -5,6 +5,7 @@
 //! and the output-log writer (batches task output); the caller's thread
 //! consumes [`Event`]s. Dispatch never waits on the other two.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::thread::JoinHandle;
@@ -178,7 +179,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 refusals: Default::default(),
                 left_workers: Vec::new(),
                 events: events.clone(),
-                previous,
+                previous: Arc::new(previous),
+                dry_ran: HashMap::new(),
                 options,
                 source,
                 summary,

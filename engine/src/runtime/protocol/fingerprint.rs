@@ -7,19 +7,34 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::job::{Job, relative};
+use crate::log::OutputStamp;
 use crate::paths::{glob_matcher, glob_walk, is_glob};
 
 /// A 32-byte blake3 digest.
 pub type Fingerprint = [u8; 32];
 
-/// The job's fingerprint: its definition, then each input file's path and
+/// The job's fingerprint: its definition and the digest of the files it
+/// reads ([`input_digest`]).
+pub fn fingerprint(job: &Job) -> Fingerprint {
+    with_inputs(&job.definition, &input_digest(job))
+}
+
+/// The fingerprint of a job with `definition` whose files hash to `inputs`.
+pub fn with_inputs(definition: &str, inputs: &Fingerprint) -> Fingerprint {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(definition.as_bytes());
+    hasher.update(b"\0inputs\0");
+    hasher.update(inputs);
+    *hasher.finalize().as_bytes()
+}
+
+/// The digest of the files a job reads: each input file's path and
 /// contents (glob inputs expanded, in sorted order), then those of the
 /// scripts its command names. A missing input hashes as missing rather than
 /// failing: the task itself will report it. Paths inside the workflow
 /// directory are hashed relative to it.
-pub fn fingerprint(job: &Job) -> Fingerprint {
+pub fn input_digest(job: &Job) -> Fingerprint {
     let mut hasher = blake3::Hasher::new();
-    hasher.update(job.definition.as_bytes());
     let implicit = job.implicit.iter().map(|p| vec![p.clone()]);
     for files in job.inputs.iter().map(|input| expand(input)).chain(implicit) {
         for file in files {
@@ -59,7 +74,14 @@ fn expand(input: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The first declared output that does not exist.
-pub fn missing_output(job: &Job) -> Option<&Path> {
-    job.outputs.iter().map(PathBuf::as_path).find(|p| !p.exists())
+/// A stamp of each declared output, or the first one that is not a
+/// readable regular file.
+pub fn stamp_outputs(job: &Job) -> Result<Vec<OutputStamp>, &Path> {
+    job.outputs
+        .iter()
+        .map(|file| {
+            let shown = relative(file, &job.base_dir).to_string_lossy().into_owned();
+            OutputStamp::take(file, shown).map_err(|_| file.as_path())
+        })
+        .collect()
 }

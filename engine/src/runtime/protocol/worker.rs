@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fingerprint::Fingerprint;
 use crate::ir::TaskId;
-use crate::log::ProcessUsage;
+use crate::log::{OutputStamp, ProcessUsage};
 
 /// A message from a worker to the coordinator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,17 +36,26 @@ pub struct Outcome {
     pub duration: Duration,
     /// What its process used, when one ran and was reaped.
     pub usage: Option<ProcessUsage>,
+    /// A stamp of each declared output, taken when it succeeded.
+    pub outputs: Vec<OutputStamp>,
 }
 
 impl Outcome {
     /// An outcome for a job that started at `started`.
     pub fn new(status: Status, fingerprint: Option<Fingerprint>, stderr_tail: String, started: Instant) -> Self {
-        Self { status, fingerprint, stderr_tail, duration: started.elapsed(), usage: None }
+        Self { status, fingerprint, stderr_tail, duration: started.elapsed(), usage: None, outputs: Vec::new() }
     }
 
     /// An outcome decided without running anything.
     pub fn instant(status: Status) -> Self {
-        Self { status, fingerprint: None, stderr_tail: String::new(), duration: Duration::ZERO, usage: None }
+        Self {
+            status,
+            fingerprint: None,
+            stderr_tail: String::new(),
+            duration: Duration::ZERO,
+            usage: None,
+            outputs: Vec::new(),
+        }
     }
 }
 
