@@ -179,6 +179,12 @@ pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failur
         if !task.implicit_inputs.is_empty() {
             let _ = writeln!(out, "  scripts counted as inputs: {}", task.implicit_inputs.join(", "));
         }
+        if task.stale_outputs > 0 {
+            let more = if task.stale_outputs as usize > task.stale_examples.len() { ", …" } else { "" };
+            let outputs = plural(task.stale_outputs, "output");
+            let which = task.stale_examples.join(", ");
+            let _ = writeln!(out, "  {outputs} of instances that no longer exist would be moved aside: {which}{more}");
+        }
     }
     print!("{out}");
     Ok(())

@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// Complete every task instantly without starting processes (measures the engine).
     #[arg(long)]
     pub dry_exec: bool,
+    /// Leave the outputs earlier runs recorded for instances that no longer
+    /// exist where they are (by default they are moved into the run directory).
+    #[arg(long)]
+    pub keep_stale_outputs: bool,
     /// Bind each task to the CPU ids it was given.
     #[arg(long)]
     pub bind_cpus: bool,
@@ -85,6 +89,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         force: args.force,
         only,
         dry_exec: args.dry_exec,
+        keep_stale_outputs: args.keep_stale_outputs,
         bind_cpus: args.bind_cpus,
         guard: if args.dry_exec || !local { None } else { crate::guard::start() },
         listen,

@@ -156,8 +156,28 @@ fn notice(event: &Event) -> Option<String> {
         Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
         Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
         Event::Warning { message } => Some(format!("warning: {message}")),
+        Event::OutputsMoved { task, labels, files, dir, dry } => Some(outputs_moved(task, labels, files, dir, *dry)),
         Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
         _ => None,
+    }
+}
+
+/// What was moved out of the way for instances that no longer exist.
+fn outputs_moved(task: &str, labels: &[String], files: &[String], dir: &str, dry: bool) -> String {
+    let few = |names: &[String]| {
+        let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+        match names.len() {
+            n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
+            _ => shown.join(", "),
+        }
+    };
+    let outputs = crate::plan::plural(files.len() as u64, "output");
+    let instances = few(labels);
+    let which = format!("{outputs} of {instances}, which no longer exist{}", if labels.len() == 1 { "s" } else { "" });
+    if dry {
+        format!("~ {task}: would move {which}, out of the way (--dry-exec: left in place): {}", few(files))
+    } else {
+        format!("~ {task}: moved {which}, to {dir}/: {}", few(files))
     }
 }
 

@@ -82,3 +82,101 @@ fn a_line_inserted_at_the_top_reruns_only_that_line() {
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(executed(&t), set(&["dock[0]"]));
 }
+
+/// A hit list whose length is a variable, refined per hit, and a range
+/// as long: both combined through globs.
+const SHRINKING: &str = r#"
+[vars]
+n = 4
+
+[[tasks]]
+name = "select"
+command = "seq 1 {{ vars.n }} > hits.txt"
+outputs = ["hits.txt"]
+
+[[tasks]]
+name = "refine"
+each_line = "hits.txt"
+command = "mkdir -p refined && echo r{{ item }} > refined/{{ item }}.txt"
+outputs = ["refined/{{ item }}.txt"]
+
+[[tasks]]
+name = "gen"
+range = "1-{{ vars.n }}"
+command = "mkdir -p g && echo {{ index }} > g/{{ index }}.txt"
+outputs = ["g/{{ index }}.txt"]
+
+[[tasks]]
+name = "combine"
+command = "cat refined/*.txt g/*.txt > all.txt"
+inputs = ["refined/*.txt", "g/*.txt"]
+outputs = ["all.txt"]
+"#;
+
+#[test]
+fn outputs_of_vanished_instances_are_moved_before_anything_reads_them() {
+    let t = Test::new().workflow(SHRINKING);
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(crate::support::process::read(&t, "all.txt"), "r1\nr2\nr3\nr4\n1\n2\n3\n4\n");
+    let plan = t.success_with(&["plan", "--why", "-v", "n=2"]);
+    assert!(
+        plan.contains("  2 outputs of instances that no longer exist would be moved aside: g/3.txt, g/4.txt\n"),
+        "{plan}"
+    );
+    let out = t.run_with(&["run", "-v", "n=2"]);
+    assert_code(&out, 0);
+    let run = crate::run::run_ids(t.path()).pop().expect("a run");
+    assert!(
+        out.stderr.contains(&format!(
+            "~ gen: moved 2 outputs of gen[3], gen[4], which no longer exist, to .flow/runs/{run}/stale/: g/3.txt, g/4.txt\n"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("~ refine: moved 2 outputs of refine[2], refine[3], which no longer exist"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(crate::support::process::read(&t, "all.txt"), "r1\nr2\n1\n2\n");
+    assert_eq!(executed(&t), set(&["combine", "select"]));
+    let kept = t.path().join(".flow/runs").join(&run).join("stale/refined/4.txt");
+    assert_eq!(fs_err::read_to_string(kept).expect("moved, not deleted"), "r4\n");
+    // Nothing changed since: nothing runs, nothing moves.
+    let again = t.run_with(&["run", "-v", "n=2"]);
+    assert!(!again.stderr.contains("moved"), "{}", again.stderr);
+    assert_eq!(executed(&t), set(&[]));
+}
+
+#[test]
+fn keep_stale_outputs_leaves_them_where_they_are() {
+    let t = Test::new().workflow(SHRINKING);
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_code(&t.run_with(&["run", "-v", "n=2", "--keep-stale-outputs"]), 0);
+    assert_eq!(crate::support::process::read(&t, "all.txt"), "r1\nr2\nr3\nr4\n1\n2\n3\n4\n");
+}
+
+const TWO_STEPS: &str = r#"
+[[tasks]]
+name = "gen"
+command = "cat in.txt > g.txt"
+inputs = ["in.txt"]
+outputs = ["g.txt"]
+
+[[tasks]]
+name = "sum"
+command = "wc -l < g.txt > sum.txt"
+inputs = ["g.txt"]
+outputs = ["sum.txt"]
+"#;
+
+#[test]
+fn dry_exec_runs_what_waits_for_a_change_as_the_real_run_does() {
+    let t = Test::new().workflow(TWO_STEPS).file("in.txt", "a\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("in.txt", "a\nb\n");
+    assert_code(&t.run_with(&["run", "--dry-exec"]), 0);
+    assert_eq!(executed(&t), set(&["gen", "sum"]));
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(executed(&t), set(&["gen", "sum"]));
+}

@@ -155,6 +155,20 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// Outputs that earlier runs recorded for instances that no longer
+    /// exist were moved out of the way, before anything could read them.
+    OutputsMoved {
+        /// The task.
+        task: String,
+        /// The vanished instances.
+        labels: Vec<String>,
+        /// The files, relative to the workflow directory.
+        files: Vec<String>,
+        /// Where they are now (relative to the workflow directory).
+        dir: String,
+        /// Under `--dry-exec`: they would be moved, and were left.
+        dry: bool,
+    },
     /// Something the user should know that does not stop the run, e.g. an
     /// earlier run's damaged files whose intact parts were used.
     Warning {

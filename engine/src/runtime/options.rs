@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub only: Vec<Selector>,
     /// Complete tasks instantly without starting processes (engine throughput).
     pub dry_exec: bool,
+    /// Leave the outputs of instances that no longer exist where they are.
+    pub keep_stale_outputs: bool,
     /// Bind each task to the CPU ids it was given.
     pub bind_cpus: bool,
     /// Ends the embedded worker's tasks if `flow run` dies without doing so.

@@ -144,6 +144,9 @@ pub(super) struct Driver {
     pub previous: Arc<Previous>,
     /// Under `--dry-exec`, the instances of each group that "ran".
     pub dry_ran: HashMap<GroupId, std::collections::HashSet<u64>>,
+    /// Earlier successes not yet known to still exist (their outputs are
+    /// moved out of the way when they are known not to).
+    pub stale: super::stale::StaleOutputs,
     pub options: RunOptions,
     /// The run's directory.
     pub run_dir: crate::runtime::run_dir::RunDir,
@@ -186,6 +189,9 @@ impl Driver {
     pub async fn run(mut self) -> Summary {
         let started = Instant::now();
         let mut out = Collect::default();
+        let known: Vec<GroupId> =
+            (0..self.graph().groups.len() as u32).map(GroupId).filter(|&g| !self.graph().is_deferred(g)).collect();
+        self.settle_stale(&known, None);
         self.queue_start(&mut out);
         // The embedded worker is there from the start; remote ones update the file as they come and go.
         self.write_workers();
@@ -376,6 +382,22 @@ impl Driver {
             self.finished(worker, task, attempt, outcome, out);
         } else if !self.links.start(worker, job, alloc.after) {
             // The worker left between matching and dispatch; its loss requeues the task.
+        }
+    }
+
+    /// Moves aside the outputs of instances of `groups` (of one part of
+    /// them, with `part`) that no longer exist, now that their instances
+    /// are known and before any of them, or anything after them, runs.
+    pub(super) fn settle_stale(&mut self, groups: &[GroupId], part: Option<i64>) {
+        if self.options.keep_stale_outputs {
+            return;
+        }
+        let dir = self.run_dir.path.join("stale");
+        let dry = self.options.dry_exec;
+        let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
+        for moved in self.stale.settle(&self.factory, groups, part, &dir, dry) {
+            let super::stale::Moved { task, labels, files } = moved;
+            self.event_batch.push(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
         }
     }
 

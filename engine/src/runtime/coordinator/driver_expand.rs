@@ -52,6 +52,10 @@ impl Driver {
             }
         };
         let (members, added) = self.factory.add_part(id, outer, &items);
+        if let Domain::Nested { parent, .. } = self.graph().group(id).domain {
+            let index = self.graph().index(parent, outer);
+            self.settle_stale(&members, Some(index));
+        }
         let count = added.end - added.start;
         self.core.add_part(&members, outer, added);
         self.summary.total += count * members.len() as u64;
@@ -79,6 +83,7 @@ impl Driver {
             match read {
                 Ok((domain, count)) => {
                     let members = self.factory.resolve(id, domain, count);
+                    self.settle_stale(&members, None);
                     self.core.resolve(self.factory.graph(), &members);
                     self.summary.total += count * members.len() as u64;
                     let _ = self.run_dir.write_graph(self.factory.graph());

@@ -28,3 +28,4 @@ pub(crate) mod remote;
 pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod signals;
+pub(crate) mod stale;

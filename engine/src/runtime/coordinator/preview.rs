@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::cache_lookup::{Lookup, candidates, lookup};
 use super::job_factory::JobFactory;
 use super::resume::{Previous, Standing};
+use super::stale::StaleOutputs;
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::runtime::core::Allocation;
@@ -91,6 +92,11 @@ pub struct TaskPreview {
     pub later_parts: u64,
     /// Scripts and programs its commands name that count as inputs (the first few).
     pub implicit_inputs: Vec<String>,
+    /// How many outputs of its instances that no longer exist the run
+    /// would move out of the way.
+    pub stale_outputs: u64,
+    /// The first few of them.
+    pub stale_examples: Vec<String>,
 }
 
 /// How many instances would run for one reason.
@@ -116,6 +122,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
     let state = base_dir.join(STATE_DIR);
     let previous = Previous::load(&state, workflow, false);
     let mut factory = JobFactory::new(Arc::new(graph.clone()), base_dir, &state)?;
+    let mut stale = StaleOutputs::new(graph, &previous);
     let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
     let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
     let mut tasks = Vec::new();
@@ -154,7 +161,13 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             known_after: Vec::new(),
             later_parts: 0,
             implicit_inputs: Vec::new(),
+            stale_outputs: 0,
+            stale_examples: Vec::new(),
         };
+        for moved in stale.settle(&factory, &[id], None, &state, true) {
+            preview.stale_outputs += moved.files.len() as u64;
+            preview.stale_examples.extend(moved.files.into_iter().take(EXAMPLES));
+        }
         if let Domain::Nested { parent, parts, .. } = graph.base_domain(id) {
             preview.later_parts = graph.group(*parent).count - parts.list().len() as u64;
             if preview.later_parts > 0 {

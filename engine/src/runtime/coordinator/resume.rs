@@ -20,6 +20,8 @@ pub struct Previous {
     by_fingerprint: HashMap<(String, Fingerprint), String>,
     /// The variants successes of each task ran in.
     variants: HashMap<String, Vec<u32>>,
+    /// The labels of each task's latest successes.
+    by_task: HashMap<String, Vec<String>>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
     /// Instances that must run again (`--only` and their dependents), per group.
@@ -74,6 +76,7 @@ impl Previous {
             if let Standing::Done { fingerprint, wrote, .. } = standing {
                 let name = task_name(label);
                 previous.by_fingerprint.insert((name.to_owned(), *fingerprint), label.clone());
+                previous.by_task.entry(name.to_owned()).or_default().push(label.clone());
                 let variants = previous.variants.entry(name.to_owned()).or_default();
                 if !variants.contains(&wrote.variant) {
                     variants.push(wrote.variant);
@@ -239,6 +242,16 @@ impl Previous {
     pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<(&str, &Standing)> {
         let label = self.by_fingerprint.get(&(name.to_owned(), *fp))?;
         Some((label, self.standing.get(label)?))
+    }
+}
+
+impl Previous {
+    /// The labels of task `name` an earlier run finished, with what they left.
+    pub fn done_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a Wrote)> + 'a {
+        self.by_task.get(name).into_iter().flatten().filter_map(|label| match self.standing.get(label) {
+            Some(Standing::Done { wrote, .. }) => Some((label.as_str(), wrote)),
+            _ => None,
+        })
     }
 }
 

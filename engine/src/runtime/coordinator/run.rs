@@ -77,6 +77,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let reaped = super::orphans::reap(&state);
     let mut previous = Previous::load(&state, &options.workflow, options.force);
     previous.force(&graph, &options.only).map_err(RunError::Options)?;
+    let stale = super::stale::StaleOutputs::new(&graph, &previous);
 
     let mut core = Core::new(&graph, CoreOptions { max_fails: options.max_fails });
     for group in previous.finished_groups(&graph) {
@@ -181,6 +182,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 events: events.clone(),
                 previous: Arc::new(previous),
                 dry_ran: HashMap::new(),
+                stale,
                 options,
                 source,
                 summary,

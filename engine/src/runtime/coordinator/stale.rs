@@ -1,0 +1,229 @@
+//! Outputs of vanished instances: what earlier runs recorded for instances
+//! that no longer exist — a `range` got shorter, a list lost lines, a hit
+//! list shrank — is moved into the run directory before anything that
+//! could read it runs, so a glob such as `refined/*.txt` sees what a clean
+//! run would see.
+//!
+//! Whether an instance still exists is known when its group's instances
+//! are: at the start for a static group, when a dynamic group is expanded,
+//! part by part for a per-instance fan-out. [`StaleOutputs`] holds the
+//! recorded instances not yet judged, keyed so each judgement is made once.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use super::job_factory::JobFactory;
+use super::resume::Previous;
+use crate::ir::{Domain, Graph, GroupId, TaskId};
+use crate::runtime::core::Allocation;
+use crate::runtime::protocol::job::relative;
+
+/// An earlier success and the outputs it recorded.
+#[derive(Debug, Clone)]
+struct Recorded {
+    label: String,
+    outputs: Vec<String>,
+}
+
+/// The outputs moved out of the way for one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// The task.
+    pub task: String,
+    /// The vanished instances whose outputs were there.
+    pub labels: Vec<String>,
+    /// The files, relative to the workflow directory.
+    pub files: Vec<String>,
+}
+
+/// Recorded instances not judged yet, by group and, for a per-instance
+/// fan-out, by the `index` of the parent instance of their part.
+#[derive(Debug, Default)]
+pub struct StaleOutputs {
+    pending: HashMap<(GroupId, Option<i64>), Vec<Recorded>>,
+}
+
+impl StaleOutputs {
+    /// Takes in every earlier success of `graph`'s tasks that recorded outputs.
+    pub fn new(graph: &Graph, previous: &Previous) -> Self {
+        let mut pending: HashMap<(GroupId, Option<i64>), Vec<Recorded>> = HashMap::new();
+        for g in (0..graph.groups.len() as u32).map(GroupId) {
+            let name = &graph.group(g).name;
+            for (label, wrote) in previous.done_of(name) {
+                let Some(outputs) = wrote.outputs.as_ref().filter(|o| !o.is_empty()) else { continue };
+                let outputs = outputs.iter().map(|s| s.path.clone()).collect();
+                let key = (g, parent_index(graph, g, label));
+                pending.entry(key).or_default().push(Recorded { label: label.to_owned(), outputs });
+            }
+        }
+        Self { pending }
+    }
+
+    /// Judges the recorded instances of `groups` (or, with `part`, of the
+    /// part of the parent instance whose `index` is `part`) now that their
+    /// instances are known, and moves the outputs of those that vanished
+    /// into `into` (unless `dry`) — except files an instance of the same
+    /// group still declares.
+    pub fn settle(
+        &mut self,
+        factory: &JobFactory,
+        groups: &[GroupId],
+        part: Option<i64>,
+        into: &Path,
+        dry: bool,
+    ) -> Vec<Moved> {
+        let graph = factory.graph().clone();
+        let mut moved = Vec::new();
+        for &g in groups {
+            let keys: Vec<_> = match part {
+                Some(index) => vec![(g, Some(index))],
+                None => self.pending.keys().filter(|(group, _)| *group == g).copied().collect(),
+            };
+            let mut vanished = Vec::new();
+            for key in keys {
+                let Some(recorded) = self.pending.remove(&key) else { continue };
+                let mut undecided = Vec::new();
+                for r in recorded {
+                    match is_current(&graph, g, &r.label) {
+                        Some(true) => {}
+                        Some(false) => vanished.push(r),
+                        None => undecided.push(r),
+                    }
+                }
+                if !undecided.is_empty() {
+                    self.pending.insert(key, undecided);
+                }
+            }
+            if vanished.is_empty() {
+                continue;
+            }
+            let positions = match part.and_then(|index| part_positions(&graph, g, index)) {
+                Some(range) => range,
+                None => 0..graph.group(g).count,
+            };
+            let declared = declared_outputs(factory, g, positions);
+            if let Some(m) = move_aside(factory.base_dir(), &graph.group(g).name, vanished, &declared, into, dry) {
+                moved.push(m);
+            }
+        }
+        moved
+    }
+}
+
+/// For an instance of a per-instance fan-out, the `index` of its parent instance.
+fn parent_index(graph: &Graph, g: GroupId, label: &str) -> Option<i64> {
+    let Domain::Nested { .. } = graph.base_domain(g) else { return None };
+    let (outer, _) = inner(label)?.split_once('.')?;
+    outer.parse().ok()
+}
+
+/// The text between the brackets of `name[…]`.
+fn inner(label: &str) -> Option<&str> {
+    label.split_once('[')?.1.strip_suffix(']')
+}
+
+/// Whether the instance labelled `label` exists in group `g`; `None` while
+/// that is not known yet.
+fn is_current(graph: &Graph, g: GroupId, label: &str) -> Option<bool> {
+    let Some(inside) = inner(label) else {
+        return Some(matches!(graph.base_domain(g), Domain::Single));
+    };
+    match graph.base_domain(g) {
+        Domain::Single => Some(false),
+        Domain::Deferred { .. } => None,
+        Domain::Nested { parent, parts, .. } => {
+            let (outer, sub) = inside.split_once('.')?;
+            let (outer, sub) = (outer.parse::<i64>().ok()?, sub.parse::<u64>().ok()?);
+            if graph.is_deferred(*parent) {
+                return None;
+            }
+            if graph.position(*parent, outer).is_none() {
+                return Some(false);
+            }
+            let range = parts.positions(outer)?;
+            Some(sub < range.end - range.start)
+        }
+        _ => Some(inside.parse::<i64>().ok().and_then(|index| graph.position(g, index)).is_some()),
+    }
+}
+
+/// The positions of the part of parent instance `index` in nested group `g`.
+fn part_positions(graph: &Graph, g: GroupId, index: i64) -> Option<Range<u64>> {
+    match graph.base_domain(g) {
+        Domain::Nested { parts, .. } => parts.positions(index),
+        _ => None,
+    }
+}
+
+/// The outputs the instances at `positions` of group `g` declare now.
+fn declared_outputs(factory: &JobFactory, g: GroupId, positions: Range<u64>) -> HashSet<String> {
+    let mut declared = HashSet::new();
+    for i in positions {
+        let Ok(job) = factory.job(TaskId::new(g, i), 0, &Allocation::default()) else { continue };
+        for file in &job.outputs {
+            declared.insert(relative(file, &job.base_dir).to_string_lossy().into_owned());
+        }
+    }
+    declared
+}
+
+/// Moves the recorded outputs of `vanished` that exist and that nothing
+/// declares into `into`, keeping their paths below it.
+fn move_aside(
+    base: &Path,
+    task: &str,
+    mut vanished: Vec<Recorded>,
+    declared: &HashSet<String>,
+    into: &Path,
+    dry: bool,
+) -> Option<Moved> {
+    vanished.sort_by(|a, b| a.label.cmp(&b.label));
+    let mut moved = Moved { task: task.to_owned(), labels: Vec::new(), files: Vec::new() };
+    for r in vanished {
+        let mut any = false;
+        for path in r.outputs.iter().filter(|p| !declared.contains(*p)) {
+            let from = base.join(path);
+            if !from.is_file() || moved.files.contains(path) {
+                continue;
+            }
+            if !dry && !move_file(&from, &inside(into, path)) {
+                continue;
+            }
+            moved.files.push(path.clone());
+            any = true;
+        }
+        if any {
+            moved.labels.push(r.label);
+        }
+    }
+    (!moved.files.is_empty()).then_some(moved)
+}
+
+/// `path` (relative, or absolute outside the workflow directory) below
+/// `dir`: a `..` becomes `up`, so nothing lands outside `dir`.
+fn inside(dir: &Path, path: &str) -> PathBuf {
+    use std::path::Component;
+    let mut to = dir.to_path_buf();
+    for part in Path::new(path).components() {
+        match part {
+            Component::Normal(name) => to.push(name),
+            Component::ParentDir => to.push("up"),
+            _ => {}
+        }
+    }
+    to
+}
+
+/// Renames `from` to `to` (copying across file systems); whether it moved.
+fn move_file(from: &Path, to: &Path) -> bool {
+    if let Some(parent) = to.parent()
+        && fs_err::create_dir_all(parent).is_err()
+    {
+        return false;
+    }
+    if fs_err::rename(from, to).is_ok() {
+        return true;
+    }
+    fs_err::copy(from, to).is_ok() && fs_err::remove_file(from).is_ok()
+}
