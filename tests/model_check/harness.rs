@@ -186,6 +186,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
     let source_names: BTreeSet<&str> = src.files(shape).keys().copied().collect();
     let tasks = shape.tasks();
     let mut model = Model::default();
+    let mut memo = None;
     let steps = std::iter::once(Edit::Nothing).chain(edits.iter().cloned());
     for (step, edit) in steps.enumerate() {
         let at = |msg: String| format!("after edit {step} ({edit:?}): {msg}");
@@ -238,19 +239,24 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let files = src.files(shape);
         write_sources(&dir, &files);
 
-        // The clean run: all outputs and every instance's key.
-        let clean_dir = root.path().join(format!("clean{step}"));
-        let clean_aux = root.path().join(format!("clean-aux{step}"));
-        fs_err::create_dir_all(&clean_aux).expect("aux");
-        write_sources(&clean_dir, &files);
-        let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src));
-        if out.code != 0 {
-            return Err(at(format!("the clean run failed ({}):\n{}", out.code, out.stderr)));
+        // The clean run: all outputs and every instance's key (again only
+        // when the files or variables changed).
+        let state = (files.clone(), src.vars());
+        if memo.as_ref().is_none_or(|(s, _, _)| *s != state) {
+            let clean_dir = root.path().join(format!("clean{step}"));
+            let clean_aux = root.path().join(format!("clean-aux{step}"));
+            fs_err::create_dir_all(&clean_aux).expect("aux");
+            write_sources(&clean_dir, &files);
+            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src));
+            if out.code != 0 {
+                return Err(at(format!("the clean run failed ({}):\n{}", out.code, out.stderr)));
+            }
+            let outputs = outputs(&clean_dir, &source_names);
+            let _ = fs_err::remove_dir_all(&clean_dir);
+            memo = Some((state, take_log(&clean_aux), outputs));
         }
-        let clean = take_log(&clean_aux);
-        let clean_outputs = outputs(&clean_dir, &source_names);
-        let _ = fs_err::remove_dir_all(&clean_dir);
-        let expected = model.expected(&clean, &dir);
+        let (_, clean, clean_outputs) = memo.as_ref().expect("a clean run");
+        let expected = model.expected(clean, &dir);
         if let Some(i) = fail {
             let label = &clean[i % clean.len()].label;
             let marker = label.replace('[', ".").replace(']', "");
@@ -325,7 +331,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             if !executed.is_subset(&expected) {
                 return Err(at(diff("executed (a subset, in a failing or killed run)", &expected, &executed)));
             }
-            record_from_journal(&mut model, &dir, before, &done, &clean)?;
+            record_from_journal(&mut model, &dir, before, &done, clean)?;
             continue;
         }
         if out.code != 0 {
@@ -338,7 +344,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             model.succeeded(d, &dir);
         }
         let real = outputs(&dir, &source_names);
-        for (path, bytes) in &clean_outputs {
+        for (path, bytes) in clean_outputs {
             if real.get(path) != Some(bytes) {
                 let got = real.get(path).map(|b| String::from_utf8_lossy(b).into_owned());
                 return Err(at(format!("{path} is {got:?}, a clean run writes {:?}", String::from_utf8_lossy(bytes))));
