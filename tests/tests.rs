@@ -17,6 +17,7 @@ mod json;
 mod layers;
 mod log;
 mod metrics;
+mod model_check;
 mod nested;
 mod pbs;
 mod plan;

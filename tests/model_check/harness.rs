@@ -1,0 +1,436 @@
+//! Runs a generated sequence: the real directory, edited between runs, and
+//! for every state a clean run in a fresh directory, which gives what the
+//! outputs must be and every instance's key. The oracle (`Model`) says
+//! which instances a rerun must execute; `flow plan --why` and `flow run
+//! --dry-exec` must predict them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use super::workflows::{Edit, Shape, Sources, WORDS, left_out};
+use crate::examples::copy_dir;
+use crate::support::process::{flow_bin, wait_child};
+
+/// One line of the execution log: the instance, its outputs and its key.
+#[derive(Clone, Debug)]
+pub struct Done {
+    pub label: String,
+    pub outputs: Vec<String>,
+    pub key: String,
+}
+
+fn task_of(label: &str) -> &str {
+    label.split('[').next().unwrap_or(label)
+}
+
+/// flow's label with an index always written: `c` is `c[0]`.
+fn normal(label: &str) -> String {
+    if label.contains('[') { label.to_owned() } else { format!("{label}[0]") }
+}
+
+/// What flow printed.
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn flow(dir: &Path, args: &[String]) -> Out {
+    let out = assert_cmd::Command::new(flow_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("run flow");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `run --cpus 2 -v aux=… -v n=… -v tag=…` and `extra`.
+fn run_args(cmd: &[&str], aux: &Path, src: &Sources) -> Vec<String> {
+    let mut args: Vec<String> = cmd.iter().map(|s| (*s).to_owned()).collect();
+    args.extend(["-v".to_owned(), format!("aux={}", aux.display())]);
+    args.extend(src.vars());
+    args
+}
+
+/// Reads and empties the execution log.
+fn take_log(aux: &Path) -> Vec<Done> {
+    let path = aux.join("exec.log");
+    let text = fs_err::read_to_string(&path).unwrap_or_default();
+    let _ = fs_err::write(&path, "");
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, '|');
+            let (label, outputs, key) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(Done {
+                label: label.to_owned(),
+                outputs: outputs.split(',').map(str::to_owned).collect(),
+                key: format!("{outputs}|{key}"),
+            })
+        })
+        .collect()
+}
+
+fn labels(done: &[Done]) -> BTreeSet<String> {
+    done.iter().map(|d| d.label.clone()).collect()
+}
+
+/// Every file of `dir` except `.flow` and the sources: path → bytes.
+pub fn outputs(dir: &Path, sources: &BTreeSet<&str>) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, sources: &BTreeSet<&str>, found: &mut BTreeMap<String, Vec<u8>>) {
+        let Ok(entries) = fs_err::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).expect("inside").to_string_lossy().into_owned();
+            if rel == ".flow" || sources.contains(rel.as_str()) {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, sources, found);
+            } else {
+                found.insert(rel, fs_err::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    let mut found = BTreeMap::new();
+    walk(dir, dir, sources, &mut found);
+    found
+}
+
+fn write_sources(dir: &Path, files: &BTreeMap<&str, String>) {
+    for (path, text) in files {
+        let full = dir.join(path);
+        fs_err::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        fs_err::write(full, text).expect("write source");
+    }
+}
+
+/// A success the oracle remembers: the key and the outputs' bytes.
+struct Success {
+    key: String,
+    outputs: BTreeMap<String, Option<Vec<u8>>>,
+}
+
+/// The oracle: every recorded success per task, and the (task, key) pairs
+/// whose latest attempt started and did not succeed.
+#[derive(Default)]
+struct Model {
+    history: BTreeMap<String, Vec<Success>>,
+    tainted: BTreeSet<(String, String)>,
+}
+
+impl Model {
+    /// The instances of `clean` a run of the directory `dir` must execute.
+    fn expected(&self, clean: &[Done], dir: &Path) -> BTreeSet<String> {
+        clean
+            .iter()
+            .filter(|d| {
+                let task = task_of(&d.label).to_owned();
+                let skip = !self.tainted.contains(&(task.clone(), d.key.clone()))
+                    && self.history.get(&task).is_some_and(|all| {
+                        all.iter().any(|s| {
+                            s.key == d.key && s.outputs.iter().all(|(p, b)| fs_err::read(dir.join(p)).ok() == *b)
+                        })
+                    });
+                !skip
+            })
+            .map(|d| d.label.clone())
+            .collect()
+    }
+
+    fn succeeded(&mut self, done: &Done, dir: &Path) {
+        let task = task_of(&done.label).to_owned();
+        self.tainted.remove(&(task.clone(), done.key.clone()));
+        let outputs = done.outputs.iter().map(|p| (p.clone(), fs_err::read(dir.join(p)).ok())).collect();
+        self.history.entry(task).or_default().push(Success { key: done.key.clone(), outputs });
+    }
+}
+
+/// Which checks to make; `FLOW_MODEL_SKIP` lists the ones to leave out
+/// (`stale`, `plan`, `dry`), to look past a known defect.
+struct Checks {
+    stale: bool,
+    plan: bool,
+    dry: bool,
+}
+
+impl Checks {
+    fn from_env() -> Self {
+        Self { stale: !left_out("stale"), plan: !left_out("plan"), dry: !left_out("dry") }
+    }
+}
+
+fn diff(what: &str, expected: &BTreeSet<String>, got: &BTreeSet<String>) -> String {
+    let more: Vec<_> = got.difference(expected).collect();
+    let fewer: Vec<_> = expected.difference(got).collect();
+    format!("{what}: expected {expected:?}, got {got:?} (extra {more:?}, missing {fewer:?})")
+}
+
+/// Runs `shape` and then each edit followed by a rerun; the first broken
+/// promise is the error.
+pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
+    let root = tempfile::tempdir().expect("temp dir");
+    let checks = Checks::from_env();
+    let aux = root.path().join("aux");
+    fs_err::create_dir_all(aux.join("fail")).expect("aux");
+    let mut dir = root.path().join("w0");
+    let mut src = Sources::new();
+    write_sources(&dir, &src.files(shape));
+    let source_names: BTreeSet<&str> = src.files(shape).keys().copied().collect();
+    let tasks = shape.tasks();
+    let mut model = Model::default();
+    let mut memo = None;
+    let steps = std::iter::once(Edit::Nothing).chain(edits.iter().cloned());
+    for (step, edit) in steps.enumerate() {
+        let at = |msg: String| format!("after edit {step} ({edit:?}): {msg}");
+        for marker in crate::support::process::entries(&aux.join("fail")) {
+            let _ = fs_err::remove_file(aux.join("fail").join(marker));
+        }
+        let mut kill = None;
+        let mut fail = None;
+        match edit {
+            Edit::Nothing => {}
+            Edit::InsertTop(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.insert(0, WORDS[w]),
+            Edit::Append(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.push(WORDS[w]),
+            Edit::Remove(i) if src.list.len() > 1 => {
+                src.list.remove(i % src.list.len());
+            }
+            Edit::Swap(i) if src.list.len() > 1 => {
+                let i = i % (src.list.len() - 1);
+                src.list.swap(i, i + 1);
+            }
+            Edit::Replace(i, w) if !src.list.contains(&WORDS[w]) => {
+                let i = i % src.list.len();
+                src.list[i] = WORDS[w];
+            }
+            Edit::SetN(n) => src.n = n,
+            Edit::SetTag(t) => src.tag = t,
+            Edit::Common(c) => src.common = c,
+            Edit::Script(false, v) => src.script = v,
+            Edit::Script(true, v) => src.sub_script = v,
+            Edit::Touch => std::thread::sleep(Duration::from_millis(5)),
+            Edit::DeleteOutput(i) | Edit::CorruptOutput(i) => {
+                let all: Vec<String> = outputs(&dir, &source_names).into_keys().collect();
+                if !all.is_empty() {
+                    let path = dir.join(&all[i % all.len()]);
+                    if matches!(edit, Edit::DeleteOutput(_)) {
+                        fs_err::remove_file(path).expect("delete output");
+                    } else {
+                        fs_err::write(path, "99\n").expect("corrupt output");
+                    }
+                }
+            }
+            Edit::Fail(i) => fail = Some(i),
+            Edit::Move => {
+                let to = root.path().join(format!("w{step}"));
+                fs_err::rename(&dir, &to).expect("move the directory");
+                dir = to;
+            }
+            Edit::Kill(ms) => kill = Some(ms),
+            _ => {}
+        }
+        let files = src.files(shape);
+        write_sources(&dir, &files);
+
+        // The clean run: all outputs and every instance's key (again only
+        // when the files or variables changed).
+        let state = (files.clone(), src.vars());
+        if memo.as_ref().is_none_or(|(s, _, _)| *s != state) {
+            let clean_dir = root.path().join(format!("clean{step}"));
+            let clean_aux = root.path().join(format!("clean-aux{step}"));
+            fs_err::create_dir_all(&clean_aux).expect("aux");
+            write_sources(&clean_dir, &files);
+            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src));
+            if out.code != 0 {
+                return Err(at(format!("the clean run failed ({}):\n{}", out.code, out.stderr)));
+            }
+            let outputs = outputs(&clean_dir, &source_names);
+            let _ = fs_err::remove_dir_all(&clean_dir);
+            memo = Some((state, take_log(&clean_aux), outputs));
+        }
+        let (_, clean, clean_outputs) = memo.as_ref().expect("a clean run");
+        let expected = model.expected(clean, &dir);
+        if let Some(i) = fail {
+            let label = &clean[i % clean.len()].label;
+            let marker = label.replace('[', ".").replace(']', "");
+            fs_err::write(aux.join("fail").join(marker), "").expect("marker");
+        }
+        let normal_run = kill.is_none() && fail.is_none();
+        let upstream_runs =
+            |task: &str| upstream(&tasks, task).iter().any(|u| expected.iter().any(|l| task_of(l) == *u));
+
+        if normal_run && checks.plan && step > 0 {
+            let plan = flow(&dir, &run_args(&["plan", "--why", "--json"], &aux, &src));
+            if plan.code != 0 {
+                return Err(at(format!("flow plan --why failed:\n{}", plan.stderr)));
+            }
+            for line in plan.stdout.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(format!("{e}: {line}")))?;
+                let task = v["task"].as_str().unwrap_or_default();
+                if v["instances"].is_null() || (Shape::is_dynamic(task) && upstream_runs(task)) {
+                    continue;
+                }
+                let runs = v["run"].as_u64().unwrap_or(0) as usize;
+                let exec = expected.iter().filter(|l| task_of(l) == task).count();
+                let waiting: usize = v["reasons"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| r["reason"].as_str().is_some_and(|r| r.contains("after")))
+                    .map(|r| r["count"].as_u64().unwrap_or(0) as usize)
+                    .sum();
+                if runs < exec || runs - waiting > exec || (!upstream_runs(task) && runs != exec) {
+                    return Err(at(format!(
+                        "flow plan --why said {runs} of `{task}` would run ({waiting} waiting), the oracle {exec}: {expected:?}\n{line}"
+                    )));
+                }
+            }
+        }
+        if normal_run && checks.dry && step > 0 {
+            let copy = root.path().join(format!("dry{step}"));
+            fs_err::create_dir_all(&copy).expect("mkdir");
+            copy_dir(&dir, &copy);
+            let dry = flow(&copy, &run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src));
+            let _ = fs_err::remove_dir_all(&copy);
+            let would: BTreeSet<String> = dry
+                .stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|v| v["event"] == "task_finished" && v["state"] == "succeeded")
+                .filter_map(|v| v["label"].as_str().map(normal))
+                .collect();
+            for (task, _) in &tasks {
+                let of = |set: &BTreeSet<String>| {
+                    set.iter().filter(|l| task_of(l) == *task).cloned().collect::<BTreeSet<_>>()
+                };
+                let (e, w) = (of(&expected), of(&would));
+                let wrong = if !upstream_runs(task) { e != w } else { !Shape::is_dynamic(task) && !e.is_subset(&w) };
+                if wrong {
+                    return Err(at(diff(&format!("flow run --dry-exec of `{task}`"), &e, &w)));
+                }
+            }
+        }
+
+        // The run.
+        let args = run_args(&["run", "--cpus", "2"], &aux, &src);
+        let before = crate::run::run_ids(&dir).len();
+        let out = match kill {
+            Some(ms) => killed(&dir, &args, ms),
+            None => flow(&dir, &args),
+        };
+        let done = take_log(&aux);
+        let executed = labels(&done);
+        if !normal_run {
+            if !executed.is_subset(&expected) {
+                return Err(at(diff("executed (a subset, in a failing or killed run)", &expected, &executed)));
+            }
+            record_from_journal(&mut model, &dir, before, &done, clean)?;
+            continue;
+        }
+        if out.code != 0 {
+            return Err(at(format!("flow run failed ({}):\n{}", out.code, out.stderr)));
+        }
+        if executed != expected {
+            return Err(at(diff("executed instances", &expected, &executed)));
+        }
+        for d in &done {
+            model.succeeded(d, &dir);
+        }
+        let real = outputs(&dir, &source_names);
+        for (path, bytes) in clean_outputs {
+            if real.get(path) != Some(bytes) {
+                let got = real.get(path).map(|b| String::from_utf8_lossy(b).into_owned());
+                return Err(at(format!("{path} is {got:?}, a clean run writes {:?}", String::from_utf8_lossy(bytes))));
+            }
+        }
+        let extra: Vec<_> = real.keys().filter(|p| !clean_outputs.contains_key(*p)).collect();
+        if checks.stale && !extra.is_empty() {
+            return Err(at(format!("outputs of vanished instances are still visible: {extra:?}")));
+        }
+    }
+    Ok(())
+}
+
+/// The tasks `task` reads from, directly or not.
+fn upstream(tasks: &[(&'static str, Vec<&'static str>)], task: &str) -> BTreeSet<&'static str> {
+    let mut found = BTreeSet::new();
+    let mut todo = vec![task.to_owned()];
+    while let Some(t) = todo.pop() {
+        for (name, reads) in tasks {
+            if *name == t {
+                for r in reads {
+                    if found.insert(*r) {
+                        todo.push((*r).to_owned());
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Runs flow and `kill -9`s it after `ms` milliseconds.
+fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
+    let mut child = std::process::Command::new(flow_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start flow");
+    std::thread::sleep(Duration::from_millis(u64::from(ms)));
+    let _ = child.kill();
+    let status = wait_child(&mut child, Duration::from_secs(30)).and_then(|s| s.code()).unwrap_or(-1);
+    // Tasks already started finish on their own (they take milliseconds).
+    std::thread::sleep(Duration::from_millis(300));
+    Out { code: status, stdout: String::new(), stderr: String::new() }
+}
+
+/// After a failing or killed run: what its journal says succeeded is a
+/// success; an attempt that started and did not succeed taints its key.
+fn record_from_journal(
+    model: &mut Model,
+    dir: &Path,
+    before: usize,
+    done: &[Done],
+    clean: &[Done],
+) -> Result<(), String> {
+    let ids = crate::run::run_ids(dir);
+    if ids.len() <= before {
+        return Ok(());
+    }
+    let id = ids.last().expect("a run");
+    let list = flow(dir, &["log".into(), "--run".into(), id.clone(), "list".into(), "--json".into()]);
+    let mut last: BTreeMap<String, (bool, bool)> = BTreeMap::new();
+    for line in list.stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let label = normal(v["label"].as_str().unwrap_or_default());
+        let started = !v["start_us"].is_null() && v["state"] != "cached";
+        let entry = last.entry(label).or_default();
+        entry.0 |= started;
+        entry.1 = v["state"] == "succeeded";
+    }
+    for d in done {
+        last.entry(d.label.clone()).or_default().0 = true;
+    }
+    for (label, (started, succeeded)) in last {
+        if succeeded {
+            let Some(d) = done.iter().find(|d| d.label == label) else {
+                return Err(format!("run {id} recorded {label} as succeeded, but its command did not finish"));
+            };
+            model.succeeded(d, dir);
+        } else if started && let Some(c) = clean.iter().find(|c| c.label == label) {
+            model.tainted.insert((task_of(&label).to_owned(), c.key.clone()));
+        }
+    }
+    Ok(())
+}
