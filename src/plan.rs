@@ -183,7 +183,7 @@ pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failur
             let more = if task.stale_outputs as usize > task.stale_examples.len() { ", …" } else { "" };
             let outputs = plural(task.stale_outputs, "output");
             let which = task.stale_examples.join(", ");
-            let _ = writeln!(out, "  {outputs} of instances that no longer exist would be moved aside: {which}{more}");
+            let _ = writeln!(out, "  {outputs} no instance writes any more would be moved aside: {which}{more}");
         }
     }
     print!("{out}");

@@ -172,12 +172,11 @@ fn outputs_moved(task: &str, labels: &[String], files: &[String], dir: &str, dry
         }
     };
     let outputs = crate::plan::plural(files.len() as u64, "output");
-    let instances = few(labels);
-    let which = format!("{outputs} of {instances}, which no longer exist{}", if labels.len() == 1 { "s" } else { "" });
+    let which = format!("{outputs} no instance writes any more (left by {})", few(labels));
     if dry {
-        format!("~ {task}: would move {which}, out of the way (--dry-exec: left in place): {}", few(files))
+        format!("~ {task}: would move {which} out of the way (--dry-exec: left in place): {}", few(files))
     } else {
-        format!("~ {task}: moved {which}, to {dir}/: {}", few(files))
+        format!("~ {task}: moved {which} to {dir}/: {}", few(files))
     }
 }
 

@@ -120,7 +120,7 @@ fn outputs_of_vanished_instances_are_moved_before_anything_reads_them() {
     assert_eq!(crate::support::process::read(&t, "all.txt"), "r1\nr2\nr3\nr4\n1\n2\n3\n4\n");
     let plan = t.success_with(&["plan", "--why", "-v", "n=2"]);
     assert!(
-        plan.contains("  2 outputs of instances that no longer exist would be moved aside: g/3.txt, g/4.txt\n"),
+        plan.contains("  2 outputs no instance writes any more would be moved aside: g/3.txt, g/4.txt\n"),
         "{plan}"
     );
     let out = t.run_with(&["run", "-v", "n=2"]);
@@ -128,13 +128,13 @@ fn outputs_of_vanished_instances_are_moved_before_anything_reads_them() {
     let run = crate::run::run_ids(t.path()).pop().expect("a run");
     assert!(
         out.stderr.contains(&format!(
-            "~ gen: moved 2 outputs of gen[3], gen[4], which no longer exist, to .flow/runs/{run}/stale/: g/3.txt, g/4.txt\n"
+            "~ gen: moved 2 outputs no instance writes any more (left by gen[3], gen[4]) to .flow/runs/{run}/stale/: g/3.txt, g/4.txt\n"
         )),
         "{}",
         out.stderr
     );
     assert!(
-        out.stderr.contains("~ refine: moved 2 outputs of refine[2], refine[3], which no longer exist"),
+        out.stderr.contains("~ refine: moved 2 outputs no instance writes any more (left by refine[2], refine[3])"),
         "{}",
         out.stderr
     );

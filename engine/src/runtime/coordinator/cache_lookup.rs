@@ -9,10 +9,11 @@
 //! in its list (a line inserted above it) finds the success it had before
 //! when its outputs are named by its item.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::job_factory::JobFactory;
-use super::resume::{Previous, Standing};
+use super::resume::Previous;
 use crate::ir::TaskId;
 use crate::log::{StampCheck, Wrote};
 use crate::runtime::core::Allocation;
@@ -52,8 +53,9 @@ pub(crate) fn candidates(factory: &JobFactory, previous: &Previous, task: TaskId
 }
 
 /// Compares `jobs` (from [`candidates`]) with the earlier successes of
-/// task `name`. Reads files: call it off the event loop when they have inputs.
-pub(crate) fn lookup(jobs: &[Job], previous: &Previous, name: &str) -> Lookup {
+/// task `name`, as if the files in `hidden` were gone. Reads files: call it
+/// off the event loop when they have inputs.
+pub(crate) fn lookup(jobs: &[Job], previous: &Previous, name: &str, hidden: &HashSet<PathBuf>) -> Lookup {
     let mut digests: Vec<(&[PathBuf], &[PathBuf], Fingerprint)> = Vec::new();
     let mut broken = None;
     for job in jobs {
@@ -61,13 +63,13 @@ pub(crate) fn lookup(jobs: &[Job], previous: &Previous, name: &str) -> Lookup {
         {
             Some((_, _, digest)) => *digest,
             None => {
-                let digest = input_digest(job);
+                let digest = input_digest(job, hidden);
                 digests.push((&job.inputs, &job.implicit, digest));
                 digest
             }
         };
         let fingerprint = with_inputs(&job.definition, &digest);
-        let Some((_, Standing::Done { wrote, .. })) = previous.success(name, &fingerprint) else { continue };
+        let Some(wrote) = previous.success(name, &fingerprint) else { continue };
         match verify(job, wrote) {
             Ok(wrote) => return Lookup::Unchanged { fingerprint, wrote },
             Err(why) => {

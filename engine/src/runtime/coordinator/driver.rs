@@ -147,6 +147,9 @@ pub(super) struct Driver {
     /// Earlier successes not yet known to still exist (their outputs are
     /// moved out of the way when they are known not to).
     pub stale: super::stale::StaleOutputs,
+    /// Under `--dry-exec`, the outputs a real run would have moved aside:
+    /// the cache compares as if they were gone.
+    pub hidden: Arc<std::collections::HashSet<std::path::PathBuf>>,
     pub options: RunOptions,
     /// The run's directory.
     pub run_dir: crate::runtime::run_dir::RunDir,
@@ -397,6 +400,10 @@ impl Driver {
         let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
         for moved in self.stale.settle(&self.factory, groups, part, &dir, dry) {
             let super::stale::Moved { task, labels, files } = moved;
+            if dry {
+                let base = &self.options.base_dir;
+                Arc::make_mut(&mut self.hidden).extend(files.iter().map(|f| base.join(f)));
+            }
             self.event_batch.push(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
         }
     }

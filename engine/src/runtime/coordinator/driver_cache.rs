@@ -43,7 +43,7 @@ impl Driver {
             if jobs.is_empty() || self.dry_upstream(task) {
                 self.core.on_checked(task, false, out);
             } else if jobs.iter().all(|job| job.inputs.is_empty() && job.implicit.is_empty()) {
-                let found = lookup(&jobs, &self.previous, &self.graph().group(task.group).name);
+                let found = lookup(&jobs, &self.previous, &self.graph().group(task.group).name, &self.hidden);
                 self.checked(task, found, out);
             } else {
                 self.checks.waiting.push_back((task, jobs));
@@ -72,10 +72,10 @@ impl Driver {
             let Some((task, jobs)) = self.checks.waiting.pop_front() else { break };
             self.checks.running += 1;
             let tx = self.self_tx.clone();
-            let previous = self.previous.clone();
+            let (previous, hidden) = (self.previous.clone(), self.hidden.clone());
             let name = self.graph().group(task.group).name.clone();
             tokio::task::spawn_blocking(move || {
-                let found = lookup(&jobs, &previous, &name);
+                let found = lookup(&jobs, &previous, &name, &hidden);
                 let _ = tx.send(DriverEvent::Checked { task, found });
             });
         }

@@ -128,6 +128,17 @@ impl JobFactory {
         self.graph.label(task)
     }
 
+    /// The declared outputs of instance `task` (absolute), rendered as its
+    /// first attempt in its first variant.
+    pub fn outputs(&self, task: TaskId) -> Result<Vec<PathBuf>, String> {
+        let t = &self.groups[task.group.index()];
+        let scope = instance_scope(&t.scopes[0][0], self.graph.base_domain(task.group), task.instance, Some(0));
+        t.outputs
+            .iter()
+            .map(|tmpl| self.renderer.render(tmpl, &scope).map(|s| self.base_dir.join(&*s)).map_err(|e| e.to_string()))
+            .collect()
+    }
+
     /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.
     pub fn job(&self, task: TaskId, attempt: u32, alloc: &Allocation) -> Result<Job, String> {
         let graph = &self.graph;

@@ -3,8 +3,8 @@
 //! dispatch — the same fingerprints, the same rules ([`Previous`]) — without
 //! running anything.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -33,6 +33,8 @@ pub enum Why {
     SettingsChanged(String),
     /// An input file (or a script its command names) changed: which.
     InputChanged(String),
+    /// An input file or script changed, though none is newer than its last success.
+    SomeInputChanged,
     /// A declared output is missing: which.
     OutputMissing(String),
     /// A declared output has other bytes than its last run left: which.
@@ -62,6 +64,7 @@ impl Why {
             Why::CommandChanged => "command changed".to_owned(),
             Why::SettingsChanged(what) => format!("{what} changed"),
             Why::InputChanged(file) => format!("input `{file}` changed"),
+            Why::SomeInputChanged => "an input file or script changed".to_owned(),
             Why::OutputMissing(file) => format!("output `{file}` missing"),
             Why::OutputChanged(file) => format!("output `{file}` changed since it was written"),
             Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
@@ -123,6 +126,8 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
     let previous = Previous::load(&state, workflow, false);
     let mut factory = JobFactory::new(Arc::new(graph.clone()), base_dir, &state)?;
     let mut stale = StaleOutputs::new(graph, &previous);
+    // The outputs the run would move aside, as absolute paths.
+    let mut hidden: HashSet<PathBuf> = HashSet::new();
     let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
     let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
     let mut tasks = Vec::new();
@@ -166,6 +171,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
         };
         for moved in stale.settle(&factory, &[id], None, &state, true) {
             preview.stale_outputs += moved.files.len() as u64;
+            hidden.extend(moved.files.iter().map(|f| base_dir.join(f)));
             preview.stale_examples.extend(moved.files.into_iter().take(EXAMPLES));
         }
         if let Domain::Nested { parent, parts, .. } = graph.base_domain(id) {
@@ -187,7 +193,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             }
             let why = match upstream(&graph, &runs, task) {
                 Some(name) => Why::AfterUpstream(name),
-                None => judge(&factory, &previous, &mut old, &graph, task),
+                None => judge(&factory, &previous, &mut old, &hidden, task),
             };
             runs[g][i as usize] = why.runs();
             if why.runs() {
@@ -279,14 +285,15 @@ fn note_implicit(factory: &JobFactory, task: TaskId, implicit: &mut Vec<String>)
 }
 
 /// Whether `task`, whose inputs are final, would run, and why.
-fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, graph: &Graph, task: TaskId) -> Why {
+fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &HashSet<PathBuf>, task: TaskId) -> Why {
+    let graph = factory.graph();
     let label = graph.label(task);
     let standing = previous.standing(&label);
     if matches!(standing, Some(Standing::Tainted)) {
         return Why::Tainted;
     }
     let jobs = candidates(factory, previous, task);
-    match lookup(&jobs, previous, &graph.group(task.group).name) {
+    match lookup(&jobs, previous, &graph.group(task.group).name, hidden) {
         Lookup::Unchanged { .. } => return Why::Unchanged,
         Lookup::OutputMissing(file) => return Why::OutputMissing(file),
         Lookup::OutputChanged(file) => return Why::OutputChanged(file),
@@ -321,16 +328,16 @@ fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
     // The same job: a file it reads changed. Name one modified since.
     let since = ended_us.map(|us| std::time::UNIX_EPOCH + std::time::Duration::from_micros(us));
     let files = now.inputs.iter().chain(&now.implicit);
-    let changed = files
-        .filter(|f| !crate::paths::is_glob(&f.to_string_lossy()))
-        .find(|f| {
-            let modified = std::fs::metadata(f).and_then(|m| m.modified()).ok();
-            matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
-        })
-        .or_else(|| now.inputs.first());
+    let changed = files.filter(|f| !crate::paths::is_glob(&f.to_string_lossy())).find(|f| {
+        let modified = std::fs::metadata(f).and_then(|m| m.modified()).ok();
+        matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
+    });
+    // No file is newer than the last success: say no more than is known.
+    let globs = now.inputs.iter().any(|f| crate::paths::is_glob(&f.to_string_lossy()));
     match changed {
         Some(file) => Why::InputChanged(relative(file, &now.base_dir).display().to_string()),
-        None => Why::InputChanged("the set of files a glob matches".to_owned()),
+        None if globs => Why::InputChanged("the set of files a glob matches".to_owned()),
+        None => Why::SomeInputChanged,
     }
 }
 

@@ -15,13 +15,14 @@ use crate::runtime::run_dir::RunDir;
 pub struct Previous {
     /// Where each instance stands after the earlier runs, by `name[index]`.
     standing: HashMap<String, Standing>,
-    /// The label of each latest success, by task name and fingerprint: the
-    /// cache is looked up by what an instance is, not only where it sits.
-    by_fingerprint: HashMap<(String, Fingerprint), String>,
+    /// Every success of every earlier run, the latest per task name and
+    /// fingerprint, with its label then and what it left: the cache is
+    /// looked up by what an instance is, not only where it sits.
+    successes: HashMap<(String, Fingerprint), (String, Wrote)>,
     /// The variants successes of each task ran in.
     variants: HashMap<String, Vec<u32>>,
-    /// The labels of each task's latest successes.
-    by_task: HashMap<String, Vec<String>>,
+    /// The fingerprints of each task's successes.
+    by_task: HashMap<String, Vec<Fingerprint>>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
     /// Instances that must run again (`--only` and their dependents), per group.
@@ -72,15 +73,11 @@ impl Previous {
                 Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
             }
         }
-        for (label, standing) in &previous.standing {
-            if let Standing::Done { fingerprint, wrote, .. } = standing {
-                let name = task_name(label);
-                previous.by_fingerprint.insert((name.to_owned(), *fingerprint), label.clone());
-                previous.by_task.entry(name.to_owned()).or_default().push(label.clone());
-                let variants = previous.variants.entry(name.to_owned()).or_default();
-                if !variants.contains(&wrote.variant) {
-                    variants.push(wrote.variant);
-                }
+        for ((name, fingerprint), (_, wrote)) in &previous.successes {
+            previous.by_task.entry(name.clone()).or_default().push(*fingerprint);
+            let variants = previous.variants.entry(name.clone()).or_default();
+            if !variants.contains(&wrote.variant) {
+                variants.push(wrote.variant);
             }
         }
         previous
@@ -117,6 +114,8 @@ impl Previous {
                         }
                         _ => this,
                     };
+                    let key = (graph.group(task.group).name.clone(), fp);
+                    self.successes.insert(key, (label.clone(), wrote.clone()));
                     self.standing
                         .insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us, wrote });
                 }
@@ -238,19 +237,18 @@ impl Previous {
         variants
     }
 
-    /// The latest success of task `name` with fingerprint `fp`: its label and standing.
-    pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<(&str, &Standing)> {
-        let label = self.by_fingerprint.get(&(name.to_owned(), *fp))?;
-        Some((label, self.standing.get(label)?))
+    /// The latest success of task `name` with fingerprint `fp`: what it left.
+    pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<&Wrote> {
+        self.successes.get(&(name.to_owned(), *fp)).map(|(_, wrote)| wrote)
     }
 }
 
 impl Previous {
-    /// The labels of task `name` an earlier run finished, with what they left.
+    /// The successes of task `name` in earlier runs: their labels then and what they left.
     pub fn done_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a Wrote)> + 'a {
-        self.by_task.get(name).into_iter().flatten().filter_map(|label| match self.standing.get(label) {
-            Some(Standing::Done { wrote, .. }) => Some((label.as_str(), wrote)),
-            _ => None,
+        self.by_task.get(name).into_iter().flatten().filter_map(move |fp| {
+            let (label, wrote) = self.successes.get(&(name.to_owned(), *fp))?;
+            Some((label.as_str(), wrote))
         })
     }
 }

@@ -183,6 +183,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 previous: Arc::new(previous),
                 dry_ran: HashMap::new(),
                 stale,
+                hidden: Default::default(),
                 options,
                 source,
                 summary,

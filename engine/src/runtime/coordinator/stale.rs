@@ -1,8 +1,8 @@
 //! Outputs of vanished instances: what earlier runs recorded for instances
 //! that no longer exist — a `range` got shorter, a list lost lines, a hit
-//! list shrank — is moved into the run directory before anything that
-//! could read it runs, so a glob such as `refined/*.txt` sees what a clean
-//! run would see.
+//! list shrank — and that no instance of the task declares now is moved
+//! into the run directory before anything that could read it runs, so a
+//! glob such as `refined/*.txt` sees what a clean run would see.
 //!
 //! Whether an instance still exists is known when its group's instances
 //! are: at the start for a static group, when a dynamic group is expanded,
@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
-use crate::runtime::core::Allocation;
+use crate::log::{OutputStamp, StampCheck};
 use crate::runtime::protocol::job::relative;
 
 /// An earlier success and the outputs it recorded.
 #[derive(Debug, Clone)]
 struct Recorded {
     label: String,
-    outputs: Vec<String>,
+    outputs: Vec<OutputStamp>,
 }
 
 /// The outputs moved out of the way for one task.
@@ -31,7 +31,7 @@ struct Recorded {
 pub struct Moved {
     /// The task.
     pub task: String,
-    /// The vanished instances whose outputs were there.
+    /// The earlier instances that left them (by their labels then).
     pub labels: Vec<String>,
     /// The files, relative to the workflow directory.
     pub files: Vec<String>,
@@ -52,7 +52,7 @@ impl StaleOutputs {
             let name = &graph.group(g).name;
             for (label, wrote) in previous.done_of(name) {
                 let Some(outputs) = wrote.outputs.as_ref().filter(|o| !o.is_empty()) else { continue };
-                let outputs = outputs.iter().map(|s| s.path.clone()).collect();
+                let outputs = outputs.clone();
                 let key = (g, parent_index(graph, g, label));
                 pending.entry(key).or_default().push(Recorded { label: label.to_owned(), outputs });
             }
@@ -80,22 +80,20 @@ impl StaleOutputs {
                 Some(index) => vec![(g, Some(index))],
                 None => self.pending.keys().filter(|(group, _)| *group == g).copied().collect(),
             };
-            let mut vanished = Vec::new();
+            // Every recorded instance whose existence is known: one that
+            // vanished, and one that exists now with another item (a line
+            // moved) whose old outputs no instance may declare any more.
+            let mut judged = Vec::new();
             for key in keys {
                 let Some(recorded) = self.pending.remove(&key) else { continue };
-                let mut undecided = Vec::new();
-                for r in recorded {
-                    match is_current(&graph, g, &r.label) {
-                        Some(true) => {}
-                        Some(false) => vanished.push(r),
-                        None => undecided.push(r),
-                    }
-                }
+                let (known, undecided): (Vec<_>, Vec<_>) =
+                    recorded.into_iter().partition(|r| is_current(&graph, g, &r.label).is_some());
+                judged.extend(known);
                 if !undecided.is_empty() {
                     self.pending.insert(key, undecided);
                 }
             }
-            if vanished.is_empty() {
+            if judged.is_empty() {
                 continue;
             }
             let positions = match part.and_then(|index| part_positions(&graph, g, index)) {
@@ -103,7 +101,7 @@ impl StaleOutputs {
                 None => 0..graph.group(g).count,
             };
             let declared = declared_outputs(factory, g, positions);
-            if let Some(m) = move_aside(factory.base_dir(), &graph.group(g).name, vanished, &declared, into, dry) {
+            if let Some(m) = move_aside(factory.base_dir(), &graph.group(g).name, judged, &declared, into, dry) {
                 moved.push(m);
             }
         }
@@ -160,16 +158,16 @@ fn part_positions(graph: &Graph, g: GroupId, index: i64) -> Option<Range<u64>> {
 fn declared_outputs(factory: &JobFactory, g: GroupId, positions: Range<u64>) -> HashSet<String> {
     let mut declared = HashSet::new();
     for i in positions {
-        let Ok(job) = factory.job(TaskId::new(g, i), 0, &Allocation::default()) else { continue };
-        for file in &job.outputs {
-            declared.insert(relative(file, &job.base_dir).to_string_lossy().into_owned());
+        for file in factory.outputs(TaskId::new(g, i)).unwrap_or_default() {
+            declared.insert(relative(&file, factory.base_dir()).to_string_lossy().into_owned());
         }
     }
     declared
 }
 
-/// Moves the recorded outputs of `vanished` that exist and that nothing
-/// declares into `into`, keeping their paths below it.
+/// Moves the recorded outputs of `vanished` that are as their success left
+/// them and that no instance of their task declares now into `into`,
+/// keeping their paths below it.
 fn move_aside(
     base: &Path,
     task: &str,
@@ -182,9 +180,11 @@ fn move_aside(
     let mut moved = Moved { task: task.to_owned(), labels: Vec::new(), files: Vec::new() };
     for r in vanished {
         let mut any = false;
-        for path in r.outputs.iter().filter(|p| !declared.contains(*p)) {
-            let from = base.join(path);
-            if !from.is_file() || moved.files.contains(path) {
+        for stamp in r.outputs.iter().filter(|s| !declared.contains(&s.path)) {
+            let (path, from) = (&stamp.path, base.join(&stamp.path));
+            // Only what that success left: a file changed since is someone else's.
+            let left = matches!(stamp.check(&from), StampCheck::Same | StampCheck::Restamped(_));
+            if !left || moved.files.contains(path) {
                 continue;
             }
             if !dry && !move_file(&from, &inside(into, path)) {

@@ -3,6 +3,7 @@
 //! so a resumed run skips an instance whose fingerprint matches the last
 //! successful one and whose outputs still exist.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ pub type Fingerprint = [u8; 32];
 /// The job's fingerprint: its definition and the digest of the files it
 /// reads ([`input_digest`]).
 pub fn fingerprint(job: &Job) -> Fingerprint {
-    with_inputs(&job.definition, &input_digest(job))
+    with_inputs(&job.definition, &input_digest(job, &HashSet::new()))
 }
 
 /// The fingerprint of a job with `definition` whose files hash to `inputs`.
@@ -32,16 +33,20 @@ pub fn with_inputs(definition: &str, inputs: &Fingerprint) -> Fingerprint {
 /// contents (glob inputs expanded, in sorted order), then those of the
 /// scripts its command names. A missing input hashes as missing rather than
 /// failing: the task itself will report it. Paths inside the workflow
-/// directory are hashed relative to it.
-pub fn input_digest(job: &Job) -> Fingerprint {
+/// directory are hashed relative to it. Files in `hidden` (absolute) count
+/// as gone: `flow plan --why` hides the outputs a run would move aside.
+pub fn input_digest(job: &Job, hidden: &HashSet<PathBuf>) -> Fingerprint {
     let mut hasher = blake3::Hasher::new();
-    let implicit = job.implicit.iter().map(|p| vec![p.clone()]);
-    for files in job.inputs.iter().map(|input| expand(input)).chain(implicit) {
-        for file in files {
+    let implicit = job.implicit.iter().map(|p| (false, vec![p.clone()]));
+    let inputs = job.inputs.iter().map(|input| (is_glob(&input.to_string_lossy()), expand(input)));
+    for (globbed, files) in inputs.chain(implicit) {
+        // A glob does not match a hidden file; a file named outright is missing.
+        for file in files.into_iter().filter(|f| !(globbed && hidden.contains(f))) {
             hasher.update(b"\0file\0");
             hasher.update(relative(&file, &job.base_dir).as_os_str().as_encoded_bytes());
             hasher.update(b"\0");
-            match fs_err::File::open(&file) {
+            let opened = if hidden.contains(&file) { Err(()) } else { fs_err::File::open(&file).map_err(|_| ()) };
+            match opened {
                 Ok(f) => {
                     if hasher.update_reader(f).is_err() {
                         hasher.update(b"\0unreadable");
