@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flow_engine::log::{JournalState, read_journal};
-use flow_engine::runtime::{AllocState, AllocsFile, RunDir, WorkerInfo, locate, state_dir};
+use flow_engine::runtime::{AllocState, AllocsFile, IO_FAILURE, RunDir, WorkerInfo, locate, state_dir};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -45,6 +45,10 @@ struct Standing {
     dry_exec: bool,
     counts: Counts,
     seconds: Option<f64>,
+    /// The exit code `flow run` ended with, once it ended.
+    exit_code: Option<u8>,
+    /// Why its run files could not be written, if they could not.
+    io_errors: Vec<String>,
 }
 
 impl Standing {
@@ -57,6 +61,7 @@ impl Standing {
                     (0, false) => "succeeded",
                     (0, true) => "dry (nothing ran)",
                     (130, _) => "interrupted",
+                    (IO_FAILURE, _) => "failed: storage",
                     (_, false) => "failed",
                     (_, true) => "dry, failed",
                 };
@@ -66,6 +71,8 @@ impl Standing {
                     dry_exec: s.dry_exec,
                     counts: Counts::of_summary(&s),
                     seconds: Some(s.seconds),
+                    exit_code: Some(s.exit_code()),
+                    io_errors: s.io_errors,
                 });
             }
         }
@@ -78,6 +85,8 @@ impl Standing {
             dry_exec: run.read_meta().is_ok_and(|meta| meta.dry_exec),
             counts: Counts::of_journal(graph.instance_count(), &JournalState::from_records(&journal.records)),
             seconds: None,
+            exit_code: None,
+            io_errors: Vec::new(),
         })
     }
 }
@@ -97,6 +106,9 @@ pub struct RunStanding {
     pub counts: Option<Counts>,
     /// Its wall time in µs, once it ended.
     pub duration_us: Option<u64>,
+    /// The exit code its `flow run` ended with (74: its run files could not
+    /// be written), once it ended.
+    pub exit_code: Option<u8>,
     /// Why its files cannot be read (a damaged run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -112,6 +124,7 @@ impl RunStanding {
                 dry_exec: s.dry_exec,
                 counts: Some(s.counts.clone()),
                 duration_us: s.seconds.map(json::micros),
+                exit_code: s.exit_code,
                 error: None,
             },
             Err(why) => RunStanding {
@@ -120,6 +133,7 @@ impl RunStanding {
                 dry_exec: false,
                 counts: None,
                 duration_us: None,
+                exit_code: None,
                 error: Some(why.to_owned()),
             },
         }
@@ -220,6 +234,9 @@ fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
     )?;
     if let Some(secs) = s.seconds {
         writeln!(out, "  took {secs:.1}s")?;
+    }
+    for error in &s.io_errors {
+        writeln!(out, "  {error}")?;
     }
     if let Some(workers) = &run.workers {
         write_workers(out, workers)?;
@@ -333,7 +350,15 @@ mod tests {
 
     fn standing(state: &'static str, seconds: Option<f64>) -> Standing {
         let counts = Counts { total: 12, succeeded: 6, cached: 2, failed: 1, cancelled: 1, running: 1, queued: 1 };
-        Standing { state, run_state: RunState::Running, dry_exec: false, counts, seconds }
+        Standing {
+            state,
+            run_state: RunState::Running,
+            dry_exec: false,
+            counts,
+            seconds,
+            exit_code: None,
+            io_errors: Vec::new(),
+        }
     }
 
     /// `standing` of a run that ended: nothing running.

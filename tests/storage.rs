@@ -116,8 +116,12 @@ fn a_journal_that_cannot_be_written_stops_the_run() {
     let ran_first = fs_err::read_to_string(&ran).unwrap().lines().count();
     assert!(ran_first < 8000, "the run went on after the journal failed: {ran_first} ran");
 
-    disk.grow("200m");
+    // Issue 18: the run ended in order, with 74: it is `failed: storage`,
+    // not `crashed`, even though the disk is still full.
     let first = run_ids(&dir).pop().expect("the first run");
+    assert_ended_on_storage(&t, &first);
+
+    disk.grow("200m");
     let recorded = statuses(&t, Some(&first)).values().filter(|s| *s == "succeeded").count();
     let unrecorded = ran_first - recorded;
     assert!(unrecorded <= 64, "{unrecorded} instances ran without a record");
@@ -126,4 +130,18 @@ fn a_journal_that_cannot_be_written_stops_the_run() {
     assert_code(&out, 0);
     let ran_total = fs_err::read_to_string(&ran).unwrap().lines().count();
     assert_eq!(ran_total, 8000 + unrecorded, "only the unrecorded instances ran twice");
+}
+
+/// Asserts `flow status` and `flow runs` show run `id` as ended with exit
+/// code 74, and `flow status` says why.
+fn assert_ended_on_storage(t: &Test, id: &str) {
+    let status = t.success_with(&["status", id]);
+    let lines: Vec<&str> = status.lines().collect();
+    assert_eq!(lines[0], format!("run {id}: failed: storage"), "{status}");
+    assert!(lines.iter().any(|l| l.starts_with("  cannot write the journal: ")), "{status}");
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["status", id, "--json"])).unwrap();
+    assert_eq!((&json["state"], &json["exit_code"]), (&serde_json::json!("failed"), &serde_json::json!(74)));
+    let runs = t.success_with(&["runs"]);
+    let row = runs.lines().find(|l| l.starts_with(id)).expect("the run is listed");
+    assert_eq!(row.split("  ").filter(|c| !c.is_empty()).nth(1), Some("failed: storage"), "{runs}");
 }

@@ -17,6 +17,7 @@
 //!     allocs/<n>.sh, .out an allocation's batch script and output
 //!     lock                flock-ed while the run is live
 //!     summary.json        written when the run ends; its presence = finished (Summary)
+//!     summary.reserve     disk space kept for summary.json, removed when it is written
 //!   chunks/<task>/<i>.txt each_chunk inputs
 //! ```
 //!
@@ -38,6 +39,9 @@ use crate::runtime::allocs_file::{ALLOCS_FILE, AllocsFile};
 use crate::runtime::event::Summary;
 use crate::runtime::meta::Meta;
 use crate::runtime::worker_info::WorkerInfo;
+
+/// Disk space [`RunDir::reserve_summary`] keeps for `summary.json`.
+const SUMMARY_RESERVE: usize = 64 << 10;
 
 /// The state directory name, next to the workflow file.
 pub const STATE_DIR: &str = ".flow";
@@ -241,8 +245,24 @@ impl RunDir {
         read_json(&self.summary())
     }
 
-    /// Writes `summary.json`, which marks the run finished.
+    /// `summary.reserve`: disk space kept for `summary.json`.
+    fn summary_reserve(&self) -> PathBuf {
+        self.path.join("summary.reserve")
+    }
+
+    /// Sets disk space aside for `summary.json`, so that a run that fills
+    /// the disk can still record how it ended (and is not taken for crashed).
+    pub fn reserve_summary(&self) -> io::Result<()> {
+        fs_err::write(self.summary_reserve(), [0; SUMMARY_RESERVE])
+    }
+
+    /// Writes `summary.json`, which marks the run finished, in the space
+    /// [`RunDir::reserve_summary`] set aside.
     pub fn write_summary(&self, summary: &Summary) -> io::Result<()> {
+        match fs_err::remove_file(self.summary_reserve()) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         write_json(&self.summary(), summary, Style::Pretty)
     }
 
@@ -418,5 +438,21 @@ mod tests {
         assert_eq!(json(&run.read_access().unwrap()), json(&access));
         let files: Vec<_> = fs_err::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(files, ["access.json"], "no temporary file is left behind");
+    }
+
+    /// Issue 18: the summary of a run that filled the disk is written in the
+    /// space set aside when the run started.
+    #[test]
+    fn the_summary_is_written_in_the_space_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(&dir.path().join(STATE_DIR), false).unwrap();
+        run.reserve_summary().unwrap();
+        assert_eq!(fs_err::metadata(run.summary_reserve()).unwrap().len(), SUMMARY_RESERVE as u64);
+        let summary =
+            Summary { run_id: run.id.clone(), total: 3, io_errors: vec!["disk full".into()], ..Summary::default() };
+        run.write_summary(&summary).unwrap();
+        assert_eq!(run.read_summary().unwrap(), summary);
+        assert!(!run.summary_reserve().exists(), "the reserve is given back");
+        run.write_summary(&summary).unwrap();
     }
 }

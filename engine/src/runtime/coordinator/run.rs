@@ -295,5 +295,6 @@ fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io
         command: options.command_line.clone(),
     };
     run.write_meta(&meta)?;
-    run.write_graph(graph)
+    run.write_graph(graph)?;
+    run.reserve_summary()
 }
