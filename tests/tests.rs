@@ -25,5 +25,6 @@ mod resources;
 mod run;
 mod schema;
 mod slurm;
+mod status;
 mod storage;
 mod workers;
