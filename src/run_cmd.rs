@@ -52,8 +52,8 @@ pub struct RunArgs {
     /// or `~/.config/flow/profiles.toml`): an allocation queue, a listen address.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Let the workflow owner's group read the run's files (`.flow` and run
-    /// directories 0750 instead of 0700).
+    /// Let the workflow owner's group read, not write, the run's files (`.flow`
+    /// and run directories 0750 instead of 0700, files 0640 instead of 0600).
     #[arg(long, env = "FLOW_SHARE_WITH_GROUP")]
     pub share_with_group: bool,
     /// When the run ends, however it ends, write its HTML report (see `flow report`)

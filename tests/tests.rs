@@ -19,6 +19,7 @@ mod log;
 mod metrics;
 mod nested;
 mod pbs;
+mod permissions;
 mod plan;
 mod report;
 mod resources;

@@ -106,6 +106,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
     let log_health = log_thread.health();
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
+    run.protect(&run.output_log())?;
+    run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
     let summary = Summary {
         run_id: run.id.clone(),
