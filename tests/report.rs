@@ -199,13 +199,13 @@ fn headless(chromium: &Path, page: &Path, args: &[&str]) -> (String, String) {
 /// section and figure, the console has no error, and a screenshot is kept
 /// under `target/report-screenshots/`. Then the report of a run of a million
 /// instances stays under 10 MB.
+///
+/// Ignored, with the reason, unless `--include-ignored` is passed; then it
+/// fails without chromium (issue 18: it used to pass, skipped, as `ok`).
 #[test]
+#[ignore = "needs chromium (apt-get install chromium): pass --include-ignored"]
 fn the_report_renders_in_chromium() {
-    let Some(chromium) = chromium() else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is not installed (apt-get install chromium)");
-        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let chromium = chromium().expect("chromium is not installed (apt-get install chromium)");
     let t = Test::new().workflow(FAILING).args(["run", "--report=report.html"]);
     t.status(1);
     let page = t.path().join("report.html");
