@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::report::{Report, render};
+use flow_engine::report::{Report, is_report, render};
 use flow_engine::runtime::{RunDir, locate};
 
 use crate::failure::Failure;
@@ -16,7 +16,8 @@ pub struct ReportArgs {
     /// The run: its id or a unique prefix of it [default: the latest].
     #[arg(value_name = "RUN")]
     pub run: Option<String>,
-    /// Where to write the page [default: `flow-report-<run id>.html` here].
+    /// Where to write the page [default: `flow-report-<run id>.html` here]; an
+    /// existing file is replaced only if it is a report flow wrote.
     #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -36,7 +37,8 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
 /// says where it went on stderr.
 pub fn write(run: &RunDir, output: Option<&Path>) -> Result<(), Failure> {
     let default = PathBuf::from(format!("flow-report-{}.html", run.id));
-    let path = output.filter(|p| !p.as_os_str().is_empty()).unwrap_or(&default);
+    let path = output.unwrap_or(&default);
+    check_output(path)?;
     let report = Report::from_run(run).map_err(|e| Failure::Io(e.to_string()))?;
     let mut html = Vec::new();
     render(&report, &mut html).map_err(|e| Failure::Internal(e.to_string()))?;
@@ -45,4 +47,19 @@ pub fn write(run: &RunDir, output: Option<&Path>) -> Result<(), Failure> {
     file.write_all(&html).and_then(|()| file.flush()).map_err(io)?;
     eprintln!("report of run {}: {} ({} KiB)", run.id, path.display(), html.len().div_ceil(1024));
     Ok(())
+}
+
+/// Refuses a report file that would replace a file flow did not write: a
+/// workflow file named by mistake, say. A missing file, or an earlier
+/// report, is fine.
+pub fn check_output(path: &Path) -> Result<(), Failure> {
+    match is_report(path) {
+        Ok(true) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Ok(false) => Err(Failure::Usage(format!(
+            "`{}` exists and is not a report flow wrote: not writing the report over it (remove it or name another file)",
+            path.display()
+        ))),
+        Err(e) => Err(Failure::Usage(format!("cannot write the report to `{}`: {e}", path.display()))),
+    }
 }

@@ -56,19 +56,22 @@ pub struct RunArgs {
     /// or `~/.config/flow/profiles.toml`): an allocation queue, a listen address.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Let the workflow owner's group read the run's files (`.flow` and run
-    /// directories 0750 instead of 0700).
+    /// Let the workflow owner's group read, not write, the run's files (`.flow`
+    /// and run directories 0750 instead of 0700, files 0640 instead of 0600).
     #[arg(long, env = "FLOW_SHARE_WITH_GROUP")]
     pub share_with_group: bool,
     /// When the run ends, however it ends, write its HTML report (see `flow report`)
-    /// to FILE [default: `flow-report-<run id>.html` here].
-    #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub report: Option<PathBuf>,
+    /// to `flow-report-<run id>.html` here, or with `--report=FILE` to FILE.
+    /// The value needs the `=`: `flow run --report workflow.toml` runs workflow.toml.
+    #[arg(long, value_name = "FILE", require_equals = true)]
+    pub report: Option<Option<PathBuf>>,
 }
 
 /// Runs the workflow; returns the process exit code.
 pub fn run(args: &RunArgs) -> Result<u8, Failure> {
+    if let Some(Some(file)) = &args.report {
+        crate::report_cmd::check_output(file)?;
+    }
     let loaded = load::load(&args.workflow, None)?;
     let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
     let profile = args.profile.as_deref().map(|name| crate::profile::load(&base_dir, name)).transpose()?;
@@ -116,7 +119,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         display.finish(summary, &mut std::io::stderr().lock());
     }
     let report = match (&args.report, &run_dir) {
-        (Some(file), Some(run)) => crate::report_cmd::write(run, Some(file)),
+        (Some(file), Some(run)) => crate::report_cmd::write(run, file.as_deref()),
         _ => Ok(()),
     };
     let code = summary?.exit_code();

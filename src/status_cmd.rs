@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::log::{JournalState, read_journal};
-use flow_engine::runtime::{AllocState, AllocsFile, RunDir, WorkerInfo, locate, state_dir};
+use flow_engine::log::{JournalReader, JournalState, read_journal};
+use flow_engine::runtime::{AllocState, AllocsFile, IO_FAILURE, RunDir, WorkerInfo, locate, state_dir};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -45,6 +45,12 @@ struct Standing {
     dry_exec: bool,
     counts: Counts,
     seconds: Option<f64>,
+    /// The exit code `flow run` ended with, once it ended.
+    exit_code: Option<u8>,
+    /// Why its run files could not be written, if they could not.
+    io_errors: Vec<String>,
+    /// Damaged stretches of its journal, skipped when it was read.
+    journal_damage: usize,
 }
 
 impl Standing {
@@ -57,6 +63,7 @@ impl Standing {
                     (0, false) => "succeeded",
                     (0, true) => "dry (nothing ran)",
                     (130, _) => "interrupted",
+                    (IO_FAILURE, _) => "failed: storage",
                     (_, false) => "failed",
                     (_, true) => "dry, failed",
                 };
@@ -66,6 +73,9 @@ impl Standing {
                     dry_exec: s.dry_exec,
                     counts: Counts::of_summary(&s),
                     seconds: Some(s.seconds),
+                    exit_code: Some(s.exit_code()),
+                    io_errors: s.io_errors,
+                    journal_damage: journal_damage(run)?,
                 });
             }
         }
@@ -78,8 +88,32 @@ impl Standing {
             dry_exec: run.read_meta().is_ok_and(|meta| meta.dry_exec),
             counts: Counts::of_journal(graph.instance_count(), &JournalState::from_records(&journal.records)),
             seconds: None,
+            exit_code: None,
+            io_errors: Vec::new(),
+            journal_damage: journal.damage.len(),
         })
     }
+
+    /// The state in words, saying when the journal is damaged.
+    fn state_words(&self) -> String {
+        match self.journal_damage {
+            0 => self.state.to_owned(),
+            _ => format!("{}, journal damaged", self.state),
+        }
+    }
+}
+
+/// Damaged stretches of the journal of `run`, read record by record (it can
+/// hold millions); none when it has no journal.
+fn journal_damage(run: &RunDir) -> Result<usize, String> {
+    let mut reader = match JournalReader::open(&run.journal()) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        opened => opened.map_err(|e| e.to_string())?,
+    };
+    for record in reader.by_ref() {
+        record.map_err(|e| e.to_string())?;
+    }
+    Ok(reader.damage().len())
 }
 
 /// Where a run stands: what `flow status --json` prints, and each run of
@@ -97,6 +131,13 @@ pub struct RunStanding {
     pub counts: Option<Counts>,
     /// Its wall time in µs, once it ended.
     pub duration_us: Option<u64>,
+    /// The exit code its `flow run` ended with (74: its run files could not
+    /// be written), once it ended.
+    pub exit_code: Option<u8>,
+    /// Damaged stretches of its journal, whose records are lost (absent for
+    /// a damaged run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_damage: Option<usize>,
     /// Why its files cannot be read (a damaged run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -112,6 +153,8 @@ impl RunStanding {
                 dry_exec: s.dry_exec,
                 counts: Some(s.counts.clone()),
                 duration_us: s.seconds.map(json::micros),
+                exit_code: s.exit_code,
+                journal_damage: Some(s.journal_damage),
                 error: None,
             },
             Err(why) => RunStanding {
@@ -120,6 +163,8 @@ impl RunStanding {
                 dry_exec: false,
                 counts: None,
                 duration_us: None,
+                exit_code: None,
+                journal_damage: None,
                 error: Some(why.to_owned()),
             },
         }
@@ -205,7 +250,7 @@ pub fn status(args: &StatusArgs) -> Result<(), String> {
 /// Writes `flow status`'s lines.
 fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
     let (s, c) = (&run.standing, &run.standing.counts);
-    writeln!(out, "run {}: {}", run.id, s.state)?;
+    writeln!(out, "run {}: {}", run.id, s.state_words())?;
     writeln!(
         out,
         "  {}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
@@ -220,6 +265,17 @@ fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
     )?;
     if let Some(secs) = s.seconds {
         writeln!(out, "  took {secs:.1}s")?;
+    }
+    for error in &s.io_errors {
+        writeln!(out, "  {error}")?;
+    }
+    match s.journal_damage {
+        0 => {}
+        1 => writeln!(out, "  journal damaged: 1 stretch could not be read; the instances it recorded may run again")?,
+        n => writeln!(
+            out,
+            "  journal damaged: {n} stretches could not be read; the instances they recorded may run again"
+        )?,
     }
     if let Some(workers) = &run.workers {
         write_workers(out, workers)?;
@@ -303,7 +359,7 @@ fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)])
         };
         rows.push([
             id.clone(),
-            s.state.to_owned(),
+            s.state_words(),
             s.counts.total.to_string(),
             s.counts.succeeded.to_string(),
             s.counts.cached.to_string(),
@@ -333,7 +389,16 @@ mod tests {
 
     fn standing(state: &'static str, seconds: Option<f64>) -> Standing {
         let counts = Counts { total: 12, succeeded: 6, cached: 2, failed: 1, cancelled: 1, running: 1, queued: 1 };
-        Standing { state, run_state: RunState::Running, dry_exec: false, counts, seconds }
+        Standing {
+            state,
+            run_state: RunState::Running,
+            dry_exec: false,
+            counts,
+            seconds,
+            exit_code: None,
+            io_errors: Vec::new(),
+            journal_damage: 0,
+        }
     }
 
     /// `standing` of a run that ended: nothing running.
@@ -419,6 +484,30 @@ mod tests {
         let finished_text = render(&finished);
         let waiting = RunStatus { workers: Some(Vec::new()), standing: standing("running", None), ..finished };
         insta::assert_snapshot!(format!("{finished_text}{}", render(&waiting)));
+    }
+
+    /// Issue 18: what could not be written, and a damaged journal, are said.
+    #[test]
+    fn a_run_that_filled_the_disk_and_whose_journal_is_damaged() {
+        let io_errors = vec!["cannot write the journal: No space left on device (os error 28)".to_owned()];
+        let s = Standing { exit_code: Some(IO_FAILURE), io_errors, journal_damage: 2, ..ended("failed: storage", 2.0) };
+        let run = RunStatus {
+            id: "20261125-010203-004".into(),
+            path: PathBuf::from(".flow/runs/20261125-010203-004"),
+            standing: s,
+            workers: None,
+            allocs: None,
+        };
+        assert_eq!(
+            render(&run),
+            "run 20261125-010203-004: failed: storage, journal damaged
+  10/12 done: 6 succeeded, 2 unchanged, 1 failed, 1 cancelled; 0 running, 2 queued
+  took 2.0s
+  cannot write the journal: No space left on device (os error 28)
+  journal damaged: 2 stretches could not be read; the instances they recorded may run again
+  .flow/runs/20261125-010203-004
+"
+        );
     }
 
     #[test]

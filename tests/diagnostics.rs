@@ -127,3 +127,27 @@ fn a_huge_bad_value_is_quoted_by_its_ends() {
     assert_eq!(locations(&stderr), [("workflow.toml".to_owned(), 4, 8)], "{stderr}");
     assert!(stderr.len() < 3_000, "{} bytes: {stderr}", stderr.len());
 }
+
+/// Issue 18: `flow check` on a workflow nested 8,000 levels deep exits 2
+/// with a diagnostic; it used to overflow the stack and abort (134).
+#[test]
+fn deeply_nested_workflows_are_diagnostics_not_crashes() {
+    let n = 8000;
+    let mappings: String = (0..n).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
+    let cases = [
+        ("mappings.yaml", format!("{mappings}{}a: 1\n", " ".repeat(n)), "the document is nested too deeply"),
+        ("sequences.yaml", format!("{}x\n", "- ".repeat(n)), "the document is nested too deeply"),
+        ("flow.yaml", format!("tasks: {}{}\n", "[".repeat(n), "]".repeat(n)), "the document is nested too deeply"),
+        (
+            "arrays.toml",
+            format!("a = {}{}\n", "[".repeat(n), "]".repeat(n)),
+            "cannot recurse further; max recursion depth met",
+        ),
+    ];
+    for (name, text, message) in cases {
+        let t = Test::new().file(name, &text).args(["check", name]);
+        let stderr = t.invalid();
+        assert!(stderr.contains(&format!("× {message}")), "{name}: {stderr}");
+        assert!(stderr.ends_with(&format!("error: 1 problem in {name}\n")), "{name}: {stderr}");
+    }
+}

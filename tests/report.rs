@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::Test;
-use crate::support::process::{lines, read, signal, spawn_flow, wait_child, wait_for};
+use crate::support::process::{entries, lines, read, signal, spawn_flow, wait_child, wait_for};
 
 /// Three tasks: an array that succeeds, one that fails with a message on
 /// stderr, and one cancelled by that failure.
@@ -74,13 +74,77 @@ fn a_failed_runs_report_lists_the_failure_with_its_location_and_stderr() {
 
 #[test]
 fn run_report_writes_the_page_when_a_task_fails() {
-    let t = Test::new().workflow(FAILING).args(["run", "--report", "out.html"]);
+    let t = Test::new().workflow(FAILING).args(["run", "--report=out.html"]);
     let out = t.status(1);
     assert!(out.stderr.contains(": out.html ("), "{}", out.stderr);
     let html = read(&t, "out.html");
     assert_sections(&html);
     assert_failure_listed(&html);
     assert_self_contained(&html);
+}
+
+/// One task that succeeds.
+const ONE_TASK: &str = "[[tasks]]\nname = \"a\"\ncommand = \"true\"\n";
+
+/// The default report files (`flow-report-<run id>.html`) in the test directory.
+fn default_reports(t: &Test) -> Vec<String> {
+    entries(t.path()).into_iter().filter(|name| name.starts_with("flow-report-") && name.ends_with(".html")).collect()
+}
+
+/// Issue 18: `--report` never takes the workflow file as its value. Each
+/// form the docs show runs workflow.toml and writes the default report; the
+/// workflow file is left as it was (it used to be overwritten).
+#[test]
+fn report_without_a_value_never_takes_the_workflow_file() {
+    for args in [&["run", "--report", "workflow.toml"][..], &["run", "workflow.toml", "--report"], &["run", "--report"]]
+    {
+        let t = Test::new().workflow(ONE_TASK).args(args).expect_file("workflow.toml", ONE_TASK);
+        let out = t.success();
+        assert_eq!(out, "", "flow {args:?}");
+        let reports = default_reports(&t);
+        assert_eq!(reports.len(), 1, "flow {args:?}: {reports:?}");
+        assert!(flow_engine::report::is_report(&t.path().join(&reports[0])).unwrap(), "flow {args:?}");
+    }
+}
+
+/// Issue 18: `--report=FILE` and `flow report -o FILE` refuse to write over
+/// a file flow did not write, before anything runs, with exit code 2.
+#[test]
+fn a_report_never_replaces_a_file_flow_did_not_write() {
+    let refused = |file: &str| {
+        format!(
+            "error: `{file}` exists and is not a report flow wrote: not writing the report over it \
+             (remove it or name another file)\n"
+        )
+    };
+    let t = Test::new()
+        .workflow(ONE_TASK)
+        .file("notes.txt", "mine\n")
+        .args(["run", "--report=notes.txt"])
+        .stdout("")
+        .stderr(&refused("notes.txt"))
+        .expect_file("notes.txt", "mine\n");
+    t.invalid();
+    assert!(!t.path().join(".flow").exists(), "the run started");
+
+    let t = Test::new().workflow(ONE_TASK).args(["run"]);
+    t.success();
+    let out = t.run_with(&["report", "-o", "workflow.toml"]);
+    assert_eq!((out.code, out.stderr.as_str()), (2, refused("workflow.toml").as_str()));
+    assert_eq!(read(&t, "workflow.toml"), ONE_TASK);
+}
+
+/// Issue 18: a report flow wrote may be replaced, by a run or by `flow report`.
+#[test]
+fn an_earlier_report_is_replaced() {
+    let t = Test::new().workflow(ONE_TASK).args(["run", "--report=r.html"]);
+    t.success();
+    let first = read(&t, "r.html");
+    t.success();
+    t.success_with(&["report", "-o", "r.html"]);
+    let last = read(&t, "r.html");
+    assert_ne!(first, last, "the second run's report replaced the first");
+    assert!(flow_engine::report::is_report(&t.path().join("r.html")).unwrap());
 }
 
 #[test]
@@ -135,14 +199,14 @@ fn headless(chromium: &Path, page: &Path, args: &[&str]) -> (String, String) {
 /// section and figure, the console has no error, and a screenshot is kept
 /// under `target/report-screenshots/`. Then the report of a run of a million
 /// instances stays under 10 MB.
+///
+/// Ignored, with the reason, unless `--include-ignored` is passed; then it
+/// fails without chromium (issue 18: it used to pass, skipped, as `ok`).
 #[test]
+#[ignore = "needs chromium (apt-get install chromium): pass --include-ignored"]
 fn the_report_renders_in_chromium() {
-    let Some(chromium) = chromium() else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is not installed (apt-get install chromium)");
-        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
-        return;
-    };
-    let t = Test::new().workflow(FAILING).args(["run", "--report", "report.html"]);
+    let chromium = chromium().expect("chromium is not installed (apt-get install chromium)");
+    let t = Test::new().workflow(FAILING).args(["run", "--report=report.html"]);
     t.status(1);
     let page = t.path().join("report.html");
 
@@ -171,7 +235,7 @@ fn the_report_renders_in_chromium() {
 
     let big = Test::new()
         .workflow("name = \"big\"\n[[tasks]]\nname = \"many\"\nrange = \"1-1000000\"\ncommand = \"true\"\n")
-        .args(["run", "--dry-exec", "--report", "big.html"]);
+        .args(["run", "--dry-exec", "--report=big.html"]);
     big.success();
     let size = fs_err::metadata(big.path().join("big.html")).expect("big report").len();
     assert!(size < 10 << 20, "the report of a million instances is {size} bytes");

@@ -19,6 +19,8 @@ use std::fmt;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use fs_err::os::unix::fs::OpenOptionsExt;
+
 use super::LogError;
 
 /// Largest payload; a longer length field is damage.
@@ -99,7 +101,8 @@ impl FrameWriter {
     /// new. A torn tail left by a crash is cut off first, so new frames
     /// follow the last intact one; a file of another kind is an error.
     pub fn open(path: &Path, kind: FileKind) -> io::Result<Self> {
-        let mut file = fs_err::OpenOptions::new().read(true).append(true).create(true).open(path)?;
+        // Created readable by its owner only; the caller may share it.
+        let mut file = fs_err::OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path)?;
         let len = file.metadata()?.len();
         let mut valid = len;
         if len > 0 {

@@ -2,6 +2,9 @@
 //! (`report.html`, embedded) holds the page and its CSS, [`super::svg`]
 //! draws the figures, and nothing is loaded from anywhere else.
 
+use std::io::Read;
+use std::path::Path;
+
 use minijinja::value::Serde;
 use minijinja::{Environment, Value, context};
 
@@ -34,6 +37,19 @@ pub fn render(report: &Report, out: &mut impl std::io::Write) -> Result<(), Repo
     Ok(())
 }
 
+/// How every page [`render()`] writes begins, up to flow's version.
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+                    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+                    <meta name=\"generator\" content=\"flow ";
+
+/// Whether the file at `path` is a page [`render()`] wrote (it begins as
+/// every report does), so that writing a report over it loses nothing.
+pub fn is_report(path: &Path) -> std::io::Result<bool> {
+    let mut head = Vec::with_capacity(HEAD.len());
+    fs_err::File::open(path)?.take(HEAD.len() as u64).read_to_end(&mut head)?;
+    Ok(head == HEAD.as_bytes())
+}
+
 /// A duration in µs for people: `850 µs`, `12 ms`, `3.4 s`, `5m 02s`, `2h 05m`.
 pub fn duration(us: u64) -> String {
     let s = us / 1_000_000;
@@ -54,6 +70,28 @@ fn time(us: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_template_begins_as_is_report_expects() {
+        assert!(TEMPLATE.starts_with(HEAD), "update `HEAD` with the template's first lines");
+    }
+
+    #[test]
+    fn is_report_tells_a_report_from_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            fs_err::write(&path, text).unwrap();
+            path
+        };
+        let report = file("report.html", &TEMPLATE.replace("{{ report.run.flow_version }}", "0.1.0"));
+        assert!(is_report(&report).unwrap());
+        for (name, text) in [("workflow.toml", "[[tasks]]\n"), ("empty.html", ""), ("short.html", &HEAD[..20])] {
+            assert!(!is_report(&file(name, text)).unwrap(), "{name}");
+        }
+        let missing = is_report(&dir.path().join("missing.html")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn durations_read_naturally() {

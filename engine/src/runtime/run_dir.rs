@@ -17,6 +17,7 @@
 //!     allocs/<n>.sh, .out an allocation's batch script and output
 //!     lock                flock-ed while the run is live
 //!     summary.json        written when the run ends; its presence = finished (Summary)
+//!     summary.reserve     disk space kept for summary.json, removed when it is written
 //!   chunks/<task>/<i>.txt each_chunk inputs
 //! ```
 //!
@@ -26,6 +27,8 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use std::os::unix::fs::PermissionsExt;
 
 use fs_err::os::unix::fs::OpenOptionsExt;
 use serde::Serialize;
@@ -38,6 +41,17 @@ use crate::runtime::allocs_file::{ALLOCS_FILE, AllocsFile};
 use crate::runtime::event::Summary;
 use crate::runtime::meta::Meta;
 use crate::runtime::worker_info::WorkerInfo;
+
+/// The mode of the state and run directories, and of the directories in
+/// a run directory: the owner's only, or readable by the owner's group too.
+const PRIVATE_DIR_MODE: u32 = 0o700;
+const SHARED_DIR_MODE: u32 = 0o750;
+/// The mode of the files in a private or shared run directory.
+const PRIVATE_FILE_MODE: u32 = 0o600;
+const SHARED_FILE_MODE: u32 = 0o640;
+
+/// Disk space [`RunDir::reserve_summary`] keeps for `summary.json`.
+const SUMMARY_RESERVE: usize = 64 << 10;
 
 /// The state directory name, next to the workflow file.
 pub const STATE_DIR: &str = ".flow";
@@ -54,28 +68,25 @@ pub struct RunDir {
 impl RunDir {
     /// Creates a new, empty run directory under `state` (a `.flow` directory).
     ///
-    /// Task output is private: `state` and the run directory are made 0700,
-    /// or 0750 when `share_with_group`, so no other user of a shared login
-    /// node can read them whatever the umask.
+    /// Task output is private: `state`, `state/runs` and the run directory
+    /// are made 0700, or 0750 when `share_with_group` (the group may read,
+    /// not write), whatever the umask; the files flow writes in the run
+    /// directory follow it (see [`RunDir::write_file`]).
     pub fn create(state: &Path, share_with_group: bool) -> std::io::Result<RunDir> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        let mode = if share_with_group { 0o750 } else { 0o700 };
+        let mode = if share_with_group { SHARED_DIR_MODE } else { PRIVATE_DIR_MODE };
         let runs = state.join("runs");
-        fs_err::create_dir_all(&runs)?;
+        create_dir(&runs, mode, true)?;
         // An existing `.flow` (from an older flow, or made by hand) is
         // closed too: it also holds chunk files cut from the inputs.
-        fs_err::set_permissions(state, std::fs::Permissions::from_mode(mode))?;
-        let private_dir = |path: &Path| {
-            std::fs::DirBuilder::new().mode(mode).create(path).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("cannot create directory `{}`: {e}", path.display()))
-            })
-        };
+        for dir in [state, &runs] {
+            set_mode(dir, mode)?;
+        }
         let now = crate::host::now_us();
         let start = utc(now, UtcStyle::Compact);
         for attempt in 0..1000 {
             let id = format!("{start}-{:03}", (now / 1000 + attempt) % 1000);
             let path = runs.join(&id);
-            match private_dir(&path) {
+            match create_dir(&path, mode, false) {
                 Ok(()) => return Ok(RunDir { id, path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -173,7 +184,7 @@ impl RunDir {
     /// Takes the run's lock, held until the returned value is dropped (or
     /// the process dies, however it dies).
     pub fn lock(&self) -> std::io::Result<RunLock> {
-        let file = fs_err::File::create(self.lock_path())?.into_parts().0;
+        let file = self.create_file(&self.lock_path())?.into_parts().0;
         nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
             .map(|flock| RunLock { _flock: flock })
             .map_err(|(_, errno)| std::io::Error::from(errno))
@@ -184,6 +195,38 @@ impl RunDir {
         !self.is_finished() && self.lock_path().exists() && self.lock().is_err()
     }
 
+    /// The mode of the files in this run directory: 0600, or 0640 when the
+    /// directory is shared with the group.
+    fn file_mode(&self) -> io::Result<u32> {
+        let shared = fs_err::metadata(&self.path)?.permissions().mode() & 0o050 != 0;
+        Ok(if shared { SHARED_FILE_MODE } else { PRIVATE_FILE_MODE })
+    }
+
+    /// Creates (or truncates) the file `path` in this run directory with
+    /// its files' mode, whatever the umask.
+    fn create_file(&self, path: &Path) -> io::Result<fs_err::File> {
+        let mode = self.file_mode()?;
+        let file = fs_err::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        Ok(file)
+    }
+
+    /// Writes the file `path` in this run directory (`nodes/…`,
+    /// `allocs/…`), creating its directory: both get the run directory's
+    /// modes, whatever the umask.
+    pub fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        if let Some(dir) = path.parent().filter(|dir| !dir.exists()) {
+            create_dir(dir, fs_err::metadata(&self.path)?.permissions().mode() & 0o777, true)?;
+        }
+        self.create_file(path)?.write_all(contents)
+    }
+
+    /// Gives the file `path`, which flow created in this run directory
+    /// (the journal, `output.log`), the run directory's file mode.
+    pub fn protect(&self, path: &Path) -> io::Result<()> {
+        set_mode(path, self.file_mode()?)
+    }
+
     /// Reads `meta.json`.
     pub fn read_meta(&self) -> io::Result<Meta> {
         read_json(&self.meta())
@@ -191,7 +234,7 @@ impl RunDir {
 
     /// Writes `meta.json`.
     pub fn write_meta(&self, meta: &Meta) -> io::Result<()> {
-        write_json(&self.meta(), meta, Style::Pretty)
+        write_json_mode(&self.meta(), meta, Style::Pretty, self.file_mode()?)
     }
 
     /// `parts.jsonl`: the parts of nested groups, a line each, in the
@@ -227,13 +270,16 @@ impl RunDir {
         let line = PartLine { group, outer, items: items.iter().map(str::to_owned).collect() };
         let mut text = serde_json::to_string(&line).map_err(io::Error::other)?;
         text.push('\n');
-        let mut file = fs_err::OpenOptions::new().create(true).append(true).open(self.parts())?;
+        let mut file = fs_err::OpenOptions::new().append(true).open(self.parts()).or_else(|e| match e.kind() {
+            io::ErrorKind::NotFound => self.create_file(&self.parts()),
+            _ => Err(e),
+        })?;
         file.write_all(text.as_bytes())
     }
 
     /// Writes `graph.json` (compact: it can hold a million lines of items).
     pub fn write_graph(&self, graph: &Graph) -> io::Result<()> {
-        write_json(&self.graph(), graph, Style::Compact)
+        write_json_mode(&self.graph(), graph, Style::Compact, self.file_mode()?)
     }
 
     /// Reads `summary.json`; [`io::ErrorKind::NotFound`] while the run has not ended.
@@ -241,9 +287,25 @@ impl RunDir {
         read_json(&self.summary())
     }
 
-    /// Writes `summary.json`, which marks the run finished.
+    /// `summary.reserve`: disk space kept for `summary.json`.
+    fn summary_reserve(&self) -> PathBuf {
+        self.path.join("summary.reserve")
+    }
+
+    /// Sets disk space aside for `summary.json`, so that a run that fills
+    /// the disk can still record how it ended (and is not taken for crashed).
+    pub fn reserve_summary(&self) -> io::Result<()> {
+        self.write_file(&self.summary_reserve(), &[0; SUMMARY_RESERVE])
+    }
+
+    /// Writes `summary.json`, which marks the run finished, in the space
+    /// [`RunDir::reserve_summary`] set aside.
     pub fn write_summary(&self, summary: &Summary) -> io::Result<()> {
-        write_json(&self.summary(), summary, Style::Pretty)
+        match fs_err::remove_file(self.summary_reserve()) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        write_json_mode(&self.summary(), summary, Style::Pretty, self.file_mode()?)
     }
 
     /// Reads `workers.json`; [`io::ErrorKind::NotFound`] before any worker joined.
@@ -253,7 +315,7 @@ impl RunDir {
 
     /// Writes `workers.json`.
     pub fn write_workers(&self, workers: &[WorkerInfo]) -> io::Result<()> {
-        write_json(&self.workers(), workers, Style::Pretty)
+        write_json_mode(&self.workers(), workers, Style::Pretty, self.file_mode()?)
     }
 
     /// Reads `workers-left.json`; [`io::ErrorKind::NotFound`] before any worker left.
@@ -263,7 +325,7 @@ impl RunDir {
 
     /// Writes `workers-left.json`.
     pub fn write_workers_left(&self, workers: &[WorkerInfo]) -> io::Result<()> {
-        write_json(&self.workers_left(), workers, Style::Pretty)
+        write_json_mode(&self.workers_left(), workers, Style::Pretty, self.file_mode()?)
     }
 
     /// Reads `access.json`; an error says whether it is missing, unreadable or damaged.
@@ -283,8 +345,25 @@ impl RunDir {
 
     /// Writes `allocs.json`.
     pub fn write_allocs(&self, allocs: &AllocsFile) -> io::Result<()> {
-        write_json(&self.allocs(), allocs, Style::Pretty)
+        write_json_mode(&self.allocs(), allocs, Style::Pretty, self.file_mode()?)
     }
+}
+
+/// Creates the directory `path` (and its parents if `recursive`) with
+/// permissions `mode`, whatever the umask.
+fn create_dir(path: &Path, mode: u32, recursive: bool) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(recursive)
+        .mode(mode)
+        .create(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot create directory `{}`: {e}", path.display())))?;
+    set_mode(path, mode)
+}
+
+/// Sets the permissions of `path` to `mode`.
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// A line of `parts.jsonl`.
@@ -327,13 +406,8 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> io::Result<T> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("`{}` is damaged ({e})", path.display())))
 }
 
-/// Writes `value` to `path` through a file beside it and a rename, so a
-/// reader of a live run's files never sees half a file.
-fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style) -> io::Result<()> {
-    write_json_mode(path, value, style, 0o666)
-}
-
-/// [`write_json`], creating the file with permissions `mode` (less the umask).
+/// Writes `value` to `path` with permissions `mode` through a file beside
+/// it and a rename, so a reader of a live run's files never sees half a file.
 fn write_json_mode<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style, mode: u32) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
@@ -351,7 +425,9 @@ fn write_json_mode<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style, 
     if let Style::Pretty = style {
         file.write_all(b"\n")?;
     }
-    file.into_inner().map_err(io::IntoInnerError::into_error)?;
+    let file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+    // Whatever the umask took away.
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     fs_err::rename(&tmp, path)
 }
 
@@ -402,8 +478,6 @@ mod tests {
 
     #[test]
     fn access_file_round_trips_privately() {
-        use std::os::unix::fs::PermissionsExt;
-
         use crate::net::Secret;
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::create(&dir.path().join(STATE_DIR), false).unwrap();
@@ -418,5 +492,21 @@ mod tests {
         assert_eq!(json(&run.read_access().unwrap()), json(&access));
         let files: Vec<_> = fs_err::read_dir(&run.path).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(files, ["access.json"], "no temporary file is left behind");
+    }
+
+    /// Issue 18: the summary of a run that filled the disk is written in the
+    /// space set aside when the run started.
+    #[test]
+    fn the_summary_is_written_in_the_space_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(&dir.path().join(STATE_DIR), false).unwrap();
+        run.reserve_summary().unwrap();
+        assert_eq!(fs_err::metadata(run.summary_reserve()).unwrap().len(), SUMMARY_RESERVE as u64);
+        let summary =
+            Summary { run_id: run.id.clone(), total: 3, io_errors: vec!["disk full".into()], ..Summary::default() };
+        run.write_summary(&summary).unwrap();
+        assert_eq!(run.read_summary().unwrap(), summary);
+        assert!(!run.summary_reserve().exists(), "the reserve is given back");
+        run.write_summary(&summary).unwrap();
     }
 }

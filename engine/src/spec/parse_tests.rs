@@ -308,6 +308,64 @@ fn yaml_aliases_are_resolved() {
     assert_eq!(a.map(|a| (a.value.0, &text[a.span])), Some(("1".to_owned(), "\"1\"")));
 }
 
+/// Documents nested `n` levels deep, each way YAML nests, with a scalar
+/// (or `[]`, `{}`) innermost.
+fn nested_yaml(n: usize) -> [(&'static str, String); 6] {
+    let indented = |item: &str, last: &str| {
+        let mut text: String = (0..n).map(|i| format!("{}{item}\n", " ".repeat(i))).collect();
+        text.push_str(&format!("{}{last}\n", " ".repeat(n)));
+        text
+    };
+    [
+        ("block mappings by indentation", indented("a:", "a: 1")),
+        ("block sequences by indentation", format!("tasks:\n{}", indented("-", "x"))),
+        ("block sequences on one line", format!("{}x\n", "- ".repeat(n))),
+        ("flow sequences", format!("tasks: {}{}\n", "[".repeat(n), "]".repeat(n))),
+        ("flow mappings", format!("tasks: {}1{}\n", "{a: ".repeat(n), "}".repeat(n))),
+        ("aliases of aliases", {
+            let mut text = "a0: &a0 x\n".to_owned();
+            for i in 1..=n.div_ceil(50) {
+                text.push_str(&format!("a{i}: &a{i} {}*a{}{}\n", "[".repeat(50), i - 1, "]".repeat(50)));
+            }
+            text
+        }),
+    ]
+}
+
+/// Issue 18: YAML nested 8,000 levels deep is a diagnostic, not a stack
+/// overflow: its depth is measured from the parser's events before any
+/// tree is built. This runs on a test thread, whose stack is smaller than
+/// the CLI's.
+#[test]
+fn deeply_nested_yaml_is_an_error_not_a_stack_overflow() {
+    for (name, text) in nested_yaml(8000) {
+        let diags = parse_text(&text, Format::Yaml).expect_err(name);
+        let messages: Vec<(Code, &str)> = diags.iter().map(|d| (d.code, d.message.as_str())).collect();
+        assert_eq!(messages, [(Code::SpecSyntax, "the document is nested too deeply")], "{name}");
+    }
+    // 100 levels are fine (the limit is 128).
+    for (name, text) in nested_yaml(100) {
+        let diags = parse_text(&text, Format::Yaml).err().unwrap_or_default();
+        assert!(diags.iter().all(|d| !d.message.contains("nested too deeply")), "{name}: {diags:#?}");
+    }
+}
+
+/// Issue 18: TOML nested 8,000 levels deep is a diagnostic too.
+#[test]
+fn deeply_nested_toml_is_an_error_not_a_stack_overflow() {
+    let n = 8000;
+    let cases = [
+        ("arrays", format!("a = {}{}\n", "[".repeat(n), "]".repeat(n))),
+        ("inline tables", format!("a = {}1{}\n", "{b = ".repeat(n), "}".repeat(n))),
+        ("dotted keys", format!("a{} = 1\n", ".a".repeat(n))),
+        ("table headers", format!("[a{}]\nb = 1\n", ".a".repeat(n))),
+    ];
+    for (name, text) in cases {
+        let diags = parse_text(&text, Format::Toml).expect_err(name);
+        assert_eq!(diags.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::SpecSyntax], "{name}: {diags:#?}");
+    }
+}
+
 #[test]
 fn vars_files_read_nested_values_and_point_into_themselves() {
     let toml = Source::new("vars.toml", "threads = 4\n[ref]\nname = \"hg38\"\nchroms = [1, \"X\"]\n");

@@ -7,12 +7,13 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use saphyr::{AnnotatedMapping, LoadableYamlNode, MarkedYaml, Scalar, ScanError, YamlData};
+use saphyr_parser::{Event, Parser};
 
 use super::tree::{Node, NodeKind};
 use crate::diag::{Code, Diagnostic};
 
 /// Deepest nesting accepted; deeper documents are rejected rather than
-/// risking the stack in the recursive passes that follow.
+/// risking the stack in the recursive passes that follow ([`nested_too_deeply`]).
 const MAX_DEPTH: usize = 128;
 
 /// How many duplicate keys are worked around before giving up.
@@ -20,6 +21,9 @@ const MAX_DUPLICATES: usize = 1000;
 
 /// saphyr's loader stops at the first duplicate key; this is its message.
 const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
+
+/// saphyr's scanner stops at 255 levels of flow collections (`[[[…`) with this message.
+const SAPHYR_TOO_DEEP: &str = "recursion limit exceeded";
 
 /// Reads a single YAML document.
 ///
@@ -34,6 +38,11 @@ const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
 /// reported ([`Code::SpecType`]) and kept as its text, so the rest is still checked.
 pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node> {
     let offsets = Offsets::new(text);
+    if let Some(at) = nested_too_deeply(text) {
+        let at = offsets.byte(at);
+        diags.push(too_deep(at));
+        return None;
+    }
     let mut work = Cow::Borrowed(text);
     let mut renamed = Vec::new();
     let docs = loop {
@@ -77,6 +86,59 @@ pub(crate) fn from_yaml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
         NodeKind::Null => Node::new(NodeKind::Map(Vec::new()), root.span),
         _ => root,
     })
+}
+
+/// The character index of the first node nested deeper than [`MAX_DEPTH`],
+/// found from saphyr's events before its loader builds the tree: the
+/// loader, and dropping the tree, recurse once per level, and thousands of
+/// levels (by indentation, `- - - …`, `[[[…`, aliases of aliases) overflow
+/// the stack. An alias counts as deep as a copy of its anchor. Syntax
+/// errors are left to the loader, which reports them, except saphyr's own
+/// depth limit, which its look-ahead can reach first.
+fn nested_too_deeply(text: &str) -> Option<usize> {
+    // Per open collection: its anchor (0 for none) and the height of its tallest item so far.
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut heights: HashMap<usize, usize> = HashMap::new();
+    for event in Parser::new_from_str(text) {
+        let (event, span) = match event {
+            Ok(event) => event,
+            Err(error) if error.info() == SAPHYR_TOO_DEEP => return Some(error.marker().index()),
+            Err(_) => return None,
+        };
+        let (anchor, height) = match event {
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if open.len() > MAX_DEPTH {
+                    return Some(span.start.index());
+                }
+                open.push((anchor, 0));
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (anchor, tallest) = open.pop()?;
+                (anchor, tallest + 1)
+            }
+            Event::Scalar(_, _, anchor, _) => (anchor, 0),
+            Event::Alias(id) => (0, heights.get(&id).copied().unwrap_or(0)),
+            _ => continue,
+        };
+        if open.len() + height > MAX_DEPTH {
+            return Some(span.start.index());
+        }
+        if anchor != 0 {
+            heights.insert(anchor, height);
+        }
+        if let Some((_, tallest)) = open.last_mut() {
+            *tallest = (*tallest).max(height);
+        }
+    }
+    None
+}
+
+/// The problem of a node nested deeper than [`MAX_DEPTH`], at byte `at`.
+fn too_deep(at: usize) -> Diagnostic {
+    Diagnostic::new(Code::SpecSyntax, "the document is nested too deeply")
+        .at(at..at, "here")
+        .help(format!("flow reads at most {MAX_DEPTH} levels of lists and tables inside each other"))
 }
 
 fn syntax_error(text: &str, offsets: &Offsets, error: &ScanError) -> Diagnostic {
@@ -168,7 +230,8 @@ impl Reader<'_, '_> {
         let end = self.offsets.byte(node.span.end.index()).max(start);
         if depth > MAX_DEPTH {
             if !self.broken {
-                self.fail(start..start, "the document is nested too deeply");
+                self.broken = true;
+                self.diags.push(too_deep(start));
             }
             return Node::new(NodeKind::Null, start..end);
         }

@@ -421,11 +421,7 @@ impl Driver {
     fn add_nodes(&self, job: &mut Job, alloc: &Allocation) {
         let hosts: Vec<String> = alloc.nodes.iter().map(|&w| self.links.hostname(w)).collect();
         let file = self.run_dir.path.join("nodes").join(format!("{}.{}", job.label, job.attempt));
-        let written = file
-            .parent()
-            .map(fs_err::create_dir_all)
-            .transpose()
-            .and_then(|_| fs_err::write(&file, hosts.join("\n") + "\n"));
+        let written = self.run_dir.write_file(&file, (hosts.join("\n") + "\n").as_bytes());
         if written.is_ok() {
             job.env.push(("FLOW_NODEFILE".to_owned(), file.display().to_string()));
         }

@@ -108,6 +108,8 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
     let log_health = log_thread.health();
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
+    run.protect(&run.output_log())?;
+    run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
     let summary = Summary {
         run_id: run.id.clone(),
@@ -300,5 +302,6 @@ fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io
         command: options.command_line.clone(),
     };
     run.write_meta(&meta)?;
-    run.write_graph(graph)
+    run.write_graph(graph)?;
+    run.reserve_summary()
 }

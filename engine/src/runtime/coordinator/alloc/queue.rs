@@ -131,11 +131,10 @@ impl AllocQueue {
     pub fn prepare(&mut self) -> std::io::Result<(u32, PathBuf)> {
         let id = self.allocations.len() as u32 + 1;
         let dir = self.run.path.join("allocs");
-        fs_err::create_dir_all(&dir)?;
         let script_path = dir.join(format!("{id}.sh"));
         let output = dir.join(format!("{id}.out"));
         let cx = ScriptContext { run_id: &self.run.id, access: &self.run.access(), output: &output, flow: &self.flow };
-        fs_err::write(&script_path, script(&self.queue, &cx))?;
+        self.run.write_file(&script_path, script(&self.queue, &cx).as_bytes())?;
         self.allocations.push(AllocRecord {
             id,
             job_id: String::new(),

@@ -1,0 +1,88 @@
+//! `flow status` and `flow runs` on runs whose files were damaged after
+//! the run (issue 18).
+
+use std::path::{Path, PathBuf};
+
+use crate::run::run_ids;
+use crate::support::Test;
+
+/// 200 instances that succeed.
+const TWO_HUNDRED: &str = "[[tasks]]\nname = \"a\"\nrange = \"1-200\"\ncommand = \"true\"\n";
+
+/// Flips a byte in the payload of the `n`th record of the journal at
+/// `path` (framed: 8 magic bytes, then length, checksum and payload).
+fn damage_record(path: &Path, n: usize) {
+    let mut bytes = fs_err::read(path).unwrap();
+    let mut at = 8;
+    for _ in 0..n {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        at += 8 + len;
+    }
+    bytes[at + 8] ^= 0xff;
+    fs_err::write(path, bytes).unwrap();
+}
+
+/// A finished run of [`TWO_HUNDRED`] with one damaged journal record; its directory.
+fn damaged_run(t: &Test) -> PathBuf {
+    t.success_with(&["run", "--cpus", "2"]);
+    let id = run_ids(t.path()).pop().unwrap();
+    let dir = t.path().join(".flow/runs").join(id);
+    damage_record(&dir.join("journal"), 150);
+    dir
+}
+
+const DAMAGE_LINE: &str = "  journal damaged: 1 stretch could not be read; the instances it recorded may run again";
+
+/// Issue 18: a finished run whose journal has a damaged record in the
+/// middle is not shown as a clean "200/200 succeeded": its state says the
+/// journal is damaged, a line says how many stretches, and the JSON has
+/// `journal_damage`.
+#[test]
+fn a_finished_run_with_a_damaged_journal_says_so() {
+    let t = Test::new().workflow(TWO_HUNDRED);
+    let dir = damaged_run(&t);
+    let id = dir.file_name().unwrap().to_str().unwrap();
+
+    let status = t.success_with(&["status"]);
+    let lines: Vec<&str> = status.lines().collect();
+    assert_eq!(lines[0], format!("run {id}: succeeded, journal damaged"), "{status}");
+    assert_eq!(lines[3], DAMAGE_LINE, "{status}");
+
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).unwrap();
+    assert_eq!((&json["state"], &json["journal_damage"]), (&"succeeded".into(), &1.into()), "{json}");
+
+    let runs = t.success_with(&["runs"]);
+    let row = runs.lines().nth(1).unwrap();
+    assert_eq!(row.split("  ").nth(1), Some("succeeded, journal damaged"), "{runs}");
+    let runs: serde_json::Value = serde_json::from_str(&t.success_with(&["runs", "--json"])).unwrap();
+    assert_eq!(runs["runs"][0]["journal_damage"], 1, "{runs}");
+}
+
+/// Issue 18: the same for a run that never finished, whose counts come
+/// from the damaged journal.
+#[test]
+fn a_crashed_run_with_a_damaged_journal_says_so() {
+    let t = Test::new().workflow(TWO_HUNDRED);
+    let dir = damaged_run(&t);
+    let id = dir.file_name().unwrap().to_str().unwrap();
+    fs_err::remove_file(dir.join("summary.json")).unwrap();
+
+    let status = t.success_with(&["status"]);
+    let lines: Vec<&str> = status.lines().collect();
+    assert_eq!(lines[0], format!("run {id}: crashed, journal damaged"), "{status}");
+    assert_eq!(lines[2], DAMAGE_LINE, "{status}");
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).unwrap();
+    assert_eq!((&json["state"], &json["journal_damage"]), (&"crashed".into(), &1.into()), "{json}");
+}
+
+/// A run whose journal is intact has no damage line, and `journal_damage` 0.
+#[test]
+fn an_intact_journal_is_not_reported() {
+    let t = Test::new().workflow(TWO_HUNDRED);
+    t.success_with(&["run", "--cpus", "2"]);
+    let status = t.success_with(&["status"]);
+    assert!(status.lines().next().unwrap().ends_with(": succeeded"), "{status}");
+    assert!(!status.contains("damaged"), "{status}");
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).unwrap();
+    assert_eq!(json["journal_damage"], 0, "{json}");
+}
