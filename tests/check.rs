@@ -533,8 +533,8 @@ flow::compile::template
     ╭─[workflow.toml:12:20]
  11 │ name = "b"
  12 │ command = "echo {{ vars.n * 2 }}"
-    ·                    ─────┬────
-    ·                         ╰── error
+    ·                    ───┬──
+    ·                       ╰── undefined value
     ╰────
   help: templates see `vars`, `index`, `item`, `item_json`, `chunk`, `attempt`, `task`,
         `resources` and `env`; check the spelling, or add the variable to [vars]
@@ -542,4 +542,49 @@ error: 3 problems in workflow.toml
 "#,
         )
         .invalid();
+}
+
+/// Issue 18: the tutorial's file broken in two places. `{{ itme | shell_quote }}`
+/// passed `flow check` and rendered as `''`: a filter hid the undefined
+/// name. Now both problems are reported, the first blamed on `itme`. The
+/// tutorial shows this output.
+#[test]
+fn tutorial_file_broken_in_two_places_shows_both_problems() {
+    let stderr = Test::new()
+        .file("samples.txt", "alpha\nbeta\ngamma\ndelta\n")
+        .workflow(
+            r#"name = "lengths"
+
+[vars]
+samples = "samples.txt"
+
+[[tasks]]
+name = "measure"
+each_line = "{{ vars.samples }}"
+command = "echo {{ itme | shell_quote }} {{ item | length }} > sizes/{{ index }}.txt"
+outputs = ["sizes/{{ index }}.txt"]
+
+[[tasks]]
+name = "report"
+command = "sort -k2,2n sizes/*.txt > report.txt"
+inputs = ["sizes/*.txt"]
+outputs = ["report.txt"]
+
+[[tasks]]
+name = "shout"
+for_each = "measure"
+command = "tr '[:lower:]' '[:upper:]' < sizes/{{ index }}.txt > loud/{{ index }}.txt"
+inputs = ["sizes/{{ index }}.txt"]
+outputs = ["loud/{{ index }}.txt"]
+
+[[tasks]]
+name = "announce"
+after = ["reprot", "shout"]
+command = "echo 'all samples measured'"
+"#,
+        )
+        .args(["check"])
+        .stdout("")
+        .invalid();
+    insta::assert_snapshot!(stderr);
 }
