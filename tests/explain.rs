@@ -153,7 +153,9 @@ fn remote_workers_too_small_or_too_short_lived_are_named() {
     );
     let long = t.success_with(&["explain", "long"]);
     assert!(
-        long.starts_with("long: its time request (2h00m) is longer than any worker that fits has left (at most 59m"),
+        long.starts_with(
+            "long: its time request (2h00m) does not fit in what any worker that fits has left (at most 59m"
+        ),
         "{long}"
     );
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["explain", "long", "--json"])).expect("JSON");
@@ -263,7 +265,8 @@ fn without_workers_the_allocation_queue_is_described() {
     });
     assert_eq!(
         f.explain(&["long"]),
-        "long: its time request (8h00m) is longer than allocations of the queue last (4h00m)\n  \
+        "long: its time request (8h00m) does not fit in the 3h59m a worker of the queue gets \
+         (its time_limit less a margin for starting and stopping)\n  \
          the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
     let json: serde_json::Value = serde_json::from_str(&f.explain(&["sim[2]", "--json"])).expect("JSON");
@@ -313,8 +316,8 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
     });
     assert_eq!(
         f.explain(&["long"]),
-        "long: its time request (8h00m) is longer than any worker that fits has left (at most 3h59m); \
-         allocations of the queue last 4h00m, not long enough either\n  \
+        "long: its time request (8h00m) does not fit in what any worker that fits has left (at most 3h59m); \
+         a new worker of the queue gets 3h59m, not long enough either\n  \
          the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
 }
