@@ -352,3 +352,46 @@ fn attempt_is_unknown_where_files_are_worked_out() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("`attempt` is known only when an instance starts"), "{}", out.stderr);
 }
+
+/// Issue 18: with a 10m queue, a `time_request` of 9m30s (exactly what a
+/// worker gets) was "longer than any worker has left" yet the queue's
+/// allocations were "long enough for it". Both halves now ask the same
+/// question; 9m29s fits a new worker.
+#[test]
+fn a_time_request_of_exactly_a_workers_limit_is_too_long_everywhere() {
+    let workflow = "[[tasks]]\nname = \"edge\"\ntime_request = \"9m30s\"\ncommand = \"x\"\n\
+                    [[tasks]]\nname = \"inside\"\ntime_request = \"9m29s\"\ncommand = \"x\"\n";
+    let f = LiveFixture::new(workflow, &[]);
+    let mut allocs = queue(None, vec![allocation(1, "4711", AllocState::Running, None)]);
+    if let Some(q) = allocs.queue.as_mut() {
+        q.time_limit_s = 600;
+        q.unschedulable.clear();
+    }
+    f.allocs(&allocs);
+    assert_eq!(
+        f.explain(&["edge"]),
+        "edge: its time request (9m30s) does not fit in the 9m30s a worker of the queue gets \
+         (its time_limit less a margin for starting and stopping)\n"
+    );
+    assert_eq!(
+        f.explain(&["inside"]),
+        "inside: waiting for a worker: none is connected; 1 allocation has started, its workers not connected yet\n"
+    );
+    f.workers(&[WorkerInfo {
+        id: 1,
+        hostname: "node17".into(),
+        peer: "10.0.0.17:41000".into(),
+        cpus: 1,
+        gpus: 0,
+        memory: 4 << 30,
+        custom: Default::default(),
+        deadline_us: Some(flow_engine::host::now_us() + 570 * 1_000_000),
+        allocation: Some("4711".into()),
+        running: 0,
+    }]);
+    assert_eq!(
+        f.explain(&["edge"]),
+        "edge: its time request (9m30s) does not fit in what any worker that fits has left (at most 9m29s); \
+         a new worker of the queue gets 9m30s, not long enough either\n"
+    );
+}
