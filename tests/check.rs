@@ -588,3 +588,36 @@ command = "echo 'all samples measured'"
         .invalid();
     insta::assert_snapshot!(stderr);
 }
+
+/// Issue 18: the quoting note follows the data, not the template's text. It
+/// is silent for numbers made from an item, and catches an item passed
+/// through `{% set %}` or a loop, and a filter after `shell_quote`.
+#[test]
+fn the_quoting_note_follows_the_data() {
+    let task = |name: &str, command: &str| {
+        format!("[[tasks]]\nname = \"{name}\"\neach_line = \"lines.txt\"\ncommand = \"{command}\"\n")
+    };
+    let workflow = [
+        task("numbers", "echo {{ item | length }} {{ index }} {{ index * 2 + 1 }} > /dev/null"),
+        task("set", "{% set x = item %}echo {{ x }}"),
+        task("loop", "{% for c in [item] %}echo {{ c }}{% endfor %}"),
+        task("requoted", "echo {{ item | shell_quote | replace('a', 'b') }}"),
+        task("quoted", "echo {{ item | upper | shell_quote }}"),
+    ]
+    .concat();
+    Test::new()
+        .file("lines.txt", "a\nb\n")
+        .workflow(&workflow)
+        .args(["check"])
+        .stdout(
+            "note: workflow.toml:6:8: `set` puts `{{ item }}`, read from a data file, into its shell command \
+             unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`\n\
+             note: workflow.toml:10:8: `loop` puts `{{ item }}`, read from a data file, into its shell command \
+             unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`\n\
+             note: workflow.toml:14:8: `requoted` changes `{{ item | shell_quote }}` with a filter after \
+             `shell_quote`, which can undo the quoting of data read from a file; make `shell_quote` the last filter\n\
+             ok: workflow (workflow.toml) — 5 tasks, 10 instances, 0 edges\n",
+        )
+        .stderr("")
+        .success();
+}

@@ -5,42 +5,115 @@
 //! purpose.
 //!
 //! minijinja's strict mode already refuses an undefined value in most
-//! built-ins; the ones listed in [`register`] would print it as nothing,
+//! built-ins; the ones listed in [`LEAKY`] would print it as nothing,
 //! `null` or `undefined`, or fail with an error that does not name it, so
-//! they are wrapped.
+//! they are wrapped. For the taint check ([`super::taint`]) every filter is
+//! wrapped, to see which ones change what `shell_quote` made.
 
 use minijinja::value::{Rest, StringInput, Value};
 use minijinja::{Environment, Error, State, filters};
 
-/// Registers `shell_quote` and re-registers the built-ins that let an
-/// undefined value through.
-pub(super) fn register(env: &mut Environment<'static>) {
-    env.add_filter("shell_quote", shell_quote);
-    let leaky = [
+use super::taint;
+
+/// The built-ins that let an undefined value through unwrapped.
+const LEAKY: &[&str] = &[
+    "escape", "e", "indent", "chain", "zip", "pprint", "tojson", "split", "lines", "round", "abs", "format", "min",
+    "max", "sort", "list", "dictsort",
+];
+
+/// What the filters are registered for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// Rendering for real.
+    Run,
+    /// Rendering with stand-ins that mark data read from a file.
+    Taint,
+}
+
+/// Registers `shell_quote` and re-registers the built-ins that need it.
+pub(super) fn register(env: &mut Environment<'static>, mode: Mode) {
+    match mode {
+        Mode::Run => env.add_filter("shell_quote", shell_quote),
+        Mode::Taint => env.add_filter("shell_quote", |state: &State, value: &Value| {
+            defined(state, value)?;
+            Ok::<_, Error>(
+                taint::quoted(&value.to_string()).map_or_else(|| Value::from(quote(&value.to_string())), Value::from),
+            )
+        }),
+    }
+    for (name, inner) in builtins() {
+        if mode == Mode::Run && !LEAKY.contains(&name) {
+            continue;
+        }
+        env.add_filter(name, move |state: &mut State, args: Rest<Value>| {
+            args.iter().try_for_each(|arg| defined(state, arg))?;
+            if mode == Mode::Run {
+                return inner.call(state, &args);
+            }
+            // Numbers carry no shell syntax, whatever they were read from.
+            if matches!(name, "int" | "float") && args.first().is_some_and(|a| taint::is_marked(&a.to_string())) {
+                return Ok(Value::from(0));
+            }
+            let out = inner.call(state, &args)?;
+            let keeps = matches!(name, "default" | "d" | "string" | "safe");
+            let changed = !keeps && args.iter().any(|a| taint::has_quoted(&a.to_string()));
+            Ok(if changed { taint::changed(&out) } else { out })
+        });
+    }
+}
+
+/// Jinja's built-in filters by name.
+fn builtins() -> Vec<(&'static str, Value)> {
+    vec![
+        ("safe", Value::from_function(filters::safe)),
         ("escape", Value::from_function(filters::escape)),
         ("e", Value::from_function(filters::escape)),
-        ("indent", Value::from_function(filters::indent)),
-        ("chain", Value::from_function(filters::chain)),
-        ("zip", Value::from_function(filters::zip)),
-        ("pprint", Value::from_function(filters::pprint)),
-        ("tojson", Value::from_function(filters::tojson)),
+        ("lower", Value::from_function(filters::lower)),
+        ("upper", Value::from_function(filters::upper)),
+        ("title", Value::from_function(filters::title)),
+        ("capitalize", Value::from_function(filters::capitalize)),
+        ("replace", Value::from_function(filters::replace)),
+        ("length", Value::from_function(filters::length)),
+        ("count", Value::from_function(filters::length)),
+        ("dictsort", Value::from_function(filters::dictsort)),
+        ("items", Value::from_function(filters::items)),
+        ("reverse", Value::from_function(filters::reverse)),
+        ("trim", Value::from_function(filters::trim)),
+        ("join", Value::from_function(filters::join)),
         ("split", Value::from_function(filters::split)),
         ("lines", Value::from_function(filters::lines)),
+        ("default", Value::from_function(filters::default)),
+        ("d", Value::from_function(filters::default)),
         ("round", Value::from_function(filters::round)),
         ("abs", Value::from_function(filters::abs)),
-        ("format", Value::from_function(filters::format)),
+        ("int", Value::from_function(filters::int)),
+        ("float", Value::from_function(filters::float)),
+        ("attr", Value::from_function(filters::attr)),
+        ("first", Value::from_function(filters::first)),
+        ("last", Value::from_function(filters::last)),
         ("min", Value::from_function(filters::min)),
         ("max", Value::from_function(filters::max)),
         ("sort", Value::from_function(filters::sort)),
         ("list", Value::from_function(filters::list)),
-        ("dictsort", Value::from_function(filters::dictsort)),
-    ];
-    for (name, inner) in leaky {
-        env.add_filter(name, move |state: &mut State, args: Rest<Value>| {
-            args.iter().try_for_each(|arg| defined(state, arg))?;
-            inner.call(state, &args)
-        });
-    }
+        ("string", Value::from_function(filters::string)),
+        ("bool", Value::from_function(filters::bool)),
+        ("batch", Value::from_function(filters::batch)),
+        ("slice", Value::from_function(filters::slice)),
+        ("sum", Value::from_function(filters::sum)),
+        ("indent", Value::from_function(filters::indent)),
+        ("select", Value::from_function(filters::select)),
+        ("reject", Value::from_function(filters::reject)),
+        ("selectattr", Value::from_function(filters::selectattr)),
+        ("rejectattr", Value::from_function(filters::rejectattr)),
+        ("map", Value::from_function(filters::map)),
+        ("groupby", Value::from_function(filters::groupby)),
+        ("unique", Value::from_function(filters::unique)),
+        ("chain", Value::from_function(filters::chain)),
+        ("zip", Value::from_function(filters::zip)),
+        ("pprint", Value::from_function(filters::pprint)),
+        ("format", Value::from_function(filters::format)),
+        ("tojson", Value::from_function(filters::tojson)),
+    ]
 }
 
 /// Refuses an undefined value with minijinja's own error, which names the
@@ -55,9 +128,9 @@ fn defined(state: &State, value: &Value) -> Result<(), Error> {
 
 /// The `shell_quote` filter: the value as one shell word, whatever it
 /// holds: `'it'\''s'` for `it's`, `''` for nothing.
-fn shell_quote(state: &State, value: &Value) -> Result<String, Error> {
+fn shell_quote(state: &State, value: &Value) -> Result<Value, Error> {
     defined(state, value)?;
-    Ok(quote(&value.to_string()))
+    Ok(Value::from(quote(&value.to_string())))
 }
 
 /// `text` as one shell word.

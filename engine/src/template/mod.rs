@@ -6,7 +6,9 @@ mod diagnostic;
 mod filters;
 mod render;
 mod scope;
+mod taint;
 
 pub use diagnostic::{is_context_name, template_diagnostic, undefined_name};
-pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value, unquoted_items};
+pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
 pub use scope::{group_scope, instance_scope};
+pub use taint::{Leak, LeakKind, data_leaks};

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
+use super::filters::Mode;
+
 /// Compiles and renders the template strings of a workflow.
 pub struct Renderer {
     env: Environment<'static>,
@@ -35,13 +37,24 @@ enum Part {
 
 impl Default for Renderer {
     fn default() -> Self {
+        Self::with_filters(Mode::Run)
+    }
+}
+
+impl Renderer {
+    /// A renderer whose filters follow data for [`super::taint`].
+    pub(super) fn tainting() -> Self {
+        Self::with_filters(Mode::Taint)
+    }
+
+    fn with_filters(mode: Mode) -> Self {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         // Commands and paths are not HTML, whatever their file extension.
         env.set_auto_escape_callback(|_| AutoEscape::None);
         // Undefined names are reported by the expression they come from.
         env.set_debug(true);
-        super::filters::register(&mut env);
+        super::filters::register(&mut env, mode);
         Self { env }
     }
 }
@@ -111,23 +124,6 @@ fn check_depth(source: &str) -> Result<(), minijinja::Error> {
         rest = &tag[close..];
     }
     Ok(())
-}
-
-/// Whether a `command` template puts `item` into the shell text without
-/// `shell_quote`: the names of the expressions that do, e.g. `item.smiles`.
-pub fn unquoted_items(source: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = source;
-    while let Some(open) = rest.find("{{") {
-        let Some(close) = rest[open..].find("}}").map(|c| c + open) else { break };
-        let expr = rest[open + 2..close].trim();
-        let mentions_item = expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|word| word == "item");
-        if mentions_item && !expr.contains("shell_quote") {
-            found.push(expr.to_owned());
-        }
-        rest = &rest[close + 2..];
-    }
-    found
 }
 
 /// Splits a template made only of text and `{{ name.attr }}` into parts.
@@ -320,13 +316,6 @@ mod tests {
         let err = r.compile(&deep).unwrap_err();
         assert!(err.to_string().contains("chains 100000 operators"), "{err}");
         assert!(r.compile(&format!("{{{{ vars{} }}}}", ".r".repeat(100))).is_ok());
-    }
-
-    #[test]
-    fn finds_unquoted_items() {
-        assert_eq!(unquoted_items("score {{ item }} > {{ index }}.txt"), ["item"]);
-        assert_eq!(unquoted_items("run --x {{ item.smiles }} {{ item | shell_quote }}"), ["item.smiles"]);
-        assert!(unquoted_items("echo {{ items }} {{ index }} {{ item|shell_quote }}").is_empty());
     }
 
     #[test]
