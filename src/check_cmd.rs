@@ -3,9 +3,9 @@
 //! and the tasks its queue can never run.
 
 use flow_engine::diag::{Code, Diagnostic, Source};
-use flow_engine::ir::{Command, Domain, GroupId};
+use flow_engine::ir::{Command, Domain, Expansion, GroupId, Resources};
 use flow_engine::runtime::{Fit, fits};
-use flow_engine::template::unquoted_items;
+use flow_engine::template::{LeakKind, data_leaks, group_scope, json_value};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -156,29 +156,40 @@ impl Note {
 
 /// Tasks that put an item read from a file (`each_line`, `each_chunk`,
 /// `from_json`) into their shell command without `shell_quote`: a line such
-/// as `$(rm -rf ~)` in the data would run.
+/// as `$(rm -rf ~)` in the data would run. The engine follows the data
+/// through the template ([`data_leaks`]).
 fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
     let graph = &loaded.graph;
+    let vars = json_value(&graph.vars);
     let mut notes = Vec::new();
     for (id, group) in graph.groups.iter().enumerate() {
         let Command::Shell(command) = &group.template.command else { continue };
-        let from_data = matches!(
-            graph.base_domain(GroupId(id as u32)),
-            Domain::Lines { .. }
-                | Domain::Json { .. }
-                | Domain::Chunks { .. }
-                | Domain::Deferred { .. }
-                | Domain::Nested { .. }
-        );
-        if !from_data {
-            continue;
-        }
-        for expr in unquoted_items(command) {
-            let message = format!(
-                "`{}` puts `{{{{ {expr} }}}}`, read from a data file, into its shell command \
-                 unquoted, so shell syntax in the data runs; write `{{{{ {expr} | shell_quote }}}}`",
-                group.name
-            );
+        let json = match graph.base_domain(GroupId(id as u32)) {
+            Domain::Json { .. } => true,
+            Domain::Deferred { expansion } | Domain::Nested { expansion, .. } => {
+                matches!(expansion, Expansion::Json { .. })
+            }
+            Domain::Lines { .. } | Domain::Chunks { .. } => false,
+            _ => continue,
+        };
+        let resources = group.variants.first().cloned().unwrap_or_else(Resources::default);
+        let scope = group_scope(&vars, &group.name, group.count, None, &resources);
+        for leak in data_leaks(command, &scope, json) {
+            let (task, expr) = (&group.name, &leak.name);
+            let message = match leak.kind {
+                LeakKind::Unquoted => format!(
+                    "`{task}` puts `{{{{ {expr} }}}}`, read from a data file, into its shell command \
+                     unquoted, so shell syntax in the data runs; write `{{{{ {expr} | shell_quote }}}}`"
+                ),
+                LeakKind::Changed => format!(
+                    "`{task}` changes `{{{{ {expr} | shell_quote }}}}` with a filter after `shell_quote`, \
+                     which can undo the quoting of data read from a file; make `shell_quote` the last filter"
+                ),
+                LeakKind::InQuotes => format!(
+                    "`{task}` puts `{{{{ {expr} | shell_quote }}}}` inside quotes, where its own quotes \
+                     are taken literally and shell syntax in the data runs; write it outside quotes"
+                ),
+            };
             notes.push(Note { at: Some(group.span.start), message });
         }
     }

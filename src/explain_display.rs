@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::time::Duration;
 
 use flow_engine::explain::{
     Earlier, Explanation, QueueWait, Ran, Reason, ReasonKind, State, UpstreamInstance, UpstreamState, UpstreamWait,
     WorkerRef,
 };
 use flow_engine::host::{UtcStyle, utc};
-use flow_engine::resources::{LARGEST, no_variant_fits};
+use flow_engine::resources::{LARGEST, finishes_in, no_variant_fits};
 
 use crate::log_cmd::format_duration;
 
@@ -129,27 +130,29 @@ impl Text {
                 [] => format!("no worker can run it: needs {nodes} workers at once, {fitting} of the {workers} fit"),
                 shortfalls => format!("no worker can run it: {}", no_variant_fits(shortfalls, LARGEST)),
             },
-            Reason::TimeRequest { seconds, longest_left_s, queue_limit_s } => {
+            Reason::TimeRequest { seconds, longest_left_s, queue_worker_s } => {
                 let asked = format_duration(seconds * 1_000_000);
-                match (longest_left_s, queue_limit_s) {
+                match (longest_left_s, queue_worker_s) {
                     (Some(left), None) => format!(
-                        "its time request ({asked}) is longer than any worker that fits has left (at most {})",
+                        "its time request ({asked}) does not fit in what any worker that fits has left (at most {})",
                         format_duration(left * 1_000_000)
                     ),
                     (Some(left), Some(limit)) => {
-                        let later = if limit >= seconds { "long enough for it" } else { "not long enough either" };
+                        let fits = finishes_in(Duration::from_secs(*seconds), Duration::from_secs(*limit));
+                        let later = if fits { "long enough for it" } else { "not long enough either" };
                         format!(
-                            "its time request ({asked}) is longer than any worker that fits has left (at most {}); \
-                             allocations of the queue last {}, {later}",
+                            "its time request ({asked}) does not fit in what any worker that fits has left (at most {}); \
+                             a new worker of the queue gets {}, {later}",
                             format_duration(left * 1_000_000),
                             format_duration(limit * 1_000_000)
                         )
                     }
                     (None, Some(limit)) => format!(
-                        "its time request ({asked}) is longer than allocations of the queue last ({})",
+                        "its time request ({asked}) does not fit in the {} a worker of the queue gets \
+                         (its time_limit less a margin for starting and stopping)",
                         format_duration(limit * 1_000_000)
                     ),
-                    (None, None) => format!("its time request ({asked}) is longer than any worker has left"),
+                    (None, None) => format!("its time request ({asked}) does not fit in what any worker has left"),
                 }
             }
             Reason::NoWorkers { queue: None } => "waiting for a worker: none is connected".to_owned(),
@@ -492,7 +495,7 @@ mod tests {
             big,
             explanation(
                 "long",
-                Reason::TimeRequest { seconds: 7200, longest_left_s: Some(1800), queue_limit_s: Some(3600) },
+                Reason::TimeRequest { seconds: 7200, longest_left_s: Some(1800), queue_worker_s: Some(3600) },
             ),
             explanation("score[6]", Reason::NoWorkers { queue: None }),
             explanation("score[7]", Reason::NoWorkers { queue: Some(queue) }),

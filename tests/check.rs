@@ -533,8 +533,8 @@ flow::compile::template
     ╭─[workflow.toml:12:20]
  11 │ name = "b"
  12 │ command = "echo {{ vars.n * 2 }}"
-    ·                    ─────┬────
-    ·                         ╰── error
+    ·                    ───┬──
+    ·                       ╰── undefined value
     ╰────
   help: templates see `vars`, `index`, `item`, `item_json`, `chunk`, `attempt`, `task`,
         `resources` and `env`; check the spelling, or add the variable to [vars]
@@ -542,4 +542,82 @@ error: 3 problems in workflow.toml
 "#,
         )
         .invalid();
+}
+
+/// Issue 18: the tutorial's file broken in two places. `{{ itme | shell_quote }}`
+/// passed `flow check` and rendered as `''`: a filter hid the undefined
+/// name. Now both problems are reported, the first blamed on `itme`. The
+/// tutorial shows this output.
+#[test]
+fn tutorial_file_broken_in_two_places_shows_both_problems() {
+    let stderr = Test::new()
+        .file("samples.txt", "alpha\nbeta\ngamma\ndelta\n")
+        .workflow(
+            r#"name = "lengths"
+
+[vars]
+samples = "samples.txt"
+
+[[tasks]]
+name = "measure"
+each_line = "{{ vars.samples }}"
+command = "echo {{ itme | shell_quote }} {{ item | length }} > sizes/{{ index }}.txt"
+outputs = ["sizes/{{ index }}.txt"]
+
+[[tasks]]
+name = "report"
+command = "sort -k2,2n sizes/*.txt > report.txt"
+inputs = ["sizes/*.txt"]
+outputs = ["report.txt"]
+
+[[tasks]]
+name = "shout"
+for_each = "measure"
+command = "tr '[:lower:]' '[:upper:]' < sizes/{{ index }}.txt > loud/{{ index }}.txt"
+inputs = ["sizes/{{ index }}.txt"]
+outputs = ["loud/{{ index }}.txt"]
+
+[[tasks]]
+name = "announce"
+after = ["reprot", "shout"]
+command = "echo 'all samples measured'"
+"#,
+        )
+        .args(["check"])
+        .stdout("")
+        .invalid();
+    insta::assert_snapshot!(stderr);
+}
+
+/// Issue 18: the quoting note follows the data, not the template's text. It
+/// is silent for numbers made from an item, and catches an item passed
+/// through `{% set %}` or a loop, and a filter after `shell_quote`.
+#[test]
+fn the_quoting_note_follows_the_data() {
+    let task = |name: &str, command: &str| {
+        format!("[[tasks]]\nname = \"{name}\"\neach_line = \"lines.txt\"\ncommand = \"{command}\"\n")
+    };
+    let workflow = [
+        task("numbers", "echo {{ item | length }} {{ index }} {{ index * 2 + 1 }} > /dev/null"),
+        task("set", "{% set x = item %}echo {{ x }}"),
+        task("loop", "{% for c in [item] %}echo {{ c }}{% endfor %}"),
+        task("requoted", "echo {{ item | shell_quote | replace('a', 'b') }}"),
+        task("quoted", "echo {{ item | upper | shell_quote }}"),
+    ]
+    .concat();
+    Test::new()
+        .file("lines.txt", "a\nb\n")
+        .workflow(&workflow)
+        .args(["check"])
+        .stdout(
+            "note: workflow.toml:6:8: `set` puts `{{ item }}`, read from a data file, into its shell command \
+             unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`\n\
+             note: workflow.toml:10:8: `loop` puts `{{ item }}`, read from a data file, into its shell command \
+             unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`\n\
+             note: workflow.toml:14:8: `requoted` changes `{{ item | shell_quote }}` with a filter after \
+             `shell_quote`, which can undo the quoting of data read from a file; make `shell_quote` the last filter\n\
+             ok: workflow (workflow.toml) — 5 tasks, 10 instances, 0 edges\n",
+        )
+        .stderr("")
+        .success();
 }

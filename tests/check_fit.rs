@@ -155,6 +155,39 @@ error: 3 problems in flow.profiles.toml
         .invalid();
 }
 
+/// Issue 18: a `time_request` of exactly what a worker of the queue gets
+/// (`time_limit` less the margin: 9m30s of 10m) passed `flow check
+/// --profile`, and the queue then submitted allocations for it in a loop.
+#[test]
+fn a_time_request_of_exactly_a_workers_limit_is_rejected() {
+    let workflow = "[[tasks]]\nname = \"edge\"\ncommand = \"x\"\ntime_request = \"9m30s\"\n\
+                    [[tasks]]\nname = \"inside\"\ncommand = \"x\"\ntime_request = \"9m29s\"\n";
+    let profiles = "[profile.hpc.queue]\nmanager = \"slurm\"\ntime_limit = \"10m\"\nworker = { cpus = 4 }\n";
+    Test::new()
+        .workflow(workflow)
+        .file("flow.profiles.toml", profiles)
+        .args(["check", "--profile", "hpc"])
+        .stdout("")
+        .stderr(
+            r#"flow::check::queue
+
+  × the queue of profile `hpc` can never run `edge`: its time_request (9m30s) does not fit in the
+  │ 9m30s a worker of the queue gets (its time_limit of 10m less a margin for starting and
+  │ stopping; a task must end before its worker)
+   ╭─[workflow.toml:2:8]
+ 1 │ [[tasks]]
+ 2 │ name = "edge"
+   ·        ───┬──
+   ·           ╰── this task
+ 3 │ command = "x"
+   ╰────
+  help: lower the task's `time_request`, or raise the queue's `time_limit` in the profile
+error: 1 problem in workflow.toml
+"#,
+        )
+        .invalid();
+}
+
 #[test]
 fn a_profile_is_checked_with_the_tasks_its_queue_can_never_run() {
     let workflow = "[[tasks]]\nname = \"long\"\ncommand = \"x\"\ntime_request = \"2h\"\n\

@@ -358,3 +358,42 @@ command = "if [ {{ attempt }} = 0 ] && [ {{ item }} = 2 ]; then exit 1; fi; echo
     // The second variant fits the 4-cpu worker: two CPU ids each.
     assert_eq!(read(&t, "cpus2.txt").trim().split(',').count(), 2);
 }
+
+/// Issue 18: a glob input was rejected as matching nothing when only a task
+/// whose instances are known at run time writes there (`out/{{ item }}`).
+/// The glob now matches that task's output pattern, so the consumer waits
+/// for every instance and reads all their files.
+#[test]
+fn a_glob_input_waits_for_a_task_known_only_at_run_time() {
+    for output in ["out/{{ item }}", "out/{{ item }}.txt"] {
+        let t = Test::new().workflow(&format!(
+            r#"
+[[tasks]]
+name = "list"
+command = "sleep 0.2; printf 'a.txt\nb.txt\nc.txt\n' > names.txt"
+outputs = ["names.txt"]
+
+[[tasks]]
+name = "make"
+each_line = "names.txt"
+command = "sleep 0.3; echo made {{{{ item | shell_quote }}}} > {output_cmd}"
+outputs = ["{output}"]
+
+[[tasks]]
+name = "gather"
+command = "cat out/*.txt > all.txt"
+inputs = ["out/*.txt"]
+outputs = ["all.txt"]
+"#,
+            output_cmd = output.replace("{{ item }}", "{{ item | shell_quote }}")
+        ));
+        let check = t.success_with(&["check"]);
+        assert_eq!(
+            check,
+            "ok: workflow (workflow.toml) — 3 tasks, 2 instances (+ 1 task known at run time), 2 edges\n"
+        );
+        let out = t.run_with(&["run"]);
+        assert_code(&out, 0);
+        assert_eq!(read(&t, "all.txt"), "made a.txt\nmade b.txt\nmade c.txt\n", "{output}");
+    }
+}

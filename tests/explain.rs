@@ -153,7 +153,9 @@ fn remote_workers_too_small_or_too_short_lived_are_named() {
     );
     let long = t.success_with(&["explain", "long"]);
     assert!(
-        long.starts_with("long: its time request (2h00m) is longer than any worker that fits has left (at most 59m"),
+        long.starts_with(
+            "long: its time request (2h00m) does not fit in what any worker that fits has left (at most 59m"
+        ),
         "{long}"
     );
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["explain", "long", "--json"])).expect("JSON");
@@ -263,7 +265,8 @@ fn without_workers_the_allocation_queue_is_described() {
     });
     assert_eq!(
         f.explain(&["long"]),
-        "long: its time request (8h00m) is longer than allocations of the queue last (4h00m)\n  \
+        "long: its time request (8h00m) does not fit in the 3h59m a worker of the queue gets \
+         (its time_limit less a margin for starting and stopping)\n  \
          the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
     let json: serde_json::Value = serde_json::from_str(&f.explain(&["sim[2]", "--json"])).expect("JSON");
@@ -313,8 +316,8 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
     });
     assert_eq!(
         f.explain(&["long"]),
-        "long: its time request (8h00m) is longer than any worker that fits has left (at most 3h59m); \
-         allocations of the queue last 4h00m, not long enough either\n  \
+        "long: its time request (8h00m) does not fit in what any worker that fits has left (at most 3h59m); \
+         a new worker of the queue gets 3h59m, not long enough either\n  \
          the queue reports: `long`: its time_request (8h) is longer than the queue's time_limit (4h)\n"
     );
 }
@@ -348,4 +351,47 @@ fn attempt_is_unknown_where_files_are_worked_out() {
     let out = t.run_with(&["check"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("`attempt` is known only when an instance starts"), "{}", out.stderr);
+}
+
+/// Issue 18: with a 10m queue, a `time_request` of 9m30s (exactly what a
+/// worker gets) was "longer than any worker has left" yet the queue's
+/// allocations were "long enough for it". Both halves now ask the same
+/// question; 9m29s fits a new worker.
+#[test]
+fn a_time_request_of_exactly_a_workers_limit_is_too_long_everywhere() {
+    let workflow = "[[tasks]]\nname = \"edge\"\ntime_request = \"9m30s\"\ncommand = \"x\"\n\
+                    [[tasks]]\nname = \"inside\"\ntime_request = \"9m29s\"\ncommand = \"x\"\n";
+    let f = LiveFixture::new(workflow, &[]);
+    let mut allocs = queue(None, vec![allocation(1, "4711", AllocState::Running, None)]);
+    if let Some(q) = allocs.queue.as_mut() {
+        q.time_limit_s = 600;
+        q.unschedulable.clear();
+    }
+    f.allocs(&allocs);
+    assert_eq!(
+        f.explain(&["edge"]),
+        "edge: its time request (9m30s) does not fit in the 9m30s a worker of the queue gets \
+         (its time_limit less a margin for starting and stopping)\n"
+    );
+    assert_eq!(
+        f.explain(&["inside"]),
+        "inside: waiting for a worker: none is connected; 1 allocation has started, its workers not connected yet\n"
+    );
+    f.workers(&[WorkerInfo {
+        id: 1,
+        hostname: "node17".into(),
+        peer: "10.0.0.17:41000".into(),
+        cpus: 1,
+        gpus: 0,
+        memory: 4 << 30,
+        custom: Default::default(),
+        deadline_us: Some(flow_engine::host::now_us() + 570 * 1_000_000),
+        allocation: Some("4711".into()),
+        running: 0,
+    }]);
+    assert_eq!(
+        f.explain(&["edge"]),
+        "edge: its time request (9m30s) does not fit in what any worker that fits has left (at most 9m29s); \
+         a new worker of the queue gets 9m30s, not long enough either\n"
+    );
 }

@@ -303,17 +303,29 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
 /// Issue 13: a time_request equal to the queue's time_limit was never run
 /// and never reported — workers get a little less — and flow submitted
 /// allocation after allocation. It is reported once, at the task.
+/// Issue 18: so is a time_request of exactly what a worker gets (29m of
+/// the 30m), which `flow check --profile` passed.
 #[test]
 fn a_time_request_the_workers_cannot_meet_is_reported_once() {
+    for time in ["30m", "29m"] {
+        a_time_request_is_reported_once(time);
+    }
+    let t = pbs("[[tasks]]\nname = \"fits\"\ncommand = \"true\"\ntime_request = \"28m59s\"\n", PROFILES);
+    t.success_with(&["check", "--profile", "pbs"]);
+}
+
+fn a_time_request_is_reported_once(time: &str) {
     let t = pbs(
-        "[[tasks]]\nname = \"quick\"\ncommand = \"true\"\n\
-         [[tasks]]\nname = \"exact\"\ncommand = \"true\"\ntime_request = \"30m\"\n",
+        &format!(
+            "[[tasks]]\nname = \"quick\"\ncommand = \"true\"\n\
+             [[tasks]]\nname = \"exact\"\ncommand = \"true\"\ntime_request = \"{time}\"\n"
+        ),
         PROFILES,
     );
     let check = t.run_with(&["check", "--profile", "pbs"]);
     assert_eq!(check.code, 2, "{}", check.stderr);
     assert!(
-        check.stderr.contains("can never run `exact`: its time_request (30m) is longer than the"),
+        check.stderr.contains(&format!("can never run `exact`: its time_request ({time}) does not fit in the")),
         "{}",
         check.stderr
     );

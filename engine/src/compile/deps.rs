@@ -18,7 +18,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, GroupId, StrPool};
 use crate::paths::normalize;
 use crate::spec::Sp;
-use crate::template::{Tmpl, instance_scope, undefined_name};
+use crate::template::{Tmpl, instance_scope, is_context_name, undefined_name};
 
 /// Instances to render every template for, to catch errors in keys that are
 /// otherwise only rendered at run time (plus the last instance).
@@ -293,7 +293,13 @@ fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value, at: &Instan
         Ok(s) => Some(s.into_owned()),
         Err(e) => {
             key.failed = true;
-            if at.deferred && !undefined_name(&e, &key.source.value).is_some_and(|n| n.starts_with("vars.")) {
+            // A misspelt `vars` entry or context name is wrong for every
+            // instance; anything else may be fine for the real ones.
+            let certain = undefined_name(&e, &key.source.value).is_some_and(|n| {
+                let root = n.split(['.', '[']).next().unwrap_or(n);
+                root == "vars" || !is_context_name(root)
+            });
+            if at.deferred && !certain {
                 return None;
             }
             let mut d = c.template_error(&e, &key.source, &key.name);

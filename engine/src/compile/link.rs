@@ -177,7 +177,10 @@ impl<'a> Linker<'a> {
                 Ok(m) => {
                     let mut by_group: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
                     for (path, (g, i)) in self.producers.iter() {
-                        if m.is_match(path) {
+                        // A pattern (a task known only at run time) matches
+                        // when some file it names would.
+                        let pattern = symbolic::is_symbolic(path) && symbolic::may_match(pattern, path);
+                        if pattern || m.is_match(path) {
                             by_group.entry(g).or_default().push(i);
                         }
                     }

@@ -81,6 +81,22 @@ pub fn to_glob(text: &str) -> String {
     out
 }
 
+/// Whether `glob` may match a file named by `pattern`, a name with unknown
+/// parts: the glob's fixed text before its first wildcard agrees with the
+/// pattern's known text before its first unknown part, and likewise at the
+/// ends. `out/*.txt` may match `out/` + anything (an output
+/// `out/{{ item }}`), not `logs/` + anything. It errs towards a match: a
+/// needless edge only orders two tasks, a missing one reads a file early.
+pub fn may_match(glob: &str, pattern: &str) -> bool {
+    let head = |s: &str, at: Option<usize>| s[..at.unwrap_or(s.len())].to_owned();
+    let glob_head = head(glob, glob.find(['*', '?', '[', '{']));
+    let glob_tail = &glob[glob.rfind(['*', '?', ']', '}']).map_or(glob.len(), |i| i + 1)..];
+    let pattern_head = head(pattern, pattern.find(ANY));
+    let pattern_tail = &pattern[pattern.rfind(ANY).map_or(pattern.len(), |i| i + ANY.len_utf8())..];
+    (glob_head.starts_with(&pattern_head) || pattern_head.starts_with(&glob_head))
+        && (glob_tail.ends_with(pattern_tail) || pattern_tail.ends_with(glob_tail))
+}
+
 /// What a template that cannot be rendered symbolically (arithmetic on
 /// `index`, a filter on `item`) may still produce: its text before the
 /// first tag and after the last, anything in between.
@@ -166,5 +182,24 @@ mod tests {
         assert_eq!(to_glob("a[\u{1}\u{1}]"), "a[[]*[]]");
         assert_eq!(fallback("out/{{ index + 1 }}-{{ item }}.csv"), "out/\u{1}.csv");
         assert_eq!(fallback("plain.txt"), "plain.txt");
+    }
+
+    /// Issue 18: a glob input matches the outputs of tasks whose instances
+    /// are known only at run time by their patterns.
+    #[test]
+    fn globs_may_match_patterns() {
+        for (glob, pattern, matches) in [
+            ("out/*.txt", "out/\u{1}", true),
+            ("out/*.txt", "out/\u{1}.txt", true),
+            ("out/*.txt", "out/a/\u{1}.txt", true),
+            ("**/*.txt", "deep/\u{1}/x.txt", true),
+            ("out/[ab].txt", "out/\u{1}", true),
+            ("out/*.txt", "logs/\u{1}", false),
+            ("out/*.txt", "out/\u{1}.csv", false),
+            ("o*", "x\u{1}y", false),
+            ("scores/*.csv", "scores/\u{1}-\u{1}.csv", true),
+        ] {
+            assert_eq!(may_match(glob, pattern), matches, "{glob} ~ {pattern:?}");
+        }
     }
 }

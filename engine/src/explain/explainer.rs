@@ -11,10 +11,11 @@
 
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
 
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
-use crate::resources::Capacity;
+use crate::resources::{Capacity, finishes_in, worker_time_limit};
 use crate::runtime::{AllocState, QueueRecord};
 
 use super::explanation::{
@@ -273,11 +274,12 @@ impl<'a> Explainer<'a> {
         let workers = &run.workers;
         if workers.is_empty() {
             if let Some(queue) = self.queue() {
-                let limit = queue.time_limit_s;
+                let limit = worker_time_limit(queue.time_limit_s);
                 let times: Vec<Option<u64>> = variants.iter().map(|v| v.time_request).collect();
-                if times.iter().all(|t| t.is_some_and(|t| t > limit)) {
+                let late = |t: u64| !finishes_in(Duration::from_secs(t), Duration::from_secs(limit));
+                if times.iter().all(|t| t.is_some_and(late)) {
                     let seconds = times.iter().flatten().copied().min().unwrap_or(0);
-                    return Reason::TimeRequest { seconds, longest_left_s: None, queue_limit_s: Some(limit) };
+                    return Reason::TimeRequest { seconds, longest_left_s: None, queue_worker_s: Some(limit) };
                 }
             }
             return Reason::NoWorkers { queue: self.queue_wait() };
@@ -313,8 +315,8 @@ impl<'a> Explainer<'a> {
                 .filter_map(|(w, _)| w.deadline_us)
                 .map(|d| d.saturating_sub(now) / 1_000_000)
                 .max();
-            let queue_limit_s = self.queue().map(|q| q.time_limit_s);
-            return Reason::TimeRequest { seconds, longest_left_s, queue_limit_s };
+            let queue_worker_s = self.queue().map(|q| worker_time_limit(q.time_limit_s));
+            return Reason::TimeRequest { seconds, longest_left_s, queue_worker_s };
         }
         Reason::Ready { running: self.running, workers: workers.len(), busy: self.busy, nodes }
     }

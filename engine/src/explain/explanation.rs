@@ -55,15 +55,16 @@ pub enum Reason {
         /// problem is the number of nodes).
         variants: Vec<Shortfall>,
     },
-    /// Its time request is longer than any worker that fits has left, or
-    /// (with no workers) than the queue's allocations last.
+    /// Its time request does not fit in what any worker that fits has
+    /// left, or (with no workers) in what a worker of the queue gets.
     TimeRequest {
         /// The time request, in seconds.
         seconds: u64,
         /// The longest time a fitting worker has left, in seconds.
         longest_left_s: Option<u64>,
-        /// How long the queue's allocations last, in seconds.
-        queue_limit_s: Option<u64>,
+        /// How long a worker of the queue has (its `time_limit` less the
+        /// margin for starting and stopping), in seconds.
+        queue_worker_s: Option<u64>,
     },
     /// No worker is connected.
     NoWorkers {

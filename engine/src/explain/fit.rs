@@ -2,13 +2,18 @@
 //! leaves. Whether it fits the worker at all is the scheduler's
 //! [`crate::resources::Capacity`], on [`WorkerInfo::capacity`].
 
+use std::time::Duration;
+
 use crate::ir::Resources;
+use crate::resources::finishes_in;
 use crate::runtime::WorkerInfo;
 
 /// Whether `request` would end before `worker` leaves, starting at `now_us`.
 pub(super) fn in_time(worker: &WorkerInfo, request: &Resources, now_us: u64) -> bool {
     match (worker.deadline_us, request.time_request) {
-        (Some(deadline), Some(secs)) => now_us.saturating_add(secs.saturating_mul(1_000_000)) <= deadline,
+        (Some(deadline), Some(secs)) => {
+            finishes_in(Duration::from_secs(secs), Duration::from_micros(deadline.saturating_sub(now_us)))
+        }
         _ => true,
     }
 }
@@ -49,9 +54,10 @@ pub(super) mod tests {
         let mut r = request(1.0, 0.0, 0);
         r.time_request = Some(3600);
         assert!(in_time(&w, &r, 0), "a worker without a deadline has all the time");
-        w.deadline_us = Some(3_600_000_000);
+        w.deadline_us = Some(3_600_000_001);
         assert!(in_time(&w, &r, 0));
-        assert!(!in_time(&w, &r, 1));
+        assert!(!in_time(&w, &r, 1), "exactly the time left is too little (issue 18)");
+        assert!(!in_time(&w, &r, 2));
         r.time_request = None;
         assert!(in_time(&w, &r, 1));
     }

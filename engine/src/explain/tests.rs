@@ -227,7 +227,12 @@ fn without_workers_the_queue_says_what_comes() {
     assert_eq!((q.paused.as_deref(), q.submitted), (Some("sbatch: command not found"), 0));
 
     let long = placement("time_request = \"2h\"", vec![], Some(queue(3600, None, vec![])));
-    assert_eq!(long.reason, Reason::TimeRequest { seconds: 7200, longest_left_s: None, queue_limit_s: Some(3600) });
+    assert_eq!(long.reason, Reason::TimeRequest { seconds: 7200, longest_left_s: None, queue_worker_s: Some(3540) });
+    // Issue 18: exactly what a worker of the queue gets is too long as well.
+    let equal = placement("time_request = \"59m\"", vec![], Some(queue(3600, None, vec![])));
+    assert_eq!(equal.reason, Reason::TimeRequest { seconds: 3540, longest_left_s: None, queue_worker_s: Some(3540) });
+    let less = placement("time_request = \"58m59s\"", vec![], Some(queue(3600, None, vec![])));
+    assert!(matches!(less.reason, Reason::NoWorkers { .. }), "{:?}", less.reason);
 }
 
 #[test]
@@ -251,11 +256,11 @@ fn a_time_request_must_fit_a_worker_that_fits() {
         |id, cpus, secs| WorkerInfo { deadline_us: Some(T0 + 10 * SECOND + secs * SECOND), ..worker(id, cpus, 0, 0) };
     // Worker 1 has a day left but only one cpu; worker 0 fits, for an hour.
     let long = placement("cpus = 2\ntime_request = \"2h\"", vec![leaving(0, 2, 3600), leaving(1, 1, 90_000)], None);
-    assert_eq!(long.reason, Reason::TimeRequest { seconds: 7200, longest_left_s: Some(3600), queue_limit_s: None });
+    assert_eq!(long.reason, Reason::TimeRequest { seconds: 7200, longest_left_s: Some(3600), queue_worker_s: None });
     let with_queue = placement("time_request = \"2h\"", vec![leaving(0, 1, 60)], Some(queue(14_400, None, vec![])));
     assert_eq!(
         with_queue.reason,
-        Reason::TimeRequest { seconds: 7200, longest_left_s: Some(60), queue_limit_s: Some(14_400) }
+        Reason::TimeRequest { seconds: 7200, longest_left_s: Some(60), queue_worker_s: Some(14_340) }
     );
     let fits = placement("time_request = \"2h\"", vec![leaving(0, 1, 60), worker(1, 1, 0, 0)], None);
     assert_eq!(fits.reason, Reason::Ready { running: 0, workers: 2, busy: 0, nodes: 1 });

@@ -13,9 +13,11 @@ mod pool;
 mod pools;
 mod request;
 mod shortfall;
+mod time_left;
 
 pub use capacity::{Capacity, MAX_SLOTS};
 pub(crate) use pools::Pools;
 pub(crate) use request::{Names, Request};
 pub(crate) use shortfall::bytes;
 pub use shortfall::{LARGEST, Shortfall, no_variant_fits};
+pub use time_left::{finishes_in, worker_time_limit};

@@ -2,8 +2,13 @@
 //! the contexts a group and each of its instances render with. The compiler
 //! checks templates with it; the runtime renders every instance's command.
 
+mod diagnostic;
+mod filters;
 mod render;
 mod scope;
+mod taint;
 
-pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value, template_diagnostic, undefined_name, unquoted_items};
+pub use diagnostic::{is_context_name, template_diagnostic, undefined_name};
+pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
 pub use scope::{group_scope, instance_scope};
+pub use taint::{Leak, LeakKind, data_leaks};

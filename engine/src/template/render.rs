@@ -2,13 +2,12 @@
 //! per-instance context [`Scope`] they are rendered with.
 
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
-use crate::diag::{Code, Diagnostic};
+use super::filters::Mode;
 
 /// Compiles and renders the template strings of a workflow.
 pub struct Renderer {
@@ -38,11 +37,24 @@ enum Part {
 
 impl Default for Renderer {
     fn default() -> Self {
+        Self::with_filters(Mode::Run)
+    }
+}
+
+impl Renderer {
+    /// A renderer whose filters follow data for [`super::taint`].
+    pub(super) fn tainting() -> Self {
+        Self::with_filters(Mode::Taint)
+    }
+
+    fn with_filters(mode: Mode) -> Self {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         // Commands and paths are not HTML, whatever their file extension.
         env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.add_filter("shell_quote", shell_quote);
+        // Undefined names are reported by the expression they come from.
+        env.set_debug(true);
+        super::filters::register(&mut env, mode);
         Self { env }
     }
 }
@@ -112,34 +124,6 @@ fn check_depth(source: &str) -> Result<(), minijinja::Error> {
         rest = &tag[close..];
     }
     Ok(())
-}
-
-/// The `shell_quote` filter: the value as one shell word, whatever it
-/// holds: `'it'\''s'` for `it's`, `''` for nothing.
-fn shell_quote(value: &Value) -> String {
-    let text = value.to_string();
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,/:@%+=".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        return text;
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
-/// Whether a `command` template puts `item` into the shell text without
-/// `shell_quote`: the names of the expressions that do, e.g. `item.smiles`.
-pub fn unquoted_items(source: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = source;
-    while let Some(open) = rest.find("{{") {
-        let Some(close) = rest[open..].find("}}").map(|c| c + open) else { break };
-        let expr = rest[open + 2..close].trim();
-        let mentions_item = expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|word| word == "item");
-        if mentions_item && !expr.contains("shell_quote") {
-            found.push(expr.to_owned());
-        }
-        rest = &rest[close + 2..];
-    }
-    found
 }
 
 /// Splits a template made only of text and `{{ name.attr }}` into parts.
@@ -238,7 +222,8 @@ impl Scope {
     }
 }
 
-const SCOPE_KEYS: &[&str] =
+/// The names of the template context.
+pub(super) const SCOPE_KEYS: &[&str] =
     &["vars", "index", "subindex", "item", "item_json", "chunk", "attempt", "task", "resources", "env"];
 
 impl Object for Scope {
@@ -282,81 +267,10 @@ impl Object for ProcessEnv {
     }
 }
 
-/// The name in minijinja's "(`vars.n` is undefined)" note, if the detail has one.
-fn undefined_in(detail: &str) -> Option<&str> {
-    let start = detail.find("(`")? + 2;
-    let end = start + detail[start..].find("` is undefined)")?;
-    Some(&detail[start..end])
-}
-
-/// The undefined name a template error is about, if it is one: `vars.thread`.
-pub fn undefined_name<'t>(err: &minijinja::Error, template: &'t str) -> Option<&'t str> {
-    if err.kind() == ErrorKind::UndefinedError {
-        return err.range().and_then(|r| template.get(r));
-    }
-    let name = err.detail().and_then(undefined_in)?;
-    template.find(name).map(|at| &template[at..at + name.len()])
-}
-
-/// Turns a template error in `template` (written at `span` of `file_text`)
-/// into a diagnostic for the key `key`.
-pub fn template_diagnostic(
-    err: &minijinja::Error,
-    file_text: &str,
-    span: &Range<usize>,
-    template: &str,
-    key: &str,
-) -> Diagnostic {
-    let what = match err.kind() {
-        ErrorKind::SyntaxError => "syntax error",
-        ErrorKind::UndefinedError => "undefined value",
-        ErrorKind::UnknownFilter => "unknown filter",
-        ErrorKind::UnknownFunction => "unknown function",
-        ErrorKind::UnknownTest => "unknown test",
-        ErrorKind::UnknownMethod => "unknown method",
-        _ => "error",
-    };
-    let offending = err.range().and_then(|r| template.get(r.clone()).map(|t| (r, t)));
-    let message = match (&offending, err.detail()) {
-        (Some((_, text)), _) if err.kind() == ErrorKind::UndefinedError => {
-            format!("template error in `{key}`: `{text}` is undefined")
-        }
-        // An undefined name inside arithmetic or a comparison: say which.
-        (_, Some(detail)) if undefined_in(detail).is_some() => {
-            let name = undefined_in(detail).unwrap_or_default();
-            format!("template error in `{key}`: `{name}` is undefined (used in `{}`)", template.trim())
-        }
-        (_, Some(detail)) => format!("{what} in template `{key}`: {detail}"),
-        _ => format!("{what} in template `{key}`"),
-    };
-    let mut span = span.clone();
-    if let Some((range, _)) = &offending
-        && let Some(pos) = file_text.get(span.clone()).and_then(|s| s.find(template))
-    {
-        span = span.start + pos + range.start..span.start + pos + range.end;
-    }
-    let undefined = err.kind() == ErrorKind::UndefinedError || err.detail().and_then(undefined_in).is_some();
-    let attempt =
-        undefined && undefined_name(err, template).is_some_and(|n| n.split(['.', '[']).next() == Some("attempt"));
-    let help = match err.kind() {
-        _ if attempt => {
-            "`attempt` is known only when an instance starts: `command`, `argv`, `cwd`, `env`, `stdin`, `stdout` and `stderr` see it; files, `after` and resources are worked out before"
-        }
-        _ if undefined => {
-            "templates see `vars`, `index`, `item`, `item_json`, `chunk`, `attempt`, `task`, `resources` and `env`; check the spelling, or add the variable to [vars]"
-        }
-        ErrorKind::SyntaxError => "template syntax is Jinja: `{{ expression }}`, `{% if ... %}...{% endif %}`",
-        ErrorKind::UnknownFilter => {
-            "available filters are shell_quote and Jinja's built-ins (lower, upper, replace, default, join, ...)"
-        }
-        _ => "see the templates reference for the context and filters",
-    };
-    Diagnostic::new(Code::CompileTemplate, message).at(span, what).help(help)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::template::template_diagnostic;
 
     fn scope() -> Value {
         let vars = json_value(&serde_json::json!({ "chunk": 10, "name": "x" }));
@@ -402,13 +316,6 @@ mod tests {
         let err = r.compile(&deep).unwrap_err();
         assert!(err.to_string().contains("chains 100000 operators"), "{err}");
         assert!(r.compile(&format!("{{{{ vars{} }}}}", ".r".repeat(100))).is_ok());
-    }
-
-    #[test]
-    fn finds_unquoted_items() {
-        assert_eq!(unquoted_items("score {{ item }} > {{ index }}.txt"), ["item"]);
-        assert_eq!(unquoted_items("run --x {{ item.smiles }} {{ item | shell_quote }}"), ["item.smiles"]);
-        assert!(unquoted_items("echo {{ items }} {{ index }} {{ item|shell_quote }}").is_empty());
     }
 
     #[test]

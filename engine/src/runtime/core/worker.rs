@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::ir::Amount;
 
 use super::allocation::Allocation;
-use crate::resources::{Capacity, Names, Pools, Request};
+use crate::resources::{Capacity, Names, Pools, Request, finishes_in};
 
 /// A worker's id, unique for the life of a [`super::Core`] (never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,7 +71,7 @@ impl Worker {
 
     fn in_time(&self, request: &Request, now: Instant) -> bool {
         match (self.deadline, request.time) {
-            (Some(deadline), Some(time)) => now.checked_add(time).is_some_and(|end| end <= deadline),
+            (Some(deadline), Some(time)) => finishes_in(time, deadline.saturating_duration_since(now)),
             _ => true,
         }
     }
@@ -164,5 +164,8 @@ mod tests {
         let long = Request { time: Some(Duration::from_secs(90)), ..Request::default() };
         assert!(worker.fits(&short, now) && !worker.fits(&long, now));
         assert!(worker.fits(&Request::default(), now));
+        // Issue 18: the same boundary as the planner and `flow explain`.
+        let at = |secs| Request { time: Some(Duration::from_secs(secs)), ..Request::default() };
+        assert!(!worker.fits(&at(60), now) && worker.fits(&at(59), now) && !worker.fits(&at(61), now));
     }
 }

@@ -3,10 +3,11 @@
 //! I/O, so the policy is tested alone.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use crate::ir::{Amount, Graph, GroupId, Resources};
 use crate::profile::Queue;
-use crate::resources::{Shortfall, no_variant_fits};
+use crate::resources::{Shortfall, finishes_in, no_variant_fits, worker_time_limit};
 use crate::runtime::core::GroupBacklog;
 
 /// How a group's tasks fit on one worker of the queue.
@@ -49,9 +50,10 @@ fn slots(variants: &[Resources], queue: &Queue) -> Result<u64, String> {
     }
     // Workers get the time limit less a margin, and take only tasks whose
     // time_request fits in what they have left.
-    let worker_limit = super::script::worker_time_limit(queue.time_limit);
-    let (timely, late): (Vec<Resources>, Vec<Resources>) =
-        variants.iter().cloned().partition(|r| r.time_request.is_none_or(|t| t <= worker_limit));
+    let worker_limit = worker_time_limit(queue.time_limit);
+    let (timely, late): (Vec<Resources>, Vec<Resources>) = variants.iter().cloned().partition(|r| {
+        r.time_request.is_none_or(|t| finishes_in(Duration::from_secs(t), Duration::from_secs(worker_limit)))
+    });
     let worker = &queue.worker;
     match worker.slots(&timely) {
         // A request for nothing: one per CPU.
@@ -71,7 +73,7 @@ fn too_long(t: u64, time_limit: u64, worker_limit: u64) -> String {
         format!("its time_request ({}) is longer than the queue's time_limit ({})", duration(t), duration(time_limit))
     } else {
         format!(
-            "its time_request ({}) is longer than the {} a worker of the queue gets (its time_limit of {} less a margin for starting and stopping)",
+            "its time_request ({}) does not fit in the {} a worker of the queue gets (its time_limit of {} less a margin for starting and stopping; a task must end before its worker)",
             duration(t),
             duration(worker_limit),
             duration(time_limit)
@@ -198,14 +200,21 @@ mod tests {
     /// queue's was never run and never reported (7 allocations in 75 s).
     #[test]
     fn a_time_request_the_workers_margin_leaves_no_room_for_is_reported() {
-        let g = graph(vec![GroupSpec::new("exact", 1).time(3600), GroupSpec::new("fits", 1).time(59 * 60)], vec![]);
-        let fits = fits(&g, &queue(""));
-        let Fit::Never(why) = &fits[0] else { panic!("{:?}", fits[0]) };
-        assert_eq!(
-            why,
-            "its time_request (1h) is longer than the 59m a worker of the queue gets (its time_limit of 1h less a margin for starting and stopping)"
+        // Issue 18: a request of exactly what a worker gets never runs either.
+        let g = graph(
+            vec![
+                GroupSpec::new("exact", 1).time(3600),
+                GroupSpec::new("equal", 1).time(59 * 60),
+                GroupSpec::new("fits", 1).time(59 * 60 - 1),
+            ],
+            vec![],
         );
-        assert_eq!(fits[1], Fit::Slots(1));
+        let fits = fits(&g, &queue(""));
+        let margin = "a worker of the queue gets (its time_limit of 1h less a margin for starting and stopping; a task must end before its worker)";
+        for (fit, asked) in [(&fits[0], "1h"), (&fits[1], "59m")] {
+            assert_eq!(fit, &Fit::Never(format!("its time_request ({asked}) does not fit in the 59m {margin}")));
+        }
+        assert_eq!(fits[2], Fit::Slots(1));
     }
 
     /// Issue 13: `cpus = 0.75` on 4-CPU workers counted 5 instances per

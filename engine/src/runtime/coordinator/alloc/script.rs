@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::profile::{Manager, Queue};
+use crate::resources::worker_time_limit;
 
 /// What one allocation's script needs to know besides the queue.
 #[derive(Debug, Clone)]
@@ -136,13 +137,6 @@ fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
         args.extend(["--resource".to_owned(), quote(&format!("{name}={amount}"))]);
     }
     args.join(" ")
-}
-
-/// The worker's time limit for an allocation of `secs`: a little less, as
-/// it starts after the job does and should stop taking work before the
-/// manager ends the job (5 %, at least 1 s, at most a minute).
-pub(crate) fn worker_time_limit(secs: u64) -> u64 {
-    secs - (secs / 20).clamp(1, 60).min(secs / 2)
 }
 
 /// The command that submits `script_path`: the program and its arguments.
