@@ -179,6 +179,9 @@ pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failur
         if !task.implicit_inputs.is_empty() {
             let _ = writeln!(out, "  scripts counted as inputs: {}", task.implicit_inputs.join(", "));
         }
+        if let Some(note) = &task.untracked_scripts {
+            let _ = writeln!(out, "  note: {note}");
+        }
     }
     print!("{out}");
     Ok(())
