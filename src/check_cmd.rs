@@ -57,6 +57,7 @@ fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
         None => Vec::new(),
     };
     notes.extend(unquoted_data(&loaded));
+    notes.extend(untracked_scripts(&loaded)?);
     Ok((loaded, notes))
 }
 
@@ -194,6 +195,19 @@ fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
         }
     }
     notes
+}
+
+/// Tasks whose command names a script flow cannot count as an input
+/// (`sh $PWD/helper.sh`, a file that is not there): editing it would not
+/// rerun them. One note per task.
+fn untracked_scripts(loaded: &Loaded) -> Result<Vec<Note>, Failure> {
+    let graph = &loaded.graph;
+    let found = flow_engine::scripts::untracked_in(graph, &loaded.dir()?);
+    let note = |(id, untracked): (GroupId, Vec<_>)| {
+        let group = graph.group(id);
+        Note { at: Some(group.span.start), message: flow_engine::scripts::untracked_note(&group.name, &untracked) }
+    };
+    Ok(found.into_iter().map(note).collect())
 }
 
 /// How to fix the one queue limit a task exceeds, from the planner's reason.

@@ -185,6 +185,9 @@ pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failur
             let which = task.stale_examples.join(", ");
             let _ = writeln!(out, "  {outputs} no instance writes any more would be moved aside: {which}{more}");
         }
+        if let Some(note) = &task.untracked_scripts {
+            let _ = writeln!(out, "  note: {note}");
+        }
     }
     print!("{out}");
     Ok(())

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::pbs::{PROFILES, pbs, recorded};
-use crate::run::{assert_code, last_summary};
+use crate::run::{assert_code, last_summary, statuses};
 use crate::support::Test;
 
 const TWO_STAGES: &str = r#"
@@ -101,6 +101,42 @@ fn editing_a_script_reruns_the_tasks_that_run_it() {
     assert!(out.stderr.contains("3 succeeded, 1 unchanged"), "{}", out.stderr);
     assert_eq!(crate::support::process::read(&t, "out/2.txt"), "better score 2\n");
     assert_eq!(crate::support::process::read(&t, "plain.txt"), "score 0\n");
+}
+
+/// Issue 18: a task's scripts are found from its `cwd`, not from the
+/// workflow directory: editing `sub/s.sh` reruns the task, and an unrelated
+/// `./s.sh` does not.
+#[test]
+fn scripts_are_found_from_the_task_cwd() {
+    let workflow =
+        "[[tasks]]\nname = \"t\"\ncwd = \"sub\"\ncommand = \"sh s.sh > ../o1.txt\"\noutputs = [\"o1.txt\"]\n";
+    let t = Test::new().workflow(workflow).file("sub/s.sh", "echo one\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("sub/s.sh", "echo two\n");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert_eq!(statuses(&t, None)["t"], "succeeded", "{}", out.stderr);
+    assert_eq!(crate::support::process::read(&t, "o1.txt"), "two\n");
+    let t = t.file("s.sh", "echo unrelated\n");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(out.stderr.contains("0 succeeded, 1 unchanged"), "{}", out.stderr);
+    assert_eq!(crate::support::process::read(&t, "o1.txt"), "two\n");
+}
+
+/// Issue 18: an argv element that is shell text (`sh -c "…"`) is split into
+/// words like a `command`, so the script it runs is tracked.
+#[test]
+fn scripts_in_shell_text_of_an_argv_are_tracked() {
+    let workflow =
+        "[[tasks]]\nname = \"t\"\nargv = [\"sh\", \"-c\", \"sh helper.sh > o.txt\"]\noutputs = [\"o.txt\"]\n";
+    let t = Test::new().workflow(workflow).file("helper.sh", "echo one\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("helper.sh", "echo two\n");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert_eq!(statuses(&t, None)["t"], "succeeded", "{}", out.stderr);
+    assert_eq!(crate::support::process::read(&t, "o.txt"), "two\n");
 }
 
 #[test]

@@ -621,3 +621,33 @@ fn the_quoting_note_follows_the_data() {
         .stderr("")
         .success();
 }
+
+/// Issue 18: a script the shell finds through a variable is not tracked;
+/// `flow check` says so, once per task, and how to track it.
+#[test]
+fn scripts_flow_cannot_track_are_noted() {
+    Test::new()
+        .file("helper.sh", "echo hi\n")
+        .workflow(
+            r#"
+[[tasks]]
+name = "helped"
+range = "1-3"
+command = "sh $PWD/helper.sh {{ index }}; python3 ./gone.py"
+
+[[tasks]]
+name = "declared"
+command = "sh $PWD/helper.sh"
+inputs = ["helper.sh"]
+"#,
+        )
+        .args(["check"])
+        .stdout(
+            "note: workflow.toml:3:8: `helped` runs `$PWD/helper.sh` (the shell expands it) and `./gone.py` (no \
+             such file), which flow does not track: editing one does not rerun the task; to track it, add its \
+             path from the workflow directory to the task's `inputs`\n\
+             ok: workflow (workflow.toml) — 2 tasks, 4 instances, 0 edges\n",
+        )
+        .stderr("")
+        .success();
+}

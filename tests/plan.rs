@@ -156,3 +156,23 @@ fn plan_why_names_changed_commands_scripts_and_failures() {
     let plan = t.success_with(&["plan", "--why"]);
     assert!(plan.contains("sum: 1 of 1 would run"), "{plan}");
 }
+
+/// Issue 18: `flow plan --why` lists the scripts it counts as inputs,
+/// found from the task's `cwd`, and notes those it cannot track.
+#[test]
+fn plan_why_lists_scripts_from_the_cwd_and_notes_untracked_ones() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\ncwd = \"sub\"\ncommand = \"sh s.sh; sh $PWD/helper.sh\"\n")
+        .file("sub/s.sh", "echo one\n")
+        .file("sub/helper.sh", "echo two\n");
+    t.args(["plan", "--why"])
+        .stdout(
+            "t: 1 of 1 would run, 0 unchanged\n  \
+             1 new: t\n  \
+             scripts counted as inputs: sub/s.sh\n  \
+             note: `t` runs `$PWD/helper.sh` (the shell expands it), which flow does not track: editing it does \
+             not rerun the task; to track it, add its path from the workflow directory to the task's `inputs`\n",
+        )
+        .stderr("")
+        .success();
+}

@@ -19,6 +19,7 @@ pub mod profile;
 pub mod report;
 pub mod resources;
 pub mod runtime;
+pub mod scripts;
 pub mod spec;
 pub mod template;
 pub mod units;

@@ -205,7 +205,7 @@ impl JobFactory {
             .collect::<Result<_, String>>()?;
         let item = item_text(graph, task);
         let implicit = if group.implicit_inputs {
-            implicit_inputs(&command, &self.base_dir, &inputs, &outputs)
+            implicit_inputs(&command, &cwd, &self.base_dir, &inputs, &outputs)
         } else {
             Vec::new()
         };
@@ -348,37 +348,15 @@ fn definition(
     value.to_string()
 }
 
-/// File name extensions of scripts a command may name.
-const SCRIPTS: &[&str] = &["py", "sh", "bash", "zsh", "r", "pl", "rb", "jl", "awk", "sed", "js", "lua", "tcl", "m"];
-
-/// The words of `command` that name a script or program inside `base`: a
-/// regular file that is executable or has a script's extension, under
-/// neither `.flow` nor the declared inputs and outputs. Editing one reruns
-/// the tasks that run it.
-fn implicit_inputs(command: &JobCommand, base: &Path, inputs: &[PathBuf], outputs: &[PathBuf]) -> Vec<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let words: Vec<&str> = match command {
-        JobCommand::Shell(text) => text.split(|c: char| c.is_whitespace() || ";&|()<>`\"'".contains(c)).collect(),
-        JobCommand::Argv(args) => args.iter().map(String::as_str).collect(),
-    };
-    let mut found: Vec<PathBuf> = Vec::new();
-    for word in words {
-        let word = word.strip_prefix("./").unwrap_or(word);
-        if word.is_empty() || word.starts_with('-') || word.starts_with(".flow/") || word.contains('$') {
-            continue;
-        }
-        let path = base.join(word);
-        if !path.starts_with(base) || found.contains(&path) || inputs.contains(&path) || outputs.contains(&path) {
-            continue;
-        }
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        let script = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| SCRIPTS.contains(&e.to_ascii_lowercase().as_str()));
-        if meta.is_file() && (meta.permissions().mode() & 0o111 != 0 || script) {
-            found.push(path);
-        }
-    }
-    found
+/// The scripts and programs `command` names inside `base`, resolved from
+/// `cwd` ([`crate::scripts`]). Editing one reruns the tasks that run it.
+fn implicit_inputs(
+    command: &JobCommand,
+    cwd: &Path,
+    base: &Path,
+    inputs: &[PathBuf],
+    outputs: &[PathBuf],
+) -> Vec<PathBuf> {
+    let declared: Vec<PathBuf> = inputs.iter().chain(outputs).cloned().collect();
+    crate::scripts::scripts(command.text(), cwd, base, &declared).tracked
 }

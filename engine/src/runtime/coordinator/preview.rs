@@ -18,6 +18,7 @@ use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::job::{Job, relative};
 use crate::runtime::run_dir::{RunDir, STATE_DIR};
+use crate::scripts::{self, Untracked};
 
 /// Why an instance would run, or that it would not.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -100,6 +101,10 @@ pub struct TaskPreview {
     pub stale_outputs: u64,
     /// The first few of them.
     pub stale_examples: Vec<String>,
+    /// When its commands name scripts flow cannot track (`sh $PWD/x.sh`, a
+    /// file that is not there): a note naming them and how to track them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untracked_scripts: Option<String>,
 }
 
 /// How many instances would run for one reason.
@@ -168,6 +173,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             implicit_inputs: Vec::new(),
             stale_outputs: 0,
             stale_examples: Vec::new(),
+            untracked_scripts: None,
         };
         for moved in stale.settle(&factory, &[id], None, &state, true) {
             preview.stale_outputs += moved.files.len() as u64;
@@ -186,10 +192,11 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             continue;
         }
         let mut reasons: BTreeMap<Why, ReasonCount> = BTreeMap::new();
+        let mut untracked = Vec::new();
         for i in 0..group.count {
             let task = TaskId::new(id, i);
             if i < EXAMPLES as u64 {
-                note_implicit(&factory, task, &mut preview.implicit_inputs);
+                note_implicit(&factory, task, &mut preview.implicit_inputs, &mut untracked);
             }
             let why = match upstream(&graph, &runs, task) {
                 Some(name) => Why::AfterUpstream(name),
@@ -213,6 +220,9 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             }
         }
         preview.reasons = reasons.into_values().filter(|r| r.why.runs()).collect();
+        if !untracked.is_empty() {
+            preview.untracked_scripts = Some(scripts::untracked_note(&group.name, &untracked));
+        }
         tasks.push(preview);
     }
     Ok(tasks)
@@ -273,13 +283,23 @@ fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
     None
 }
 
-/// Adds the scripts `task`'s command names to `implicit` (at most a few).
-fn note_implicit(factory: &JobFactory, task: TaskId, implicit: &mut Vec<String>) {
+/// Adds the scripts `task`'s command names to `implicit` (at most a few),
+/// and those that look like scripts but are not tracked to `untracked`.
+fn note_implicit(factory: &JobFactory, task: TaskId, implicit: &mut Vec<String>, untracked: &mut Vec<Untracked>) {
     let Ok(job) = factory.job(task, 0, &Allocation::default()) else { return };
     for file in &job.implicit {
         let shown = relative(file, &job.base_dir).display().to_string();
         if implicit.len() < EXAMPLES && !implicit.contains(&shown) {
             implicit.push(shown);
+        }
+    }
+    if factory.graph().group(task.group).implicit_inputs {
+        let mut declared = scripts::declared_outputs(factory.graph(), &job.base_dir);
+        declared.extend(job.inputs.iter().chain(&job.outputs).cloned());
+        for word in scripts::scripts(job.command.text(), &job.cwd, &job.base_dir, &declared).untracked {
+            if untracked.len() < EXAMPLES && !untracked.contains(&word) {
+                untracked.push(word);
+            }
         }
     }
 }

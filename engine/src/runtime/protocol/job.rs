@@ -58,6 +58,16 @@ pub enum JobCommand {
     Argv(Vec<String>),
 }
 
+impl JobCommand {
+    /// The command as text, to find the scripts it names.
+    pub fn text(&self) -> crate::scripts::CommandText<'_> {
+        match self {
+            JobCommand::Shell(text) => crate::scripts::CommandText::Shell(text),
+            JobCommand::Argv(args) => crate::scripts::CommandText::Argv(args),
+        }
+    }
+}
+
 /// Destination of an output stream of a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Sink {
