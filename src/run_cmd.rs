@@ -1,7 +1,7 @@
 //! `flow run`: compile, start the run, and show its events — a progress bar
 //! on a terminal, plain lines otherwise, NDJSON with `--json`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flow_engine::ir::Selector;
@@ -10,7 +10,7 @@ use flow_engine::runtime::{Event, RunDir, RunOptions};
 use crate::args::{WorkerArgs, WorkflowArgs};
 use crate::failure::Failure;
 use crate::load;
-use crate::run_display::Display;
+use crate::run_display::{Commands, Display};
 
 /// `flow run`.
 #[derive(Debug, Args)]
@@ -67,6 +67,17 @@ pub struct RunArgs {
     pub report: Option<Option<PathBuf>>,
 }
 
+/// How the closing lines name the run: `-w FILE` when `flow log` run here
+/// would not find its `.flow` directory.
+fn commands(workflow: Option<&Path>, run: Option<&RunDir>) -> Commands {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let canonical = |p: &Path| fs_err::canonicalize(p).ok();
+    let state = run.and_then(|r| r.path.parent()).and_then(Path::parent).and_then(canonical);
+    let found = flow_engine::runtime::state_dir(None, &cwd).ok().and_then(|d| canonical(&d));
+    let workflow = workflow.filter(|_| state.is_none() || state != found).map(Path::to_path_buf);
+    Commands { cwd: canonical(&cwd).unwrap_or(cwd), workflow }
+}
+
 /// Runs the workflow; returns the process exit code.
 pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     if let Some(Some(file)) = &args.report {
@@ -116,7 +127,8 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     }
     let summary = handle.join();
     if let Ok(summary) = &summary {
-        display.finish(summary, &mut std::io::stderr().lock());
+        let commands = commands(args.workflow.workflow.as_deref(), run_dir.as_ref());
+        display.finish(summary, &commands, &mut std::io::stderr().lock());
     }
     let report = match (&args.report, &run_dir) {
         (Some(file), Some(run)) => crate::report_cmd::write(run, file.as_deref()),

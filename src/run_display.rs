@@ -4,6 +4,7 @@
 //! synthetic events.
 
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use flow_engine::ir::Graph;
@@ -96,8 +97,10 @@ impl Display {
         }
     }
 
-    /// The closing lines, once the run has ended, to `err`.
-    pub fn finish(&self, summary: &Summary, err: &mut impl Write) {
+    /// The closing lines, once the run has ended, to `err`: the counts,
+    /// then where the results are and how to read the log and write the
+    /// report (`commands` says how the run's workflow is named to them).
+    pub fn finish(&self, summary: &Summary, commands: &Commands, err: &mut impl Write) {
         if matches!(self, Display::Json(_)) {
             return;
         }
@@ -112,20 +115,71 @@ impl Display {
         let how = if summary.interrupted { "; interrupted after" } else { " in" };
         let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
         let _ = writeln!(err, "run {}: {}{how} {:.1}s{dry}", summary.run_id, parts.join(", "), summary.seconds);
-        if summary.failed > 0 {
-            let _ = writeln!(err, "see the output of failed tasks with `flow log cat --failed`");
-        }
         for error in &summary.io_errors {
             let _ = writeln!(err, "error: {error}");
         }
+        let _ = write!(err, "{}", commands.closing(summary));
+    }
+}
+
+/// How the closing lines name the run's results and its workflow: paths
+/// relative to the current directory, and `-w FILE` when `flow log` and
+/// `flow report` would not find the run from here.
+pub struct Commands {
+    /// The current directory.
+    pub cwd: PathBuf,
+    /// The workflow as `-w` names it, when the commands need it.
+    pub workflow: Option<PathBuf>,
+}
+
+impl Commands {
+    /// `  results: …`, `  log: …` and `  report: …`.
+    fn closing(&self, summary: &Summary) -> String {
+        let mut text = String::new();
+        if !summary.results.is_empty() {
+            let paths: Vec<String> = summary.results.iter().map(|p| self.show(p)).collect();
+            let more = match summary.more_results {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            text.push_str(&format!("  results: {}{more}\n", paths.join(", ")));
+        }
+        let w = self.workflow.as_ref().map(|w| format!(" -w {}", quote(&w.display().to_string()))).unwrap_or_default();
+        let log = if summary.failed > 0 { "cat --failed" } else { "list" };
+        text.push_str(&format!("  log:     flow log{w} {log}\n"));
+        text.push_str(&format!("  report:  flow report{w}\n"));
+        text
+    }
+
+    /// `path` relative to the current directory when it is under it.
+    fn show(&self, path: &Path) -> String {
+        path.strip_prefix(&self.cwd).unwrap_or(path).display().to_string()
+    }
+}
+
+/// `text`, single-quoted for a shell if it needs it.
+fn quote(text: &str) -> String {
+    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c)) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 
 /// A line about the run or its workers, if the event deserves one.
 fn notice(event: &Event) -> Option<String> {
     match event {
-        Event::RunStarted { run_id, total, access, .. } => {
-            let mut text = format!("run {run_id}: {}", crate::plan::plural(*total, "task"));
+        Event::RunStarted { run_id, total, tasks, dynamic, access, .. } => {
+            let (instances, tasks) = (crate::plan::plural(*total, "instance"), crate::plan::plural(*tasks, "task"));
+            let mut text = format!("run {run_id}: {instances} of {tasks}");
+            match dynamic.len() {
+                0 => {}
+                1..=3 => {
+                    let names: Vec<String> = dynamic.iter().map(|name| format!("`{name}`")).collect();
+                    text.push_str(&format!(", + the instances of {} (known at run time)", names.join(", ")));
+                }
+                n => text.push_str(&format!(", + the instances of {n} tasks (known at run time)")),
+            }
             if let Some(access) = access {
                 text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
             }
@@ -254,6 +308,8 @@ mod tests {
                 run_id: "20261125-010203-004".into(),
                 run_dir: PathBuf::from(".flow/runs/x"),
                 total: 3,
+                tasks: 3,
+                dynamic: vec!["refine".into()],
                 access: None,
             },
             Event::WorkerJoined { worker: 1, hostname: "node7".into(), peer: "10.0.0.7:4242".into(), cpus: 1, gpus: 0 },
@@ -284,8 +340,13 @@ mod tests {
             failed: 1,
             cancelled: 1,
             seconds: 1.25,
+            results: vec![PathBuf::from("/work/screen/report.txt")],
             ..Summary::default()
         }
+    }
+
+    fn here() -> Commands {
+        Commands { cwd: PathBuf::from("/work/screen"), workflow: None }
     }
 
     #[test]
@@ -295,7 +356,7 @@ mod tests {
         for event in events() {
             display.show(&event, &mut out, &mut err);
         }
-        display.finish(&summary(), &mut err);
+        display.finish(&summary(), &here(), &mut err);
         assert!(out.is_empty());
         insta::assert_snapshot!(String::from_utf8_lossy(&err));
     }
@@ -303,8 +364,37 @@ mod tests {
     #[test]
     fn a_dry_run_says_nothing_was_executed() {
         let mut err = Vec::new();
-        Display::Plain.finish(&Summary { dry_exec: true, succeeded: 3, seconds: 0.5, ..summary() }, &mut err);
+        let dry = Summary { dry_exec: true, succeeded: 3, seconds: 0.5, results: Vec::new(), ..summary() };
+        Display::Plain.finish(&dry, &here(), &mut err);
         insta::assert_snapshot!(String::from_utf8_lossy(&err));
+    }
+
+    #[test]
+    fn the_closing_lines_name_the_results_the_log_and_the_report() {
+        let mut err = Vec::new();
+        let results = ["ranked.csv", "top/0.sdf", "top/1.sdf"].map(|p| PathBuf::from("/work/screen").join(p));
+        let done = Summary {
+            succeeded: 13,
+            failed: 0,
+            cancelled: 0,
+            cached: 0,
+            results: results.to_vec(),
+            more_results: 9,
+            ..summary()
+        };
+        let elsewhere =
+            Commands { cwd: PathBuf::from("/work"), workflow: Some(PathBuf::from("my screen/workflow.toml")) };
+        Display::Plain.finish(&done, &here(), &mut err);
+        Display::Plain.finish(&Summary { results: Vec::new(), ..done.clone() }, &elsewhere, &mut err);
+        insta::assert_snapshot!(String::from_utf8_lossy(&err), @r"
+        run 20261125-010203-004: 13 succeeded in 1.2s
+          results: ranked.csv, top/0.sdf, top/1.sdf and 9 more
+          log:     flow log list
+          report:  flow report
+        run 20261125-010203-004: 13 succeeded in 1.2s
+          log:     flow log -w 'my screen/workflow.toml' list
+          report:  flow report -w 'my screen/workflow.toml'
+        ");
     }
 
     #[test]
@@ -320,7 +410,7 @@ mod tests {
             display.show(&event, &mut out, &mut err);
         }
         display.show(&Event::RunFinished { summary: summary() }, &mut out, &mut err);
-        display.finish(&summary(), &mut err);
+        display.finish(&summary(), &here(), &mut err);
         assert!(err.is_empty());
         insta::assert_snapshot!(String::from_utf8_lossy(&out));
     }

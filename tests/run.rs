@@ -516,3 +516,58 @@ command = "mkdir -p out && if [ -n \"$FLOW_ITEM_FILE\" ]; then wc -c < $FLOW_ITE
     assert_eq!(read("l0"), "small\n");
     assert_eq!(read("l1"), "200000\n", "the item file holds the line without its newline");
 }
+
+/// `flow run`'s stderr with its run id and wall time replaced.
+fn redacted(stderr: &str) -> String {
+    let id = regex::Regex::new(r"\d{8}-\d{6}-\d{3}").expect("regex");
+    let time = regex::Regex::new(r"in \d+\.\ds").expect("regex");
+    time.replace_all(&id.replace_all(stderr, "[RUN]"), "in [TIME]").into_owned()
+}
+
+#[test]
+fn the_run_counts_instances_and_ends_naming_results_log_and_report() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[[tasks]]
+name = "select"
+command = "printf 'a\nb\nc\nd\n' > hits.txt"
+outputs = ["hits.txt"]
+
+[[tasks]]
+name = "refine"
+each_line = "hits.txt"
+command = "echo {{ item }} > refined-{{ item }}.txt"
+outputs = ["refined-{{ item }}.txt"]
+"#,
+        )
+        .args(["run"]);
+    let out = t.run();
+    assert_code(&out, 0);
+    assert_eq!(
+        redacted(&out.stderr),
+        "run [RUN]: 1 instance of 2 tasks, + the instances of `refine` (known at run time)\n\
+         + refine: 4 instances from hits.txt\n\
+         run [RUN]: 5 succeeded in [TIME]\n  \
+         results: refined-a.txt, refined-b.txt, refined-c.txt and 1 more\n  \
+         log:     flow log list\n  \
+         report:  flow report\n"
+    );
+}
+
+#[test]
+fn run_from_another_directory_names_the_workflow_in_its_commands() {
+    let t = Test::new()
+        .file("sub/workflow.toml", "[[tasks]]\nname = \"a\"\ncommand = \"echo a > a.txt\"\noutputs = [\"a.txt\"]\n")
+        .args(["run", "sub/workflow.toml"]);
+    let out = t.run();
+    assert_code(&out, 0);
+    assert_eq!(
+        redacted(&out.stderr),
+        "run [RUN]: 1 instance of 1 task\n\
+         run [RUN]: 1 succeeded in [TIME]\n  \
+         results: sub/a.txt\n  \
+         log:     flow log -w sub/workflow.toml list\n  \
+         report:  flow report -w sub/workflow.toml\n"
+    );
+}

@@ -6,6 +6,7 @@ mod cache;
 mod check;
 mod check_fit;
 mod diagnostics;
+mod docs;
 mod dynamic;
 mod examples;
 mod exit_codes;

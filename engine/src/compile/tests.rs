@@ -211,6 +211,28 @@ fn groups_are_ordered_so_edges_go_forward() {
 }
 
 #[test]
+fn the_critical_path_goes_through_stages_known_at_run_time() {
+    let path = |text: &str| {
+        let g = ok(text, &[]);
+        let path = g.critical_path();
+        let names: Vec<String> = path.groups.iter().map(|&id| g.group(id).name.clone()).collect();
+        (path.length, names.join(" → "))
+    };
+    // `refine` expands over a file `select` writes: no instances yet, on the chain.
+    let deferred = "[[tasks]]\nname = \"score\"\nrange = \"0-3\"\ncommand = \"x\"\noutputs = [\"s{{ index }}\"]\n\
+                    [[tasks]]\nname = \"select\"\ncommand = \"x\"\ninputs = [\"s*\"]\noutputs = [\"hits.txt\"]\n\
+                    [[tasks]]\nname = \"refine\"\neach_line = \"hits.txt\"\ncommand = \"x\"\noutputs = [\"r{{ index }}\"]\n\
+                    [[tasks]]\nname = \"report\"\ncommand = \"x\"\ninputs = [\"r*\"]\n";
+    assert_eq!(path(deferred), (4, "score → select → refine → report".to_owned()));
+    // `dock` gets a part per instance of `find`, known as each one ends.
+    let nested = "[[tasks]]\nname = \"find\"\nrange = \"0-1\"\ncommand = \"x\"\noutputs = [\"p{{ index }}.json\"]\n\
+                  [[tasks]]\nname = \"dock\"\nfor_each = \"find\"\nfrom_json = \"p{{ index }}.json\"\ncommand = \"x\"\n\
+                  outputs = [\"d{{ index }}.{{ subindex }}\"]\n\
+                  [[tasks]]\nname = \"summary\"\ncommand = \"x\"\ninputs = [\"d*\"]\n";
+    assert_eq!(path(nested), (3, "find → dock → summary".to_owned()));
+}
+
+#[test]
 fn a_task_may_wait_for_its_own_earlier_instances() {
     let text = "[[tasks]]\nname = \"sim\"\nrange = \"0-9\"\ncommand = \"x\"\nafter = [\"{% if index > 0 %}sim[{{ index - 1 }}]{% endif %}\"]\n";
     let g = ok(text, &[]);

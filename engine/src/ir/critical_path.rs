@@ -1,4 +1,7 @@
 //! [`Graph::critical_path`]: the longest chain of instances, in tasks.
+//! A stage whose instances are known only at run time counts as one
+//! instance that waits for every instance it depends on: it is on the
+//! chain, however many instances it turns out to have.
 
 use super::{EdgeKind, Graph, GroupId};
 
@@ -16,12 +19,15 @@ impl Graph {
     /// The longest chain of instances, computed per instance in one pass
     /// over the groups (which are in topological order).
     pub fn critical_path(&self) -> CriticalPath {
+        // A dynamic stage not yet expanded stands for one instance.
+        let unknown = |g: usize| self.groups[g].count == 0 && self.is_dynamic(GroupId(g as u32));
+        let counts: Vec<u64> =
+            (0..self.groups.len()).map(|g| if unknown(g) { 1 } else { self.groups[g].count }).collect();
         // depth[g][i]: instances on the longest chain ending at instance i of g;
         // via[g][i]: the group the chain came from.
-        let mut depth: Vec<Vec<u64>> = self.groups.iter().map(|g| vec![1; g.count as usize]).collect();
-        let mut via: Vec<Vec<Option<(GroupId, u64)>>> =
-            self.groups.iter().map(|g| vec![None; g.count as usize]).collect();
-        for (g, group) in self.groups.iter().enumerate() {
+        let mut depth: Vec<Vec<u64>> = counts.iter().map(|&n| vec![1; n as usize]).collect();
+        let mut via: Vec<Vec<Option<(GroupId, u64)>>> = counts.iter().map(|&n| vec![None; n as usize]).collect();
+        for (g, &count) in counts.iter().enumerate() {
             let incoming: Vec<_> = self.edges.iter().filter(|e| e.to.index() == g).collect();
             // Groups are in topological order, so every other source group comes before `g`.
             let (before, rest) = depth.split_at_mut(g);
@@ -29,12 +35,11 @@ impl Graph {
             for e in incoming.iter().filter(|e| e.from.index() < g) {
                 let from = &before[e.from.index()];
                 let best = from.iter().enumerate().max_by_key(|(_, d)| **d).map(|(i, d)| (i as u64, *d));
-                for i in 0..group.count {
-                    let candidate = match &e.kind {
-                        EdgeKind::All => best,
-                        _ => {
-                            e.kind.sources(i, from.len() as u64).map(|s| (s, from[s as usize])).max_by_key(|(_, d)| *d)
-                        }
+                for i in 0..count {
+                    let candidate = if unknown(g) || e.kind == EdgeKind::All {
+                        best
+                    } else {
+                        e.kind.sources(i, from.len() as u64).map(|s| (s, from[s as usize])).max_by_key(|(_, d)| *d)
                     };
                     if let Some((s, d)) = candidate
                         && d + 1 > mine[i as usize]
@@ -44,7 +49,7 @@ impl Graph {
                     }
                 }
             }
-            if let Some(e) = incoming.iter().find(|e| e.from.index() == g) {
+            if let Some(e) = incoming.iter().find(|e| e.from.index() == g && !unknown(g)) {
                 self.relax_self(g, &e.kind, &mut depth[g], &mut via[g]);
             }
         }

@@ -21,6 +21,12 @@ pub enum Event {
         run_dir: PathBuf,
         /// Task instances in the graph.
         total: u64,
+        /// Tasks in the graph (`total` instances belong to them).
+        #[serde(skip)]
+        tasks: u64,
+        /// Tasks whose instances are known only at run time (not in `total`).
+        #[serde(skip)]
+        dynamic: Vec<String>,
         /// The access file remote workers join with, if the run listens for
         /// them. Left out of the serialised event: it is always
         /// `access.json` in `run_dir`, and whoever started the run chose to
@@ -212,6 +218,15 @@ pub struct Summary {
     /// and these say what was not recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io_errors: Vec<String>,
+    /// Where the results are: the first declared outputs (absolute) of the
+    /// instances of final tasks (those no task depends on) that succeeded
+    /// or were unchanged, in instance order. Not a run file: `flow run`
+    /// names them as the run ends.
+    #[serde(skip)]
+    pub results: Vec<PathBuf>,
+    /// How many more such outputs there are.
+    #[serde(skip)]
+    pub more_results: u64,
 }
 
 impl Summary {

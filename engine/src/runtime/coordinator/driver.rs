@@ -181,6 +181,8 @@ pub(super) struct Driver {
     pub checks: super::driver_cache::Checks,
     /// Running tasks per worker as `workers.json` last said.
     pub workers_written: Vec<(u32, u64)>,
+    /// The finished instances of final tasks: where the results are.
+    pub results: super::results::Results,
 }
 
 impl Driver {
@@ -239,6 +241,9 @@ impl Driver {
         self.part_with_workers().await;
         self.flush_events();
         self.summary.seconds = started.elapsed().as_secs_f64();
+        if !self.options.dry_exec {
+            (self.summary.results, self.summary.more_results) = self.results.paths(&self.factory);
+        }
         self.summary
     }
 
@@ -576,6 +581,7 @@ impl Driver {
     /// Sends the waiting events now.
     fn flush_events(&mut self) {
         if !self.event_batch.is_empty() {
+            self.event_batch.iter().for_each(|event| self.results.see(event));
             let _ = self.events.send(std::mem::take(&mut self.event_batch));
         }
         self.last_events = Instant::now();

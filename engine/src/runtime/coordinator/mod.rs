@@ -8,7 +8,7 @@
 //! ([`placements`]), checks the cache before dispatch ([`driver_cache`],
 //! with [`resume`]), expands dynamic stages ([`driver_expand`]), runs the
 //! allocation queue ([`alloc`], [`driver_queue`]) and stops on signals
-//! ([`signals`]).
+//! ([`signals`]), and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
 pub(crate) mod alloc;
@@ -25,6 +25,7 @@ pub(crate) mod placements;
 pub(crate) mod preview;
 pub(crate) mod refusals;
 pub(crate) mod remote;
+pub(crate) mod results;
 pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod signals;

@@ -20,7 +20,7 @@ use super::job_factory::JobFactory;
 use super::links::{Link, Links};
 use super::resume::Previous;
 use crate::diag::Source;
-use crate::ir::{Graph, TaskId};
+use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog};
 use crate::net::{AccessFile, Secret};
 use crate::runtime::agent::local::LocalWorker;
@@ -121,6 +121,12 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
         run_id: run.id.clone(),
         run_dir: run.path.clone(),
         total: summary.total,
+        tasks: graph.groups.len() as u64,
+        dynamic: (0..graph.groups.len() as u32)
+            .map(GroupId)
+            .filter(|&g| graph.is_dynamic(g))
+            .map(|g| graph.group(g).name.clone())
+            .collect(),
         access: listener.as_ref().map(|_| run.access()),
     }];
     let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings));
@@ -202,6 +208,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
                 log: alloc_log,
                 checks: Default::default(),
                 workers_written: Vec::new(),
+                results: super::results::Results::new(&graph),
                 ahead: Default::default(),
                 durations: Default::default(),
             };

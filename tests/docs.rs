@@ -1,0 +1,339 @@
+//! The commands the docs show, run and compared with the output the docs
+//! show. Each console block of the pages below (`$ command` lines, each
+//! followed by what it prints, stdout and stderr together) runs with `sh`
+//! in a scratch directory, with the `flow` under test first on `PATH`;
+//! `sh` blocks run too, their output unchecked.
+//!
+//! An HTML comment before a block, invisible in the book, says where it
+//! runs and what it needs; several may stand before one block:
+//!
+//! - `<!-- doc-test: examples/workflows/NAME -->`: the blocks from here on
+//!   run in a new scratch copy of that example (at the same path under a
+//!   scratch root, so `flow` finds no `.flow` of the repository);
+//! - `<!-- doc-test: in DIR -->`: … in DIR, relative to the scratch root
+//!   (`in .`: the root, as the repository's root);
+//! - `<!-- doc-test: empty -->`: … in a new empty scratch directory;
+//! - `<!-- doc-test: write FILE -->`: the next block is the contents of
+//!   FILE in the current directory (a TOML block the page asks to write);
+//! - `<!-- doc-test: status N -->`: the next block's last command exits
+//!   with N (every other command must exit with 0); `status N M …`: its
+//!   commands exit with N, M, … in turn;
+//! - `<!-- doc-test: skip REASON -->`: the next block is not run, for the
+//!   reason given (it needs a cluster, another machine, a terminal).
+//!
+//! A page's blocks before its first scratch directory run in an empty one.
+//! `$ cd DIR` changes the directory for the page's next commands.
+//! In the shown output, `[..]` stands for any text within a line and
+//! `...` on a line of its own for any lines, as in trycmd. Run ids,
+//! durations and sizes (`20261123-122534-966`, `0.1s`, `22.1 MiB`) are
+//! masked on both sides, so a page can show real ones; so are the widths
+//! of the gaps between table columns.
+//!
+//! Own harness rather than trycmd: a trycmd `.md` case runs in one fixture
+//! directory per page and starts programs without a shell, while a page
+//! here runs several examples, writes the files it shows and uses `sed`
+//! and `cat`. The wildcards are trycmd's, so a block reads the same to both.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support::root;
+
+/// One test per page whose commands run: pages run side by side, and a
+/// failure names its page.
+macro_rules! pages {
+    ($($name:ident: $page:literal,)*) => {$(
+        #[test]
+        fn $name() {
+            check_page($page);
+        }
+    )*};
+}
+
+pages! {
+    readme: "README.md",
+    tutorial: "docs/tutorial.md",
+    guide_running: "docs/guide/running.md",
+    guide_resume: "docs/guide/resume.md",
+    guide_report: "docs/guide/report.md",
+    guide_cluster: "docs/guide/cluster.md",
+    guide_editor_setup: "docs/guide/editor-setup.md",
+    reference_cli: "docs/reference/cli.md",
+}
+
+/// How long one command may take.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What a directive comment says about the next block or the next blocks.
+#[derive(Debug, Default)]
+struct Directives {
+    write: Option<String>,
+    status: Vec<i32>,
+    skip: Option<String>,
+}
+
+/// A fenced block of a page.
+#[derive(Debug)]
+struct Block {
+    /// 1-based line of the opening fence.
+    line: usize,
+    info: String,
+    text: String,
+}
+
+/// One command of a console block and what the page says it prints.
+#[derive(Debug, PartialEq)]
+struct Step {
+    command: String,
+    expected: String,
+    /// Lines of the block before its expected output.
+    at: usize,
+}
+
+/// Runs the blocks of `page` and fails with every difference.
+fn check_page(page: &str) {
+    let mut failures = Vec::new();
+    run_page(page, &mut failures);
+    assert!(failures.is_empty(), "{} commands of {page} differ:\n\n{}", failures.len(), failures.join("\n\n"));
+}
+
+fn run_page(page: &str, failures: &mut Vec<String>) {
+    // `FLOW_DOCS=overwrite`: write what flow printed into the page instead
+    // of failing (then read the diff: wildcards are lost where it differed).
+    let overwrite = std::env::var_os("FLOW_DOCS").is_some_and(|v| v == "overwrite");
+    let mut rewrites: Vec<(usize, usize, String)> = Vec::new();
+    let text = fs_err::read_to_string(root().join(page)).expect("read page");
+    let mut scratch = tempfile::tempdir().expect("scratch dir");
+    let mut cwd = scratch.path().to_path_buf();
+    let mut next = Directives::default();
+    let mut lines = text.lines().enumerate();
+    while let Some((n, line)) = lines.next() {
+        let trimmed = line.trim();
+        if let Some(directive) = trimmed.strip_prefix("<!-- doc-test:").and_then(|d| d.strip_suffix("-->")) {
+            let directive = directive.trim();
+            let (key, rest) = directive.split_once(' ').unwrap_or((directive, ""));
+            match key {
+                "empty" => {
+                    scratch = tempfile::tempdir().expect("scratch dir");
+                    cwd = scratch.path().to_path_buf();
+                }
+                _ if key.starts_with("examples/") => {
+                    scratch = tempfile::tempdir().expect("scratch dir");
+                    cwd = scratch.path().join(key);
+                    fs_err::create_dir_all(&cwd).expect("create dirs");
+                    copy_dir(&root().join(key), &cwd);
+                }
+                "in" => cwd = scratch.path().join(rest.trim()),
+                "write" => next.write = Some(rest.trim().to_owned()),
+                "status" => next.status = rest.split_whitespace().map(|n| n.parse().expect("`status N`")).collect(),
+                "skip" if !rest.trim().is_empty() => next.skip = Some(rest.trim().to_owned()),
+                _ => failures.push(format!("{page}:{}: unknown doc-test directive `{directive}`", n + 1)),
+            }
+            continue;
+        }
+        let Some(info) = trimmed.strip_prefix("```") else { continue };
+        let indent = line.len() - line.trim_start().len();
+        let mut block = Block { line: n + 1, info: info.trim().to_owned(), text: String::new() };
+        for (_, line) in lines.by_ref() {
+            if line.trim() == "```" {
+                break;
+            }
+            block.text.push_str(line.get(indent..).unwrap_or(line.trim_start()));
+            block.text.push('\n');
+        }
+        let directives = std::mem::take(&mut next);
+        if directives.skip.is_some() {
+            continue;
+        }
+        if let Some(file) = &directives.write {
+            let path = cwd.join(file);
+            fs_err::create_dir_all(path.parent().expect("parent")).expect("create dirs");
+            fs_err::write(path, &block.text).expect("write file");
+            continue;
+        }
+        let steps = match block.info.as_str() {
+            "console" => console_steps(&block.text),
+            "sh" | "bash" | "shell" => block
+                .text
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+                .map(|l| Step { command: l.to_owned(), expected: String::new(), at: 0 })
+                .collect(),
+            _ => continue,
+        };
+        let checked = block.info == "console";
+        for (i, step) in steps.iter().enumerate() {
+            let status = match directives.status.as_slice() {
+                [last] if i + 1 == steps.len() => *last,
+                codes if codes.len() == steps.len() => codes[i],
+                _ => 0,
+            };
+            let (code, output) = match step.command.split('#').next().unwrap_or_default().trim().strip_prefix("cd ") {
+                Some(dir) => {
+                    cwd = cwd.join(dir.trim());
+                    (Some(if cwd.is_dir() { 0 } else { 1 }), String::new())
+                }
+                None => run(&step.command, &cwd),
+            };
+            let mut wrong = Vec::new();
+            if code != Some(status) {
+                wrong.push(format!("exit status {code:?}, expected {status}"));
+            }
+            if checked && overwrite && !matches(&step.expected, &output) {
+                let first = block.line + step.at;
+                rewrites.push((first, first + step.expected.lines().count(), output.clone()));
+            } else if checked && !matches(&step.expected, &output) {
+                wrong.push(format!(
+                    "output differs (- the page, + flow):\n{}",
+                    similar::TextDiff::from_lines(&step.expected, &output).unified_diff()
+                ));
+            }
+            if !wrong.is_empty() {
+                failures.push(format!(
+                    "{page}:{}: $ {}\n{}\n--- output:\n{output}",
+                    block.line,
+                    step.command,
+                    wrong.join("\n")
+                ));
+            }
+        }
+    }
+    if !rewrites.is_empty() {
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        for (from, to, output) in rewrites.into_iter().rev() {
+            lines.splice(from..to, output.lines().map(str::to_owned));
+        }
+        fs_err::write(root().join(page), lines.join("\n") + "\n").expect("rewrite page");
+    }
+}
+
+/// The `$ ` commands of a console block, each with the lines up to the
+/// next command. A command ending in `\` goes on on the next line.
+fn console_steps(text: &str) -> Vec<Step> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut continued = false;
+    for (n, line) in text.lines().enumerate() {
+        if continued && let Some(step) = steps.last_mut() {
+            step.command.push('\n');
+            step.command.push_str(line);
+            step.at = n + 1;
+            continued = line.ends_with('\\');
+        } else if let Some(command) = line.strip_prefix("$ ") {
+            continued = command.ends_with('\\');
+            steps.push(Step { command: command.to_owned(), expected: String::new(), at: n + 1 });
+        } else if let Some(step) = steps.last_mut() {
+            step.expected.push_str(line);
+            step.expected.push('\n');
+        }
+    }
+    steps
+}
+
+/// Runs `command` with `sh` in `dir`, stderr into stdout: its exit code
+/// and output.
+fn run(command: &str, dir: &Path) -> (Option<i32>, String) {
+    let flow = PathBuf::from(env!("CARGO_BIN_EXE_flow"));
+    let path = std::env::join_paths(
+        std::iter::once(flow.parent().expect("bin dir").to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .expect("PATH");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!("exec 2>&1\n{command}")).current_dir(dir).env("PATH", path).env("NO_COLOR", "1");
+    for var in ["CLICOLOR_FORCE", "FLOW_SHARE_WITH_GROUP", "CUDA_VISIBLE_DEVICES"] {
+        cmd.env_remove(var);
+    }
+    let out = assert_cmd::Command::from_std(cmd).timeout(TIMEOUT).output().expect("run sh");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Whether `actual` is what `expected` shows, with its wildcards, once
+/// run ids and durations are masked on both sides.
+fn matches(expected: &str, actual: &str) -> bool {
+    let (expected, actual) = (mask(expected), mask(actual));
+    let expected: Vec<&str> = expected.lines().collect();
+    let actual: Vec<&str> = actual.lines().collect();
+    lines_match(&expected, &actual)
+}
+
+fn lines_match(expected: &[&str], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((&"...", rest)) => (0..=actual.len()).any(|skip| lines_match(rest, &actual[skip..])),
+        Some((first, rest)) => {
+            actual.split_first().is_some_and(|(line, more)| line_matches(first, line) && lines_match(rest, more))
+        }
+    }
+}
+
+/// One line, `[..]` matching any text.
+fn line_matches(expected: &str, actual: &str) -> bool {
+    let mut parts = expected.split("[..]");
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = actual.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// Run ids, durations and sizes from a KiB up (memory, files) replaced by
+/// placeholders, and the gaps between table columns made one width, as
+/// those widths follow the masked values.
+fn mask(text: &str) -> String {
+    use std::sync::LazyLock;
+    static RUN_ID: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\b\d{8}-\d{6}-\d{3}\b").unwrap());
+    static SECONDS: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\b\d+(\.\d+)?(s|ms|µs)\b").unwrap());
+    static SIZE: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\b\d+(\.\d+)? [KMG]iB\b").unwrap());
+    static GAP: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"(\S) {2,}").unwrap());
+    let text = RUN_ID.replace_all(text, "[RUN]");
+    let text = SECONDS.replace_all(&text, "[TIME]");
+    let text = SIZE.replace_all(&text, "[SIZE]");
+    GAP.replace_all(&text, "$1  ").into_owned()
+}
+
+/// Copies `from` into `to`, leaving out what runs leave behind (`.flow`).
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in fs_err::read_dir(from).expect("read example") {
+        let entry = entry.expect("dir entry");
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_name() == ".flow" {
+            continue;
+        }
+        if entry.file_type().expect("file type").is_dir() {
+            fs_err::create_dir_all(&target).expect("create dir");
+            copy_dir(&source, &target);
+        } else {
+            fs_err::copy(&source, &target).expect("copy file");
+        }
+    }
+}
+
+#[test]
+fn wildcards_match_as_in_trycmd() {
+    assert!(matches("run 1 [..] in 0.1s\n", "run 1 of 3 tasks in 2.5s\n"));
+    assert!(matches("a\n...\nz\n", "a\nb\nc\nz\n"));
+    assert!(matches("a\n...\nz\n", "a\nz\n"));
+    assert!(!matches("a\nz\n", "a\nb\nz\n"));
+    assert!(matches("[..]/x.csv\n", "/tmp/abc/x.csv\n"));
+    assert!(!matches("[..]/x.csv\n", "/tmp/abc/x.csvz\n"));
+    assert!(matches("run 20261123-122534-966: 3 tasks\n", "run 20270101-000000-001: 3 tasks\n"));
+}
+
+#[test]
+fn console_blocks_split_into_commands_and_output() {
+    let steps = console_steps("$ flow run \\\n  --cpus 1\nrun x\n$ cat a\nb\n");
+    assert_eq!(
+        steps,
+        [
+            Step { command: "flow run \\\n  --cpus 1".into(), expected: "run x\n".into(), at: 2 },
+            Step { command: "cat a".into(), expected: "b\n".into(), at: 4 },
+        ]
+    );
+}
