@@ -180,3 +180,32 @@ fn dry_exec_runs_what_waits_for_a_change_as_the_real_run_does() {
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(executed(&t), set(&["gen", "sum"]));
 }
+
+#[test]
+fn a_line_removed_from_the_middle_takes_its_output_along() {
+    let t = Test::new().workflow(BY_ITEM).file("ligands.txt", "a\nb\nc\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    // `c` moves to index 1: no index vanished, but `docked/b.txt` is no one's.
+    let t = t.file("ligands.txt", "a\nc\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(executed(&t), set(&[]));
+    let left = crate::support::process::entries(&t.path().join("docked"));
+    assert_eq!(left, set(&["a.txt", "c.txt"]));
+}
+
+#[test]
+fn going_back_to_an_earlier_setting_finds_the_work_done_then() {
+    let t = Test::new().workflow(
+        "[vars]\ntag = \"t0\"\n\n[[tasks]]\nname = \"gen\"\ncommand = \"echo {{ vars.tag }} > g.txt\"\noutputs = [\"g.txt\"]\n\n\
+         [[tasks]]\nname = \"first\"\ncommand = \"head -c 1 g.txt > f.txt\"\ninputs = [\"g.txt\"]\noutputs = [\"f.txt\"]\n\n\
+         [[tasks]]\nname = \"whole\"\ncommand = \"cat g.txt > w.txt\"\ninputs = [\"g.txt\"]\noutputs = [\"w.txt\"]\n",
+    );
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_code(&t.run_with(&["run", "-v", "tag=t1"]), 0);
+    assert_eq!(executed(&t), set(&["first", "gen", "whole"]));
+    // Back to t0: `first` reads t0 again and its f.txt holds the bytes its
+    // t0 success left (t1 wrote the same byte): that success still holds.
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(executed(&t), set(&["gen", "whole"]));
+    assert_eq!(crate::support::process::read(&t, "w.txt"), "t0\n");
+}

@@ -79,6 +79,10 @@ fn a_full_disk_stops_the_run_and_loses_no_recorded_output() {
     let recorded = statuses(&t, Some(&first));
     let succeeded: Vec<&String> = recorded.iter().filter(|(_, s)| *s == "succeeded").map(|(l, _)| l).collect();
     assert!(!succeeded.is_empty() && succeeded.len() < 3000, "{} succeeded", succeeded.len());
+    // Issue 18: the summary counts what the journal holds, not more.
+    assert_eq!(crate::run::last_summary(&dir)["succeeded"], serde_json::json!(succeeded.len()));
+    let told = format!(": {} succeeded", succeeded.len());
+    assert!(out.stderr.contains(&told), "{told} in {}", out.stderr);
     for label in &succeeded {
         let index: usize = label.trim_start_matches("say[").trim_end_matches(']').parse().unwrap();
         let cat = t.success_with(&["log", "--run", &first, "cat", label.as_str()]);
@@ -122,6 +126,9 @@ fn a_journal_that_cannot_be_written_stops_the_run() {
 
     disk.grow("200m");
     let recorded = statuses(&t, Some(&first)).values().filter(|s| *s == "succeeded").count();
+    // Issue 18: the summary counts what the journal holds, not more.
+    assert_eq!(crate::run::last_summary(&dir)["succeeded"], serde_json::json!(recorded));
+    assert!(out.stderr.contains(&format!(": {recorded} succeeded")), "{}", out.stderr);
     let unrecorded = ran_first - recorded;
     assert!(unrecorded <= 64, "{unrecorded} instances ran without a record");
 

@@ -270,12 +270,21 @@ fn pump(
 }
 
 /// Writes a chunk file atomically (tasks sharing a chunk may write it at once).
+/// Writes a chunk (or item) file for a task, readable by the owner's group
+/// at most whatever the umask (its directory sits in `.flow`, which only a
+/// run shared with the group lets the group enter).
 fn write_chunk(path: &std::path::Path, text: &str, writer: &str) -> std::io::Result<()> {
+    use fs_err::os::unix::fs::OpenOptionsExt;
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     if let Some(parent) = path.parent() {
         fs_err::create_dir_all(parent)?;
+        fs_err::set_permissions(parent, std::fs::Permissions::from_mode(0o750))?;
     }
     let tmp = path.with_extension(format!("tmp-{writer}"));
-    fs_err::write(&tmp, text)?;
+    let mut file = fs_err::OpenOptions::new().write(true).create(true).truncate(true).mode(0o640).open(&tmp)?;
+    file.file().set_permissions(std::fs::Permissions::from_mode(0o640))?;
+    file.write_all(text.as_bytes())?;
     fs_err::rename(&tmp, path)
 }
 

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 
 use super::job_factory::JobFactory;
 use crate::ir::{Graph, TaskId};
-use crate::runtime::core::Allocation;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::worker::Status;
 
@@ -59,13 +58,8 @@ impl Results {
 
     /// The first [`SHOWN`] outputs (absolute) and how many more there are.
     pub fn paths(&self, factory: &JobFactory) -> (Vec<PathBuf>, u64) {
-        let paths: Vec<PathBuf> = self
-            .first
-            .iter()
-            .filter_map(|&task| factory.job(task, 0, &Allocation::default()).ok())
-            .flat_map(|job| job.outputs)
-            .take(SHOWN)
-            .collect();
+        let paths: Vec<PathBuf> =
+            self.first.iter().filter_map(|&task| factory.outputs(task).ok()).flatten().take(SHOWN).collect();
         let more = self.total.saturating_sub(paths.len() as u64);
         (paths, more)
     }

@@ -21,7 +21,7 @@ use super::links::{Link, Links};
 use super::resume::Previous;
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord, JournalWriter, OutputLog};
+use crate::log::{JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, OutputLog, read_journal};
 use crate::net::{AccessFile, Secret};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
@@ -229,6 +229,9 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             summary.io_errors.push(format!("cannot write the journal: {e}"));
         }
         record_lost_output(&run_for_thread, &health.lost(), &mut summary);
+        if journal.is_err() || !health.lost().is_empty() {
+            count_what_was_recorded(&run_for_thread, &mut summary);
+        }
         if let Err(e) = run_for_thread.write_summary(&summary) {
             summary.io_errors.push(format!("cannot write summary.json: {e}"));
         }
@@ -260,6 +263,24 @@ fn record_lost_output(run: &RunDir, lost: &[(TaskId, u32)], summary: &mut Summar
             lost.len()
         ));
     }
+}
+
+/// After a storage failure, makes the summary say what the journal holds:
+/// a success that could not be recorded, or whose output was lost, is not
+/// one the next run builds on, so it is not counted as one.
+fn count_what_was_recorded(run: &RunDir, summary: &mut Summary) {
+    let Ok(journal) = read_journal(&run.journal()) else { return };
+    let state = JournalState::from_records(&journal.records);
+    let count = |status| state.iter().filter(|(_, e)| e.status == status).count() as u64;
+    let (succeeded, cached) = (count(JournalStatus::Succeeded), count(JournalStatus::Cached));
+    let unrecorded = (summary.succeeded + summary.cached).saturating_sub(succeeded + cached);
+    if unrecorded > 0 {
+        summary.io_errors.push(format!(
+            "{unrecorded} finished instance(s) could not be recorded as done: the next run runs them again"
+        ));
+    }
+    (summary.succeeded, summary.cached) = (succeeded, cached);
+    summary.failed = summary.failed.max(count(JournalStatus::Failed));
 }
 
 /// How long the journal thread lets records gather after each write.
