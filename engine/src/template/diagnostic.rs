@@ -133,8 +133,9 @@ mod tests {
     #[test]
     fn finds_whole_names_only() {
         let t = "{{ vars.xy }} {{ vars.x | upper }} {{ x }}";
-        let found: Vec<_> = occurrences(t, "vars.x").collect();
-        assert_eq!(found, [17..23]);
-        assert_eq!(occurrences(t, "x").collect::<Vec<_>>(), [38..39]);
+        let found: Vec<(usize, usize)> = occurrences(t, "vars.x").map(|r| (r.start, r.end)).collect();
+        assert_eq!(found, [(17, 23)]);
+        let found: Vec<(usize, usize)> = occurrences(t, "x").map(|r| (r.start, r.end)).collect();
+        assert_eq!(found, [(38, 39)]);
     }
 }
