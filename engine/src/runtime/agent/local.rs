@@ -186,9 +186,12 @@ impl JobContext {
         let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
         let usage = status.as_ref().ok().map(|exit| exit.usage);
         let succeeded = !stopped && !timed_out && status.as_ref().is_ok_and(|exit| exit.status.success());
-        // Stamped off the loop: hashing a large output takes a while.
+        // Small outputs are stamped at once; large ones off the loop, where
+        // hashing them does not hold up other tasks.
         let stamps = if !succeeded || job.outputs.is_empty() {
             Ok(Vec::new())
+        } else if outputs_are_small(&job) {
+            stamp_outputs(&job).map_err(Path::to_path_buf)
         } else {
             let copy = job.clone();
             tokio::task::spawn_blocking(move || stamp_outputs(&copy).map_err(Path::to_path_buf))
@@ -270,6 +273,21 @@ fn pump(
 }
 
 /// Writes a chunk file atomically (tasks sharing a chunk may write it at once).
+/// Outputs up to this many bytes in all are hashed on the worker's loop.
+const SMALL_OUTPUTS: u64 = 256 << 10;
+
+/// Whether `job`'s declared outputs are small enough to hash at once.
+fn outputs_are_small(job: &Job) -> bool {
+    let mut total = 0;
+    for file in &job.outputs {
+        match std::fs::metadata(file) {
+            Ok(meta) => total += meta.len(),
+            Err(_) => return true,
+        }
+    }
+    total <= SMALL_OUTPUTS
+}
+
 /// Writes a chunk (or item) file for a task, readable by the owner's group
 /// at most whatever the umask (its directory sits in `.flow`, which only a
 /// run shared with the group lets the group enter).
