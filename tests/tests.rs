@@ -5,6 +5,7 @@ mod support;
 mod cache;
 mod check;
 mod check_fit;
+mod check_notes;
 mod diagnostics;
 mod docs;
 mod dynamic;

@@ -393,26 +393,6 @@ impl Driver {
         }
     }
 
-    /// Moves aside the outputs of instances of `groups` (of one part of
-    /// them, with `part`) that no longer exist, now that their instances
-    /// are known and before any of them, or anything after them, runs.
-    pub(super) fn settle_stale(&mut self, groups: &[GroupId], part: Option<i64>) {
-        if self.options.keep_stale_outputs {
-            return;
-        }
-        let dir = self.run_dir.path.join("stale");
-        let dry = self.options.dry_exec;
-        let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
-        for moved in self.stale.settle(&self.factory, groups, part, &dir, dry) {
-            let super::stale::Moved { task, labels, files } = moved;
-            if dry {
-                let base = &self.options.base_dir;
-                Arc::make_mut(&mut self.hidden).extend(files.iter().map(|f| base.join(f)));
-            }
-            self.event_batch.push(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
-        }
-    }
-
     /// A job has begun on its worker: its process runs (whether it was
     /// unchanged was decided before dispatch, in `driver_cache.rs`, so a
     /// crash while inputs are hashed leaves no start behind to undo an

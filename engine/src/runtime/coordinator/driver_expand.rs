@@ -2,6 +2,11 @@
 //! write a deferred group's expansion file are done (in this run, or
 //! skipped as unchanged), the file is read, the group gets its instances,
 //! and `graph.json` is rewritten so `flow log` and `flow explain` know them.
+//! Whenever instances become known — at the start, or here — the outputs
+//! of earlier instances no instance declares any more are moved aside
+//! ([`super::stale`]) before anything can read them.
+
+use std::sync::Arc;
 
 use super::driver::{Collect, Driver};
 use crate::expansion;
@@ -95,6 +100,26 @@ impl Driver {
                 }
                 Err(reason) => self.expansion_failed(id, reason, out),
             }
+        }
+    }
+
+    /// Moves aside the outputs of instances of `groups` (of one part of
+    /// them, with `part`) that no longer exist, now that their instances
+    /// are known and before any of them, or anything after them, runs.
+    pub(super) fn settle_stale(&mut self, groups: &[GroupId], part: Option<i64>) {
+        if self.options.keep_stale_outputs {
+            return;
+        }
+        let dir = self.run_dir.path.join("stale");
+        let dry = self.options.dry_exec;
+        let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
+        for moved in self.stale.settle(&self.factory, groups, part, &dir, dry) {
+            let super::stale::Moved { task, labels, files } = moved;
+            if dry {
+                let base = &self.options.base_dir;
+                Arc::make_mut(&mut self.hidden).extend(files.iter().map(|f| base.join(f)));
+            }
+            self.event_batch.push(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
         }
     }
 
