@@ -134,6 +134,9 @@ pub struct PlanArgs {
     /// with the earlier runs as `flow run` compares them.
     #[arg(long)]
     pub why: bool,
+    /// With --why: name every instance that would run, with its reason.
+    #[arg(long, requires = "why")]
+    pub instances: bool,
 }
 
 /// `flow graph`.

@@ -75,7 +75,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
         Command::Check(args) => check_cmd::check(args),
         Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
-            plan::why(&loaded, args.json)?;
+            plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)
         }),
         Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {

@@ -146,10 +146,10 @@ fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N
 }
 
 /// `flow plan --why`: per task, how many instances a run would run and why.
-pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failure::Failure> {
+pub fn why(loaded: &crate::load::Loaded, json: bool, every: bool) -> Result<(), crate::failure::Failure> {
     let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
-    let tasks =
-        flow_engine::runtime::preview(&loaded.graph, &base_dir, &workflow).map_err(crate::failure::Failure::Usage)?;
+    let tasks = flow_engine::runtime::preview(&loaded.graph, &base_dir, &workflow, every)
+        .map_err(crate::failure::Failure::Usage)?;
     if json {
         let mut out = std::io::stdout().lock();
         // A closed pipe ends the listing, as it ends `flow plan --json`.
@@ -172,9 +172,15 @@ pub fn why(loaded: &crate::load::Loaded, json: bool) -> Result<(), crate::failur
                 out.push('\n');
             }
         }
-        for reason in &task.reasons {
-            let more = if reason.count as usize > reason.examples.len() { ", …" } else { "" };
-            let _ = writeln!(out, "  {} {}: {}{more}", reason.count, reason.text, reason.examples.join(", "));
+        if every {
+            for instance in &task.instances_run {
+                let _ = writeln!(out, "  {}: {}", instance.label, instance.text);
+            }
+        } else {
+            for reason in &task.reasons {
+                let more = if reason.count as usize > reason.examples.len() { ", …" } else { "" };
+                let _ = writeln!(out, "  {} {}: {}{more}", reason.count, reason.text, reason.examples.join(", "));
+            }
         }
         if !task.implicit_inputs.is_empty() {
             let _ = writeln!(out, "  scripts counted as inputs: {}", task.implicit_inputs.join(", "));

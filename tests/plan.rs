@@ -176,3 +176,28 @@ fn plan_why_lists_scripts_from_the_cwd_and_notes_untracked_ones() {
         .stderr("")
         .success();
 }
+
+/// `--instances` names every instance that would run with its reason, so a
+/// script (or the model check) can use the exact set (issue 18).
+#[test]
+fn plan_why_instances_names_each_one() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"gen\"\nrange = \"1-3\"\ncommand = \"echo {{ index }} > g{{ index }}.txt\"\noutputs = [\"g{{ index }}.txt\"]\n",
+    );
+    assert_eq!(t.run_with(&["run"]).code, 0);
+    fs_err::remove_file(t.path().join("g2.txt")).expect("rm");
+    let t = t.file("g3.txt", "edited\n");
+    assert_eq!(
+        t.success_with(&["plan", "--why", "--instances"]),
+        "gen: 2 of 3 would run, 1 unchanged\n  gen[2]: output `g2.txt` missing\n  gen[3]: output `g3.txt` changed since it was written\n"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&t.success_with(&["plan", "--why", "--instances", "--json"])).expect("JSON");
+    assert_eq!(
+        json["instances_run"],
+        serde_json::json!([
+            {"label": "gen[2]", "reason": "output_missing", "detail": "g2.txt", "text": "output `g2.txt` missing"},
+            {"label": "gen[3]", "reason": "output_changed", "detail": "g3.txt", "text": "output `g3.txt` changed since it was written"}
+        ])
+    );
+}

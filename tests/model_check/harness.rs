@@ -267,7 +267,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             |task: &str| upstream(&tasks, task).iter().any(|u| expected.iter().any(|l| task_of(l) == *u));
 
         if normal_run && checks.plan && step > 0 {
-            let plan = flow(&dir, &run_args(&["plan", "--why", "--json"], &aux, &src));
+            let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src));
             if plan.code != 0 {
                 return Err(at(format!("flow plan --why failed:\n{}", plan.stderr)));
             }
@@ -277,18 +277,25 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 if v["instances"].is_null() || (Shape::is_dynamic(task) && upstream_runs(task)) {
                     continue;
                 }
-                let runs = v["run"].as_u64().unwrap_or(0) as usize;
-                let exec = expected.iter().filter(|l| task_of(l) == task).count();
-                let waiting: usize = v["reasons"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|r| r["reason"].as_str().is_some_and(|r| r.contains("after")))
-                    .map(|r| r["count"].as_u64().unwrap_or(0) as usize)
-                    .sum();
-                if runs < exec || runs - waiting > exec || (!upstream_runs(task) && runs != exec) {
+                // Every instance named, with its reason: exactly the
+                // oracle's, except those waiting for an upstream that runs
+                // (early cut-off is known only after it ran).
+                let named = |waiting: bool| -> BTreeSet<String> {
+                    v["instances_run"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|i| (i["reason"] == "after_upstream") == waiting)
+                        .filter_map(|i| i["label"].as_str().map(normal))
+                        .collect()
+                };
+                let (sure, waiting) = (named(false), named(true));
+                let exec: BTreeSet<String> = expected.iter().filter(|l| task_of(l) == task).cloned().collect();
+                let all: BTreeSet<String> = sure.union(&waiting).cloned().collect();
+                let wrong = !sure.is_subset(&exec) || !exec.is_subset(&all) || (!upstream_runs(task) && all != exec);
+                if wrong || v["run"].as_u64() != Some(all.len() as u64) {
                     return Err(at(format!(
-                        "flow plan --why said {runs} of `{task}` would run ({waiting} waiting), the oracle {exec}: {expected:?}\n{line}"
+                        "flow plan --why named {sure:?} (and {waiting:?} waiting) of `{task}`, the oracle {exec:?}\n{line}"
                     )));
                 }
             }

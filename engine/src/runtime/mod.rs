@@ -42,7 +42,7 @@ pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
 pub use worker_info::WorkerInfo;
 
 // Earlier runs: what a run would redo, and which run did an instance's work.
-pub use coordinator::preview::{ReasonCount, TaskPreview, Why, preview};
+pub use coordinator::preview::{InstanceWhy, ReasonCount, TaskPreview, Why, preview};
 pub use coordinator::resume::origin;
 
 // A queue's fit and script, for `flow check` and `flow alloc`.

@@ -101,10 +101,25 @@ pub struct TaskPreview {
     pub stale_outputs: u64,
     /// The first few of them.
     pub stale_examples: Vec<String>,
+    /// Asked for: every instance that would run, with its reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instances_run: Vec<InstanceWhy>,
     /// When its commands name scripts flow cannot track (`sh $PWD/x.sh`, a
     /// file that is not there): a note naming them and how to track them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub untracked_scripts: Option<String>,
+}
+
+/// One instance that would run, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstanceWhy {
+    /// `name[index]`.
+    pub label: String,
+    /// The reason.
+    #[serde(flatten)]
+    pub why: Why,
+    /// The reason in words.
+    pub text: String,
 }
 
 /// How many instances would run for one reason.
@@ -125,8 +140,9 @@ pub struct ReasonCount {
 const EXAMPLES: usize = 3;
 
 /// What `flow run` would do with the instances of `graph` (compiled from
-/// `workflow` in `base_dir`), and why, task by task.
-pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<TaskPreview>, String> {
+/// `workflow` in `base_dir`), and why, task by task; with `every`, each
+/// instance that would run is named with its reason.
+pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> Result<Vec<TaskPreview>, String> {
     let state = base_dir.join(STATE_DIR);
     let previous = Previous::load(&state, workflow, false);
     let mut factory = JobFactory::new(Arc::new(graph.clone()), base_dir, &state)?;
@@ -173,6 +189,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
             implicit_inputs: Vec::new(),
             stale_outputs: 0,
             stale_examples: Vec::new(),
+            instances_run: Vec::new(),
             untracked_scripts: None,
         };
         for moved in stale.settle(&factory, &[id], None, &state, true) {
@@ -203,6 +220,13 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path) -> Result<Vec<Ta
                 None => judge(&factory, &previous, &mut old, &hidden, task),
             };
             runs[g][i as usize] = why.runs();
+            if every && why.runs() {
+                preview.instances_run.push(InstanceWhy {
+                    label: graph.label(task),
+                    text: why.text(),
+                    why: why.clone(),
+                });
+            }
             if why.runs() {
                 preview.run += 1;
             } else {
