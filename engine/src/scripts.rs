@@ -159,6 +159,10 @@ fn resolve(word: Word, cwd: &Path, base: &Path, declared: &[PathBuf], depth: u32
         return;
     }
     let path = lexical(&cwd.join(text));
+    // A declared input or output is hashed or stamped as such: no need to look.
+    if !word.expands && declared.contains(&path) {
+        return;
+    }
     let inside = path.starts_with(base) && path != base && !path.starts_with(base.join(".flow"));
     let meta = (!word.expands).then(|| std::fs::metadata(&path).ok()).flatten();
     if let Some(meta) = &meta {
