@@ -227,3 +227,41 @@ fn move_file(from: &Path, to: &Path) -> bool {
     }
     fs_err::copy(from, to).is_ok() && fs_err::remove_file(from).is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(text: &str) -> Graph {
+        use crate::compile::{Options, compile};
+        use crate::diag::Source;
+        use crate::spec::{Format, parse};
+        let source = Source::new("workflow.toml", text);
+        let workflow = parse(&source, Format::Toml).expect("parses");
+        compile(&workflow, &source, &Options::default()).expect("compiles")
+    }
+
+    #[test]
+    fn whether_an_instance_still_exists_is_known_when_its_group_is() {
+        let g = graph(
+            "[[tasks]]\nname = \"one\"\ncommand = \"true\"\n\n\
+             [[tasks]]\nname = \"gen\"\nrange = \"1-3\"\ncommand = \"echo > l{{ index }}.txt\"\noutputs = [\"l{{ index }}.txt\"]\n\n\
+             [[tasks]]\nname = \"dyn\"\neach_line = \"l1.txt\"\ncommand = \"true\"\n",
+        );
+        let (one, range, dynamic) = (GroupId(0), GroupId(1), GroupId(2));
+        assert_eq!(is_current(&g, one, "one"), Some(true));
+        assert_eq!(is_current(&g, one, "one[0]"), Some(false));
+        assert_eq!(is_current(&g, range, "gen[3]"), Some(true));
+        assert_eq!(is_current(&g, range, "gen[4]"), Some(false));
+        assert_eq!(is_current(&g, range, "gen"), Some(false));
+        assert_eq!(is_current(&g, dynamic, "dyn[0]"), None, "not known before the run reads l1.txt");
+    }
+
+    #[test]
+    fn a_moved_output_keeps_its_path_below_the_run_directory() {
+        let dir = Path::new("/r/stale");
+        assert_eq!(inside(dir, "refined/a.txt"), dir.join("refined/a.txt"));
+        assert_eq!(inside(dir, "../o1.txt"), dir.join("up/o1.txt"));
+        assert_eq!(inside(dir, "/data/x.txt"), dir.join("data/x.txt"));
+    }
+}
