@@ -333,8 +333,12 @@ fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamCho
         let label = run.label(*task);
         match entry.fingerprint.and_then(|fp| origin(state, &run.dir.id, &label, &fp)) {
             Some((dir, from)) => {
-                eprintln!("note: run {} skipped {label} as unchanged; its output is from run {}", run.dir.id, dir.id);
-                write_output(&Run::at(dir)?, out, |t| t == from, stream)?;
+                let (id, then) = (dir.id.clone(), Run::at(dir)?);
+                // Found by what it is: it may have sat elsewhere in its list then.
+                let was = then.label(from);
+                let there = if was == label { String::new() } else { format!(", where it was {was}") };
+                eprintln!("note: run {} skipped {label} as unchanged; its output is from run {id}{there}", run.dir.id);
+                write_output(&then, out, |t| t == from, stream)?;
             }
             None => eprintln!(
                 "note: run {} skipped {label} as unchanged; no earlier run with its output is left",

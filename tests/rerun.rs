@@ -174,3 +174,24 @@ fn going_back_to_an_earlier_setting_finds_the_work_done_then() {
     assert_eq!(executed(&t), set(&["gen", "whole"]));
     assert_eq!(crate::support::process::read(&t, "w.txt"), "t0\n");
 }
+
+#[test]
+fn the_log_of_an_instance_found_elsewhere_in_its_list_is_its_earlier_output() {
+    let t = Test::new()
+        .workflow(&BY_ITEM.replace("> docked/{{ item }}.txt", "> docked/{{ item }}.txt; echo docked {{ item }}"))
+        .file("ligands.txt", "a\nb\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let first = crate::run::run_ids(t.path()).pop().expect("the first run");
+    let t = t.file("ligands.txt", "z\na\nb\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let second = crate::run::run_ids(t.path()).pop().expect("the second run");
+    let out = t.run_with(&["log", "cat", "dock[1]"]);
+    assert_code(&out, 0);
+    assert_eq!(out.stdout, "docked a\n");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "note: run {second} skipped dock[1] as unchanged; its output is from run {first}, where it was dock[0]\n"
+        )
+    );
+}

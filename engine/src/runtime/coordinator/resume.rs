@@ -292,8 +292,10 @@ impl Forced {
 }
 
 /// Where an instance that run `skipped_in` skipped as unchanged got its
-/// result: the newest earlier run under `state` in which `label` succeeded
-/// by running, with `fingerprint`. Runs in between may have skipped it too.
+/// result: the newest earlier run under `state` in which its task
+/// succeeded by running with `fingerprint` — at `label` if it did there,
+/// else at whatever position it had then (the cache is looked up by what
+/// an instance is). Runs in between may have skipped it too.
 pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerprint) -> Option<(RunDir, TaskId)> {
     let earlier = RunDir::list(state).into_iter().rev().filter(|run| run.id.as_str() < skipped_in);
     for run in earlier {
@@ -301,14 +303,14 @@ pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerp
         let Some(group) = graph.find(task_name(label)) else { continue };
         let Ok(journal) = read_journal(&run.journal()) else { continue };
         let state = JournalState::from_records(&journal.records);
-        let found = state.iter().find(|(task, entry)| {
+        let mut found = state.iter().filter(|(task, entry)| {
             task.group == group
                 && entry.status == JournalStatus::Succeeded
                 && entry.fingerprint.as_ref() == Some(fingerprint)
-                && graph.label(**task) == label
         });
-        if let Some((task, _)) = found {
-            let task = *task;
+        let first = found.next().map(|(task, _)| *task);
+        let same = first.into_iter().chain(found.map(|(task, _)| *task)).find(|t| graph.label(*t) == label);
+        if let Some(task) = same.or(first) {
             return Some((run, task));
         }
     }
