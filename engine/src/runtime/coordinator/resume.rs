@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::ir::Selector;
 use crate::ir::{EdgeKind, Graph, TaskId};
@@ -18,7 +19,7 @@ pub struct Previous {
     /// Every success of every earlier run, the latest per task name and
     /// fingerprint, with its label then and what it left: the cache is
     /// looked up by what an instance is, not only where it sits.
-    successes: HashMap<(String, Fingerprint), (String, Wrote)>,
+    successes: HashMap<(String, Fingerprint), (String, Arc<Wrote>)>,
     /// The variants successes of each task ran in.
     variants: HashMap<String, Vec<u32>>,
     /// The fingerprints of each task's successes.
@@ -42,8 +43,9 @@ pub enum Standing {
         run: u32,
         /// When it last ended, in µs since the Unix epoch.
         ended_us: Option<u64>,
-        /// The variant it ran in and the outputs it left.
-        wrote: Wrote,
+        /// The variant it ran in and the outputs it left (shared with
+        /// the success kept by fingerprint).
+        wrote: Arc<Wrote>,
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
@@ -97,10 +99,10 @@ impl Previous {
             match (done, fp) {
                 (true, Some(fp)) => {
                     let label = graph.label(*task);
-                    let mut wrote = entry.wrote.clone().unwrap_or_default();
+                    let mut wrote = Arc::new(entry.wrote.clone().unwrap_or_default());
                     if wrote.outputs.is_none() {
                         // Written before outputs were recorded: the variant is in the metrics.
-                        wrote.variant = entry.metrics.as_ref().map_or(0, |m| m.variant);
+                        Arc::make_mut(&mut wrote).variant = entry.metrics.as_ref().map_or(0, |m| m.variant);
                     }
                     // A skip keeps pointing at the run that did the work.
                     let run = match (entry.status, self.standing.get(&label)) {
@@ -239,13 +241,13 @@ impl Previous {
 
     /// The latest success of task `name` with fingerprint `fp`: what it left.
     pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<&Wrote> {
-        self.successes.get(&(name.to_owned(), *fp)).map(|(_, wrote)| wrote)
+        self.successes.get(&(name.to_owned(), *fp)).map(|(_, wrote)| &**wrote)
     }
 }
 
 impl Previous {
     /// The successes of task `name` in earlier runs: their labels then and what they left.
-    pub fn done_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a Wrote)> + 'a {
+    pub fn done_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a Arc<Wrote>)> + 'a {
         self.by_task.get(name).into_iter().flatten().filter_map(move |fp| {
             let (label, wrote) = self.successes.get(&(name.to_owned(), *fp))?;
             Some((label.as_str(), wrote))

@@ -12,18 +12,26 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
-use crate::log::{OutputStamp, StampCheck};
+use crate::log::{OutputStamp, StampCheck, Wrote};
 use crate::runtime::protocol::job::relative;
 
-/// An earlier success and the outputs it recorded.
+/// An earlier success and what it left.
 #[derive(Debug, Clone)]
 struct Recorded {
     label: String,
-    outputs: Vec<OutputStamp>,
+    wrote: Arc<Wrote>,
+}
+
+impl Recorded {
+    /// The outputs it recorded.
+    fn outputs(&self) -> &[OutputStamp] {
+        self.wrote.outputs.as_deref().unwrap_or_default()
+    }
 }
 
 /// The outputs moved out of the way for one task.
@@ -51,10 +59,10 @@ impl StaleOutputs {
         for g in (0..graph.groups.len() as u32).map(GroupId) {
             let name = &graph.group(g).name;
             for (label, wrote) in previous.done_of(name) {
-                let Some(outputs) = wrote.outputs.as_ref().filter(|o| !o.is_empty()) else { continue };
-                let outputs = outputs.clone();
-                let key = (g, parent_index(graph, g, label));
-                pending.entry(key).or_default().push(Recorded { label: label.to_owned(), outputs });
+                let recorded = Recorded { label: label.to_owned(), wrote: wrote.clone() };
+                if !recorded.outputs().is_empty() {
+                    pending.entry((g, parent_index(graph, g, label))).or_default().push(recorded);
+                }
             }
         }
         Self { pending }
@@ -180,7 +188,7 @@ fn move_aside(
     let mut moved = Moved { task: task.to_owned(), labels: Vec::new(), files: Vec::new() };
     for r in vanished {
         let mut any = false;
-        for stamp in r.outputs.iter().filter(|s| !declared.contains(&s.path)) {
+        for stamp in r.outputs().iter().filter(|s| !declared.contains(&s.path)) {
             let (path, from) = (&stamp.path, base.join(&stamp.path));
             // Only what that success left: a file changed since is someone else's.
             let left = matches!(stamp.check(&from), StampCheck::Same | StampCheck::Restamped(_));
