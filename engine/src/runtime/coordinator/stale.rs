@@ -101,7 +101,7 @@ impl StaleOutputs {
                     self.pending.insert(key, undecided);
                 }
             }
-            if judged.is_empty() {
+            if judged.is_empty() || all_in_place(factory, g, &judged) {
                 continue;
             }
             let positions = match part.and_then(|index| part_positions(&graph, g, index)) {
@@ -132,11 +132,17 @@ fn inner(label: &str) -> Option<&str> {
 /// Whether the instance labelled `label` exists in group `g`; `None` while
 /// that is not known yet.
 fn is_current(graph: &Graph, g: GroupId, label: &str) -> Option<bool> {
+    locate(graph, g, label).map(|position| position.is_some())
+}
+
+/// The position of the instance labelled `label` in group `g`: `Some(None)`
+/// when it no longer exists, `None` while that is not known yet.
+fn locate(graph: &Graph, g: GroupId, label: &str) -> Option<Option<u64>> {
     let Some(inside) = inner(label) else {
-        return Some(matches!(graph.base_domain(g), Domain::Single));
+        return Some(matches!(graph.base_domain(g), Domain::Single).then_some(0));
     };
     match graph.base_domain(g) {
-        Domain::Single => Some(false),
+        Domain::Single => Some(None),
         Domain::Deferred { .. } => None,
         Domain::Nested { parent, parts, .. } => {
             let (outer, sub) = inside.split_once('.')?;
@@ -145,13 +151,29 @@ fn is_current(graph: &Graph, g: GroupId, label: &str) -> Option<bool> {
                 return None;
             }
             if graph.position(*parent, outer).is_none() {
-                return Some(false);
+                return Some(None);
             }
             let range = parts.positions(outer)?;
-            Some(sub < range.end - range.start)
+            Some((sub < range.end - range.start).then_some(range.start + sub))
         }
-        _ => Some(inside.parse::<i64>().ok().and_then(|index| graph.position(g, index)).is_some()),
+        _ => Some(inside.parse::<i64>().ok().and_then(|index| graph.position(g, index))),
     }
+}
+
+/// Whether every recorded instance still exists and declares just what it
+/// recorded: the usual rerun, where nothing can be stale, found without
+/// collecting the outputs of the whole group.
+fn all_in_place(factory: &JobFactory, g: GroupId, recorded: &[Recorded]) -> bool {
+    let graph = factory.graph();
+    recorded.iter().all(|r| {
+        let Some(Some(position)) = locate(graph, g, &r.label) else { return false };
+        let Ok(now) = factory.outputs(TaskId::new(g, position)) else { return false };
+        now.len() == r.outputs().len()
+            && now
+                .iter()
+                .zip(r.outputs())
+                .all(|(file, stamp)| relative(file, factory.base_dir()) == Path::new(&stamp.path))
+    })
 }
 
 /// The positions of the part of parent instance `index` in nested group `g`.
