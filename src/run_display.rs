@@ -97,13 +97,15 @@ impl Display {
         }
     }
 
-    /// The closing lines, once the run has ended, to `err`: the counts,
-    /// then where the results are and how to read the log and write the
-    /// report (`commands` says how the run's workflow is named to them).
+    /// The closing lines, once the run has ended, to `err`: where the
+    /// results are and how to read the log and write the report
+    /// (`commands` says how the run's workflow is named to them), then the
+    /// counts — last, where `tail -1` and a reader's eye find them.
     pub fn finish(&self, summary: &Summary, commands: &Commands, err: &mut impl Write) {
         if matches!(self, Display::Json(_)) {
             return;
         }
+        let _ = write!(err, "{}", commands.closing(summary));
         let mut parts = vec![format!("{} succeeded", summary.succeeded)];
         for (n, what) in
             [(summary.cached, "unchanged (skipped)"), (summary.failed, "failed"), (summary.cancelled, "cancelled")]
@@ -118,7 +120,6 @@ impl Display {
         for error in &summary.io_errors {
             let _ = writeln!(err, "error: {error}");
         }
-        let _ = write!(err, "{}", commands.closing(summary));
     }
 }
 
@@ -133,7 +134,7 @@ pub struct Commands {
 }
 
 impl Commands {
-    /// `  results: …`, `  log: …` and `  report: …`.
+    /// `results: …`, `log: …` and `report: …`.
     fn closing(&self, summary: &Summary) -> String {
         let mut text = String::new();
         if !summary.results.is_empty() {
@@ -142,12 +143,12 @@ impl Commands {
                 0 => String::new(),
                 n => format!(" and {n} more"),
             };
-            text.push_str(&format!("  results: {}{more}\n", paths.join(", ")));
+            text.push_str(&format!("results: {}{more}\n", paths.join(", ")));
         }
         let w = self.workflow.as_ref().map(|w| format!(" -w {}", quote(&w.display().to_string()))).unwrap_or_default();
         let log = if summary.failed > 0 { "cat --failed" } else { "list" };
-        text.push_str(&format!("  log:     flow log{w} {log}\n"));
-        text.push_str(&format!("  report:  flow report{w}\n"));
+        text.push_str(&format!("log:     flow log{w} {log}\n"));
+        text.push_str(&format!("report:  flow report{w}\n"));
         text
     }
 
@@ -387,13 +388,13 @@ mod tests {
         Display::Plain.finish(&done, &here(), &mut err);
         Display::Plain.finish(&Summary { results: Vec::new(), ..done.clone() }, &elsewhere, &mut err);
         insta::assert_snapshot!(String::from_utf8_lossy(&err), @r"
+        results: ranked.csv, top/0.sdf, top/1.sdf and 9 more
+        log:     flow log list
+        report:  flow report
         run 20261125-010203-004: 13 succeeded in 1.2s
-          results: ranked.csv, top/0.sdf, top/1.sdf and 9 more
-          log:     flow log list
-          report:  flow report
+        log:     flow log -w 'my screen/workflow.toml' list
+        report:  flow report -w 'my screen/workflow.toml'
         run 20261125-010203-004: 13 succeeded in 1.2s
-          log:     flow log -w 'my screen/workflow.toml' list
-          report:  flow report -w 'my screen/workflow.toml'
         ");
     }
 

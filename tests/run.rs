@@ -548,10 +548,10 @@ outputs = ["refined-{{ item }}.txt"]
         redacted(&out.stderr),
         "run [RUN]: 1 instance of 2 tasks, + the instances of `refine` (known at run time)\n\
          + refine: 4 instances from hits.txt\n\
-         run [RUN]: 5 succeeded in [TIME]\n  \
-         results: refined-a.txt, refined-b.txt, refined-c.txt and 1 more\n  \
-         log:     flow log list\n  \
-         report:  flow report\n"
+         results: refined-a.txt, refined-b.txt, refined-c.txt and 1 more\n\
+         log:     flow log list\n\
+         report:  flow report\n\
+         run [RUN]: 5 succeeded in [TIME]\n"
     );
 }
 
@@ -565,9 +565,9 @@ fn run_from_another_directory_names_the_workflow_in_its_commands() {
     assert_eq!(
         redacted(&out.stderr),
         "run [RUN]: 1 instance of 1 task\n\
-         run [RUN]: 1 succeeded in [TIME]\n  \
-         results: sub/a.txt\n  \
-         log:     flow log -w sub/workflow.toml list\n  \
-         report:  flow report -w sub/workflow.toml\n"
+         results: sub/a.txt\n\
+         log:     flow log -w sub/workflow.toml list\n\
+         report:  flow report -w sub/workflow.toml\n\
+         run [RUN]: 1 succeeded in [TIME]\n"
     );
 }
