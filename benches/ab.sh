@@ -22,11 +22,7 @@ timing() {
   awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$work/time" >> "$work/$1"
 }
 
-for round in $(seq "$rounds"); do
-  if [ $((round % 2)) = 1 ]; then timing before "$before"; timing after "$after"; else timing after "$after"; timing before "$before"; fi
-done
-# median FILE COLUMN
-median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+alternate "$rounds" "$before" "$after"
 echo "W1 (10,000 x sh -c true, 2 slots), median of $rounds alternating rounds"
 for name in before after; do
   echo "  $name: wall $(median "$work/$name" 1) s, CPU (flow and its tasks) $(median "$work/$name" 2) s"

@@ -41,11 +41,7 @@ timing() {
   awk '{ printf "%.2f %.2f %d\n", $1, $2 + $3, $4 }' "$work/time" >> "$work/$1"
 }
 
-for round in $(seq "$rounds"); do
-  if [ $((round % 2)) = 1 ]; then timing before "$before"; timing after "$after"; else timing after "$after"; timing before "$before"; fi
-done
-# median FILE COLUMN
-median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+alternate "$rounds" "$before" "$after"
 echo "rerun of 10,001 unchanged instances with declared outputs, median of $rounds alternating rounds"
 for name in before after; do
   echo "  $name: wall $(median "$work/$name" 1) s, CPU $(median "$work/$name" 2) s, peak RSS $(median "$work/$name" 3) KiB"

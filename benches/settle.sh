@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by the benchmark scripts: waiting for an idle machine before each
-# timing, and the warning when it never became idle.
+# timing, the warning when it never became idle, and the A/B helpers.
 
 # settle: waits (up to 60 s) until the machine is idle — under 15 % of the
 # CPUs busy over half a second — so that other work does not land in a timing.
@@ -23,3 +23,15 @@ warn_if_noisy() {
     echo "warning: the machine was busy before $noisy of the timings (waited 60 s for it to settle): compare with care"
   fi
 }
+
+# alternate ROUNDS BEFORE AFTER: calls the script's `timing NAME FLOW` for
+# both binaries ROUNDS times, each going first every other round.
+alternate() {
+  local round
+  for round in $(seq "$1"); do
+    if [ $((round % 2)) = 1 ]; then timing before "$2"; timing after "$3"; else timing after "$3"; timing before "$2"; fi
+  done
+}
+
+# median FILE COLUMN: the median of one column of a file of timings.
+median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

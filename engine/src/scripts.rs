@@ -7,9 +7,10 @@
 //! Design: the "what a fingerprint covers" section of `docs/guide/resume.md`.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::ir::{Command, Graph, GroupId};
+use crate::paths::normalize;
 
 /// File name extensions of scripts a command may name.
 pub const SCRIPTS: &[&str] = &["py", "sh", "bash", "zsh", "r", "pl", "rb", "jl", "awk", "sed", "js", "lua", "tcl", "m"];
@@ -152,6 +153,11 @@ pub fn declared_outputs(graph: &Graph, base: &Path) -> Vec<PathBuf> {
     outputs.filter(|o| mask_templates(o) == **o).map(|o| base.join(o)).collect()
 }
 
+/// `path` with `.` and `..` resolved in its text ([`normalize`]).
+fn lexical(path: &Path) -> PathBuf {
+    PathBuf::from(normalize(&path.to_string_lossy()).as_ref())
+}
+
 /// Adds what `word` names to `found`.
 fn resolve(word: Word, cwd: &Path, base: &Path, declared: &[PathBuf], depth: u32, found: &mut Scripts) {
     let text = word.text.as_str();
@@ -207,23 +213,6 @@ fn has_script_extension(path: &Path) -> bool {
 fn executable(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o111 != 0
-}
-
-/// `/a/./b/../c` → `/a/c`, without reading the disk.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            part => out.push(part),
-        }
-    }
-    out
 }
 
 /// `text` with each template tag (`{{ … }}`, `{% … %}`, `{# … #}`)

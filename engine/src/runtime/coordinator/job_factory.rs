@@ -131,12 +131,21 @@ impl JobFactory {
     /// The declared outputs of instance `task` (absolute), rendered as its
     /// first attempt in its first variant.
     pub fn outputs(&self, task: TaskId) -> Result<Vec<PathBuf>, String> {
-        let t = &self.groups[task.group.index()];
-        let scope = instance_scope(&t.scopes[0][0], self.graph.base_domain(task.group), task.instance, Some(0));
-        t.outputs
+        let scope = self.scope(task, 0, 0);
+        self.groups[task.group.index()]
+            .outputs
             .iter()
             .map(|tmpl| self.renderer.render(tmpl, &scope).map(|s| self.base_dir.join(&*s)).map_err(|e| e.to_string()))
             .collect()
+    }
+
+    /// The template context of instance `task` for attempt `attempt` in
+    /// variant `variant` (the first, if it has no such variant).
+    fn scope(&self, task: TaskId, attempt: u32, variant: usize) -> minijinja::Value {
+        let scopes = &self.groups[task.group.index()].scopes;
+        let block = &scopes[(attempt as usize).min(scopes.len() - 1)];
+        let group = block.get(variant).unwrap_or(&block[0]);
+        instance_scope(group, self.graph.base_domain(task.group), task.instance, Some(attempt))
     }
 
     /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.
@@ -145,9 +154,7 @@ impl JobFactory {
         let group = graph.group(task.group);
         let t = &self.groups[task.group.index()];
         let domain = graph.base_domain(task.group);
-        let block = &t.scopes[(attempt as usize).min(t.scopes.len() - 1)];
-        let scope_group = block.get(alloc.variant).unwrap_or(&block[0]);
-        let scope = instance_scope(scope_group, domain, task.instance, Some(attempt));
+        let scope = self.scope(task, attempt, alloc.variant);
         let label = self.label(task);
         let render = |tmpl: &Tmpl, key: &str| -> Result<String, String> {
             self.renderer

@@ -19,11 +19,9 @@ pub struct Previous {
     /// Every success of every earlier run, the latest per task name and
     /// fingerprint, with its label then and what it left: the cache is
     /// looked up by what an instance is, not only where it sits.
-    successes: HashMap<(String, Fingerprint), (String, Arc<Wrote>)>,
+    successes: HashMap<String, HashMap<Fingerprint, (String, Arc<Wrote>)>>,
     /// The variants successes of each task ran in.
     variants: HashMap<String, Vec<u32>>,
-    /// The fingerprints of each task's successes.
-    by_task: HashMap<String, Vec<Fingerprint>>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
     /// Instances that must run again (`--only` and their dependents), per group.
@@ -75,8 +73,7 @@ impl Previous {
                 Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
             }
         }
-        for ((name, fingerprint), (_, wrote)) in &previous.successes {
-            previous.by_task.entry(name.clone()).or_default().push(*fingerprint);
+        for (name, wrote) in previous.successes.iter().flat_map(|(name, s)| s.values().map(move |(_, w)| (name, w))) {
             let variants = previous.variants.entry(name.clone()).or_default();
             if !variants.contains(&wrote.variant) {
                 variants.push(wrote.variant);
@@ -116,8 +113,8 @@ impl Previous {
                         }
                         _ => this,
                     };
-                    let key = (graph.group(task.group).name.clone(), fp);
-                    self.successes.insert(key, (label.clone(), wrote.clone()));
+                    let of_task = self.successes.entry(graph.group(task.group).name.clone()).or_default();
+                    of_task.insert(fp, (label.clone(), wrote.clone()));
                     self.standing
                         .insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us, wrote });
                 }
@@ -241,17 +238,12 @@ impl Previous {
 
     /// The latest success of task `name` with fingerprint `fp`: what it left.
     pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<&Wrote> {
-        self.successes.get(&(name.to_owned(), *fp)).map(|(_, wrote)| &**wrote)
+        self.successes.get(name)?.get(fp).map(|(_, wrote)| &**wrote)
     }
-}
 
-impl Previous {
     /// The successes of task `name` in earlier runs: their labels then and what they left.
-    pub fn done_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a Arc<Wrote>)> + 'a {
-        self.by_task.get(name).into_iter().flatten().filter_map(move |fp| {
-            let (label, wrote) = self.successes.get(&(name.to_owned(), *fp))?;
-            Some((label.as_str(), wrote))
-        })
+    pub fn done_of<'a>(&'a self, name: &str) -> impl Iterator<Item = (&'a str, &'a Arc<Wrote>)> + 'a {
+        self.successes.get(name).into_iter().flat_map(|s| s.values()).map(|(label, wrote)| (label.as_str(), wrote))
     }
 }
 
