@@ -4,6 +4,7 @@
 mod alloc_cmd;
 mod args;
 mod check_cmd;
+mod cli;
 mod exit_codes;
 mod explain_cmd;
 mod explain_display;
@@ -29,7 +30,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
-use args::{Cli, Color, Command, SchemaKind};
+use args::SchemaKind;
+use cli::{Cli, Color, Command};
 use failure::Failure;
 use load::Loaded;
 
