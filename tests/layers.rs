@@ -252,7 +252,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "runtime/coordinator/driver_workers",
     ],
     &["runtime/core/allocation", "runtime/core/worker"],
-    &["spec/de", "spec/de_error", "spec/de_map", "spec/parse"],
     &["template/filters", "template/render", "template/taint"],
 ];
 
