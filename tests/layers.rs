@@ -252,7 +252,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "runtime/coordinator/driver_workers",
     ],
     &["runtime/core/allocation", "runtime/core/worker"],
-    &["template/filters", "template/render", "template/taint"],
 ];
 
 /// The CLI's circles, as [`KNOWN_CIRCLES`] for the engine.
