@@ -241,7 +241,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "compile/symbolic",
     ],
     &["ir", "units"],
-    &["report/graph_view", "report/report"],
     &["report/render", "report/svg"],
     &["resources/capacity", "resources/pools"],
     &[

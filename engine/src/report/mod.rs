@@ -7,6 +7,7 @@
 //! See `docs/guide/report.md`.
 
 mod build;
+mod counts;
 mod graph_view;
 mod latest;
 mod render;
@@ -22,9 +23,10 @@ mod timeline_builder;
 #[cfg(test)]
 mod tests;
 
+pub use counts::Counts;
 pub use graph_view::{GraphEdge, GraphView, Node};
 pub use render::{duration, is_report, render};
-pub use report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
+pub use report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 pub use report_error::ReportError;
 pub use run_files::{RunFiles, STDERR_LINES};
 pub use stats::Stats;
