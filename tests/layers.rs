@@ -241,7 +241,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "compile/symbolic",
     ],
     &["ir", "units"],
-    &["report/render", "report/svg"],
     &["resources/capacity", "resources/pools"],
     &[
         "runtime/coordinator/driver",

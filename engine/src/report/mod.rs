@@ -8,6 +8,7 @@
 
 mod build;
 mod counts;
+mod duration;
 mod graph_view;
 mod latest;
 mod render;
@@ -24,8 +25,9 @@ mod timeline_builder;
 mod tests;
 
 pub use counts::Counts;
+pub use duration::duration;
 pub use graph_view::{GraphEdge, GraphView, Node};
-pub use render::{duration, is_report, render};
+pub use render::{is_report, render};
 pub use report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 pub use report_error::ReportError;
 pub use run_files::{RunFiles, STDERR_LINES};
