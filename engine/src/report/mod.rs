@@ -11,7 +11,7 @@ mod counts;
 mod duration;
 mod graph_view;
 mod latest;
-mod render;
+mod page;
 #[allow(clippy::module_inception)]
 mod report;
 mod report_error;
@@ -27,7 +27,7 @@ mod tests;
 pub use counts::Counts;
 pub use duration::duration;
 pub use graph_view::{GraphEdge, GraphView, Node};
-pub use render::{is_report, render};
+pub use page::{is_report, render};
 pub use report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 pub use report_error::ReportError;
 pub use run_files::{RunFiles, STDERR_LINES};
