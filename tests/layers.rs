@@ -241,9 +241,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "compile/symbolic",
     ],
     &["ir", "units"],
-    &["ir/domain", "ir/group", "ir/parts"],
-    &["report/graph_view", "report/report"],
-    &["report/render", "report/svg"],
     &["resources/capacity", "resources/pools"],
     &[
         "runtime/coordinator/driver",
@@ -252,8 +249,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "runtime/coordinator/driver_workers",
     ],
     &["runtime/core/allocation", "runtime/core/worker"],
-    &["spec/de", "spec/de_error", "spec/de_map", "spec/parse"],
-    &["template/filters", "template/render", "template/taint"],
 ];
 
 /// The CLI's circles, as [`KNOWN_CIRCLES`] for the engine.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{GroupId, Parts};
+use super::{GroupId, Parts, StrPool};
 
 /// The instances of a group. An array of a million instances is one value
 /// here: integer ranges, a packed string pool, or matrix axes.
@@ -272,58 +272,6 @@ impl std::fmt::Display for IntRange {
     }
 }
 
-/// Many strings in one buffer: `ends[i]` is where string `i` ends.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "Vec<String>", into = "Vec<String>")]
-pub struct StrPool {
-    data: String,
-    ends: Vec<u64>,
-}
-
-impl StrPool {
-    /// Appends a string.
-    pub fn push(&mut self, s: &str) {
-        self.data.push_str(s);
-        self.ends.push(self.data.len() as u64);
-    }
-
-    /// Number of strings.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether the pool holds no strings.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// String `i`.
-    pub fn get(&self, i: usize) -> Option<&str> {
-        let end = *self.ends.get(i)? as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        Some(&self.data[start..end])
-    }
-
-    /// All strings in order.
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        (0..self.len()).map(|i| self.get(i).unwrap_or_default())
-    }
-}
-
-impl From<Vec<String>> for StrPool {
-    fn from(v: Vec<String>) -> Self {
-        let mut pool = StrPool::default();
-        v.iter().for_each(|s| pool.push(s));
-        pool
-    }
-}
-
-impl From<StrPool> for Vec<String> {
-    fn from(p: StrPool) -> Self {
-        p.iter().map(str::to_owned).collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,12 +297,5 @@ mod tests {
         let wide = IntRange { start: i64::MIN, count: 2, step: u64::MAX };
         assert_eq!(wide.get(1), i64::MAX);
         assert_eq!(wide.position(i64::MAX), Some(1));
-    }
-
-    #[test]
-    fn pool_round_trips() {
-        let pool = StrPool::from(vec!["a".to_owned(), String::new(), "ccc".to_owned()]);
-        assert_eq!(pool.iter().collect::<Vec<_>>(), ["a", "", "ccc"]);
-        assert_eq!(pool.get(3), None);
     }
 }

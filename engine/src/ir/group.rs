@@ -5,19 +5,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Amount, Domain};
-
-/// Index of a group in [`super::Graph::groups`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct GroupId(pub u32);
-
-impl GroupId {
-    /// The id as a vector index.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
+use super::{Amount, Domain, IntRange};
 
 /// A task or task array: one template and an index domain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,7 +68,7 @@ impl Group {
             name: name.to_owned(),
             span: 0..0,
             count,
-            domain: Domain::Range { ranges: vec![super::IntRange { start: 0, count, step: 1 }] },
+            domain: Domain::Range { ranges: vec![IntRange { start: 0, count, step: 1 }] },
             template,
             variants: vec![Resources::default_request()],
             retry_variants: Vec::new(),

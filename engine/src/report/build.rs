@@ -8,9 +8,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
+use super::counts::Counts;
 use super::graph_view::GraphView;
 use super::latest::Latest;
-use super::report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
+use super::report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 use super::run_files::{RunFiles, stderr_tails};
 use super::stats::Stats;
 use super::timeline::Capacity;

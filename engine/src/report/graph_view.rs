@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::report::Counts;
+use super::counts::Counts;
 use crate::ir::Graph;
 
 /// The groups of the graph, placed in layers, and the edges between them.

@@ -7,9 +7,11 @@
 //! See `docs/guide/report.md`.
 
 mod build;
+mod counts;
+mod duration;
 mod graph_view;
 mod latest;
-mod render;
+mod page;
 #[allow(clippy::module_inception)]
 mod report;
 mod report_error;
@@ -22,9 +24,11 @@ mod timeline_builder;
 #[cfg(test)]
 mod tests;
 
+pub use counts::Counts;
+pub use duration::duration;
 pub use graph_view::{GraphEdge, GraphView, Node};
-pub use render::{duration, is_report, render};
-pub use report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
+pub use page::{is_report, render};
+pub use report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 pub use report_error::ReportError;
 pub use run_files::{RunFiles, STDERR_LINES};
 pub use stats::Stats;

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::counts::Counts;
 use super::graph_view::GraphView;
 use super::stats::Stats;
 use super::timeline::Timeline;
@@ -57,27 +58,6 @@ pub struct RunInfo {
     pub status: String,
     /// The exit code `flow run` returned, if the run ended.
     pub exit_code: Option<u8>,
-}
-
-/// Instances by the state of their last attempt.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    /// Instances in the graph.
-    pub total: u64,
-    /// Ran and succeeded.
-    pub succeeded: u64,
-    /// Skipped: an earlier run did the same work.
-    pub cached: u64,
-    /// Failed after their retries.
-    pub failed: u64,
-    /// Cancelled before they finished.
-    pub cancelled: u64,
-    /// Their worker disappeared.
-    pub lost: u64,
-    /// Started and never ended (the run was killed or is still going).
-    pub running: u64,
-    /// Never started.
-    pub waiting: u64,
 }
 
 /// One task (group) of the graph.

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
+use super::duration::duration;
 use super::graph_view::GraphView;
-use super::render::duration;
 use super::report::AllocationSpan;
 use super::timeline::Timeline;
 

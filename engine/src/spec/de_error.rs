@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use serde::de::{self, Expected, Unexpected};
 
-use super::parse::Format;
+use super::format::Format;
 use super::tree::Node;
 use crate::diag::{Code, Diagnostic};
 

@@ -7,18 +7,22 @@
 
 mod de;
 mod de_error;
-mod de_map;
+mod format;
+mod node_de;
 mod parse;
 #[cfg(test)]
 mod parse_tests;
+mod pass;
 mod scalar;
 mod sp;
 mod tree;
+mod unknown_key;
 mod workflow;
 mod yaml;
 
+pub use format::Format;
 pub(crate) use parse::read;
-pub use parse::{Format, parse, parse_recoverable, parse_vars};
+pub use parse::{parse, parse_recoverable, parse_vars};
 pub use scalar::{Quantity, RangeSpec, Text};
 pub use sp::Sp;
 pub use workflow::{EachChunk, TaskSpec, Variant, Workflow};

@@ -7,38 +7,16 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
+use super::format::Format;
 use super::sp::Sp;
 use super::tree::{self, Node, NodeKind};
 use super::workflow::Workflow;
 use super::{de, yaml};
 use crate::diag::{Code, Diagnostic, Source};
-
-/// The syntax of a workflow or vars file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// TOML 1.0.
-    Toml,
-    /// YAML 1.2 (core schema), which also reads JSON.
-    Yaml,
-}
-
-impl Format {
-    /// The format a file's extension names: `.toml`, or `.yaml`, `.yml` and
-    /// `.json` (read as YAML). `None` for any other extension.
-    pub fn from_path(path: &Path) -> Option<Format> {
-        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
-        match extension.as_str() {
-            "toml" => Some(Format::Toml),
-            "yaml" | "yml" | "json" => Some(Format::Yaml),
-            _ => None,
-        }
-    }
-}
 
 /// Reads a workflow file.
 ///

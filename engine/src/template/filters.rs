@@ -8,12 +8,12 @@
 //! built-ins; the ones listed in [`LEAKY`] would print it as nothing,
 //! `null` or `undefined`, or fail with an error that does not name it, so
 //! they are wrapped. For the taint check ([`super::taint`]) every filter is
-//! wrapped, to see which ones change what `shell_quote` made.
+//! wrapped, to see which ones change what `shell_quote` made ([`super::marker`]).
 
 use minijinja::value::{Rest, StringInput, Value};
 use minijinja::{Environment, Error, State, filters};
 
-use super::taint;
+use super::marker;
 
 /// The built-ins that let an undefined value through unwrapped.
 const LEAKY: &[&str] = &[
@@ -37,7 +37,7 @@ pub(super) fn register(env: &mut Environment<'static>, mode: Mode) {
         Mode::Taint => env.add_filter("shell_quote", |state: &State, value: &Value| {
             defined(state, value)?;
             Ok::<_, Error>(
-                taint::quoted(&value.to_string()).map_or_else(|| Value::from(quote(&value.to_string())), Value::from),
+                marker::quoted(&value.to_string()).map_or_else(|| Value::from(quote(&value.to_string())), Value::from),
             )
         }),
     }
@@ -51,13 +51,13 @@ pub(super) fn register(env: &mut Environment<'static>, mode: Mode) {
                 return inner.call(state, &args);
             }
             // Numbers carry no shell syntax, whatever they were read from.
-            if matches!(name, "int" | "float") && args.first().is_some_and(|a| taint::is_marked(&a.to_string())) {
+            if matches!(name, "int" | "float") && args.first().is_some_and(|a| marker::is_marked(&a.to_string())) {
                 return Ok(Value::from(0));
             }
             let out = inner.call(state, &args)?;
             let keeps = matches!(name, "default" | "d" | "string" | "safe");
-            let changed = !keeps && args.iter().any(|a| taint::has_quoted(&a.to_string()));
-            Ok(if changed { taint::changed(&out) } else { out })
+            let changed = !keeps && args.iter().any(|a| marker::has_quoted(&a.to_string()));
+            Ok(if changed { marker::changed(&out) } else { out })
         });
     }
 }

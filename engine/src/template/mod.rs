@@ -4,6 +4,7 @@
 
 mod diagnostic;
 mod filters;
+mod marker;
 mod render;
 mod scope;
 mod taint;
