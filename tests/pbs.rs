@@ -241,9 +241,13 @@ fn run_with_a_held_job(t: &Test) -> std::process::Child {
     let queued = wait_for(Duration::from_secs(30), || {
         let runs = t.path().join(".flow/runs");
         // The file is rewritten as the run goes: a torn read is no answer yet.
-        entries(&runs)
-            .into_iter()
-            .any(|r| fs_err::read_to_string(runs.join(r).join("allocs.json")).is_ok_and(|s| s.contains("1.fakepbs")))
+        entries(&runs).into_iter().any(|r| {
+            fs_err::read_to_string(runs.join(r).join("allocs.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|v| v["allocations"].as_array().map(|a| a.iter().any(|a| a["job_id"] == "1.fakepbs")))
+                .unwrap_or(false)
+        })
     });
     assert!(queued, "no job was queued");
     run
