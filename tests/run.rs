@@ -112,6 +112,8 @@ command = "sleep 5 & echo $! > sleep.pid; wait"
     let out = t.run();
     let elapsed = start.elapsed();
     assert_code(&out, 1);
+    // The limit it names is the task's, which normalising would hide.
+    assert_eq!(out.stderr.lines().nth(1), Some("✗ slow failed: timed out after 1s (workflow.toml:3:8)"));
     insta::assert_snapshot!(t.normalize(&out.stderr), @r"
         run [RUN]: 1 instance of 1 task
         ✗ slow failed: timed out after [TIME] (workflow.toml:3:8)
