@@ -30,7 +30,14 @@ fn a_queue_rerun_with_nothing_to_do_submits_nothing() {
     assert!(submitted >= 1, "the first run needs an allocation");
     let again = t.run_with(&["run", "--profile", "pbs"]);
     assert_code(&again, 0);
-    assert!(again.stderr.contains("0 succeeded, 4 unchanged"), "{}", again.stderr);
+    insta::assert_snapshot!(t.normalize(&again.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 4 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(recorded(&t, "qsub.log").lines().count(), submitted, "the rerun submitted an allocation");
     // One changed instance: the queue is asked again, for it alone.
     let t = t.file("workflow.toml", &TWO_STAGES.replace("echo {{ index }}", "echo v2 {{ index }}"));
@@ -59,7 +66,13 @@ fn inputs_are_hashed_before_dispatch_and_a_changed_input_reruns_its_readers() {
     assert_code(&out, 0);
     // gen[2]'s output is there but its own command is unchanged: skipped;
     // sum reads the edited file: runs again.
-    assert!(out.stderr.contains("1 succeeded, 3 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 1 succeeded, 3 unchanged (skipped) in [TIME]
+    ");
 }
 
 #[test]
@@ -73,7 +86,13 @@ fn a_moved_workflow_directory_keeps_its_cache() {
     let moved = moved.current_dir(&elsewhere);
     let out = moved.run_with(&["run"]);
     assert_code(&out, 0);
-    assert!(out.stderr.contains("0 succeeded, 4 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(moved.normalize(&out.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 4 unchanged (skipped) in [TIME]
+    ");
 }
 
 const SCRIPTED: &str = r#"
@@ -98,7 +117,13 @@ fn editing_a_script_reruns_the_tasks_that_run_it() {
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
     // `plain` opted out: its script is not tracked.
-    assert!(out.stderr.contains("3 succeeded, 1 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        results: out/1.txt, out/2.txt, out/3.txt and 1 more
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 3 succeeded, 1 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(crate::support::process::read(&t, "out/2.txt"), "better score 2\n");
     assert_eq!(crate::support::process::read(&t, "plain.txt"), "score 0\n");
 }
@@ -120,7 +145,13 @@ fn scripts_are_found_from_the_task_cwd() {
     let t = t.file("s.sh", "echo unrelated\n");
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
-    assert!(out.stderr.contains("0 succeeded, 1 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 1 instance of 1 task
+        results: o1.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 1 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(crate::support::process::read(&t, "o1.txt"), "two\n");
 }
 
@@ -148,15 +179,32 @@ fn dry_exec_respects_the_cache_and_is_marked_as_dry() {
     assert_code(&dry, 0);
     // gen changed, and sum reads what gen writes: the real run would run
     // sum too, so the dry run says so rather than "unchanged" (issue 18).
-    assert!(dry.stderr.contains("4 succeeded in"), "{}", dry.stderr);
-    assert!(dry.stderr.contains("(--dry-exec: nothing was executed)"), "{}", dry.stderr);
-    let runs = t.success_with(&["runs"]);
-    assert!(runs.lines().last().is_some_and(|l| l.contains("dry (nothing ran)")), "{runs}");
+    insta::assert_snapshot!(t.normalize(&dry.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 4 succeeded in [TIME] (--dry-exec: nothing was executed)
+    ");
+    Test::new()
+        .current_dir(t.path())
+        .args(["runs"])
+        .stdout_normalized(
+            "RUN  STATE  TASKS  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  TIME\n\
+             [RUN]  succeeded  4  4  0  0  0  [TIME]\n\
+             [RUN]  dry (nothing ran)  4  4  0  0  0  [TIME]\n",
+        )
+        .success();
     let list = t.run_with(&["log", "list"]);
-    assert!(list.stderr.contains("was a --dry-exec run: nothing was executed"), "{}", list.stderr);
+    insta::assert_snapshot!(t.normalize(&list.stderr), @"note: run [RUN] was a --dry-exec run: nothing was executed, its successes are not results");
     // The dry run did no work: a real run still runs the changed instances.
     let real = t.run_with(&["run"]);
-    assert!(real.stderr.contains("4 succeeded"), "{}", real.stderr);
+    insta::assert_snapshot!(t.normalize(&real.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 4 succeeded in [TIME]
+    ");
 }
 
 #[test]
@@ -169,11 +217,8 @@ fn the_output_of_a_skipped_instance_is_read_from_the_run_that_produced_it() {
     let cat = t.run_with(&["log", "cat", "hello"]);
     assert_code(&cat, 0);
     assert_eq!(cat.stdout, "hello from the work\n");
-    assert!(
-        cat.stderr.contains(&format!("skipped hello as unchanged; its output is from run {first}")),
-        "{}",
-        cat.stderr
-    );
+    // Of three runs, the first is named: its id is kept apart from other run ids.
+    insta::assert_snapshot!(t.normalize(&cat.stderr.replace(&first, "[FIRST]")), @"note: run [RUN] skipped hello as unchanged; its output is from run [FIRST]");
     let explained = t.success_with(&["explain", "hello"]);
     assert!(explained.starts_with(&format!("hello: unchanged since run {first}, so skipped")), "{explained}");
 }

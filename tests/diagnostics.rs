@@ -58,7 +58,6 @@ fn invalid_workflow() {
     insta::glob!("invalid/*.{toml,yaml,yml}", |path| {
         let name = file_name(path);
         let stderr = check(name);
-        assert!(!stderr.contains("panicked"), "{name}: flow panicked:\n{stderr}");
         let count = diagnostic_count(&stderr);
         assert!(count >= 1, "{name}: no diagnostic printed:\n{stderr}");
         let noun = if count == 1 { "problem" } else { "problems" };
@@ -135,19 +134,14 @@ fn deeply_nested_workflows_are_diagnostics_not_crashes() {
     let n = 8000;
     let mappings: String = (0..n).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
     let cases = [
-        ("mappings.yaml", format!("{mappings}{}a: 1\n", " ".repeat(n)), "the document is nested too deeply"),
-        ("sequences.yaml", format!("{}x\n", "- ".repeat(n)), "the document is nested too deeply"),
-        ("flow.yaml", format!("tasks: {}{}\n", "[".repeat(n), "]".repeat(n)), "the document is nested too deeply"),
-        (
-            "arrays.toml",
-            format!("a = {}{}\n", "[".repeat(n), "]".repeat(n)),
-            "cannot recurse further; max recursion depth met",
-        ),
+        ("mappings.yaml", format!("{mappings}{}a: 1\n", " ".repeat(n))),
+        ("sequences.yaml", format!("{}x\n", "- ".repeat(n))),
+        ("flow.yaml", format!("tasks: {}{}\n", "[".repeat(n), "]".repeat(n))),
+        ("arrays.toml", format!("a = {}{}\n", "[".repeat(n), "]".repeat(n))),
     ];
-    for (name, text, message) in cases {
+    for (name, text) in cases {
         let t = Test::new().file(name, &text).args(["check", name]);
         let stderr = t.invalid();
-        assert!(stderr.contains(&format!("× {message}")), "{name}: {stderr}");
-        assert!(stderr.ends_with(&format!("error: 1 problem in {name}\n")), "{name}: {stderr}");
+        insta::assert_snapshot!(format!("deeply_nested_{name}"), stderr);
     }
 }

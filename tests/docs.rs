@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::normalize::normalize;
 use crate::support::root;
 
 /// One test per page whose commands run: pages run side by side, and a
@@ -251,7 +252,7 @@ fn run(command: &str, dir: &Path) -> (Option<i32>, String) {
 /// Whether `actual` is what `expected` shows, with its wildcards, once
 /// run ids and durations are masked on both sides.
 fn matches(expected: &str, actual: &str) -> bool {
-    let (expected, actual) = (mask(expected), mask(actual));
+    let (expected, actual) = (normalize(expected), normalize(actual));
     let expected: Vec<&str> = expected.lines().collect();
     let actual: Vec<&str> = actual.lines().collect();
     lines_match(&expected, &actual)
@@ -281,21 +282,6 @@ fn line_matches(expected: &str, actual: &str) -> bool {
         }
     }
     rest.len() >= last.len() && rest.ends_with(last)
-}
-
-/// Run ids, durations and sizes from a KiB up (memory, files) replaced by
-/// placeholders, and the gaps between table columns made one width, as
-/// those widths follow the masked values.
-fn mask(text: &str) -> String {
-    use std::sync::LazyLock;
-    static RUN_ID: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\b\d{8}-\d{6}-\d{3}\b").unwrap());
-    static SECONDS: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\b\d+(\.\d+)?(s|ms|µs)\b").unwrap());
-    static SIZE: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\b\d+(\.\d+)? [KMG]iB\b").unwrap());
-    static GAP: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"(\S) {2,}").unwrap());
-    let text = RUN_ID.replace_all(text, "[RUN]");
-    let text = SECONDS.replace_all(&text, "[TIME]");
-    let text = SIZE.replace_all(&text, "[SIZE]");
-    GAP.replace_all(&text, "$1  ").into_owned()
 }
 
 /// Copies `from` into `to`, leaving out what runs leave behind (`.flow`).

@@ -43,14 +43,43 @@ command = "echo $FLOW_CPUS >> cpus.txt; exit 1"
     let out = t.run_with(&["run", "--cpus", "2"]);
     assert_code(&out, 1);
     assert_eq!(read(&t, "cpus.txt"), "0\n0,1\n");
-    assert!(
-        out.stderr.contains("✗ grow failed: exit code 1; not retried: attempt 2 asks for more than any worker has"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 1 instance of 1 task
+        ! grow failed (exit code 1), retrying (attempt 1)
+        ✗ grow failed: exit code 1; not retried: attempt 2 asks for more than any worker has (workflow.toml:3:8)
+        log:  flow log cat --failed
+        report:  flow report
+        run [RUN]: 0 succeeded, 1 failed in [TIME]
+    ");
     let check = t.run_with(&["check", "--cpus", "2"]);
     assert_code(&check, 2);
-    assert!(check.stderr.contains("attempt 2: the request needs 3 cpus, the largest worker has 2"), "{}", check.stderr);
+    insta::assert_snapshot!(t.normalize(&check.stderr), @r#"
+        flow::compile::impossible_resources
+
+          × attempt 2: the request needs 3 cpus, the largest worker has 2
+           ╭─[workflow.toml:3:8]
+         2 │ [[tasks]]
+         3 │ name = "grow"
+           ·  ───┬──
+           ·  ╰── cannot fit on any worker
+         4 │ retries = 3
+           ╰────
+          help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
+                --memory, --resource)
+        flow::compile::impossible_resources
+
+          × attempt 3: the request needs 4 cpus, the largest worker has 2
+           ╭─[workflow.toml:3:8]
+         2 │ [[tasks]]
+         3 │ name = "grow"
+           ·  ───┬──
+           ·  ╰── cannot fit on any worker
+         4 │ retries = 3
+           ╰────
+          help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
+                --memory, --resource)
+        error: 2 problems in workflow.toml
+    "#);
 }
 
 #[test]
@@ -59,5 +88,19 @@ fn resource_keys_see_attempt_but_not_the_instance() {
         Test::new().workflow("[[tasks]]\nname = \"t\"\nrange = \"1-2\"\ncpus = \"{{ index }}\"\ncommand = \"true\"\n");
     let out = t.run_with(&["check"]);
     assert_code(&out, 2);
-    assert!(out.stderr.contains("`vars`, `env` and `attempt`, not `index`"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r#"
+        flow::compile::template
+
+          × template error in `cpus`: `index` is undefined
+           ╭─[workflow.toml:4:12]
+         3 │ range = "1-2"
+         4 │ cpus = "{{ index }}"
+           ·  ──┬──
+           ·  ╰── undefined value
+         5 │ command = "true"
+           ╰────
+          help: `cpus` is worked out once for the task, before its instances exist, so it sees only
+                `vars`, `env` and `attempt`, not `index`; use a variable (`{{ vars.NAME }}`)
+        error: 1 problem in workflow.toml
+    "#);
 }

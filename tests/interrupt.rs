@@ -1,7 +1,7 @@
 //! Stopping and resuming: Ctrl-C, SIGTERM, `kill -9`, torn logs, one run
 //! at a time, and what a second run skips or redoes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::run::{assert_code, last_summary, live_in_group, run_ids, statuses};
@@ -109,7 +109,7 @@ command = "touch started; sleep 30"
     }
     assert!(started, "the first run never started its task");
     assert_code(&second, 2);
-    assert!(second.stderr.contains("another `flow run`"), "{}", second.stderr);
+    insta::assert_snapshot!(t.normalize(&second.stderr), @"error: another `flow run` is running this workflow's directory (run [RUN]); wait for it or stop it");
     assert_eq!(status.and_then(|s| s.code()), Some(130));
     assert_eq!(run_ids(t.path()).len(), 1, "the refused run made no run directory");
 }
@@ -165,10 +165,13 @@ command = "echo step {{ index }}; sleep 0.2; echo {{ index }} >> done.txt"
 
     let cat = t.run_with(&["log", "--run", &run1, "cat"]);
     assert_code(&cat, 0);
-    for label in &succeeded {
-        let index = label.trim_start_matches("step[").trim_end_matches(']');
-        assert!(cat.stdout.contains(&format!("step {index}\n")), "{label} output missing:\n{}", cat.stdout);
-    }
+    // Which instances had started when the run was killed depends on timing:
+    // the output of every one that succeeded is there, and maybe more.
+    let printed: BTreeSet<&str> = cat.stdout.lines().collect();
+    let expected: Vec<String> =
+        succeeded.iter().map(|l| format!("step {}", l.trim_start_matches("step[").trim_end_matches(']'))).collect();
+    let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
+    assert!(expected.is_subset(&printed), "output missing:\n{}", cat.stdout);
 }
 
 // 13, continued
@@ -262,9 +265,8 @@ command = "echo third-output"
     file.set_len(len - 5).expect("truncate");
     let out = t.run_with(&["log", "cat"]);
     assert_code(&out, 0);
-    assert!(out.stdout.starts_with("first-output\nsecond-output\n"), "{}", out.stdout);
-    assert!(!out.stdout.contains("third-output"), "{}", out.stdout);
-    assert!(out.stderr.contains("incomplete record"), "{}", out.stderr);
+    assert_eq!(out.stdout, "first-output\nsecond-output\n");
+    insta::assert_snapshot!(t.normalize(&out.stderr), @"warning: output.log ends with 41 bytes of an incomplete record (the run was interrupted); ignored");
 }
 
 // 15
@@ -373,7 +375,7 @@ fn tail_f_stops_on_a_killed_run() {
     // Both lines are in the run log (written a moment after the tasks print them).
     let logged = wait_for(Duration::from_secs(10), || {
         let out = t.run_with(&["log", "cat"]).stdout;
-        out.contains("started 1") && out.contains("started 2")
+        out.lines().filter(|l| l.starts_with("started ")).count() == 2
     });
     assert!(logged, "{}", read(&t, "run.stderr"));
     signal(flow.id(), "-KILL");
@@ -385,11 +387,7 @@ fn tail_f_stops_on_a_killed_run() {
     let mut lines: Vec<&str> = out.stdout.lines().collect();
     lines.sort_unstable();
     assert_eq!(lines, ["slow[1] | started 1", "slow[2] | started 2"]);
-    assert!(
-        out.stderr.contains("stopped without finishing (its process is gone: killed or crashed)"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(t.normalize(&out.stderr), @"flow: run [RUN] stopped without finishing (its process is gone: killed or crashed); `flow run` again resumes it");
 }
 
 /// Issue 12: a resume killed while it hashed a large input redid every
@@ -417,7 +415,12 @@ fn kill_9_while_hashing_inputs_redoes_nothing() {
 
     let out = t.run_with(&["run", "--cpus", "2"]);
     assert_code(&out, 0);
-    assert!(out.stderr.contains("0 succeeded, 24 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 24 instances of 1 task
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 24 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(lines(&t, "done.txt").len(), 24, "no instance ran again");
 }
 
@@ -430,6 +433,15 @@ fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
         at += 8 + len;
     }
     out
+}
+
+/// `text` with the offsets of damaged records masked: they follow the
+/// length of the records before them, which hold the host name and paths.
+fn record_offsets(text: &str) -> String {
+    static OFFSETS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"bytes \d+\.\.\d+ \(a damaged record\)").expect("offsets pattern")
+    });
+    OFFSETS.replace_all(text, "bytes [OFFSETS] (a damaged record)").into_owned()
 }
 
 /// Issue 12: a byte flipped in the middle of the journal dropped every record
@@ -459,17 +471,30 @@ fn damaged_run_files_are_reported_and_their_intact_records_used() {
     let cat = t.run_with(&["log", "cat"]);
     assert_code(&cat, 0);
     assert_eq!(cat.stdout.lines().count(), 19, "every intact record is printed:\n{}", cat.stdout);
-    assert!(cat.stderr.contains("warning: output.log is damaged: bytes "), "{}", cat.stderr);
-    assert!(cat.stderr.contains("(a damaged record) were skipped"), "{}", cat.stderr);
-    assert!(!cat.stderr.contains("interrupted"), "{}", cat.stderr);
+    insta::assert_snapshot!(record_offsets(&t.normalize(&cat.stderr)), @r"
+        warning: journal is damaged: bytes 0..8 (a damaged file header) were skipped; the records before and after them were read
+        warning: journal is damaged: bytes [OFFSETS] (a damaged record) were skipped; the records before and after them were read
+        warning: output.log is damaged: bytes [OFFSETS] (a damaged record) were skipped; the records before and after them were read
+    ");
     let list = t.run_with(&["log", "list"]);
     assert_code(&list, 0);
-    assert!(list.stderr.contains("warning: journal is damaged: bytes "), "{}", list.stderr);
+    insta::assert_snapshot!(record_offsets(&t.normalize(&list.stderr)), @r"
+        warning: journal is damaged: bytes 0..8 (a damaged file header) were skipped; the records before and after them were read
+        warning: journal is damaged: bytes [OFFSETS] (a damaged record) were skipped; the records before and after them were read
+        warning: output.log is damaged: bytes [OFFSETS] (a damaged record) were skipped; the records before and after them were read
+    ");
     assert!(list.stdout.lines().count() >= 20, "{}", list.stdout);
 
     let out = t.run_with(&["run", "--cpus", "1"]);
     assert_code(&out, 0);
-    assert!(out.stderr.contains(&format!("warning: run {run1}: journal: bytes ")), "{}", out.stderr);
+    insta::assert_snapshot!(record_offsets(&t.normalize(&out.stderr)), @r"
+        run [RUN]: 20 instances of 1 task
+        warning: run [RUN]: journal: bytes 0..8 (a damaged file header) were skipped
+        warning: run [RUN]: journal: bytes [OFFSETS] (a damaged record) were skipped
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 20 unchanged (skipped) in [TIME]
+    ");
     let again = lines(&t, "ran.txt").len() - 20;
     assert!(again <= 1, "only the instance whose record was damaged may run again, not {again}");
 
@@ -478,15 +503,25 @@ fn damaged_run_files_are_reported_and_their_intact_records_used() {
     let run2 = run_ids(t.path()).pop().unwrap();
     fs_err::write(t.path().join(".flow/runs").join(&run2).join("summary.json"), "{ not json").unwrap();
     let out = t.run_with(&["run", "--cpus", "1"]);
-    assert!(out.stderr.contains(&format!("warning: run {run1}: `")), "{}", out.stderr);
-    assert!(out.stderr.contains("graph.json` is damaged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 20 instances of 1 task
+        warning: run [RUN]: `[DIR]/.flow/runs/[RUN]/graph.json` is damaged (expected value at line 1 column 1); its results are not reused
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 20 unchanged (skipped) in [TIME]
+    ");
 
     let runs = t.run_with(&["runs"]);
     assert_code(&runs, 0);
-    assert!(runs.stdout.lines().any(|l| l.starts_with(&run2) && l.contains("damaged")), "{}", runs.stdout);
-    assert!(runs.stderr.contains(&format!("warning: run {run2}: ")), "{}", runs.stderr);
+    insta::assert_snapshot!(t.normalize(&runs.stdout), @r"
+        RUN  STATE  TASKS  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  TIME
+        [RUN]  succeeded, journal damaged  20  20  0  0  0  [TIME]
+        [RUN]  damaged  -  -  -  -  -  -
+        [RUN]  succeeded  20  0  20  0  0  [TIME]
+    ");
+    insta::assert_snapshot!(t.normalize(&runs.stderr), @"warning: run [RUN]: `[DIR]/.flow/runs/[RUN]/summary.json` is damaged (key must be a string at line 1 column 3)");
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["runs", "--json"])).expect("one document");
     let damaged = json["runs"].as_array().expect("runs").iter().find(|r| r["run_id"] == run2.as_str()).expect("run2");
     assert_eq!((&damaged["state"], damaged.get("counts")), (&"damaged".into(), None), "{damaged}");
-    assert!(damaged["error"].as_str().is_some_and(|e| e.contains("summary.json")), "{damaged}");
+    insta::assert_snapshot!(t.normalize(damaged["error"].as_str().unwrap_or("<no error>")), @"`[DIR]/.flow/runs/[RUN]/summary.json` is damaged (key must be a string at line 1 column 3)");
 }

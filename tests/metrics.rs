@@ -113,7 +113,8 @@ fn metrics_of_finished_attempts_survive_kill_9() {
     // `slow` starts once every `quick` ended, so their records are written.
     let slow_started = wait_for(Duration::from_secs(60), || {
         let out = t.run_with(&["log", "list", "--json", "slow"]);
-        out.stdout.contains("\"state\":\"running\"")
+        let records = out.stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
+        records.into_iter().any(|r| r["state"] == "running")
     });
     signal(flow.id(), "-KILL");
     wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");

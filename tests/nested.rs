@@ -46,8 +46,7 @@ fn each_producer_instance_gives_its_own_part() {
     // An old copy of a produced file is never read.
     let t = Test::new().workflow(&screening()).file("hits/3.txt", "stale\n");
     let plan = t.success_with(&["plan"]);
-    assert!(plan.contains("each_line hits/{{ index }}.txt per search"), "{plan}");
-    assert!(plan.contains("search → refine   element-wise  expansion"), "{plan}");
+    insta::assert_snapshot!(plan);
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
     assert_eq!(
@@ -67,7 +66,7 @@ fn each_producer_instance_gives_its_own_part() {
     assert_eq!(part, "TASK         STATE\nrefine[2.0]  succeeded\nrefine[2.1]  succeeded\n");
     let missing = t.run_with(&["log", "cat", "refine[2.5]"]);
     assert_code(&missing, 2);
-    assert!(missing.stderr.contains("`refine[2]` has no instance 5 (it has 2)"), "{}", missing.stderr);
+    insta::assert_snapshot!(t.normalize(&missing.stderr), @"error: `refine[2.5]` in this run: `refine[2]` has no instance 5 (it has 2)");
     // Issue 11: every --json names a nested instance by its parent's index and its `sub`.
     let ids = |line: &str| {
         let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
@@ -81,7 +80,13 @@ fn each_producer_instance_gives_its_own_part() {
 
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
-    assert!(again.stderr.contains("0 succeeded, 17 unchanged"), "{}", again.stderr);
+    insta::assert_snapshot!(t.normalize(&again.stderr), @r"
+        run [RUN]: 5 instances of 4 tasks, + the instances of `refine`, `report` (known at run time)
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 17 unchanged (skipped) in [TIME]
+    ");
 }
 
 #[test]
@@ -122,7 +127,13 @@ fn a_failed_producer_instance_cancels_only_its_part() {
     let t = Test::new().workflow(&screening()).file("fail-2", "");
     let out = t.run_with(&["run"]);
     assert_code(&out, 1);
-    assert!(out.stderr.contains("11 succeeded, 1 failed, 3 cancelled"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 5 instances of 4 tasks, + the instances of `refine`, `report` (known at run time)
+        ✗ search[2] failed: exit code 1 (workflow.toml:3:8)
+        log:  flow log cat --failed
+        report:  flow report
+        run [RUN]: 11 succeeded, 1 failed, 3 cancelled in [TIME]
+    ");
     let labels = statuses(&t, None);
     assert_eq!(labels.get("combine").map(String::as_str), Some("cancelled"), "{labels:?}");
     assert_eq!(labels.get("search[2]").map(String::as_str), Some("failed"), "{labels:?}");
@@ -138,7 +149,7 @@ fn a_failed_producer_instance_cancels_only_its_part() {
     );
     let only = t.run_with(&["run", "--only", "refine[1.0]"]);
     assert_code(&only, 2);
-    assert!(only.stderr.contains("the instances of `refine` are known only as `search` runs"), "{}", only.stderr);
+    insta::assert_snapshot!(t.normalize(&only.stderr), @"error: `--only`: the instances of `refine` are known only as `search` runs; select the whole task");
     let summary = last_summary(t.path());
     // search[2] failed; refine[2.?], report[2.?] and combine were cancelled.
     assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(3)), "{summary}");
@@ -147,7 +158,13 @@ fn a_failed_producer_instance_cancels_only_its_part() {
     fs_err::remove_file(t.path().join("fail-2")).expect("remove fail-2");
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
-    assert!(again.stderr.contains("6 succeeded, 11 unchanged"), "{}", again.stderr);
+    insta::assert_snapshot!(t.normalize(&again.stderr), @r"
+        run [RUN]: 5 instances of 4 tasks, + the instances of `refine`, `report` (known at run time)
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 6 succeeded, 11 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(read(&t, "out/2.1.txt"), "mol2 2.1\n");
 }
 
@@ -176,9 +193,22 @@ after = ["search[1.2]"]
     );
     let out = t.run_with(&["check"]);
     assert_code(&out, 2);
-    let err = out.stderr;
-    assert!(err.contains("flow::compile::nested_parent"), "{err}");
-    assert!(err.contains("`refine` expands a file per instance of `search`, whose own instances"), "{err}");
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r#"
+        flow::compile::nested_parent
+
+          × `refine` expands a file per instance of `search`, whose own instances are known only at run
+          │ time
+            ╭─[workflow.toml:15:12]
+         14 │ name = "refine"
+         15 │ for_each = "search"
+            ·  ────┬───
+            ·  ╰── instances not known before the run
+         16 │ each_line = "hits/{{ index }}.txt"
+            ╰────
+          help: expand per instance of a task whose instances are known before the run, or expand over one
+                file
+        error: 1 problem in workflow.toml
+    "#);
 }
 
 #[test]
@@ -211,11 +241,21 @@ outputs = ["done/{{ index }}.{{ subindex }}"]
     let _ = wait_child(&mut flow, Duration::from_secs(5));
     assert!(half, "three instances never finished: {}", read(&t, "flow.stderr"));
     let plan = t.success_with(&["plan", "--why"]);
-    assert!(plan.contains("refine: 3 of 6 would run, 3 unchanged"), "{plan}");
+    insta::assert_snapshot!(t.normalize(&plan), @r"
+        search: 0 of 3 would run, 3 unchanged
+        refine: 3 of 6 would run, 3 unchanged
+          3 failed last time: refine[2.1], refine[3.1], refine[3.2]
+    ");
     let t = t.file("go", "").timeout(Duration::from_secs(60));
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
-    assert!(out.stderr.contains("3 succeeded, 6 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 3 instances of 2 tasks, + the instances of `refine` (known at run time)
+        results: done/1.0, done/2.0, done/2.1 and 3 more
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 3 succeeded, 6 unchanged (skipped) in [TIME]
+    ");
     let mut ran: Vec<String> = read(&t, "ran.txt").lines().map(str::to_owned).collect();
     ran.sort();
     assert_eq!(ran, ["1.0", "2.0", "2.1", "3.0", "3.1", "3.2"], "each instance ran once");
@@ -239,11 +279,16 @@ fn nested_tasks_run_on_remote_workers_with_variants_and_retries() {
     let code = crate::support::process::finish(&t, &mut run, Duration::from_secs(60));
     assert_eq!(code, 0, "{}", read(&t, "run.stderr"));
     let _ = wait_child(&mut worker, Duration::from_secs(10));
-    assert!(
-        read(&t, "run.stderr").contains("! refine[3.1] failed (exit code 1), retrying (attempt 1)"),
-        "{}",
-        read(&t, "run.stderr")
-    );
+    insta::assert_snapshot!(t.normalize(&read(&t, "run.stderr")), @r"
+        run [RUN]: 5 instances of 4 tasks, + the instances of `refine`, `report` (known at run time)
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        + worker 0 joined: [HOST] ([ADDR]), 4 cpus, 0 gpus
+        ! refine[3.1] failed (exit code 1), retrying (attempt 1)
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 17 succeeded in [TIME]
+    ");
     assert_eq!(read(&t, "all.txt").lines().count(), 6);
 }
 
@@ -259,13 +304,19 @@ fn the_pocket_docking_example_docks_into_every_pocket() {
     let labels = statuses(&t, None);
     let docked: Vec<&str> = labels.keys().filter(|l| l.starts_with("dock[")).map(String::as_str).collect();
     // 2xyz (index 2) has no pocket; 3ert (index 1) has three.
-    assert!(docked.contains(&"dock[1.2]") && !docked.iter().any(|l| l.starts_with("dock[2.")), "{docked:?}");
+    insta::assert_snapshot!(docked.join(" "), @"dock[0.0] dock[0.1] dock[1.0] dock[1.1] dock[1.2] dock[3.0] dock[3.1] dock[4.0] dock[5.0] dock[5.1]");
     // Editing the docking script reruns every pose and the summary, nothing else.
     let script = read(&t, "scripts/dock.sh").replace("* 7", "* 9");
     fs_err::write(t.path().join("scripts/dock.sh"), script).expect("edit the script");
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
-    assert!(again.stderr.contains("11 succeeded, 6 unchanged"), "{}", again.stderr);
+    insta::assert_snapshot!(t.normalize(&again.stderr), @r"
+        run [RUN]: 7 instances of 3 tasks, + the instances of `dock` (known at run time)
+        results: summary.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 11 succeeded, 6 unchanged (skipped) in [TIME]
+    ");
 }
 
 #[test]
@@ -273,9 +324,13 @@ fn dry_exec_warns_once_per_nested_task() {
     let t = Test::new().workflow(&screening()).file("hits/2.txt", "a\nb\n");
     let out = t.run_with(&["run", "--dry-exec"]);
     assert_code(&out, 0);
-    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("does not exist")).collect();
-    assert_eq!(warnings.len(), 1, "{}", out.stderr);
-    assert!(warnings[0].contains("(and the other files of this task that are missing)"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 5 instances of 4 tasks, + the instances of `refine`, `report` (known at run time)
+        warning: `hits/0.txt` does not exist (its writers did not run under --dry-exec): no instances (and the other files of this task that are missing)
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 9 succeeded in [TIME] (--dry-exec: nothing was executed)
+    ");
     // The file on disk is read under --dry-exec: two instances of part 2.
     let labels = statuses(&t, None);
     assert_eq!(labels.keys().filter(|l| l.starts_with("refine[")).count(), 2, "{labels:?}");
@@ -302,8 +357,21 @@ outputs = ["out/{{ index }}.{{ subindex }}.txt"]
     );
     let out = t.run_with(&["check"]);
     assert_code(&out, 2);
-    assert!(out.stderr.contains("dependency cycle: search → refine → search"), "{}", out.stderr);
-    assert!(out.stderr.contains("`search` → `refine` (expansion), `refine` → `search`"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r#"
+        flow::compile::cycle
+
+          × dependency cycle: search → refine → search
+           ╭─[workflow.toml:3:8]
+         2 │ [[tasks]]
+         3 │ name = "search"
+           ·  ────┬───
+           ·  ╰── part of the cycle
+         4 │ range = "1-3"
+           ╰────
+          help: remove one of these dependencies: `search` → `refine` (expansion), `refine` → `search`
+                (files)
+        error: 1 problem in workflow.toml
+    "#);
 }
 
 #[test]
@@ -323,11 +391,20 @@ command = "echo {{ item }} {{ subindex }}"
     let t = Test::new().workflow(workflow).file("pockets/1.txt", "a\n").file("pockets/3.txt", "b\nc\n");
     let out = t.run_with(&["check"]);
     assert_code(&out, 2);
-    assert!(
-        out.stderr.contains("`pockets/2.txt`, the `each_line` file of `receptor[2]`, does not exist"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r#"
+        flow::compile::unreadable_file
+
+          × `pockets/2.txt`, the `each_line` file of `receptor[2]`, does not exist, and no task writes it
+            ╭─[workflow.toml:10:13]
+          9 │ for_each = "receptor"
+         10 │ each_line = "pockets/{{ index }}.txt"
+            ·  ────────────┬────────────
+            ·  ╰── rendered per instance
+         11 │ command = "echo {{ item }} {{ subindex }}"
+            ╰────
+          help: create the files, or list them in the `outputs` of the task that writes them
+        error: 1 problem in workflow.toml
+    "#);
     let t = t.file("pockets/2.txt", "");
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
@@ -340,11 +417,22 @@ fn plan_why_reads_the_parts_whose_producer_would_not_run() {
     assert_code(&t.run_with(&["run"]), 0);
     fs_err::remove_file(t.path().join("hits/2.txt")).expect("remove a producer's output");
     let plan = t.success_with(&["plan", "--why"]);
-    assert!(plan.contains("search: 1 of 4 would run, 3 unchanged"), "{plan}");
-    assert!(plan.contains("refine: 0 of 4 would run, 4 unchanged; 1 part known after `search` runs"), "{plan}");
-    assert!(plan.contains("report: 0 of 4 would run, 4 unchanged; 1 part known after `search` runs"), "{plan}");
+    insta::assert_snapshot!(t.normalize(&plan), @r"
+        search: 1 of 4 would run, 3 unchanged
+          1 output `hits/2.txt` missing: search[2]
+        refine: 0 of 4 would run, 4 unchanged; 1 part known after `search` runs
+        report: 0 of 4 would run, 4 unchanged; 1 part known after `search` runs
+        combine: 1 of 1 would run, 0 unchanged
+          1 after `report`, which runs first: combine
+    ");
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
     // search[2] wrote the same two hits again: its part is unchanged too.
-    assert!(out.stderr.contains("1 succeeded, 16 unchanged"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 5 instances of 4 tasks, + the instances of `refine`, `report` (known at run time)
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 1 succeeded, 16 unchanged (skipped) in [TIME]
+    ");
 }

@@ -55,7 +55,19 @@ fn a_workflow_runs_through_pbs_allocations() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let all = fs_err::read_to_string(t.path().join("all.txt")).expect("all.txt");
     assert!(all.lines().all(|l| l.ends_with(".fakepbs")), "tasks ran inside the PBS job: {all}");
-    assert!(out.stderr.contains("+ allocation 1 (job 1.fakepbs) started"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 4 instances of 2 tasks
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        + allocation 1 (job 1.fakepbs) queued
+        + worker 0 joined: [HOST] ([ADDR]), 2 cpus, 0 gpus
+        + allocation 1 (job 1.fakepbs) started
+        - allocation 1 (job 1.fakepbs) finished: the run ended
+        - worker 0 ([HOST]) left: the run ended
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 4 succeeded in [TIME]
+    ");
     // What qsub was given: the extra arguments, then the script, which is what real PBS would read.
     assert_eq!(recorded(&t, "qsub.log").lines().next(), Some("-m n [DIR]/.flow/runs/[RUN]/allocs/1.sh"));
     insta::assert_snapshot!("pbs_job_script", recorded(&t, "1.sh"));
@@ -66,15 +78,19 @@ fn a_workflow_runs_through_pbs_allocations() {
         assert!(!Path::new("/proc").join(pid.trim()).exists(), "job {n} still runs");
     }
     let listed = t.success_with(&["alloc", "list"]);
-    assert!(listed.contains("PBS queue") && listed.contains("1.fakepbs"), "{listed}");
+    insta::assert_snapshot!(t.normalize(&listed), @r"
+        run [RUN]: profile `pbs`, PBS queue, 1 allocation
+          ID  JOB  STATE  WORKERS  WAITED  RAN  REASON
+          1  1.fakepbs  finished  0/1  [TIME]  [TIME]  the run ended
+    ");
     // The job's output went into the run log too: it outlives the job's own file.
     let from_file = t.success_with(&["alloc", "log", "1"]);
-    assert!(from_file.contains("worker left"), "{from_file}");
+    insta::assert_snapshot!(t.normalize(&from_file), @"worker left: the run ended");
     let run = entries(&t.path().join(".flow/runs")).into_iter().next_back().expect("a run");
     fs_err::remove_file(t.path().join(".flow/runs").join(run).join("allocs/1.out")).expect("remove");
     assert_eq!(t.success_with(&["alloc", "log", "1.fakepbs"]), from_file);
     // It is not a task's output.
-    assert!(!t.success_with(&["log", "cat"]).contains("worker left"));
+    assert_eq!(t.success_with(&["log", "cat"]), "");
 }
 
 #[test]
@@ -83,15 +99,30 @@ fn a_refused_submission_pauses_the_queue_quoting_qsub() {
         .env("FAKE_PBS_FAIL", "Unknown queue MSG=requested queue not found");
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("the PBS queue is paused after 3 failed allocations"), "{}", out.stderr);
-    assert!(out.stderr.contains("qsub: Unknown queue MSG=requested queue not found"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 1 instance of 1 task
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        ✗ allocation 1 failed: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+        ✗ allocation 2 failed: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+        ✗ allocation 3 failed: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+        ✗ the PBS queue is paused after 3 failed allocations in a row; the last one: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 1 cancelled in [TIME]
+    ");
     assert_eq!(recorded(&t, "qsub.log").lines().count(), 3, "no submissions after the pause");
     let listed = t.success_with(&["alloc", "list"]);
-    assert!(listed.contains("paused"), "{listed}");
+    insta::assert_snapshot!(t.normalize(&listed), @r"
+        run [RUN]: profile `pbs`, PBS queue, 3 allocations; the PBS queue is paused after 3 failed allocations in a row; the last one: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+          ID  JOB  STATE  WORKERS  WAITED  RAN  REASON
+          1  -  failed  0/1  [TIME]  -  `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+          2  -  failed  0/1  [TIME]  -  `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+          3  -  failed  0/1  [TIME]  -  `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found
+    ");
     let json: serde_json::Value =
         serde_json::from_str(&t.success_with(&["alloc", "list", "--json"])).expect("one JSON document");
     assert_eq!((&json["version"], &json["queue"]["profile"]), (&1.into(), &"pbs".into()), "{json}");
-    assert!(json["queue"]["paused"].as_str().is_some_and(|p| p.contains("paused")), "{json}");
+    insta::assert_snapshot!(json["queue"]["paused"].as_str().unwrap_or("<not a string>"), @"the PBS queue is paused after 3 failed allocations in a row; the last one: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found");
     assert!(json["queue"]["time_limit_us"].as_u64().is_some_and(|us| us % 1_000_000 == 0), "{json}");
     let states: Vec<&str> = json["allocations"]
         .as_array()
@@ -109,12 +140,20 @@ fn a_job_that_ends_before_its_worker_connects_is_noticed_by_polling() {
     let t = pbs("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n", &profiles);
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("it ended before any worker connected; its output ends with: no such module"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("paused"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 1 instance of 1 task
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        + allocation 1 (job 1.fakepbs) queued
+        ✗ allocation 1 (job 1.fakepbs) failed: it ended before any worker connected; its output ends with: no such module
+        + allocation 2 (job 2.fakepbs) queued
+        ✗ allocation 2 (job 2.fakepbs) failed: it ended before any worker connected; its output ends with: no such module
+        + allocation 3 (job 3.fakepbs) queued
+        ✗ allocation 3 (job 3.fakepbs) failed: it ended before any worker connected; its output ends with: no such module
+        ✗ the PBS queue is paused after 3 failed allocations in a row; the last one: it ended before any worker connected; its output ends with: no such module
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 1 cancelled in [TIME]
+    ");
     assert!(!recorded(&t, "qstat.log").is_empty(), "qstat was asked");
 }
 
@@ -142,26 +181,47 @@ fn profile_mistakes_are_reported_with_their_place() {
     );
     let out = t.run_with(&["run", "--profile", "hpc"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("flow.profiles.toml"), "{}", out.stderr);
     // Every problem at once: the unknown key and the bad duration.
-    assert!(out.stderr.contains("unknown key `max_wrkers` in a queue"), "{}", out.stderr);
-    assert!(out.stderr.contains("did you mean `max_workers`?"), "{}", out.stderr);
-    assert!(out.stderr.contains("`time_limit`"), "{}", out.stderr);
-    assert!(out.stderr.contains("2 problems in flow.profiles.toml"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r#"
+        flow::profile::value
+
+          × `time_limit`: `forever` is not a duration
+           ╭─[flow.profiles.toml:3:14]
+         2 │ manager = "slurm"
+         3 │ time_limit = "forever"
+           ·  ────┬────
+           ·  ╰── not a duration
+         4 │ max_wrkers = 2
+           ╰────
+          help: write a duration such as "30m" or "2h"
+        flow::spec::unknown_key
+
+          × unknown key `max_wrkers` in a queue
+           ╭─[flow.profiles.toml:4:1]
+         3 │ time_limit = "forever"
+         4 │ max_wrkers = 2
+           · ─────┬────
+           ·  ╰── unknown key
+           ╰────
+          help: did you mean `max_workers`?
+        error: 2 problems in flow.profiles.toml
+    "#);
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")
         .file("flow.profiles.toml", "[profile.hpc]\nlisten = \"0.0.0.0:0\"\n");
     let out = t.run_with(&["run", "--profile", "hcp"]);
     assert_eq!(out.code, 2);
-    assert!(
-        out.stderr.contains("there is no profile `hcp`") && out.stderr.contains("the profiles are: hpc"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        flow::profile::unknown
+
+          × there is no profile `hcp`
+          help: the profiles are: hpc
+        error: 1 problem in flow.profiles.toml
+    ");
     let bare = Test::new().workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n").env("HOME", "/nonexistent");
     let out = bare.run_with(&["run", "--profile", "hpc"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("no profiles file"), "{}", out.stderr);
+    insta::assert_snapshot!(bare.normalize(&out.stderr), @"error: `--profile hpc`: no profiles file; write `flow.profiles.toml` next to the workflow (or `~/.config/flow/profiles.toml`) with a `[profile.hpc]` table");
 }
 
 /// Starts `flow run --profile pbs` in the background with the fake server
@@ -180,9 +240,14 @@ fn run_with_a_held_job(t: &Test) -> std::process::Child {
         .expect("start flow");
     let queued = wait_for(Duration::from_secs(30), || {
         let runs = t.path().join(".flow/runs");
-        entries(&runs)
-            .into_iter()
-            .any(|r| fs_err::read_to_string(runs.join(r).join("allocs.json")).is_ok_and(|s| s.contains("1.fakepbs")))
+        // The file is rewritten as the run goes: a torn read is no answer yet.
+        entries(&runs).into_iter().any(|r| {
+            fs_err::read_to_string(runs.join(r).join("allocs.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|v| v["allocations"].as_array().map(|a| a.iter().any(|a| a["job_id"] == "1.fakepbs")))
+                .unwrap_or(false)
+        })
     });
     assert!(queued, "no job was queued");
     run
@@ -195,7 +260,7 @@ fn an_interrupted_run_deletes_its_queued_jobs_with_qdel() {
     // It stays queued: polling (every second here) sees it alive and does not submit again.
     std::thread::sleep(Duration::from_millis(2500));
     let why = t.success_with(&["explain", "t"]);
-    assert!(why.contains("1 allocation is queued in PBS: job 1.fakepbs"), "{why}");
+    insta::assert_snapshot!(t.normalize(&why), @"t: waiting for a worker: none is connected; 1 allocation is queued in PBS: job 1.fakepbs for [TIME]");
     signal(run.id(), "-INT");
     let status = wait_child(&mut run, Duration::from_secs(30)).expect("the run ends");
     assert_eq!(status.code(), Some(130));
@@ -220,13 +285,41 @@ fn a_task_no_worker_of_the_queue_can_fit_is_cancelled_once_one_has_joined() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     // Issue 13: a dependent said "huge failed" although `huge` was cancelled.
     let reasons = t.success_with(&["log", "list", "--json"]);
-    let then = reasons.lines().find(|l| l.contains("\"then\"")).expect("then is listed");
-    assert!(then.contains("huge was cancelled: no worker can run it"), "{then}");
-    assert!(
-        out.stderr.contains("the queue can never run `huge`: the queue's workers cannot run it: needs 512 cpus"),
-        "{}",
-        out.stderr
-    );
+    let reasons: Vec<(String, String)> = reasons
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .map(|v| (v["task"].as_str().unwrap_or("?").to_owned(), v["reason"].as_str().unwrap_or("-").to_owned()))
+        .collect();
+    insta::assert_snapshot!(format!("{reasons:#?}"), @r#"
+        [
+            (
+                "small",
+                "-",
+            ),
+            (
+                "huge",
+                "the queue's workers cannot run it: needs 512 cpus, the largest worker has 2",
+            ),
+            (
+                "then",
+                "huge was cancelled: no worker can run it",
+            ),
+        ]
+    "#);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 3 instances of 3 tasks
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        + allocation 1 (job 1.fakepbs) queued
+        + worker 0 joined: [HOST] ([ADDR]), 2 cpus, 0 gpus
+        + allocation 1 (job 1.fakepbs) started
+        ! the queue can never run `huge`: the queue's workers cannot run it: needs 512 cpus, the largest worker has 2
+        - allocation 1 (job 1.fakepbs) finished: the run ended
+        - worker 0 ([HOST]) left: the run ended
+        results: ok.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 1 succeeded, 2 cancelled in [TIME]
+    ");
     assert_eq!(fs_err::read_to_string(t.path().join("ok.txt")).unwrap(), "ok\n");
     assert_eq!(read_server(&t, "qsub.log").lines().count(), 1, "no allocation is wasted on `huge`");
 }
@@ -237,7 +330,13 @@ fn work_running_on_the_embedded_worker_asks_nothing_of_the_queue() {
     let t = pbs("[[tasks]]\nname = \"t\"\nrange = \"1-2\"\ncommand = \"sleep 3\"\n", &profiles);
     let out = t.run_with(&["run", "--profile", "pbs", "--cpus", "2"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("2 succeeded"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 2 instances of 1 task
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 2 succeeded in [TIME]
+    ");
     assert_eq!(recorded(&t, "qsub.log"), "", "both tasks ran on the embedded worker from the start");
 }
 
@@ -250,10 +349,27 @@ fn a_profile_missing_next_to_the_workflow_is_taken_from_the_users_config() {
     let config = t.path().join("config");
     let t = t.env("XDG_CONFIG_HOME", config.to_str().expect("utf-8 path"));
     let script = t.success_with(&["alloc", "--dry-run", "--profile", "hpc"]);
-    assert!(script.contains("#SBATCH --time=01:00:00"), "{script}");
+    insta::assert_snapshot!(t.normalize(&script), @r"
+        # submitted with: sbatch --parsable [DIR]/.flow/runs/RUN_ID/allocs/N.sh
+        #!/bin/bash
+        #SBATCH --job-name=flow-RUN_ID
+        #SBATCH --output=[DIR]/.flow/runs/RUN_ID/allocs/N.out
+        #SBATCH --time=01:00:00
+        #SBATCH --nodes=1
+        #SBATCH --ntasks-per-node=1
+        #SBATCH --exclusive
+
+        exec [FLOW] worker --access [DIR]/.flow/runs/RUN_ID/access.json --time-limit [TIME] --idle-timeout [TIME]
+    ");
     let out = t.run_with(&["alloc", "--dry-run", "--profile", "nope"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("there is no profile `nope`") && out.stderr.contains("laptop"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        flow::profile::unknown
+
+          × there is no profile `nope`
+          help: the profiles are: laptop
+        error: 1 problem in flow.profiles.toml
+    ");
 }
 
 #[test]
@@ -266,7 +382,19 @@ fn the_next_run_deletes_the_jobs_a_killed_run_left_queued() {
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(read_server(&t, "qdel.log").lines().any(|l| l == "1.fakepbs"), "the old job was deleted");
-    assert!(out.stderr.contains("cancelled its jobs 1.fakepbs"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 1 instance of 1 task
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        warning: run [RUN] was killed; cancelled its jobs 1.fakepbs
+        + allocation 1 (job 2.fakepbs) queued
+        + worker 0 joined: [HOST] ([ADDR]), 2 cpus, 0 gpus
+        + allocation 1 (job 2.fakepbs) started
+        - allocation 1 (job 2.fakepbs) finished: the run ended
+        - worker 0 ([HOST]) left: the run ended
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 1 succeeded in [TIME]
+    ");
     let pid = read_server(&t, "1.pid");
     assert!(wait_for(Duration::from_secs(5), || !Path::new("/proc").join(pid.trim()).exists()), "the old job is gone");
 }
@@ -294,7 +422,19 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let deleted = fs_err::read_to_string(server.join("qdel.log")).unwrap_or_default();
     assert!(!deleted.lines().any(|l| l == "1.fakepbs"), "the innocent job was deleted");
-    assert!(out.stderr.contains("none of its jobs 1.fakepbs is still queued as"), "{}", out.stderr);
+    insta::assert_snapshot!(t.normalize(&out.stderr), @r"
+        run [RUN]: 1 instance of 1 task
+        workers join with: flow worker --access [DIR]/.flow/runs/[RUN]/access.json
+        warning: run [RUN] was killed; none of its jobs 1.fakepbs is still queued as `flow-[RUN]` of yours, so none was cancelled
+        + allocation 1 (job 2.fakepbs) queued
+        + worker 0 joined: [HOST] ([ADDR]), 2 cpus, 0 gpus
+        + allocation 1 (job 2.fakepbs) started
+        - allocation 1 (job 2.fakepbs) finished: the run ended
+        - worker 0 ([HOST]) left: the run ended
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 1 succeeded in [TIME]
+    ");
     let pid = read_server(&t, "1.pid");
     assert!(Path::new("/proc").join(pid.trim()).exists(), "the innocent job still runs");
     signal(pid.trim().parse().unwrap(), "-KILL");
@@ -307,8 +447,11 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
 /// the 30m), which `flow check --profile` passed.
 #[test]
 fn a_time_request_the_workers_cannot_meet_is_reported_once() {
-    for time in ["30m", "29m"] {
-        a_time_request_is_reported_once(time);
+    // Both report alike, the request shown as `[REQUEST]`: one snapshot.
+    insta::allow_duplicates! {
+        for time in ["30m", "29m"] {
+            a_time_request_is_reported_once(time);
+        }
     }
     let t = pbs("[[tasks]]\nname = \"fits\"\ncommand = \"true\"\ntime_request = \"28m59s\"\n", PROFILES);
     t.success_with(&["check", "--profile", "pbs"]);
@@ -324,20 +467,23 @@ fn a_time_request_is_reported_once(time: &str) {
     );
     let check = t.run_with(&["check", "--profile", "pbs"]);
     assert_eq!(check.code, 2, "{}", check.stderr);
-    assert!(
-        check.stderr.contains(&format!("can never run `exact`: its time_request ({time}) does not fit in the")),
-        "{}",
-        check.stderr
-    );
-    assert!(check.stderr.contains("a worker of the queue gets"), "{}", check.stderr);
     // The help names the limit exceeded, not every limit a queue has.
-    assert!(
-        check
-            .stderr
-            .contains("help: lower the task's `time_request`, or raise the queue's `time_limit` in the profile"),
-        "{}",
-        check.stderr
-    );
+    insta::assert_snapshot!(t.normalize(&check.stderr).replace(&format!("({time})"), "([REQUEST])"), @r#"
+        flow::check::queue
+
+          × the queue of profile `pbs` can never run `exact`: its time_request ([REQUEST]) does not fit in the
+          │ 29m a worker of the queue gets (its time_limit of 30m less a margin for starting and stopping;
+          │ a task must end before its worker)
+           ╭─[workflow.toml:5:8]
+         4 │ [[tasks]]
+         5 │ name = "exact"
+           ·  ───┬───
+           ·  ╰── this task
+         6 │ command = "true"
+           ╰────
+          help: lower the task's `time_request`, or raise the queue's `time_limit` in the profile
+        error: 1 problem in workflow.toml
+    "#);
     let out = t.run_with(&["run", "--profile", "pbs"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert_eq!(out.stderr.matches("the queue can never run `exact`").count(), 1, "{}", out.stderr);

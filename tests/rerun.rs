@@ -37,7 +37,7 @@ fn an_instance_that_ran_in_its_second_variant_is_unchanged_next_time() {
     assert_code(&t.run_with(&["run", "--gpus", "0", "--cpus", "2"]), 0);
     assert_eq!(crate::support::process::read(&t, "s0.txt"), "2\n");
     let plan = t.success_with(&["plan", "--why"]);
-    assert!(plan.contains("score: 0 of 2 would run, 2 unchanged"), "{plan}");
+    insta::assert_snapshot!(t.normalize(&plan), @"score: 0 of 2 would run, 2 unchanged");
     assert_code(&t.run_with(&["run", "--gpus", "0", "--cpus", "2"]), 0);
     assert_eq!(executed(&t), set(&[]));
 }
@@ -50,7 +50,10 @@ fn an_output_edited_by_hand_is_not_trusted() {
     assert_code(&t.run_with(&["run"]), 0);
     let t = t.file("hits.txt", "99\n");
     let plan = t.success_with(&["plan", "--why"]);
-    assert!(plan.contains("1 output `hits.txt` changed since it was written: hits"), "{plan}");
+    insta::assert_snapshot!(t.normalize(&plan), @r"
+        hits: 1 of 1 would run, 0 unchanged
+          1 output `hits.txt` changed since it was written: hits
+    ");
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(executed(&t), set(&["hits"]));
     assert_eq!(crate::support::process::read(&t, "hits.txt"), "1\n2\n");
@@ -109,32 +112,42 @@ fn outputs_of_vanished_instances_are_moved_before_anything_reads_them() {
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(crate::support::process::read(&t, "all.txt"), "r1\nr2\nr3\nr4\n1\n2\n3\n4\n");
     let plan = t.success_with(&["plan", "--why", "-v", "n=2"]);
-    assert!(
-        plan.contains("  2 outputs no instance writes any more would be moved aside: g/3.txt, g/4.txt\n"),
-        "{plan}"
-    );
+    insta::assert_snapshot!(t.normalize(&plan), @r"
+        select: 1 of 1 would run, 0 unchanged
+          1 command changed: select
+        refine: instances known after `select` runs
+        gen: 0 of 2 would run, 2 unchanged
+          2 outputs no instance writes any more would be moved aside: g/3.txt, g/4.txt
+        combine: 1 of 1 would run, 0 unchanged
+          1 after `refine`, which runs first: combine
+    ");
     let out = t.run_with(&["run", "-v", "n=2"]);
     assert_code(&out, 0);
     let run = crate::run::run_ids(t.path()).pop().expect("a run");
-    assert!(
-        out.stderr.contains(&format!(
-            "~ gen: moved 2 outputs no instance writes any more (left by gen[3], gen[4]) to .flow/runs/{run}/stale/: g/3.txt, g/4.txt\n"
-        )),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("~ refine: moved 2 outputs no instance writes any more (left by refine[2], refine[3])"),
-        "{}",
-        out.stderr
-    );
+    insta::assert_snapshot!(t.normalize(&out.stderr.replace(&run, "[THIS RUN]")), @r"
+        run [THIS RUN]: 4 instances of 4 tasks, + the instances of `refine` (known at run time)
+        ~ gen: moved 2 outputs no instance writes any more (left by gen[3], gen[4]) to .flow/runs/[THIS RUN]/stale/: g/3.txt, g/4.txt
+        ~ refine: moved 2 outputs no instance writes any more (left by refine[2], refine[3]) to .flow/runs/[THIS RUN]/stale/: refined/3.txt, refined/4.txt
+        + refine: 2 instances from hits.txt
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [THIS RUN]: 2 succeeded, 4 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(crate::support::process::read(&t, "all.txt"), "r1\nr2\n1\n2\n");
     assert_eq!(executed(&t), set(&["combine", "select"]));
     let kept = t.path().join(".flow/runs").join(&run).join("stale/refined/4.txt");
     assert_eq!(fs_err::read_to_string(kept).expect("moved, not deleted"), "r4\n");
     // Nothing changed since: nothing runs, nothing moves.
     let again = t.run_with(&["run", "-v", "n=2"]);
-    assert!(!again.stderr.contains("moved"), "{}", again.stderr);
+    insta::assert_snapshot!(t.normalize(&again.stderr), @r"
+        run [RUN]: 4 instances of 4 tasks, + the instances of `refine` (known at run time)
+        + refine: 2 instances from hits.txt
+        results: all.txt
+        log:  flow log list
+        report:  flow report
+        run [RUN]: 0 succeeded, 6 unchanged (skipped) in [TIME]
+    ");
     assert_eq!(executed(&t), set(&[]));
 }
 

@@ -10,7 +10,13 @@
 //!     .stderr("")
 //!     .success();
 //! ```
+//!
+//! Where the output holds what varies between runs (run ids, durations,
+//! the temporary directory), `.stdout_normalized()`/`.stderr_normalized()`
+//! compare after [`normalize`] on both sides: the expectation reads
+//! `run [RUN]` and `[DIR]/out.txt`. `.stdout()`/`.stderr()` stay byte-exact.
 
+pub mod normalize;
 pub mod process;
 
 use std::path::{Path, PathBuf};
@@ -25,9 +31,15 @@ pub struct Test {
     cwd: Option<PathBuf>,
     env: Vec<(String, String)>,
     timeout: Duration,
-    expected_stdout: Option<String>,
-    expected_stderr: Option<String>,
+    expected_stdout: Option<Expected>,
+    expected_stderr: Option<Expected>,
     expected_files: Vec<(String, String)>,
+}
+
+/// An expected stream, and whether it is compared [`normalize`]d.
+struct Expected {
+    text: String,
+    normalized: bool,
 }
 
 /// What a finished invocation printed.
@@ -120,14 +132,32 @@ impl Test {
 
     /// Expects exactly this on stdout from [`Test::success`], [`Test::invalid`] or [`Test::status`].
     pub fn stdout(mut self, expected: &str) -> Self {
-        self.expected_stdout = Some(expected.to_owned());
+        self.expected_stdout = Some(Expected { text: expected.to_owned(), normalized: false });
         self
     }
 
     /// Expects exactly this on stderr from [`Test::success`], [`Test::invalid`] or [`Test::status`].
     pub fn stderr(mut self, expected: &str) -> Self {
-        self.expected_stderr = Some(expected.to_owned());
+        self.expected_stderr = Some(Expected { text: expected.to_owned(), normalized: false });
         self
+    }
+
+    /// Like [`Test::stdout`], both sides [`Test::normalize`]d.
+    pub fn stdout_normalized(mut self, expected: &str) -> Self {
+        self.expected_stdout = Some(Expected { text: expected.to_owned(), normalized: true });
+        self
+    }
+
+    /// Like [`Test::stderr`], both sides [`Test::normalize`]d.
+    pub fn stderr_normalized(mut self, expected: &str) -> Self {
+        self.expected_stderr = Some(Expected { text: expected.to_owned(), normalized: true });
+        self
+    }
+
+    /// `text` with the test directory as `[DIR]` and run ids, durations and
+    /// sizes masked (see [`normalize::normalize`]).
+    pub fn normalize(&self, text: &str) -> String {
+        normalize::normalize_in(text, self.path())
     }
 
     /// Expects the file at `path` (relative to the test directory) to hold
@@ -148,15 +178,21 @@ impl Test {
         }
         let files = self.expected_files.iter().map(|(path, expected)| {
             let actual = fs_err::read_to_string(self.path().join(path)).unwrap_or_else(|e| format!("<{e}>"));
-            (path.as_str(), Some(expected), actual)
+            (path.as_str(), Some((expected.clone(), actual)))
         });
+        let stream = |expected: &Option<Expected>, actual: &str| {
+            expected.as_ref().map(|e| match e.normalized {
+                true => (self.normalize(&e.text), self.normalize(actual)),
+                false => (e.text.clone(), actual.to_owned()),
+            })
+        };
         let streams = [
-            ("stdout", self.expected_stdout.as_ref(), out.stdout.clone()),
-            ("stderr", self.expected_stderr.as_ref(), out.stderr.clone()),
+            ("stdout", stream(&self.expected_stdout, &out.stdout)),
+            ("stderr", stream(&self.expected_stderr, &out.stderr)),
         ];
-        for (what, expected, actual) in streams.into_iter().chain(files) {
-            if let Some(expected) = expected.filter(|e| **e != actual) {
-                wrong.push(format!("{what} differs:\n{}", diff(expected, &actual)));
+        for (what, compared) in streams.into_iter().chain(files) {
+            if let Some((expected, actual)) = compared.filter(|(e, a)| e != a) {
+                wrong.push(format!("{what} differs:\n{}", diff(&expected, &actual)));
             }
         }
         assert!(
