@@ -23,7 +23,7 @@ mod timeline_builder;
 mod tests;
 
 pub use graph_view::{GraphEdge, GraphView, Node};
-pub use render::{duration, is_report, render};
+pub use render::{is_report, render};
 pub use report::{AllocationSpan, Counts, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 pub use report_error::ReportError;
 pub use run_files::{RunFiles, STDERR_LINES};

@@ -10,6 +10,7 @@ use minijinja::{Environment, Value, context};
 
 use super::{Report, ReportError, svg};
 use crate::host::{UtcStyle, utc};
+use crate::units::{BytesStyle, DurationStyle, bytes, duration};
 
 /// The page template, with its CSS inline.
 const TEMPLATE: &str = include_str!("report.html");
@@ -17,8 +18,8 @@ const TEMPLATE: &str = include_str!("report.html");
 /// Writes `report` as HTML to `out`.
 pub fn render(report: &Report, out: &mut impl std::io::Write) -> Result<(), ReportError> {
     let mut env = Environment::new();
-    env.add_filter("duration", duration);
-    env.add_filter("bytes", crate::resources::bytes);
+    env.add_filter("duration", |us: u64| duration(us, DurationStyle::Spaced));
+    env.add_filter("bytes", |n: u64| bytes(n, BytesStyle::Trimmed));
     env.add_filter("time", time);
     env.add_filter("colour", |group: u32| svg::colour(group, "succeeded"));
     env.add_template("report.html", TEMPLATE).map_err(|e| ReportError::Render(e.to_string()))?;
@@ -48,18 +49,6 @@ pub fn is_report(path: &Path) -> std::io::Result<bool> {
     let mut head = Vec::with_capacity(HEAD.len());
     fs_err::File::open(path)?.take(HEAD.len() as u64).read_to_end(&mut head)?;
     Ok(head == HEAD.as_bytes())
-}
-
-/// A duration in µs for people: `850 µs`, `12 ms`, `3.4 s`, `5m 02s`, `2h 05m`.
-pub fn duration(us: u64) -> String {
-    let s = us / 1_000_000;
-    match us {
-        0..1_000 => format!("{us} µs"),
-        1_000..1_000_000 => format!("{} ms", us / 1_000),
-        1_000_000..60_000_000 => format!("{:.1} s", us as f64 / 1e6),
-        60_000_000..3_600_000_000 => format!("{}m {:02}s", s / 60, s % 60),
-        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
-    }
 }
 
 /// A time in µs since the Unix epoch as `2026-11-25 03:16:19 UTC`.
@@ -94,12 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn durations_read_naturally() {
-        let cases = [(850, "850 µs"), (12_345, "12 ms"), (3_400_000, "3.4 s"), (302_000_000, "5m 02s")];
-        for (us, text) in cases {
-            assert_eq!(duration(us), text);
-        }
-        assert_eq!(duration(7_500 * 1_000_000), "2h 05m");
+    fn times_read_naturally() {
         assert_eq!(time(1_700_000_000_000_000), "2023-11-14 22:13:20 UTC");
     }
 }
