@@ -9,8 +9,11 @@ use super::allocation::Allocation;
 /// One worker: its pools, what is free, and what the core runs on it.
 #[derive(Debug, Clone)]
 pub(super) struct Worker {
+    /// What it has.
     shape: WorkerShape,
+    /// What of it is free.
     pools: Pools,
+    /// When it goes away, if it has a time limit.
     pub(super) deadline: Option<Deadline>,
     /// Single-node tasks running here.
     pub(super) tasks: u32,
