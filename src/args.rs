@@ -56,6 +56,14 @@ pub struct WorkerArgs {
     pub resources: Vec<String>,
 }
 
+impl WorkerArgs {
+    /// `--memory` in bytes, if given, or what is wrong with it.
+    pub fn memory_bytes(&self) -> Result<Option<u64>, String> {
+        let parse = |m: &String| flow_engine::units::parse_size(m).map_err(|e| format!("`--memory {m}`: {e}"));
+        self.memory.as_ref().map(parse).transpose()
+    }
+}
+
 /// `flow plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {

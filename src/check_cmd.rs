@@ -4,6 +4,7 @@
 
 use flow_engine::diag::{Code, Diagnostic, Source};
 use flow_engine::ir::{Command, Domain, Expansion, GroupId, Resources};
+use flow_engine::resources::Unfit;
 use flow_engine::runtime::{Fit, fits};
 use flow_engine::template::{LeakKind, data_leaks, group_scope, json_value};
 use schemars::JsonSchema;
@@ -211,13 +212,13 @@ fn untracked_scripts(loaded: &Loaded) -> Result<Vec<Note>, Failure> {
 }
 
 /// How to fix the one queue limit a task exceeds, from the planner's reason.
-fn limit_help(why: &str) -> &'static str {
-    if why.starts_with("its time_request") {
-        "lower the task's `time_request`, or raise the queue's `time_limit` in the profile"
-    } else if why.contains("the queue allows at most") {
-        "lower the task's `nodes`, or raise the queue's `max_workers` in the profile"
-    } else {
-        "lower the task's request (or add a smaller variant), or raise the queue's `worker` in the profile"
+fn limit_help(why: &Unfit) -> &'static str {
+    match why {
+        Unfit::LongerThanQueue { .. } | Unfit::LongerThanWorker { .. } => {
+            "lower the task's `time_request`, or raise the queue's `time_limit` in the profile"
+        }
+        Unfit::OverQueueMax { .. } => "lower the task's `nodes`, or raise the queue's `max_workers` in the profile",
+        _ => "lower the task's request (or add a smaller variant), or raise the queue's `worker` in the profile",
     }
 }
 
@@ -235,7 +236,7 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<Vec<Note>, Failure> {
         }
     }
     if profile.local_worker {
-        let note = |(group, why): (&flow_engine::ir::Group, String)| Note {
+        let note = |(group, why): (&flow_engine::ir::Group, Unfit)| Note {
             at: None,
             message: format!(
                 "`{}` can run only on the embedded worker: the queue of profile `{name}` cannot: {why}",

@@ -12,8 +12,7 @@ use flow_engine::explain::{
 };
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::resources::{LARGEST, finishes_in, no_variant_fits};
-
-use crate::log_cmd::format_duration;
+use flow_engine::units::{DurationStyle, duration};
 
 /// Instances shown one by one when a selector names several.
 const SHOWN: usize = 10;
@@ -131,26 +130,26 @@ impl Text {
                 shortfalls => format!("no worker can run it: {}", no_variant_fits(shortfalls, LARGEST)),
             },
             Reason::TimeRequest { seconds, longest_left_s, queue_worker_s } => {
-                let asked = format_duration(seconds * 1_000_000);
+                let asked = duration(seconds * 1_000_000, DurationStyle::Hundredths);
                 match (longest_left_s, queue_worker_s) {
                     (Some(left), None) => format!(
                         "its time request ({asked}) does not fit in what any worker that fits has left (at most {})",
-                        format_duration(left * 1_000_000)
+                        duration(left * 1_000_000, DurationStyle::Hundredths)
                     ),
                     (Some(left), Some(limit)) => {
-                        let fits = finishes_in(Duration::from_secs(*seconds), Duration::from_secs(*limit));
+                        let fits = finishes_in(Some(Duration::from_secs(*seconds)), Some(Duration::from_secs(*limit)));
                         let later = if fits { "long enough for it" } else { "not long enough either" };
                         format!(
                             "its time request ({asked}) does not fit in what any worker that fits has left (at most {}); \
                              a new worker of the queue gets {}, {later}",
-                            format_duration(left * 1_000_000),
-                            format_duration(limit * 1_000_000)
+                            duration(left * 1_000_000, DurationStyle::Hundredths),
+                            duration(limit * 1_000_000, DurationStyle::Hundredths)
                         )
                     }
                     (None, Some(limit)) => format!(
                         "its time request ({asked}) does not fit in the {} a worker of the queue gets \
                          (its time_limit less a margin for starting and stopping)",
-                        format_duration(limit * 1_000_000)
+                        duration(limit * 1_000_000, DurationStyle::Hundredths)
                     ),
                     (None, None) => format!("its time request ({asked}) does not fit in what any worker has left"),
                 }
@@ -164,7 +163,9 @@ impl Text {
                 format!("ready, waiting for {wait}: {running} {tasks} running, {busy} of {workers} {noun} busy")
             }
             Reason::Running { attempt, ran } => {
-                let since = ran.started_us.map(|s| format!(" for {}", format_duration(self.now_us.saturating_sub(s))));
+                let since = ran
+                    .started_us
+                    .map(|s| format!(" for {}", duration(self.now_us.saturating_sub(s), DurationStyle::Hundredths)));
                 format!("running{}{}{}", on(ran.worker.as_ref()), since.unwrap_or_default(), attempt_note(*attempt))
             }
             Reason::Succeeded { attempt, ran } => {
@@ -252,7 +253,11 @@ impl Text {
                 .iter()
                 .take(3)
                 .map(|a| {
-                    format!("job {} for {}", a.job_id, format_duration(self.now_us.saturating_sub(a.submitted_us)))
+                    format!(
+                        "job {} for {}",
+                        a.job_id,
+                        duration(self.now_us.saturating_sub(a.submitted_us), DurationStyle::Hundredths)
+                    )
                 })
                 .collect();
             let more = q.queued.len().saturating_sub(3);
@@ -279,7 +284,8 @@ impl Text {
 
 /// ` in 1.25s on worker 0 (local)` (`word` is `in` or `after`).
 fn took(word: &str, ran: &Ran) -> String {
-    let time = ran.duration_us.map(|d| format!(" {word} {}", format_duration(d))).unwrap_or_default();
+    let time =
+        ran.duration_us.map(|d| format!(" {word} {}", duration(d, DurationStyle::Hundredths))).unwrap_or_default();
     format!("{time}{}", on(ran.worker.as_ref()))
 }
 

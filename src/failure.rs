@@ -40,7 +40,9 @@ impl Failure {
 impl From<RunError> for Failure {
     fn from(e: RunError) -> Self {
         match &e {
-            RunError::Unschedulable(lines) => Failure::Usage(lines.join("\nerror: ")),
+            RunError::Unschedulable(tasks) => {
+                Failure::Usage(tasks.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))
+            }
             RunError::Options(_) => Failure::Usage(e.to_string()),
             RunError::Io(_) => Failure::Io(e.to_string()),
             RunError::Crashed(_) => Failure::Internal(e.to_string()),

@@ -154,11 +154,7 @@ pub fn worker(args: &WorkerArgs) -> Result<Option<Capacity>, Failure> {
         })
         .transpose()
     };
-    let memory = args
-        .memory
-        .as_ref()
-        .map(|m| flow_engine::units::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}"))))
-        .transpose()?;
+    let memory = args.memory_bytes().map_err(Failure::Usage)?;
     let custom = if args.resources.is_empty() { None } else { Some(custom_resources(&args.resources)?) };
     Ok(Some(Capacity { cpus: amount("cpus", args.cpus)?, gpus: amount("gpus", args.gpus)?, memory, custom }))
 }

@@ -507,41 +507,9 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
     text
 }
 
-/// `512 B`, `10.0 KiB`, `1.5 GiB`.
-pub(crate) fn format_bytes(n: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{n} B") } else { format!("{value:.1} {}", units[unit]) }
-}
-
-/// `0.25s`, `12.00s`, `3m05s`, `2h07m`.
-pub(crate) fn format_duration(us: u64) -> String {
-    let secs = us / 1_000_000;
-    match secs {
-        0..60 => format!("{:.2}s", us as f64 / 1e6),
-        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
-        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_and_durations_read_well() {
-        assert_eq!(format_bytes(512), "512 B");
-        assert_eq!(format_bytes(10 * 1024), "10.0 KiB");
-        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
-        assert_eq!(format_duration(250_000), "0.25s");
-        assert_eq!(format_duration(185_000_000), "3m05s");
-        assert_eq!(format_duration(7_620_000_000), "2h07m");
-    }
 
     #[test]
     fn tables_align_and_trim() {

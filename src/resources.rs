@@ -1,14 +1,15 @@
 //! The resources a worker on this machine owns: detected, or given with
 //! `--cpus/--gpus/--memory/--resource`.
 
-use flow_engine::runtime::{WorkerResources, detect};
+use flow_engine::resources::WorkerShape;
+use flow_engine::runtime::detect;
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
 use crate::load;
 
 /// A worker's resources on this machine: detected, then narrowed by the flags.
-pub fn local(args: &WorkerArgs) -> Result<WorkerResources, Failure> {
+pub fn local(args: &WorkerArgs) -> Result<WorkerShape, Failure> {
     let found = detect();
     let whole = |flag: &str, v: f64| {
         if v.fract() == 0.0 && v >= 0.0 {
@@ -33,10 +34,7 @@ pub fn local(args: &WorkerArgs) -> Result<WorkerResources, Failure> {
         }
         None => found.gpus,
     };
-    let memory = match &args.memory {
-        Some(m) => flow_engine::units::parse_size(m).map_err(|e| Failure::Usage(format!("`--memory {m}`: {e}")))?,
-        None => found.memory,
-    };
+    let memory = args.memory_bytes().map_err(Failure::Usage)?.unwrap_or(found.memory);
     let custom = load::custom_resources(&args.resources)?;
-    Ok(WorkerResources { cpus, gpus, memory, custom, deadline: None })
+    Ok(WorkerShape { cpus, gpus, memory, custom })
 }

@@ -294,7 +294,8 @@ fn write_workers(out: &mut impl Write, workers: &[WorkerInfo]) -> io::Result<()>
     writeln!(out, "  {} connected:", crate::plan::plural(workers.len() as u64, "worker"))?;
     for w in workers {
         let job = w.allocation.as_ref().map(|j| format!(", job {j}")).unwrap_or_default();
-        let (cpus, gpus) = (crate::plan::plural(w.cpus as u64, "cpu"), crate::plan::plural(w.gpus as u64, "gpu"));
+        let (cpus, gpus) = (w.shape.cpus.len() as u64, w.shape.gpus.len() as u64);
+        let (cpus, gpus) = (crate::plan::plural(cpus, "cpu"), crate::plan::plural(gpus, "gpu"));
         writeln!(out, "    {} {} ({cpus}, {gpus}{job}): {} running", w.id, w.hostname, w.running)?;
     }
     Ok(())
@@ -412,11 +413,8 @@ mod tests {
             id,
             hostname: hostname.into(),
             peer: String::new(),
-            cpus: 4,
-            gpus: 1,
-            memory: 0,
-            custom: Default::default(),
-            deadline_us: None,
+            shape: flow_engine::resources::WorkerShape::counted(4, 1, 0, Default::default()),
+            deadline: None,
             allocation: allocation.map(str::to_owned),
             running,
         }

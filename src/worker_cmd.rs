@@ -114,9 +114,9 @@ pub fn workers(args: &WorkersArgs) -> Result<(), String> {
             w.id,
             w.hostname,
             w.peer,
-            w.cpus,
-            w.gpus,
-            w.memory >> 30,
+            w.shape.cpus.len(),
+            w.shape.gpus.len(),
+            w.shape.memory >> 30,
             w.running
         );
     }

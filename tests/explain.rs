@@ -7,6 +7,7 @@ use std::time::Duration;
 use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalEvent, JournalRecord, JournalWriter};
 use flow_engine::profile::Manager;
+use flow_engine::resources::{Deadline, WorkerShape};
 use flow_engine::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, RunDir, RunLock, STATE_DIR, WorkerInfo};
 
 use crate::run::assert_code;
@@ -295,11 +296,8 @@ fn a_worker_of_an_allocation_is_named_with_its_job() {
         id: 1,
         hostname: "node17".into(),
         peer: "10.0.0.17:41000".into(),
-        cpus: 1,
-        gpus: 0,
-        memory: 4 << 30,
-        custom: Default::default(),
-        deadline_us: Some(flow_engine::host::now_us() + 4 * 3_600_000_000),
+        shape: WorkerShape::counted(1, 0, 4 << 30, Default::default()),
+        deadline: Some(Deadline::after(flow_engine::host::now_us(), Duration::from_secs(4 * 3600))),
         allocation: Some("4711".into()),
         running: 1,
     }]);
@@ -381,11 +379,8 @@ fn a_time_request_of_exactly_a_workers_limit_is_too_long_everywhere() {
         id: 1,
         hostname: "node17".into(),
         peer: "10.0.0.17:41000".into(),
-        cpus: 1,
-        gpus: 0,
-        memory: 4 << 30,
-        custom: Default::default(),
-        deadline_us: Some(flow_engine::host::now_us() + 570 * 1_000_000),
+        shape: WorkerShape::counted(1, 0, 4 << 30, Default::default()),
+        deadline: Some(Deadline::after(flow_engine::host::now_us(), Duration::from_secs(570))),
         allocation: Some("4711".into()),
         running: 0,
     }]);

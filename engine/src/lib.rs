@@ -28,7 +28,6 @@ pub mod units;
 /// not part of the engine's interface and may change at any time.
 #[doc(hidden)]
 pub mod bench {
-    pub use crate::runtime::core::{
-        Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId, WorkerResources,
-    };
+    pub use crate::resources::WorkerShape;
+    pub use crate::runtime::core::{Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId};
 }

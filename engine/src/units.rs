@@ -1,9 +1,11 @@
-//! Parsing of the value syntaxes inside strings: durations, sizes, integer ranges.
+//! Durations and sizes, read and written: the parsers of the value
+//! syntaxes inside strings (`"1h30m"`, `"4 GiB"`), and the only formatters
+//! of a duration ([`duration`]) and of a byte count ([`bytes`]) for people.
 //!
 //! Each parser returns a message fragment on failure; the caller turns it
 //! into a diagnostic at the value's span.
 
-use crate::ir::IntRange;
+use std::fmt::Write as _;
 
 /// Parses a duration: `"90s"`, `"15m"`, `"2h"`, `"1h30m"`, `"1d"`, `"HH:MM:SS"`,
 /// `"MM:SS"` or a bare number of seconds. Returns whole seconds.
@@ -89,46 +91,74 @@ fn size_bytes(bytes: f64, text: &str) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
-/// Parses `"1-1000"`, `"1-100:2"`, `"1,5,10-20"` into ranges, in the order written.
-pub fn parse_ranges(text: &str) -> Result<Vec<IntRange>, String> {
-    let mut out = Vec::new();
-    for part in text.split(',') {
-        let part = part.trim();
-        if part.is_empty() {
-            return Err(format!("empty part in range `{text}`"));
-        }
-        out.push(parse_range_part(part)?);
-    }
-    Ok(out)
+/// How [`duration`] writes a duration. Past a minute all but
+/// [`DurationStyle::Exact`] round down to the second, and past an hour to
+/// the minute, with two digits after the first part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationStyle {
+    /// `5s`, `1m05s`, `1h05m`: whole seconds, as a worker names a timeout.
+    Whole,
+    /// `0.25s`, `3m05s`, `2h07m`: hundredths under a minute, for log tables.
+    Hundredths,
+    /// `850 µs`, `12 ms`, `3.4 s`, `5m 02s`, `2h 05m`: for the report's
+    /// spans, with a space before each unit.
+    Spaced,
+    /// `90s` as `1m30s`, `2h30m`, `1h0m5s` as `1h5s`: every non-zero part,
+    /// for time limits that must read exactly.
+    Exact,
 }
 
-fn parse_range_part(part: &str) -> Result<IntRange, String> {
-    let (bounds, step) = match part.split_once(':') {
-        Some((b, s)) => {
-            let step: u64 = s.trim().parse().map_err(|_| format!("step `{s}` is not a positive integer"))?;
-            if step == 0 {
-                return Err(format!("step in `{part}` must be at least 1"));
-            }
-            (b.trim(), step)
+/// A duration of `us` µs for people, written as `style` says.
+pub fn duration(us: u64, style: DurationStyle) -> String {
+    let s = us / 1_000_000;
+    let sep = if style == DurationStyle::Spaced { " " } else { "" };
+    match (style, s) {
+        (DurationStyle::Exact, _) => exact(s),
+        (DurationStyle::Whole, 0..60) => format!("{s}s"),
+        (DurationStyle::Hundredths, 0..60) => format!("{:.2}s", us as f64 / 1e6),
+        (DurationStyle::Spaced, 0..60) => match us {
+            0..1_000 => format!("{us} µs"),
+            1_000..1_000_000 => format!("{} ms", us / 1_000),
+            _ => format!("{:.1} s", us as f64 / 1e6),
+        },
+        (_, 60..3600) => format!("{}m{sep}{:02}s", s / 60, s % 60),
+        _ => format!("{}h{sep}{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// `1h30m`, `90s` as `1m30s`, `0s`: each non-zero part of `secs`.
+fn exact(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut text = String::new();
+    for (v, unit) in [(h, "h"), (m, "m"), (s, "s")] {
+        if v > 0 {
+            let _ = write!(text, "{v}{unit}");
         }
-        None => (part, 1),
-    };
-    // A leading '-' belongs to a negative start; split on the first '-' after it.
-    let split = bounds.char_indices().skip(1).find(|&(_, c)| c == '-').map(|(i, _)| i);
-    let int = |s: &str| s.trim().parse::<i64>().map_err(|_| format!("`{s}` is not an integer"));
-    match split {
-        None => Ok(IntRange { start: int(bounds)?, count: 1, step }),
-        Some(i) => {
-            let (start, end) = (int(&bounds[..i])?, int(&bounds[i + 1..])?);
-            if end < start {
-                return Err(format!("range `{part}` ends before it starts"));
-            }
-            // All of i64 holds 2^64 integers, one more than a u64 counts.
-            let count = (i128::from(end) - i128::from(start)) / i128::from(step) + 1;
-            let count =
-                u64::try_from(count).map_err(|_| format!("range `{part}` holds more than 2^64 - 1 integers"))?;
-            Ok(IntRange { start, count, step })
+    }
+    if text.is_empty() { "0s".to_owned() } else { text }
+}
+
+/// How many decimals [`bytes`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BytesStyle {
+    /// Up to two, without trailing zeros: `4 GiB`, `1.5 GiB`, for messages.
+    Trimmed,
+    /// Always one: `4.0 GiB`, `10.0 KiB`, for columns of log tables.
+    Tenths,
+}
+
+/// A byte count in the largest binary unit that keeps it at least 1:
+/// `512 B`, then as `style` says (`1.5 GiB`, `10.0 KiB`).
+pub fn bytes(n: u64, style: BytesStyle) -> String {
+    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
+    let value = n as f64 / size as f64;
+    match style {
+        BytesStyle::Trimmed => {
+            let value = format!("{value:.2}");
+            format!("{} {unit}", value.trim_end_matches('0').trim_end_matches('.'))
         }
+        BytesStyle::Tenths => format!("{value:.1} {unit}"),
     }
 }
 
@@ -175,14 +205,41 @@ mod tests {
     }
 
     #[test]
-    fn ranges() {
-        let r = |start, count, step| IntRange { start, count, step };
-        assert_eq!(parse_ranges("1-1000"), Ok(vec![r(1, 1000, 1)]));
-        assert_eq!(parse_ranges("1-100:2"), Ok(vec![r(1, 50, 2)]));
-        assert_eq!(parse_ranges("1,5,10-20"), Ok(vec![r(1, 1, 1), r(5, 1, 1), r(10, 11, 1)]));
-        assert_eq!(parse_ranges("-5--1"), Ok(vec![r(-5, 5, 1)]));
-        for bad in ["", "1-", "a-b", "10-1", "1-10:0", "1,,2"] {
-            assert!(parse_ranges(bad).is_err(), "{bad}");
+    fn durations_read_naturally() {
+        let sec = 1_000_000;
+        let cases = [
+            (5 * sec, ["5s", "5.00s", "5.0 s", "5s"]),
+            (250_000, ["0s", "0.25s", "250 ms", "0s"]),
+            (850, ["0s", "0.00s", "850 µs", "0s"]),
+            (90 * sec, ["1m30s", "1m30s", "1m 30s", "1m30s"]),
+            (185 * sec, ["3m05s", "3m05s", "3m 05s", "3m5s"]),
+            (7_620 * sec, ["2h07m", "2h07m", "2h 07m", "2h7m"]),
+            (3_605 * sec, ["1h00m", "1h00m", "1h 00m", "1h5s"]),
+        ];
+        let styles = [DurationStyle::Whole, DurationStyle::Hundredths, DurationStyle::Spaced, DurationStyle::Exact];
+        for (us, texts) in cases {
+            for (style, text) in styles.iter().zip(texts) {
+                assert_eq!(duration(us, *style), text, "{us} µs as {style:?}");
+            }
+        }
+        assert_eq!(duration(0, DurationStyle::Exact), "0s");
+        assert_eq!(duration(12_345, DurationStyle::Spaced), "12 ms");
+        assert_eq!(duration(3_400_000, DurationStyle::Spaced), "3.4 s");
+    }
+
+    #[test]
+    fn sizes_read_naturally() {
+        for (n, trimmed, tenths) in [
+            (512, "512 B", "512 B"),
+            (10 << 10, "10 KiB", "10.0 KiB"),
+            (4 << 30, "4 GiB", "4.0 GiB"),
+            (3 << 29, "1.5 GiB", "1.5 GiB"),
+            (3 << 30, "3 GiB", "3.0 GiB"),
+        ] {
+            assert_eq!(
+                (bytes(n, BytesStyle::Trimmed).as_str(), bytes(n, BytesStyle::Tenths).as_str()),
+                (trimmed, tenths)
+            );
         }
     }
 }

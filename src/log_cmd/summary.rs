@@ -8,10 +8,11 @@ use std::io::{self, Write};
 
 use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalState, OutputStream};
+use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Run, format_bytes, format_duration, table};
+use super::{Run, table};
 use crate::json::{Counts, TaskRef};
 
 /// Instances listed as the slowest.
@@ -180,14 +181,14 @@ impl RunSummary {
         writeln!(out, "tasks: {} instances with records: {}", c.done() + c.running, states.join(", "))?;
         let o = &self.output;
         let sizes = [(o.stdout_bytes, "stdout"), (o.stderr_bytes, "stderr"), (o.system_bytes, "system")]
-            .map(|(n, stream)| format!("{} {stream}", format_bytes(n)));
+            .map(|(n, stream)| format!("{} {stream}", bytes(n, BytesStyle::Tenths)));
         writeln!(out, "output: {} in {} records", sizes.join(", "), o.records)?;
 
         let timed: Vec<&TaskUse> = self.tasks.iter().filter(|t| t.timed > 0).collect();
         if !timed.is_empty() {
             let mut rows = vec![["TASK", "TIMED", "TOTAL", "MEAN", "MAX"].map(String::from).to_vec()];
             for t in timed {
-                let times = [t.total_us, t.mean_us, t.max_us].map(format_duration);
+                let times = [t.total_us, t.mean_us, t.max_us].map(|us| duration(us, DurationStyle::Hundredths));
                 rows.push([vec![t.task.clone(), t.timed.to_string()], times.to_vec()].concat());
             }
             write!(out, "\ndurations:\n{}", indent(&table(&rows)))?;
@@ -202,16 +203,19 @@ impl RunSummary {
                 rows.push(vec![
                     t.task.clone(),
                     t.measured.to_string(),
-                    spread(t.wall_us, format_duration),
-                    spread(t.cpu_us, format_duration),
-                    spread(t.rss_bytes, format_bytes),
+                    spread(t.wall_us, |us| duration(us, DurationStyle::Hundredths)),
+                    spread(t.cpu_us, |us| duration(us, DurationStyle::Hundredths)),
+                    spread(t.rss_bytes, |n| bytes(n, BytesStyle::Tenths)),
                 ]);
             }
             write!(out, "\nper attempt (median / max):\n{}", indent(&table(&rows)))?;
         }
         if !self.slowest.is_empty() {
-            let rows: Vec<_> =
-                self.slowest.iter().map(|s| vec![s.task.label.clone(), format_duration(s.duration_us)]).collect();
+            let rows: Vec<_> = self
+                .slowest
+                .iter()
+                .map(|s| vec![s.task.label.clone(), duration(s.duration_us, DurationStyle::Hundredths)])
+                .collect();
             write!(out, "\nslowest:\n{}", indent(&table(&rows)))?;
         }
         Ok(())

@@ -7,10 +7,11 @@ use std::io::{self, Write};
 use clap::ValueEnum;
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::log::JournalEntry;
+use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{format_bytes, format_duration, table};
+use super::table;
 use crate::json::{self, State, TaskRef};
 
 /// A column of `flow log list --columns`.
@@ -159,8 +160,9 @@ impl Attempt<'_> {
         let human = format == Format::Table;
         let r = self.record();
         let time = |us: Option<u64>| us.map(|us| utc(us, UtcStyle::Rfc3339));
-        let span = |us: Option<u64>| us.map(|us| if human { format_duration(us) } else { us.to_string() });
-        let bytes = |n: Option<u64>| n.map(|n| if human { format_bytes(n) } else { n.to_string() });
+        let span =
+            |us: Option<u64>| us.map(|us| if human { duration(us, DurationStyle::Hundredths) } else { us.to_string() });
+        let size = |n: Option<u64>| n.map(|n| if human { bytes(n, BytesStyle::Tenths) } else { n.to_string() });
         let ids = |ids: Option<Vec<u32>>| ids.map(|ids| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
         let value = match column {
             Column::Task => Some(r.task.label),
@@ -180,15 +182,15 @@ impl Attempt<'_> {
             Column::Cpu => span(r.cpu_us),
             Column::User => span(r.user_us),
             Column::Sys => span(r.system_us),
-            Column::Rss => bytes(r.rss_bytes),
+            Column::Rss => size(r.rss_bytes),
             Column::Worker => r.worker.map(|w| w.to_string()),
             Column::Host => r.host,
             Column::Allocation => r.allocation,
             Column::Variant => r.variant.map(|v| v.to_string()),
             Column::Cpus => ids(r.cpus),
             Column::Gpus => ids(r.gpus),
-            Column::Stdout => bytes(Some(r.stdout_bytes)),
-            Column::Stderr => bytes(Some(r.stderr_bytes)),
+            Column::Stdout => size(Some(r.stdout_bytes)),
+            Column::Stderr => size(Some(r.stderr_bytes)),
             Column::Reason => r.reason,
         };
         value.unwrap_or_else(|| if human { "-".to_owned() } else { String::new() })

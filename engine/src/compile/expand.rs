@@ -6,9 +6,9 @@ use super::group::Draft;
 use super::merge::Resolved;
 use crate::diag::{Code, Diagnostic, Source};
 use crate::expansion;
+use crate::ir::parse_ranges;
 use crate::ir::{Domain, Expansion, GroupId, IntRange};
 use crate::spec::{RangeSpec, Sp, TaskSpec};
-use crate::units::parse_ranges;
 
 const KEYS: [&str; 6] = ["range", "each_line", "each_chunk", "from_json", "matrix", "for_each"];
 

@@ -15,13 +15,12 @@ use std::time::Duration;
 
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
-use crate::resources::{Capacity, finishes_in, worker_time_limit};
+use crate::resources::{Capacity, ends_in_time, finishes_in, worker_time_limit};
 use crate::runtime::{AllocState, QueueRecord};
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
 };
-use super::fit::in_time;
 use super::run_snapshot::RunSnapshot;
 use super::state::{EarlierStatus, State, UpstreamState};
 
@@ -276,7 +275,7 @@ impl<'a> Explainer<'a> {
             if let Some(queue) = self.queue() {
                 let limit = worker_time_limit(queue.time_limit_s);
                 let times: Vec<Option<u64>> = variants.iter().map(|v| v.time_request).collect();
-                let late = |t: u64| !finishes_in(Duration::from_secs(t), Duration::from_secs(limit));
+                let late = |t: u64| !finishes_in(Some(Duration::from_secs(t)), Some(Duration::from_secs(limit)));
                 if times.iter().all(|t| t.is_some_and(late)) {
                     let seconds = times.iter().flatten().copied().min().unwrap_or(0);
                     return Reason::TimeRequest { seconds, longest_left_s: None, queue_worker_s: Some(limit) };
@@ -284,7 +283,7 @@ impl<'a> Explainer<'a> {
             }
             return Reason::NoWorkers { queue: self.queue_wait() };
         }
-        let capacities: Vec<Capacity> = workers.iter().map(|w| w.capacity()).collect();
+        let capacities: Vec<Capacity> = workers.iter().map(|w| w.shape.capacity()).collect();
         let fits = |c: &Capacity| variants.iter().any(|v| c.fits(v));
         let fitting = capacities.iter().filter(|c| fits(c)).count();
         if fitting < nodes as usize {
@@ -299,7 +298,11 @@ impl<'a> Explainer<'a> {
         let timely = workers
             .iter()
             .zip(&capacities)
-            .filter(|(w, c)| variants.iter().any(|v| c.fits(v) && in_time(w, v, now)))
+            .filter(|(w, c)| {
+                variants
+                    .iter()
+                    .any(|v| c.fits(v) && ends_in_time(v.time_request.map(Duration::from_secs), w.deadline, now))
+            })
             .count();
         if timely < nodes as usize {
             let seconds = variants
@@ -312,8 +315,8 @@ impl<'a> Explainer<'a> {
                 .iter()
                 .zip(&capacities)
                 .filter(|(_, c)| fits(c))
-                .filter_map(|(w, _)| w.deadline_us)
-                .map(|d| d.saturating_sub(now) / 1_000_000)
+                .filter_map(|(w, _)| w.deadline)
+                .map(|d| d.left(now).as_secs())
                 .max();
             let queue_worker_s = self.queue().map(|q| worker_time_limit(q.time_limit_s));
             return Reason::TimeRequest { seconds, longest_left_s, queue_worker_s };

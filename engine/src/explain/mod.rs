@@ -10,7 +10,6 @@
 
 mod explainer;
 mod explanation;
-mod fit;
 mod run_snapshot;
 mod state;
 

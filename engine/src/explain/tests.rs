@@ -6,11 +6,10 @@ use crate::diag::Source;
 use crate::ir::{Amount, Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, Wrote};
 use crate::profile::Manager;
-use crate::resources::Shortfall;
+use crate::resources::{Deadline, Shortfall, WorkerShape};
 use crate::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, WorkerInfo};
 use crate::spec::{Format, parse};
 
-use super::fit::tests::worker;
 use super::*;
 
 /// 2023-11-14T22:13:20Z, in µs.
@@ -23,6 +22,19 @@ fn graph(text: &str) -> Graph {
     let dir = tempfile::tempdir().expect("temp dir");
     compile(&workflow, &source, &Options { base_dir: dir.path().to_path_buf(), ..Options::default() })
         .expect("compiles")
+}
+
+/// A worker with these totals and no deadline.
+fn worker(id: u32, cpus: usize, gpus: usize, memory: u64) -> WorkerInfo {
+    WorkerInfo {
+        id,
+        hostname: format!("node{id}"),
+        peer: String::new(),
+        shape: WorkerShape::counted(cpus, gpus, memory, Default::default()),
+        deadline: None,
+        allocation: None,
+        running: 0,
+    }
 }
 
 /// Instance `instance` of group `group`.
@@ -252,8 +264,10 @@ fn no_worker_fits_its_resources() {
 
 #[test]
 fn a_time_request_must_fit_a_worker_that_fits() {
-    let leaving =
-        |id, cpus, secs| WorkerInfo { deadline_us: Some(T0 + 10 * SECOND + secs * SECOND), ..worker(id, cpus, 0, 0) };
+    let leaving = |id, cpus, secs| WorkerInfo {
+        deadline: Some(Deadline(T0 + 10 * SECOND + secs * SECOND)),
+        ..worker(id, cpus, 0, 0)
+    };
     // Worker 1 has a day left but only one cpu; worker 0 fits, for an hour.
     let long = placement("cpus = 2\ntime_request = \"2h\"", vec![leaving(0, 2, 3600), leaving(1, 1, 90_000)], None);
     assert_eq!(long.reason, Reason::TimeRequest { seconds: 7200, longest_left_s: Some(3600), queue_worker_s: None });

@@ -1,7 +1,7 @@
 //! [`Selector`]: `name` or `name[1-10,20]`, a task and optionally some of its indices.
 
+use super::ranges::parse_ranges;
 use crate::ir::{Domain, Graph, GroupId, IntRange};
-use crate::units::parse_ranges;
 
 /// A task name with an optional list of `index` values.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,8 +19,8 @@ use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
-use crate::resources::bytes;
 use crate::runtime::{RunDir, WorkerInfo};
+use crate::units::{BytesStyle, bytes};
 
 impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.
@@ -115,8 +115,11 @@ impl Report {
         });
         let workers = &files.workers;
         let sum = |of: fn(&WorkerInfo) -> f64| (!workers.is_empty()).then(|| workers.iter().map(of).sum());
-        let capacity =
-            Capacity { cpus: sum(|w| w.cpus as f64), gpus: sum(|w| w.gpus as f64), memory: sum(|w| w.memory as f64) };
+        let capacity = Capacity {
+            cpus: sum(|w| w.shape.cpus.len() as f64),
+            gpus: sum(|w| w.shape.gpus.len() as f64),
+            memory: sum(|w| w.shape.memory as f64),
+        };
         let lane = |worker: u32| lanes.iter().find(|(id, _)| *id == worker).map(|(_, label)| label.clone());
         let slowest = attempts
             .slowest
@@ -265,8 +268,12 @@ struct Used {
 /// "asked for 8 GiB, used at most 1.3 GiB; asked for 4 cpus, kept at most 1.2 busy".
 fn variant_use(variant: u32, cpus: f64, memory: u64, used: &Used) -> VariantUse {
     let memory_text = match memory {
-        0 => format!("asked for no memory, used at most {}", bytes(used.max_rss)),
-        asked => format!("asked for {}, used at most {}", bytes(asked), bytes(used.max_rss)),
+        0 => format!("asked for no memory, used at most {}", bytes(used.max_rss, BytesStyle::Trimmed)),
+        asked => format!(
+            "asked for {}, used at most {}",
+            bytes(asked, BytesStyle::Trimmed),
+            bytes(used.max_rss, BytesStyle::Trimmed)
+        ),
     };
     let plural = if cpus == 1.0 { "" } else { "s" };
     let summary = format!("{memory_text}; asked for {cpus} cpu{plural}, kept at most {:.1} busy", used.max_cpus);

@@ -8,7 +8,6 @@
 
 mod build;
 mod counts;
-mod duration;
 mod graph_view;
 mod latest;
 mod page;
@@ -25,7 +24,6 @@ mod timeline_builder;
 mod tests;
 
 pub use counts::Counts;
-pub use duration::duration;
 pub use graph_view::{GraphEdge, GraphView, Node};
 pub use page::{is_report, render};
 pub use report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};

@@ -8,9 +8,9 @@ use std::path::Path;
 use minijinja::value::Serde;
 use minijinja::{Environment, Value, context};
 
-use super::duration::duration;
 use super::{Report, ReportError, svg};
 use crate::host::{UtcStyle, utc};
+use crate::units::{BytesStyle, DurationStyle, bytes, duration};
 
 /// The page template, with its CSS inline.
 const TEMPLATE: &str = include_str!("report.html");
@@ -18,8 +18,8 @@ const TEMPLATE: &str = include_str!("report.html");
 /// Writes `report` as HTML to `out`.
 pub fn render(report: &Report, out: &mut impl std::io::Write) -> Result<(), ReportError> {
     let mut env = Environment::new();
-    env.add_filter("duration", duration);
-    env.add_filter("bytes", crate::resources::bytes);
+    env.add_filter("duration", |us: u64| duration(us, DurationStyle::Spaced));
+    env.add_filter("bytes", |n: u64| bytes(n, BytesStyle::Trimmed));
     env.add_filter("time", time);
     env.add_filter("colour", |group: u32| svg::colour(group, "succeeded"));
     env.add_template("report.html", TEMPLATE).map_err(|e| ReportError::Render(e.to_string()))?;

@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use super::duration::duration;
 use super::graph_view::GraphView;
 use super::report::AllocationSpan;
 use super::timeline::Timeline;
+use crate::units::{BytesStyle, DurationStyle, bytes, duration};
 
 /// Width of the drawings, in SVG units (they scale to the page).
 const WIDTH: f64 = 1100.0;
@@ -48,7 +48,7 @@ fn axis(out: &mut String, y: f64, span_us: u64) {
     for i in 0..=4u32 {
         let x = LEFT + plot * f64::from(i) / 4.0;
         let anchor = if i == 4 { "end" } else { "middle" };
-        let label = duration(span_us * u64::from(i) / 4);
+        let label = duration(span_us * u64::from(i) / 4, DurationStyle::Spaced);
         let _ = write!(out, r##"<text x="{x:.1}" y="{}" text-anchor="{anchor}" fill="#555">{label}</text>"##, y + 14.0);
     }
 }
@@ -82,7 +82,7 @@ pub fn gantt(t: &Timeline) -> String {
                 colour(bar.group, bar.state),
                 esc(&bar.label),
                 bar.state,
-                duration(bar.end_us - bar.start_us)
+                duration(bar.end_us - bar.start_us, DurationStyle::Spaced)
             );
         }
         for (i, &busy) in lane.busy.iter().enumerate().filter(|(_, b)| **b > 0.0) {
@@ -130,7 +130,7 @@ pub fn memory_chart(t: &Timeline) -> String {
         floor: f64::MIN_POSITIVE,
     };
     let labels = ["memory asked for by running tasks", "peak memory of running tasks", "memory of the workers"];
-    usage_chart(t, &usage, &labels, |v| crate::resources::bytes(v as u64))
+    usage_chart(t, &usage, &labels, |v| bytes(v as u64, BytesStyle::Trimmed))
 }
 
 /// One resource over time: what was given, what was used, what there was.

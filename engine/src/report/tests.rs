@@ -95,11 +95,8 @@ fn files() -> (tempfile::TempDir, RunFiles) {
         id: 0,
         hostname: "node1".into(),
         peer: String::new(),
-        cpus: 4,
-        gpus: 0,
-        memory: 16 << 30,
-        custom: Default::default(),
-        deadline_us: None,
+        shape: crate::resources::WorkerShape::counted(4, 0, 16 << 30, Default::default()),
+        deadline: None,
         allocation: None,
         running: 0,
     };

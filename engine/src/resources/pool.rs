@@ -29,11 +29,6 @@ impl IndexedPool {
         Self { free: vec![ONE; ids.len()], ids, whole }
     }
 
-    /// Number of ids.
-    pub(crate) fn len(&self) -> usize {
-        self.ids.len()
-    }
-
     /// The ids, in order.
     pub(crate) fn ids(&self) -> &[u32] {
         &self.ids

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::ir::Amount;
 
-use super::capacity::Capacity;
 use super::pool::IndexedPool;
 use super::request::{Names, Request};
 
@@ -79,17 +78,6 @@ impl Pools {
         self.memory_free = (self.memory_free + request.memory).min(self.memory);
         for &(i, amount) in &request.custom {
             self.custom_free[i] = (self.custom_free[i] + amount.0).min(self.custom[i]);
-        }
-    }
-
-    /// What these pools hold when nothing is taken.
-    pub(crate) fn capacity(&self, names: &Names) -> Capacity {
-        let ids = |pool: &IndexedPool| Some(Amount::whole(pool.len() as u64));
-        Capacity {
-            cpus: ids(&self.cpus),
-            gpus: ids(&self.gpus),
-            memory: Some(self.memory),
-            custom: Some(self.custom_totals(names).map(|(name, a)| (name.to_string(), a)).collect()),
         }
     }
 

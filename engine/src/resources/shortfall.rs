@@ -7,6 +7,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::ir::Amount;
+use crate::units::{BytesStyle, bytes};
 
 /// What one resource variant lacks on even the largest worker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,6 +51,25 @@ pub enum Shortfall {
 /// [`Shortfall::against`] takes: the largest of some workers.
 pub const LARGEST: &str = "the largest worker has";
 
+/// Whose resources a [`Shortfall`] is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// The largest of the workers there are ([`LARGEST`]).
+    Largest,
+    /// A worker of an allocation queue.
+    Queue,
+}
+
+impl Holder {
+    /// The words [`Shortfall::against`] takes for this holder.
+    pub fn words(self) -> &'static str {
+        match self {
+            Holder::Largest => LARGEST,
+            Holder::Queue => "the queue's workers have",
+        }
+    }
+}
+
 impl Shortfall {
     /// "needs 8 cpus, {holder} 4", where `holder` says whose resources
     /// these are: [`LARGEST`], or "the queue's workers have".
@@ -58,7 +78,7 @@ impl Shortfall {
             Shortfall::Cpus { needs, largest } => format!("needs {}, {holder} {largest}", units(*needs, "cpu")),
             Shortfall::Gpus { needs, largest } => format!("needs {}, {holder} {largest}", units(*needs, "gpu")),
             Shortfall::Memory { needs, largest } => {
-                format!("needs {} of memory, {holder} {}", bytes(*needs), bytes(*largest))
+                format!("needs {} of memory, {holder} {}", size(*needs), size(*largest))
             }
             Shortfall::Custom { name, needs, largest } => format!("needs {needs} `{name}`, {holder} {largest}"),
             Shortfall::Combination => "needs more than any one worker has of its resources together".to_owned(),
@@ -89,12 +109,9 @@ fn units(amount: Amount, unit: &str) -> String {
     format!("{amount} {unit}{plural}")
 }
 
-/// A byte count in the largest binary unit that keeps it at least 1.
-pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    let Some(&(unit, size)) = UNITS.iter().find(|(_, size)| n >= *size) else { return format!("{n} B") };
-    let value = format!("{:.2}", n as f64 / size as f64);
-    format!("{} {unit}", value.trim_end_matches('0').trim_end_matches('.'))
+/// A byte count as messages write it: `1.5 GiB`.
+fn size(n: u64) -> String {
+    bytes(n, BytesStyle::Trimmed)
 }
 
 #[cfg(test)]
@@ -102,10 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_read_naturally() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(4 << 30), "4 GiB");
-        assert_eq!(bytes(3 << 29), "1.5 GiB");
+    fn resource_counts_read_naturally() {
         assert_eq!(units(Amount::whole(1), "gpu"), "1 gpu");
         assert_eq!(units(Amount(25_000), "gpu"), "2.5 gpus");
     }

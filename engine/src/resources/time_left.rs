@@ -16,8 +16,12 @@ pub fn worker_time_limit(secs: u64) -> u64 {
 /// has: only if it is shorter. A worker's clock runs from before it can
 /// take a task, so no worker of a queue ever has all of
 /// [`worker_time_limit`] left; a request of exactly that could never start.
-pub fn finishes_in(request: Duration, left: Duration) -> bool {
-    request < left
+/// A task that asks for no time, or a worker without a limit, always does.
+pub fn finishes_in(request: Option<Duration>, left: Option<Duration>) -> bool {
+    match (request, left) {
+        (Some(request), Some(left)) => request < left,
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -32,9 +36,10 @@ mod tests {
         let left = s(worker_time_limit(600));
         assert_eq!(left, s(570));
         for (request, fits) in [(s(570), false), (s(569), true), (s(571), false), (Duration::ZERO, true)] {
-            assert_eq!(finishes_in(request, left), fits, "{request:?} in {left:?}");
+            assert_eq!(finishes_in(Some(request), Some(left)), fits, "{request:?} in {left:?}");
         }
-        assert!(!finishes_in(Duration::ZERO, Duration::ZERO));
+        assert!(!finishes_in(Some(Duration::ZERO), Some(Duration::ZERO)));
+        assert!(finishes_in(None, Some(Duration::ZERO)) && finishes_in(Some(s(1 << 30)), None));
         assert_eq!(worker_time_limit(1), 1);
         assert_eq!(worker_time_limit(3600), 3540);
     }

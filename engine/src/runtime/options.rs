@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::core::WorkerResources;
 use crate::ir::Selector;
 use crate::profile::Queue;
+use crate::resources::WorkerShape;
 
 /// Settings of one run.
 #[derive(Debug, Clone)]
@@ -14,7 +14,7 @@ pub struct RunOptions {
     /// The workflow file, recorded in the run's metadata.
     pub workflow: PathBuf,
     /// What the embedded worker owns.
-    pub worker: WorkerResources,
+    pub worker: WorkerShape,
     /// Stop scheduling after this many failed instances.
     pub max_fails: Option<u64>,
     /// Rerun every instance, even those an earlier run finished.

@@ -2,20 +2,17 @@
 //! memory (`/proc/meminfo`) and GPUs (`CUDA_VISIBLE_DEVICES`, else
 //! `nvidia-smi -L`).
 
-/// Resources found on this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Detected {
-    /// CPU ids flow may use.
-    pub cpus: Vec<u32>,
-    /// GPU device ids.
-    pub gpus: Vec<u32>,
-    /// Total memory in bytes (0 when unknown).
-    pub memory: u64,
-}
+use crate::resources::WorkerShape;
 
-/// Detects this machine's resources.
-pub fn detect() -> Detected {
-    Detected { cpus: cpus(), gpus: gpus(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref()), memory: memory() }
+/// Detects this machine's resources: the CPU ids flow may use, the GPU
+/// device ids, and the total memory (0 when unknown); no custom resources.
+pub fn detect() -> WorkerShape {
+    WorkerShape {
+        cpus: cpus(),
+        gpus: gpus(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref()),
+        memory: memory(),
+        custom: Default::default(),
+    }
 }
 
 fn cpus() -> Vec<u32> {

@@ -20,10 +20,11 @@ use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
-use crate::runtime::core::WorkerResources;
+use crate::resources::WorkerShape;
 use crate::runtime::protocol::fingerprint::{fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
+use crate::units::{DurationStyle, duration};
 
 /// Bytes of stderr kept per running task, to show when it fails.
 const STDERR_TAIL: usize = 2048;
@@ -37,7 +38,7 @@ pub type Report = Arc<dyn Fn(WorkerEvent) + Send + Sync>;
 
 /// Runs jobs as child processes of flow.
 pub struct LocalWorker {
-    resources: WorkerResources,
+    resources: WorkerShape,
     log: OutputSink,
     report: Report,
     stop: watch::Sender<bool>,
@@ -50,7 +51,7 @@ impl LocalWorker {
     /// A worker owning `resources` that writes output to `log` and calls
     /// `report` when a job ends; `guard` ends its tasks if it dies first.
     pub fn new(
-        resources: WorkerResources,
+        resources: WorkerShape,
         log: OutputSink,
         report: Report,
         bind_cpus: bool,
@@ -61,7 +62,7 @@ impl LocalWorker {
     }
 
     /// What this worker owns.
-    pub fn resources(&self) -> &WorkerResources {
+    pub fn resources(&self) -> &WorkerShape {
         &self.resources
     }
 
@@ -201,9 +202,14 @@ impl JobContext {
         let mut outputs = Vec::new();
         let status = match status.map(|exit| exit.status) {
             _ if stopped => Status::Stopped,
-            _ if timed_out => {
-                Status::failed(None, None, format!("timed out after {}", humanize(timeout.unwrap_or_default())))
-            }
+            _ if timed_out => Status::failed(
+                None,
+                None,
+                format!(
+                    "timed out after {}",
+                    duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)
+                ),
+            ),
             Ok(s) if s.success() => match stamps {
                 Err(path) => {
                     Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display()))
@@ -304,13 +310,4 @@ fn write_chunk(path: &std::path::Path, text: &str, writer: &str) -> std::io::Res
     file.file().set_permissions(std::fs::Permissions::from_mode(0o640))?;
     file.write_all(text.as_bytes())?;
     fs_err::rename(&tmp, path)
-}
-
-fn humanize(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-    }
 }

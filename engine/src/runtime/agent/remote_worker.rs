@@ -15,7 +15,7 @@ use super::output_sink::OutputSink;
 use crate::ir::TaskId;
 use crate::log::OutputRecord;
 use crate::net::{self, AccessFile, NetError};
-use crate::runtime::core::WorkerResources;
+use crate::resources::WorkerShape;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{HEARTBEAT, Offer, REPORT_HOLD, ToCoordinator, ToWorker};
 use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
@@ -28,7 +28,7 @@ pub struct WorkerOptions {
     /// Dial this address instead of the access file's.
     pub connect: Option<String>,
     /// What the worker owns.
-    pub resources: WorkerResources,
+    pub resources: WorkerShape,
     /// Leave after this long (tasks are only given if they fit before).
     pub time_limit: Option<Duration>,
     /// Leave after this long without any task.
@@ -76,13 +76,9 @@ pub fn run(options: WorkerOptions) -> Result<Leave, WorkerError> {
 async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let address = options.connect.clone().unwrap_or_else(|| options.access.address.clone());
     let (mut tx, mut rx) = net::connect(&address, &options.access.secret).await?;
-    let r = &options.resources;
     let offer = Offer {
         hostname: crate::host::hostname(),
-        cpus: r.cpus.clone(),
-        gpus: r.gpus.clone(),
-        memory: r.memory,
-        custom: r.custom.clone(),
+        shape: options.resources.clone(),
         time_limit: options.time_limit,
         allocation: crate::host::cluster_job(),
     };

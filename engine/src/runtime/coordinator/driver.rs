@@ -20,7 +20,8 @@ use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, LogHealth, Wrote};
-use crate::runtime::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId, WorkerResources};
+use crate::resources::Deadline;
+use crate::runtime::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId};
 use crate::runtime::event::{Event, Summary};
 use crate::runtime::options::RunOptions;
 use crate::runtime::protocol::job::Job;
@@ -257,26 +258,18 @@ impl Driver {
             DriverEvent::Checked { task, found } => self.hashed(task, found, out),
             DriverEvent::Joined { offer, link, peer, reply } => {
                 let change = offer.allocation.as_deref().and_then(|job| self.queue.as_mut()?.joined(job));
-                let deadline = offer.time_limit.map(|t| Instant::now() + t);
-                let resources = WorkerResources {
-                    cpus: offer.cpus.clone(),
-                    gpus: offer.gpus.clone(),
-                    memory: offer.memory,
-                    custom: offer.custom.clone(),
-                    deadline,
-                };
-                let id = self.core.add_worker(resources);
+                let deadline = offer.time_limit.map(|t| Deadline::after(now_us(), t));
+                let id = self.core.add_worker(offer.shape.clone(), deadline);
                 // Across a network, the next task is sent before a slot frees.
                 self.core.set_prefetch(id, true);
                 self.event_batch.push(Event::WorkerJoined {
                     worker: id.0,
                     hostname: offer.hostname.clone(),
                     peer: peer.clone(),
-                    cpus: offer.cpus.len(),
-                    gpus: offer.gpus.len(),
+                    cpus: offer.shape.cpus.len(),
+                    gpus: offer.shape.gpus.len(),
                 });
-                let deadline_us = offer.time_limit.map(|t| now_us() + t.as_micros() as u64);
-                self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline_us, joined: Instant::now() });
+                self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline, joined: Instant::now() });
                 let _ = reply.send(id);
                 self.write_workers();
                 if let Some(change) = change {
@@ -323,7 +316,7 @@ impl Driver {
         loop {
             self.expand_ready(out);
             self.check_ready(out);
-            self.core.schedule(Instant::now(), out);
+            self.core.schedule(now_us(), out);
             if out.starts.is_empty() && out.states.is_empty() {
                 break;
             }

@@ -34,7 +34,7 @@ impl Driver {
             .backlog(|_| true)
             .into_iter()
             .filter_map(|b| match &queue.fits[b.group.index()] {
-                Fit::Never(reason) => Some((b.group, reason.clone())),
+                Fit::Never(reason) => Some((b.group, reason.to_string())),
                 Fit::Slots(_) => None,
             })
             .collect();

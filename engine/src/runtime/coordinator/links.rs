@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use tokio::sync::mpsc;
 
 use crate::ir::TaskId;
+use crate::resources::Deadline;
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::job::Job;
@@ -24,8 +25,8 @@ pub enum Link {
         offer: Offer,
         /// Its address.
         peer: String,
-        /// When it leaves (µs since the epoch), if it has a time limit.
-        deadline_us: Option<u64>,
+        /// When it leaves, if it has a time limit.
+        deadline: Option<Deadline>,
         /// When it joined.
         joined: std::time::Instant,
     },
@@ -132,30 +133,21 @@ impl Links {
         self.links
             .iter()
             .map(|(&id, link)| match link {
-                Link::Local(local) => {
-                    let r = local.resources();
-                    WorkerInfo {
-                        id: id.0,
-                        hostname: "local".to_owned(),
-                        peer: String::new(),
-                        cpus: r.cpus.len(),
-                        gpus: r.gpus.len(),
-                        memory: r.memory,
-                        custom: r.custom.clone(),
-                        deadline_us: None,
-                        allocation: None,
-                        running: running(id),
-                    }
-                }
-                Link::Remote { offer, peer, deadline_us, .. } => WorkerInfo {
+                Link::Local(local) => WorkerInfo {
+                    id: id.0,
+                    hostname: "local".to_owned(),
+                    peer: String::new(),
+                    shape: local.resources().clone(),
+                    deadline: None,
+                    allocation: None,
+                    running: running(id),
+                },
+                Link::Remote { offer, peer, deadline, .. } => WorkerInfo {
                     id: id.0,
                     hostname: offer.hostname.clone(),
                     peer: peer.clone(),
-                    cpus: offer.cpus.len(),
-                    gpus: offer.gpus.len(),
-                    memory: offer.memory,
-                    custom: offer.custom.clone(),
-                    deadline_us: *deadline_us,
+                    shape: offer.shape.clone(),
+                    deadline: *deadline,
                     allocation: offer.allocation.clone(),
                     running: running(id),
                 },

@@ -25,7 +25,7 @@ use crate::log::{JournalEvent, JournalRecord, JournalState, JournalStatus, Journ
 use crate::net::{AccessFile, Secret};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
-use crate::runtime::core::{Core, CoreOptions};
+use crate::runtime::core::{Core, CoreOptions, NeverRuns};
 use crate::runtime::event::{Event, Summary};
 use crate::runtime::meta::Meta;
 use crate::runtime::options::RunOptions;
@@ -38,8 +38,8 @@ pub enum RunError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// Some tasks can never run on the available workers.
-    #[error("{}", .0.join("\n"))]
-    Unschedulable(Vec<String>),
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Unschedulable(Vec<NeverRuns>),
     /// An option does not fit the workflow (e.g. `--only` names no task).
     #[error("{0}")]
     Options(String),
@@ -83,7 +83,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
     for group in previous.finished_groups(&graph) {
         core.set_precheck(group);
     }
-    let local = options.local.then(|| core.add_worker(options.worker.clone()));
+    let local = options.local.then(|| core.add_worker(options.worker.clone(), None));
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
     if !impossible.is_empty() {
@@ -91,7 +91,7 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             .into_iter()
             .map(|(g, why)| {
                 let (line, col) = source.line_col(graph.group(g).span.start);
-                format!("task `{}` ({}:{line}:{col}) can never run here: {why}", graph.group(g).name, source.name)
+                NeverRuns { task: graph.group(g).name.clone(), file: source.name.clone(), line, col, why }
             })
             .collect();
         return Err(RunError::Unschedulable(lines));

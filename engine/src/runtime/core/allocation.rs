@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::ir::Amount;
 
-use super::worker::WorkerId;
+use super::worker_id::WorkerId;
 
 /// What a task got on its worker: the driver turns it into `FLOW_*`
 /// variables (CPU ids, GPU ids, …) and CPU pinning.

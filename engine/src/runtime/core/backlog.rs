@@ -3,8 +3,8 @@
 
 use hashbrown::HashMap;
 
-use super::scheduler::Core;
-use super::worker::WorkerId;
+use super::core::Core;
+use super::worker_id::WorkerId;
 use crate::ir::GroupId;
 
 /// The unfinished instances of one group.

@@ -5,11 +5,11 @@
 
 use crate::ir::TaskId;
 
+use super::core::{Core, Running};
 use super::deps::Link;
 use super::group_state::Instance;
 use super::out::{CancelReason, Out, TaskResult, TaskState};
-use super::scheduler::{Core, Running};
-use super::worker::WorkerId;
+use super::worker_id::WorkerId;
 
 /// A step of a cancellation cascade.
 #[derive(Debug, Clone, Copy)]
@@ -196,7 +196,7 @@ impl Core {
         }
         let requests: Vec<_> = group.requests(attempt).iter().map(|r| r.resources(&self.names)).collect();
         self.workers.iter().flatten().any(|w| {
-            let capacity = w.capacity(&self.names);
+            let capacity = w.capacity();
             requests.iter().any(|r| capacity.fits(r))
         })
     }

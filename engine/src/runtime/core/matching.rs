@@ -9,24 +9,22 @@
 //! over idle workers. A worker that found nothing is skipped until resources
 //! are freed on it or a group gains ready instances.
 
-use std::time::Instant;
-
 use crate::ir::TaskId;
 
+use super::core::{Core, Running};
 use super::out::Out;
-use super::scheduler::{Core, Running};
-use super::worker::WorkerId;
+use super::worker_id::WorkerId;
 
 impl Core {
     /// Fills the free resources of every worker with ready tasks, calling
-    /// [`Out::start`] for each task started. `now` is compared with worker
+    /// [`Out::start`] for each task started. `now_us` (µs since the Unix epoch) is compared with worker
     /// deadlines for tasks that have a `time_request`.
-    pub fn schedule(&mut self, now: Instant, out: &mut impl Out) {
+    pub fn schedule(&mut self, now_us: u64, out: &mut impl Out) {
         if self.stopped.is_some() || self.order.is_idle() {
             return;
         }
         if self.multinode {
-            self.schedule_multinode(now, out);
+            self.schedule_multinode(now_us, out);
         }
         let mut candidates = std::mem::take(&mut self.scratch);
         candidates.clear();
@@ -38,7 +36,7 @@ impl Core {
                 .filter_map(|(i, w)| w.as_ref().filter(|w| !w.reserved && w.stale != Some(epoch)).map(|_| i)),
         );
         while !candidates.is_empty() && !self.order.is_idle() {
-            candidates.retain(|&w| self.start_one(w, now, out));
+            candidates.retain(|&w| self.start_one(w, now_us, out));
         }
         self.scratch = candidates;
         if !self.heads.is_empty() {
@@ -47,7 +45,7 @@ impl Core {
     }
 
     /// Starts one task on worker `w` if one fits; marks it stale otherwise.
-    fn start_one(&mut self, w: usize, now: Instant, out: &mut impl Out) -> bool {
+    fn start_one(&mut self, w: usize, now_us: u64, out: &mut impl Out) -> bool {
         if self.workers[w].is_none() {
             return false;
         }
@@ -57,7 +55,7 @@ impl Core {
             let Some(worker) = self.workers[w].as_ref() else { return false };
             let group = &self.groups[g];
             if group.nodes <= 1
-                && let Some(v) = group.requests(attempt).iter().position(|r| worker.fits(r, now))
+                && let Some(v) = group.requests(attempt).iter().position(|r| worker.fits(r, now_us))
             {
                 self.start(g, v, w, out);
                 return true;
@@ -91,7 +89,7 @@ impl Core {
     }
 
     /// Starts multi-node tasks on whole idle workers, groups in rank order.
-    fn schedule_multinode(&mut self, now: Instant, out: &mut impl Out) {
+    fn schedule_multinode(&mut self, now_us: u64, out: &mut impl Out) {
         let mut from = 0;
         while let Some((g, rank)) = self.order.next_active(from) {
             from = rank + 1;
@@ -99,7 +97,7 @@ impl Core {
                 continue;
             }
             while self.groups[g].is_active()
-                && let Some((v, nodes)) = self.idle_nodes(g, now)
+                && let Some((v, nodes)) = self.idle_nodes(g, now_us)
                 && let Some(i) = self.groups[g].take()
             {
                 self.pending -= 1;
@@ -135,7 +133,7 @@ impl Core {
 
     /// The first variant of group `g` for which enough idle workers fit, and
     /// those workers (lowest ids first).
-    fn idle_nodes(&mut self, g: usize, now: Instant) -> Option<(usize, Vec<usize>)> {
+    fn idle_nodes(&mut self, g: usize, now_us: u64) -> Option<(usize, Vec<usize>)> {
         let attempt = self.next_attempt(g);
         let group = &self.groups[g];
         let needed = group.nodes as usize;
@@ -143,7 +141,7 @@ impl Core {
         for (v, request) in group.requests(attempt).iter().enumerate() {
             nodes.clear();
             let idle = self.workers.iter().enumerate().filter_map(|(i, w)| w.as_ref().map(|w| (i, w)));
-            let fitting = idle.filter(|(_, w)| w.is_idle() && w.fits(request, now)).map(|(i, _)| i);
+            let fitting = idle.filter(|(_, w)| w.is_idle() && w.fits(request, now_us)).map(|(i, _)| i);
             nodes.extend(fitting.take(needed));
             if nodes.len() == needed {
                 return Some((v, nodes));

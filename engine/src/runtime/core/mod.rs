@@ -17,6 +17,9 @@
 
 mod allocation;
 mod backlog;
+#[allow(clippy::module_inception, reason = "the file is named for the type it holds, `Core`")]
+mod core;
+mod counts;
 mod deferred;
 mod deps;
 mod events;
@@ -27,15 +30,17 @@ mod out;
 mod parts;
 mod precheck;
 mod prefetch;
-mod scheduler;
 mod unschedulable;
 mod worker;
+mod worker_id;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use self::core::{Core, CoreOptions};
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
+pub use counts::Counts;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
-pub use scheduler::{Core, CoreOptions, Counts};
-pub use worker::{WorkerId, WorkerResources};
+pub use unschedulable::NeverRuns;
+pub use worker_id::WorkerId;

@@ -4,7 +4,7 @@
 use crate::ir::TaskId;
 
 use super::allocation::Allocation;
-use super::worker::WorkerId;
+use super::worker_id::WorkerId;
 
 /// What the core asks of the driver. The driver starts processes (or sends
 /// work to remote workers) and turns state changes into events; tests record

@@ -14,9 +14,9 @@
 
 use crate::ir::TaskId;
 
+use super::core::{Core, Running};
 use super::out::Out;
-use super::scheduler::{Core, Running};
-use super::worker::WorkerId;
+use super::worker_id::WorkerId;
 
 impl Core {
     /// Sends tasks ahead (or not) to worker `worker`.

@@ -3,29 +3,29 @@
 
 use crate::ir::{GroupId, Resources, TaskId};
 
+use super::core::Core;
 use super::group_state::{GroupState, Instance};
 use super::out::{CancelReason, Out, TaskState};
-use super::scheduler::Core;
-use crate::resources::{Capacity, LARGEST, Shortfall, no_variant_fits};
+use crate::resources::{Capacity, Holder, Shortfall, Unfit};
 
 impl Core {
     /// Groups with tasks left to run none of whose variants fits the total
     /// resources of any current worker (or that need more nodes than there
-    /// are fitting workers), each with a reason such as
+    /// are fitting workers), each with why, such as
     /// "needs 2 gpus, the largest worker has 0".
-    pub fn unschedulable(&self) -> Vec<(GroupId, String)> {
+    pub fn unschedulable(&self) -> Vec<(GroupId, Unfit)> {
         self.find_unschedulable(true)
     }
 
     /// Like [`Core::unschedulable`], but only groups no single current
     /// worker could run (whatever their node count): more workers of the
     /// same kind would not help them.
-    pub fn unfit(&self) -> Vec<(GroupId, String)> {
+    pub fn unfit(&self) -> Vec<(GroupId, Unfit)> {
         self.find_unschedulable(false)
     }
 
-    fn find_unschedulable(&self, count_nodes: bool) -> Vec<(GroupId, String)> {
-        let workers: Vec<Capacity> = self.workers.iter().flatten().map(|w| w.capacity(&self.names)).collect();
+    fn find_unschedulable(&self, count_nodes: bool) -> Vec<(GroupId, Unfit)> {
+        let workers: Vec<Capacity> = self.workers.iter().flatten().map(|w| w.capacity()).collect();
         let mut found = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
             if group.pending == 0 {
@@ -41,7 +41,7 @@ impl Core {
     /// Cancels the groups [`Core::unschedulable`] reports (state
     /// `Cancelled(Unschedulable)`) and everything that depends on them
     /// (`Cancelled(DependencyCancelled(..))`); returns them with their reasons.
-    pub fn cancel_unschedulable(&mut self, out: &mut impl Out) -> Vec<(GroupId, String)> {
+    pub fn cancel_unschedulable(&mut self, out: &mut impl Out) -> Vec<(GroupId, Unfit)> {
         let found = self.unschedulable();
         let groups: Vec<GroupId> = found.iter().map(|(g, _)| *g).collect();
         self.cancel_groups(&groups, out);
@@ -77,12 +77,12 @@ impl Core {
     }
 
     /// Why no worker can run `group`, if none can.
-    fn reason(&self, group: &GroupState, workers: &[Capacity], count_nodes: bool) -> Option<String> {
+    fn reason(&self, group: &GroupState, workers: &[Capacity], count_nodes: bool) -> Option<Unfit> {
         if workers.is_empty() {
-            return Some("there are no workers".to_owned());
+            return Some(Unfit::NoWorkers);
         }
         if group.variants.is_empty() {
-            return Some("it has no resource request".to_owned());
+            return Some(Unfit::NoRequest);
         }
         let variants: Vec<Resources> = group.variants.iter().map(|r| r.resources(&self.names)).collect();
         let nodes = if count_nodes { group.nodes.max(1) as usize } else { 1 };
@@ -91,11 +91,33 @@ impl Core {
             return None;
         }
         if fitting > 0 {
-            let n = workers.len();
-            let have = if fitting == n { format!("there are {n}") } else { format!("{fitting} of the {n} fit") };
-            return Some(format!("needs {nodes} workers, {have}"));
+            return Some(Unfit::TooFewWorkers { needs: nodes as u64, fitting, workers: workers.len() });
         }
         let shortfalls: Vec<Shortfall> = variants.iter().map(|r| Capacity::shortfall_among(workers, r)).collect();
-        Some(no_variant_fits(&shortfalls, LARGEST))
+        Some(Unfit::Short { shortfalls, holder: Holder::Largest })
+    }
+}
+
+/// A task that can never run on the workers there are, where it is
+/// declared and why: what [`Core::unschedulable`] finds, told to a person
+/// as "task `big` (flow.toml:3:1) can never run here: needs 8 cpus, …".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeverRuns {
+    /// The task's name.
+    pub task: String,
+    /// The workflow file's name.
+    pub file: String,
+    /// The line of its declaration (from 1).
+    pub line: usize,
+    /// The column of its declaration (from 1).
+    pub col: usize,
+    /// Why it never runs.
+    pub why: Unfit,
+}
+
+impl std::fmt::Display for NeverRuns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let NeverRuns { task, file, line, col, why } = self;
+        write!(f, "task `{task}` ({file}:{line}:{col}) can never run here: {why}")
     }
 }

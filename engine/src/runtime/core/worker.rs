@@ -1,39 +1,20 @@
-//! [`WorkerResources`] as a worker reports them, and [`Worker`]: what the core
-//! tracks of one worker — its pools, what is free, how many tasks it runs.
-
-use std::collections::BTreeMap;
-use std::time::Instant;
+//! [`Worker`]: what the core tracks of one worker — its shape, its pools,
+//! what is free, how many tasks it runs.
 
 use crate::ir::Amount;
+use crate::resources::{Capacity, Deadline, Names, Pools, Request, WorkerShape, ends_in_time};
 
 use super::allocation::Allocation;
-use crate::resources::{Capacity, Names, Pools, Request, finishes_in};
-
-/// A worker's id, unique for the life of a [`super::Core`] (never reused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WorkerId(pub u32);
-
-/// What a worker offers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WorkerResources {
-    /// CPU ids (each one unit; fractions of an id may be shared).
-    pub cpus: Vec<u32>,
-    /// GPU device ids (each one unit; fractions of a device may be shared).
-    pub gpus: Vec<u32>,
-    /// Memory in bytes.
-    pub memory: u64,
-    /// Custom resources by name (sum pools).
-    pub custom: BTreeMap<String, Amount>,
-    /// When the worker goes away (end of its cluster allocation): a task
-    /// whose `time_request` does not fit before then is not given to it.
-    pub deadline: Option<Instant>,
-}
 
 /// One worker: its pools, what is free, and what the core runs on it.
 #[derive(Debug, Clone)]
 pub(super) struct Worker {
+    /// What it has.
+    shape: WorkerShape,
+    /// What of it is free.
     pools: Pools,
-    pub(super) deadline: Option<Instant>,
+    /// When it goes away, if it has a time limit.
+    pub(super) deadline: Option<Deadline>,
     /// Single-node tasks running here.
     pub(super) tasks: u32,
     /// Whole worker held by a multi-node task.
@@ -47,10 +28,10 @@ pub(super) struct Worker {
 
 impl Worker {
     /// A worker with everything free, interning its custom resource names.
-    pub(super) fn new(resources: WorkerResources, names: &mut Names) -> Self {
-        let WorkerResources { cpus, gpus, memory, custom, deadline } = resources;
+    pub(super) fn new(shape: WorkerShape, deadline: Option<Deadline>, names: &mut Names) -> Self {
         Self {
-            pools: Pools::new(cpus, gpus, memory, &custom, names),
+            pools: Pools::new(shape.cpus.clone(), shape.gpus.clone(), shape.memory, &shape.custom, names),
+            shape,
             deadline,
             tasks: 0,
             reserved: false,
@@ -59,21 +40,15 @@ impl Worker {
         }
     }
 
-    /// Whether `request` fits what is free now, finishing before the deadline.
-    pub(super) fn fits(&self, request: &Request, now: Instant) -> bool {
-        self.pools.has_room(request) && self.in_time(request, now)
+    /// Whether `request` fits what is free now, ending before the deadline
+    /// when started at `now_us` (µs since the Unix epoch).
+    pub(super) fn fits(&self, request: &Request, now_us: u64) -> bool {
+        self.pools.has_room(request) && ends_in_time(request.time, self.deadline, now_us)
     }
 
     /// What this worker has when nothing runs on it.
-    pub(super) fn capacity(&self, names: &Names) -> Capacity {
-        self.pools.capacity(names)
-    }
-
-    fn in_time(&self, request: &Request, now: Instant) -> bool {
-        match (self.deadline, request.time) {
-            (Some(deadline), Some(time)) => finishes_in(time, deadline.saturating_duration_since(now)),
-            _ => true,
-        }
+    pub(super) fn capacity(&self) -> Capacity {
+        self.shape.capacity()
     }
 
     /// Takes `request` (which must fit), recording what was taken in `alloc`.
@@ -115,14 +90,13 @@ mod tests {
     #[test]
     fn takes_and_gives_back_every_pool() {
         let mut names = Names::default();
-        let resources = WorkerResources {
+        let shape = WorkerShape {
             cpus: vec![0, 1],
             gpus: vec![7],
             memory: 1000,
             custom: [("fpga".to_owned(), Amount::whole(1))].into(),
-            deadline: None,
         };
-        let mut worker = Worker::new(resources, &mut names);
+        let mut worker = Worker::new(shape, None, &mut names);
         let request = Request {
             cpus: Amount::whole(1),
             gpus: Amount(2500),
@@ -130,7 +104,7 @@ mod tests {
             custom: vec![(names.intern("fpga"), Amount::whole(1))],
             time: None,
         };
-        let now = Instant::now();
+        let now = 0;
         assert!(worker.fits(&request, now));
         let mut alloc = Allocation::default();
         worker.take(&request, &names, &mut alloc);
@@ -141,7 +115,7 @@ mod tests {
         assert_eq!(&*alloc.custom[0].0, "fpga");
         assert!(!worker.fits(&Request { memory: 600, ..Request::default() }, now), "memory is taken");
         assert!(!worker.fits(&request, now), "the fpga is taken");
-        assert!(worker.capacity(&names).fits(&Resources {
+        assert!(worker.capacity().fits(&Resources {
             cpus: Amount::whole(1),
             gpus: Amount(2500),
             memory: 600,
@@ -156,10 +130,10 @@ mod tests {
 
     #[test]
     fn time_requests_must_end_before_the_deadline() {
-        let now = Instant::now();
-        let deadline = Some(now + Duration::from_secs(60));
-        let worker =
-            Worker::new(WorkerResources { cpus: vec![0], deadline, ..Default::default() }, &mut Names::default());
+        let now = 5_000_000;
+        let deadline = Some(Deadline::after(now, Duration::from_secs(60)));
+        let shape = WorkerShape { cpus: vec![0], ..WorkerShape::default() };
+        let worker = Worker::new(shape, deadline, &mut Names::default());
         let short = Request { time: Some(Duration::from_secs(30)), ..Request::default() };
         let long = Request { time: Some(Duration::from_secs(90)), ..Request::default() };
         assert!(worker.fits(&short, now) && !worker.fits(&long, now));

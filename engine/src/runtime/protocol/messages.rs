@@ -1,15 +1,15 @@
 //! The messages between the coordinator and a remote worker (sent over an
 //! encrypted [`crate::net`] channel).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::job::Job;
 use super::worker::Outcome;
-use crate::ir::{Amount, TaskId};
+use crate::ir::TaskId;
 use crate::log::OutputRecord;
+use crate::resources::WorkerShape;
 
 /// How often a worker says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
@@ -27,14 +27,10 @@ pub const REPORT_HOLD: Duration = Duration::from_millis(4);
 pub struct Offer {
     /// The worker's host name (for `FLOW_HOSTS` and `flow workers`).
     pub hostname: String,
-    /// CPU ids.
-    pub cpus: Vec<u32>,
-    /// GPU ids.
-    pub gpus: Vec<u32>,
-    /// Memory in bytes.
-    pub memory: u64,
-    /// Custom resources.
-    pub custom: BTreeMap<String, Amount>,
+    /// What it has. Postcard writes a struct's fields in order, so the
+    /// message is the one that listed CPUs, GPUs, memory and custom
+    /// resources after the host name.
+    pub shape: WorkerShape,
     /// How long the worker will live from now (`--time-limit`, or its allocation's).
     pub time_limit: Option<Duration>,
     /// The cluster job the worker runs in (`SLURM_JOB_ID`, `PBS_JOBID`), if any.

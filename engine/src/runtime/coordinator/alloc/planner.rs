@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::ir::{Amount, Graph, GroupId, Resources};
 use crate::profile::Queue;
-use crate::resources::{Shortfall, finishes_in, no_variant_fits, worker_time_limit};
+use crate::resources::{Holder, Shortfall, Unfit, finishes_in, worker_time_limit};
 use crate::runtime::core::GroupBacklog;
 
 /// How a group's tasks fit on one worker of the queue.
@@ -18,7 +18,7 @@ pub enum Fit {
     Slots(u64),
     /// Never: no variant fits a worker of this queue, for this reason
     /// (e.g. "needs 4 cpus, the queue's workers have 2").
-    Never(String),
+    Never(Unfit),
 }
 
 /// How each group fits the queue's workers.
@@ -29,8 +29,7 @@ pub fn fits(graph: &Graph, queue: &Queue) -> Vec<Fit> {
         .map(|group| {
             let nodes = u64::from(group.nodes.max(1));
             if nodes > u64::from(queue.settings.max_workers) {
-                let why = format!("needs {nodes} workers, the queue allows at most {}", queue.settings.max_workers);
-                return Fit::Never(why);
+                return Fit::Never(Unfit::OverQueueMax { needs: nodes, max: queue.settings.max_workers });
             }
             match slots(&group.variants, queue) {
                 // A multi-node task takes whole workers.
@@ -44,23 +43,24 @@ pub fn fits(graph: &Graph, queue: &Queue) -> Vec<Fit> {
 
 /// How many instances with `variants` the scheduler starts side by side on
 /// a new worker of `queue`, or why it starts none.
-fn slots(variants: &[Resources], queue: &Queue) -> Result<u64, String> {
+fn slots(variants: &[Resources], queue: &Queue) -> Result<u64, Unfit> {
     if variants.is_empty() {
-        return Err("it has no resource request".to_owned());
+        return Err(Unfit::NoRequest);
     }
     // Workers get the time limit less a margin, and take only tasks whose
     // time_request fits in what they have left.
     let worker_limit = worker_time_limit(queue.time_limit);
-    let (timely, late): (Vec<Resources>, Vec<Resources>) = variants.iter().cloned().partition(|r| {
-        r.time_request.is_none_or(|t| finishes_in(Duration::from_secs(t), Duration::from_secs(worker_limit)))
-    });
+    let (timely, late): (Vec<Resources>, Vec<Resources>) = variants
+        .iter()
+        .cloned()
+        .partition(|r| finishes_in(r.time_request.map(Duration::from_secs), Some(Duration::from_secs(worker_limit))));
     let worker = &queue.worker;
     match worker.slots(&timely) {
         // A request for nothing: one per CPU.
         None => Ok(worker.cpus.map_or(1, |c| c.0 / Amount::SCALE).max(1)),
         Some(0) if late.is_empty() => {
             let shortfalls: Vec<Shortfall> = timely.iter().filter_map(|r| worker.shortfall(r)).collect();
-            Err(no_variant_fits(&shortfalls, "the queue's workers have"))
+            Err(Unfit::Short { shortfalls, holder: Holder::Queue })
         }
         Some(0) => Err(too_long(late[0].time_request.unwrap_or_default(), queue.time_limit, worker_limit)),
         Some(n) => Ok(n),
@@ -68,16 +68,11 @@ fn slots(variants: &[Resources], queue: &Queue) -> Result<u64, String> {
 }
 
 /// Why a `time_request` of `t` seconds never runs on a queue.
-fn too_long(t: u64, time_limit: u64, worker_limit: u64) -> String {
+fn too_long(t: u64, time_limit: u64, worker_limit: u64) -> Unfit {
     if t > time_limit {
-        format!("its time_request ({}) is longer than the queue's time_limit ({})", duration(t), duration(time_limit))
+        Unfit::LongerThanQueue { request_s: t, time_limit_s: time_limit }
     } else {
-        format!(
-            "its time_request ({}) does not fit in the {} a worker of the queue gets (its time_limit of {} less a margin for starting and stopping; a task must end before its worker)",
-            duration(t),
-            duration(worker_limit),
-            duration(time_limit)
-        )
+        Unfit::LongerThanWorker { request_s: t, worker_limit_s: worker_limit, time_limit_s: time_limit }
     }
 }
 
@@ -118,18 +113,6 @@ pub fn submissions(queue: &Queue, load: QueueLoad, wanted: u64) -> u64 {
     let room = u64::from(s.max_workers).saturating_sub(alive) / per;
     let waiting = u64::from(s.backlog).saturating_sub(load.queued);
     need.min(room).min(waiting)
-}
-
-/// `90s`, `15m`, `2h30m`.
-fn duration(secs: u64) -> String {
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    let mut text = String::new();
-    for (v, unit) in [(h, "h"), (m, "m"), (s, "s")] {
-        if v > 0 {
-            text.push_str(&format!("{v}{unit}"));
-        }
-    }
-    if text.is_empty() { "0s".to_owned() } else { text }
 }
 
 #[cfg(test)]
@@ -187,7 +170,7 @@ mod tests {
         );
         let fits = fits(&g, &queue("worker = { cpus = 2 }\n"));
         let why = |i: usize| match &fits[i] {
-            Fit::Never(why) => why.clone(),
+            Fit::Never(why) => why.to_string(),
             Fit::Slots(_) => String::new(),
         };
         assert_eq!(why(0), "needs 4 cpus, the queue's workers have 2");
@@ -212,7 +195,8 @@ mod tests {
         let fits = fits(&g, &queue(""));
         let margin = "a worker of the queue gets (its time_limit of 1h less a margin for starting and stopping; a task must end before its worker)";
         for (fit, asked) in [(&fits[0], "1h"), (&fits[1], "59m")] {
-            assert_eq!(fit, &Fit::Never(format!("its time_request ({asked}) does not fit in the 59m {margin}")));
+            let Fit::Never(why) = fit else { panic!("{fit:?} fits") };
+            assert_eq!(why.to_string(), format!("its time_request ({asked}) does not fit in the 59m {margin}"));
         }
         assert_eq!(fits[2], Fit::Slots(1));
     }

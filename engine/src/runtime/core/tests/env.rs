@@ -3,12 +3,10 @@
 //! [`Core`].
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use crate::ir::{Amount, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
-use crate::runtime::core::{
-    Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId, WorkerResources,
-};
+use crate::resources::WorkerShape;
+use crate::runtime::core::{Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId};
 
 /// A fractional amount.
 pub(crate) fn amount(units: f64) -> Amount {
@@ -163,11 +161,14 @@ impl Out for Recorder {
     }
 }
 
+/// The time the tests schedule at, in µs since the Unix epoch: fixed, as the core has no clock.
+pub(crate) const NOW: u64 = 1_700_000_000_000_000;
+
 /// A core, a recorder and a clock.
 pub(crate) struct TestEnv {
     pub(crate) core: Core,
     pub(crate) out: Recorder,
-    pub(crate) now: Instant,
+    pub(crate) now: u64,
 }
 
 impl TestEnv {
@@ -176,16 +177,13 @@ impl TestEnv {
     }
 
     pub(crate) fn with_options(groups: Vec<GroupSpec>, edges: Vec<Edge>, options: CoreOptions) -> Self {
-        TestEnv { core: Core::new(&graph(groups, edges), options), out: Recorder::default(), now: Instant::now() }
+        TestEnv { core: Core::new(&graph(groups, edges), options), out: Recorder::default(), now: NOW }
     }
 
     /// Adds a worker with CPU ids `0..cpus` and GPU ids `0..gpus`.
     pub(crate) fn worker(&mut self, cpus: u32, gpus: u32) -> WorkerId {
-        self.core.add_worker(WorkerResources {
-            cpus: (0..cpus).collect(),
-            gpus: (0..gpus).collect(),
-            ..WorkerResources::default()
-        })
+        let shape = WorkerShape { cpus: (0..cpus).collect(), gpus: (0..gpus).collect(), ..WorkerShape::default() };
+        self.core.add_worker(shape, None)
     }
 
     /// Schedules; returns the tasks started.

@@ -1,11 +1,12 @@
 //! Groups no worker can run, with their reasons, and multi-node tasks.
 
 use super::env::{GroupSpec, TestEnv, edge_each, res, t};
-use crate::ir::{Amount, GroupId};
-use crate::runtime::core::{CancelReason, TaskResult, TaskState, WorkerId, WorkerResources};
+use crate::ir::Amount;
+use crate::resources::WorkerShape;
+use crate::runtime::core::{CancelReason, TaskResult, TaskState, WorkerId};
 
 fn reasons(env: &TestEnv) -> Vec<(u32, String)> {
-    env.core.unschedulable().into_iter().map(|(g, r)| (g.0, r)).collect()
+    env.core.unschedulable().into_iter().map(|(g, r)| (g.0, r.to_string())).collect()
 }
 
 #[test]
@@ -24,12 +25,13 @@ fn unschedulable_groups_say_what_is_missing() {
         vec![],
     );
     assert!(reasons(&env).iter().all(|(_, r)| r == "there are no workers"));
-    env.core.add_worker(WorkerResources {
+    let shape = WorkerShape {
         cpus: (0..4).collect(),
         memory: 2 << 30,
         custom: [("fpga".to_owned(), Amount::whole(1))].into(),
-        ..WorkerResources::default()
-    });
+        ..WorkerShape::default()
+    };
+    env.core.add_worker(shape, None);
     env.worker(2, 0);
     let expected = [
         (1, "needs 2 gpus, the largest worker has 0"),
@@ -52,8 +54,7 @@ fn resources_that_only_fit_apart_are_reported() {
     let mut env = TestEnv::new(vec![GroupSpec::new("g", 1).cpus(4.0).gpus(1.0)], vec![]);
     env.worker(4, 0);
     env.worker(1, 1);
-    let found = env.core.unschedulable();
-    assert_eq!(found, [(GroupId(0), "needs more than any one worker has of its resources together".to_owned())]);
+    assert_eq!(reasons(&env), [(0, "needs more than any one worker has of its resources together".to_owned())]);
 }
 
 #[test]

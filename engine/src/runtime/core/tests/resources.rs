@@ -8,7 +8,8 @@ use proptest::prelude::*;
 
 use super::env::{GroupSpec, TestEnv, amount, edge_all, edge_each, graph, res, t};
 use crate::ir::{Amount, Edge, Graph, TaskId};
-use crate::runtime::core::{Core, CoreOptions, TaskResult, TaskState, WorkerResources};
+use crate::resources::{Deadline, WorkerShape};
+use crate::runtime::core::{Core, CoreOptions, TaskResult, TaskState};
 
 const GIB: u64 = 1 << 30;
 
@@ -69,12 +70,13 @@ fn the_first_variant_that_fits_wins() {
 fn memory_and_custom_resources_are_sum_pools() {
     let mut env =
         TestEnv::new(vec![GroupSpec::new("m", 3).memory(3 * GIB), GroupSpec::new("f", 3).custom("fpga", 1.5)], vec![]);
-    env.core.add_worker(WorkerResources {
+    let shape = WorkerShape {
         cpus: (0..8).collect(),
         memory: 7 * GIB,
         custom: [("fpga".to_owned(), Amount::whole(3))].into(),
-        ..WorkerResources::default()
-    });
+        ..WorkerShape::default()
+    };
+    env.core.add_worker(shape, None);
     let started = env.schedule();
     assert_eq!(started, [t(0, 0), t(0, 1), t(1, 0), t(1, 1)]);
     let alloc = env.alloc(t(1, 0));
@@ -88,8 +90,8 @@ fn memory_and_custom_resources_are_sum_pools() {
 #[test]
 fn time_requests_must_fit_before_the_worker_deadline() {
     let mut env = TestEnv::new(vec![GroupSpec::new("long", 1).time(7200), GroupSpec::new("short", 1).time(60)], vec![]);
-    let deadline = Some(env.now + Duration::from_secs(3600));
-    env.core.add_worker(WorkerResources { cpus: vec![0, 1], deadline, ..WorkerResources::default() });
+    let deadline = Some(Deadline::after(env.now, Duration::from_secs(3600)));
+    env.core.add_worker(WorkerShape { cpus: vec![0, 1], ..WorkerShape::default() }, deadline);
     assert_eq!(env.schedule(), [t(1, 0)]);
     env.worker(1, 0);
     assert_eq!(env.schedule(), [t(0, 0)], "a worker without a deadline takes it");
@@ -137,13 +139,12 @@ fn build(groups: &[Spec], edges: &[EdgeSpec]) -> Graph {
     graph(specs.collect(), edges)
 }
 
-fn worker() -> WorkerResources {
-    WorkerResources {
+fn worker() -> WorkerShape {
+    WorkerShape {
         cpus: (0..4).collect(),
         gpus: (0..2).collect(),
         memory: 8 * GIB,
         custom: [("lic".to_owned(), Amount::whole(3))].into(),
-        deadline: None,
     }
 }
 
@@ -151,8 +152,8 @@ proptest! {
     #[test]
     fn allocations_never_exceed_capacity((groups, edges) in workload(), actions in prop::collection::vec(0..10u8, 200)) {
         let graph = build(&groups, &edges);
-        let mut env = TestEnv { core: Core::new(&graph, CoreOptions::default()), out: Default::default(), now: std::time::Instant::now() };
-        let mut worker_id = env.core.add_worker(worker());
+        let mut env = TestEnv { core: Core::new(&graph, CoreOptions::default()), out: Default::default(), now: super::env::NOW };
+        let mut worker_id = env.core.add_worker(worker(), None);
         let mut step = 0;
         while !env.core.is_finished() {
             env.schedule();
@@ -167,7 +168,7 @@ proptest! {
                 2 => {
                     // The worker is lost and a fresh one joins.
                     env.lose(worker_id);
-                    worker_id = env.core.add_worker(worker());
+                    worker_id = env.core.add_worker(worker(), None);
                 }
                 _ => {
                     env.report(task, TaskResult::Succeeded);

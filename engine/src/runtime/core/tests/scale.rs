@@ -1,10 +1,9 @@
 //! A million instances: compact state and a full run through a small worker.
 
-use std::time::Instant;
-
 use super::env::{GroupSpec, graph};
 use crate::ir::TaskId;
-use crate::runtime::core::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerResources};
+use crate::resources::WorkerShape;
+use crate::runtime::core::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId};
 
 /// An [`Out`] that only keeps what is running.
 #[derive(Default)]
@@ -24,8 +23,8 @@ impl Out for Running {
 const MILLION: u64 = 1_000_000;
 
 fn run_to_end(core: &mut Core) -> (u64, Vec<TaskId>) {
-    core.add_worker(WorkerResources { cpus: vec![0, 1], ..WorkerResources::default() });
-    let (now, mut out, mut first) = (Instant::now(), Running::default(), Vec::new());
+    core.add_worker(WorkerShape { cpus: vec![0, 1], ..WorkerShape::default() }, None);
+    let (now, mut out, mut first) = (0, Running::default(), Vec::new());
     core.schedule(now, &mut out);
     while let Some(task) = out.0.pop() {
         if first.len() < 4 {

@@ -7,8 +7,7 @@ use proptest::prelude::*;
 
 use super::env::{GroupSpec, TestEnv};
 use crate::ir::{Amount, Resources};
-use crate::resources::Capacity;
-use crate::runtime::core::WorkerResources;
+use crate::resources::WorkerShape;
 
 const MIB: u64 = 1 << 20;
 
@@ -33,33 +32,21 @@ fn request() -> impl Strategy<Value = Resources> {
     })
 }
 
-fn worker() -> impl Strategy<Value = WorkerResources> {
-    (1..=8u32, 0..=3u32, 0..=8u64, 0..=6u64, any::<bool>()).prop_map(|(cpus, gpus, memory, fpga, custom)| {
-        WorkerResources {
-            cpus: (0..cpus).collect(),
-            gpus: (0..gpus).collect(),
-            memory: memory * 512 * MIB,
-            custom: if custom { [("fpga".to_owned(), Amount(fpga * 5000))].into() } else { BTreeMap::new() },
-            deadline: None,
-        }
+fn worker() -> impl Strategy<Value = WorkerShape> {
+    (1..=8u32, 0..=3u32, 0..=8u64, 0..=6u64, any::<bool>()).prop_map(|(cpus, gpus, memory, fpga, custom)| WorkerShape {
+        cpus: (0..cpus).collect(),
+        gpus: (0..gpus).collect(),
+        memory: memory * 512 * MIB,
+        custom: if custom { [("fpga".to_owned(), Amount(fpga * 5000))].into() } else { BTreeMap::new() },
     })
-}
-
-fn capacity(w: &WorkerResources) -> Capacity {
-    Capacity {
-        cpus: Some(Amount::whole(w.cpus.len() as u64)),
-        gpus: Some(Amount::whole(w.gpus.len() as u64)),
-        memory: Some(w.memory),
-        custom: Some(w.custom.clone()),
-    }
 }
 
 proptest! {
     #[test]
     fn slots_count_what_the_core_starts(variants in prop::collection::vec(request(), 1..=3), w in worker()) {
-        let slots = capacity(&w).slots(&variants);
+        let slots = w.capacity().slots(&variants);
         let mut env = TestEnv::new(vec![GroupSpec::new("g", 1_000).variants(variants)], vec![]);
-        env.core.add_worker(w);
+        env.core.add_worker(w, None);
         let started = env.schedule().len() as u64;
         prop_assert_eq!(slots, Some(started));
     }

@@ -7,12 +7,14 @@ use hashbrown::HashMap;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 
 use super::allocation::Allocation;
+use super::counts::Counts;
 use super::deps::{Deps, Link};
 use super::group_state::{GroupState, Instance};
 use super::order::Order;
 use super::out::CancelReason;
-use super::worker::{Worker, WorkerId, WorkerResources};
-use crate::resources::{Names, Request};
+use super::worker::Worker;
+use super::worker_id::WorkerId;
+use crate::resources::{Deadline, Names, Request, WorkerShape};
 
 /// Settings of a run that the core enforces.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,23 +22,6 @@ pub struct CoreOptions {
     /// Stop the run (cancel everything not yet running) once this many
     /// tasks have failed for good.
     pub max_fails: Option<u64>,
-}
-
-/// How many tasks are in each state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Not started, waiting for dependencies.
-    pub waiting: u64,
-    /// Not started, dependencies done: waiting for resources.
-    pub ready: u64,
-    /// Started and not finished.
-    pub running: u64,
-    /// Succeeded (including instances done in an earlier run).
-    pub succeeded: u64,
-    /// Failed for good.
-    pub failed: u64,
-    /// Will not run.
-    pub cancelled: u64,
 }
 
 /// The scheduler core: plain data, no I/O. The driver feeds it events
@@ -159,9 +144,11 @@ impl Core {
         core
     }
 
-    /// Adds a worker; it gets work at the next [`Core::schedule`].
-    pub fn add_worker(&mut self, resources: WorkerResources) -> WorkerId {
-        self.workers.push(Some(Worker::new(resources, &mut self.names)));
+    /// Adds a worker of `shape` that goes away at `deadline` (a task whose
+    /// `time_request` does not end before then is not given to it); it gets
+    /// work at the next [`Core::schedule`].
+    pub fn add_worker(&mut self, shape: WorkerShape, deadline: Option<Deadline>) -> WorkerId {
+        self.workers.push(Some(Worker::new(shape, deadline, &mut self.names)));
         WorkerId(self.workers.len() as u32 - 1)
     }
 
