@@ -6,16 +6,16 @@
 //! in a hash map, and each distinct glob is matched once against all outputs.
 
 use std::collections::HashSet;
-use std::ops::Range;
 
-use super::compiler::Compiler;
-use super::group::{Draft, run_time_keys};
+use super::ctx::Ctx;
+use super::draft::{Draft, base_domain, instance_name, is_deferred};
 use super::link::Linker;
-use super::merge::Resolved;
 use super::output_index::{OutputIndex, Producer};
+use super::rendered::Rendered;
+use super::resolved::Resolved;
 use super::symbolic;
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, GroupId, StrPool};
+use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, GroupId};
 use crate::paths::normalize;
 use crate::spec::Sp;
 use crate::template::{Tmpl, instance_scope, is_context_name, undefined_name};
@@ -23,28 +23,6 @@ use crate::template::{Tmpl, instance_scope, is_context_name, undefined_name};
 /// Instances to render every template for, to catch errors in keys that are
 /// otherwise only rendered at run time (plus the last instance).
 const VALIDATE_FIRST: u64 = 100;
-
-/// What pass one keeps of a group for pass two: rendered strings per
-/// instance, and which key (by span) each came from.
-#[derive(Default)]
-pub struct Rendered {
-    /// Normalised input paths of all instances.
-    pub inputs: StrPool,
-    /// Key index of each input.
-    pub input_keys: Vec<u32>,
-    /// End of each instance's inputs in `inputs`.
-    pub input_ends: Vec<usize>,
-    /// Span of each `inputs` key.
-    pub input_spans: Vec<Range<usize>>,
-    /// Rendered `after` selectors of all instances.
-    pub after: StrPool,
-    /// Key index of each selector.
-    pub after_keys: Vec<u32>,
-    /// End of each instance's selectors in `after`.
-    pub after_ends: Vec<usize>,
-    /// Span of each `after` key.
-    pub after_spans: Vec<Range<usize>>,
-}
 
 /// One template key of a group, compiled.
 struct Key {
@@ -60,7 +38,7 @@ struct Key {
 /// With `complete` false some task failed to compile, so inputs nobody
 /// produces are not reported (the failed task may have produced them).
 pub fn infer(
-    c: &mut Compiler,
+    ctx: &mut Ctx,
     resolved: &[Resolved],
     names: &[&str],
     drafts: &[Option<Draft>],
@@ -79,27 +57,21 @@ pub fn infer(
     let mut rendered = Vec::with_capacity(drafts.len());
     for (g, draft) in drafts.iter().enumerate() {
         let r = match draft {
-            Some(draft) => render_group(c, &resolved[g], drafts, g, draft, &mut producers, &mut reported),
+            Some(draft) => render_group(ctx, &resolved[g], drafts, g, draft, &mut producers, &mut reported),
             None => Rendered::default(),
         };
         rendered.push(r);
     }
-    stale_expansions(c, drafts, &producers);
+    stale_expansions(ctx, drafts, &producers);
     let later = deferred_outputs(&producers, drafts);
-    let mut linker = Linker::new(&producers, &later, &counts, c.options.base_dir.clone(), complete);
+    let mut linker = Linker::new(&producers, &later, &counts, ctx.options().base_dir.clone(), complete);
     for (g, r) in rendered.iter().enumerate() {
         if drafts[g].is_some() {
-            linker.inputs(c, drafts, g as u32, r);
-            linker.after(c, names, drafts, g as u32, r);
+            linker.inputs(ctx, drafts, g as u32, r);
+            linker.after(ctx, names, drafts, g as u32, r);
         }
     }
     deferred_edges(drafts, linker.finish())
-}
-
-/// Whether group `g`'s instances are known only at run time: deferred, or
-/// nested (a part per instance of its parent).
-pub fn is_deferred(drafts: &[Option<Draft>], g: usize) -> bool {
-    matches!(base_domain(drafts, g), Domain::Deferred { .. } | Domain::Nested { .. })
 }
 
 /// The parent of nested group `g`.
@@ -163,7 +135,7 @@ fn deferred_edges(drafts: &[Option<Draft>], mut edges: Vec<Edge>) -> Vec<Edge> {
 /// A file expanded before the run that a task writes after all: flow could
 /// not see it from the writer's `outputs` (named only by `{{ item }}`, say),
 /// and reading it now would use an old copy.
-fn stale_expansions(c: &mut Compiler, drafts: &[Option<Draft>], producers: &OutputIndex) {
+fn stale_expansions(ctx: &mut Ctx, drafts: &[Option<Draft>], producers: &OutputIndex) {
     for (g, draft) in drafts.iter().enumerate() {
         let Some(d) = draft else { continue };
         let (Domain::Lines { file, .. } | Domain::Json { file, .. } | Domain::Chunks { file, .. }) = &d.group.domain
@@ -171,7 +143,7 @@ fn stale_expansions(c: &mut Compiler, drafts: &[Option<Draft>], producers: &Outp
             continue;
         };
         if let Some(writer) = producers.get(&normalize(file)).filter(|w| w.0 as usize != g) {
-            c.error(
+            ctx.report(
                 Diagnostic::new(
                     Code::CompileUnseenWriter,
                     format!("`{file}` is expanded before the run, but {} writes it", instance_name(drafts, writer)),
@@ -183,18 +155,18 @@ fn stale_expansions(c: &mut Compiler, drafts: &[Option<Draft>], producers: &Outp
     }
 }
 
-fn keys(c: &mut Compiler, name: &str, list: &Option<Sp<Vec<Sp<String>>>>) -> Vec<Key> {
-    list.iter().flat_map(|l| l.value.iter()).filter_map(|s| key(c, name.to_owned(), s.clone())).collect()
+fn keys(ctx: &mut Ctx, name: &str, list: &Option<Sp<Vec<Sp<String>>>>) -> Vec<Key> {
+    list.iter().flat_map(|l| l.value.iter()).filter_map(|s| key(ctx, name.to_owned(), s.clone())).collect()
 }
 
-fn key(c: &mut Compiler, name: String, source: Sp<String>) -> Option<Key> {
+fn key(ctx: &mut Ctx, name: String, source: Sp<String>) -> Option<Key> {
     // Syntax errors were reported when the group was built.
-    let tmpl = c.renderer.compile(&source.value).ok()?;
+    let tmpl = ctx.template(&source.value).ok()?;
     Some(Key { name, source, tmpl, failed: false })
 }
 
 fn render_group(
-    c: &mut Compiler,
+    ctx: &mut Ctx,
     task: &Resolved,
     drafts: &[Option<Draft>],
     g: usize,
@@ -203,11 +175,11 @@ fn render_group(
     reported: &mut HashSet<(u32, usize)>,
 ) -> Rendered {
     let spec = &task.spec;
-    let mut inputs = keys(c, "inputs", &spec.inputs);
-    let mut outputs = keys(c, "outputs", &spec.outputs);
-    let mut after = keys(c, "after", &spec.after);
+    let mut inputs = keys(ctx, "inputs", &spec.inputs);
+    let mut outputs = keys(ctx, "outputs", &spec.outputs);
+    let mut after = keys(ctx, "after", &spec.after);
     let mut others: Vec<Key> =
-        run_time_keys(spec).into_iter().filter_map(|(name, source)| key(c, name, source)).collect();
+        task.run_time_keys().into_iter().filter_map(|(name, source)| key(ctx, name, source)).collect();
     let mut out = Rendered {
         input_spans: inputs.iter().map(|k| k.source.span.clone()).collect(),
         after_spans: after.iter().map(|k| k.source.span.clone()).collect(),
@@ -218,13 +190,13 @@ fn render_group(
     let count = if deferred { 1 } else { draft.group.count };
     for i in 0..count {
         let scope = if deferred {
-            symbolic::scope(c, &draft.group.name, matches!(domain, Domain::Nested { .. }))
+            symbolic::scope(ctx, &draft.group.name, matches!(domain, Domain::Nested { .. }))
         } else {
             instance_scope(&draft.scope, domain, i, None)
         };
         let at = Instance { drafts, id: (g as u32, i), count, deferred };
         for key in &mut outputs {
-            let path = match render(c, key, &scope, &at) {
+            let path = match render(ctx, key, &scope, &at) {
                 Some(path) => path,
                 None if deferred => symbolic::fallback(&key.source.value),
                 None => continue,
@@ -234,18 +206,18 @@ fn render_group(
                 && first != (g as u32, i)
                 && reported.insert((first.0, g))
             {
-                c.error(duplicate_producer(&path, drafts, first, (g as u32, i), &key.source));
+                ctx.report(duplicate_producer(&path, drafts, first, (g as u32, i), &key.source));
             }
         }
         for (k, key) in inputs.iter_mut().enumerate() {
-            if let Some(path) = render(c, key, &scope, &at) {
+            if let Some(path) = render(ctx, key, &scope, &at) {
                 out.inputs.push(&normalize(&path));
                 out.input_keys.push(k as u32);
             }
         }
         out.input_ends.push(out.inputs.len());
         for (k, key) in after.iter_mut().enumerate() {
-            if let Some(selector) = render(c, key, &scope, &at) {
+            if let Some(selector) = render(ctx, key, &scope, &at) {
                 out.after.push(&selector);
                 out.after_keys.push(k as u32);
             }
@@ -255,23 +227,11 @@ fn render_group(
             // Keys rendered when the instance starts also see `attempt`.
             let scope = if deferred { scope } else { instance_scope(&draft.scope, domain, i, Some(0)) };
             for key in &mut others {
-                render(c, key, &scope, &at);
+                render(ctx, key, &scope, &at);
             }
         }
     }
     out
-}
-
-/// The domain holding a group's instances, following `for_each`.
-pub fn base_domain(drafts: &[Option<Draft>], g: usize) -> &Domain {
-    let mut d = drafts[g].as_ref().map_or(&Domain::Single, |d| &d.group.domain);
-    while let Domain::Same { group } = d {
-        match drafts.get(group.index()).and_then(Option::as_ref) {
-            Some(target) => d = &target.group.domain,
-            None => break,
-        }
-    }
-    d
 }
 
 /// The instance being rendered, to name it in errors.
@@ -285,11 +245,11 @@ struct Instance<'a> {
 }
 
 /// Renders one key for one instance; reports the first failure of each key.
-fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value, at: &Instance) -> Option<String> {
+fn render(ctx: &mut Ctx, key: &mut Key, scope: &minijinja::Value, at: &Instance) -> Option<String> {
     if key.failed {
         return None;
     }
-    match c.renderer.render(&key.tmpl, scope) {
+    match ctx.render(&key.tmpl, scope) {
         Ok(s) => Some(s.into_owned()),
         Err(e) => {
             key.failed = true;
@@ -302,24 +262,13 @@ fn render(c: &mut Compiler, key: &mut Key, scope: &minijinja::Value, at: &Instan
             if at.deferred && !certain {
                 return None;
             }
-            let mut d = c.template_error(&e, &key.source, &key.name);
+            let mut d = ctx.template_error(&e, &key.source, &key.name);
             if at.count > 1 {
                 d.message.push_str(&format!(" (in {})", instance_name(at.drafts, at.id)));
             }
-            c.error(d);
+            ctx.report(d);
             None
         }
-    }
-}
-
-/// `name` or `name[i]` for an instance, as users select it.
-pub fn instance_name(drafts: &[Option<Draft>], (g, i): Producer) -> String {
-    match drafts[g as usize].as_ref() {
-        Some(d) if d.group.count > 1 || !matches!(d.group.domain, Domain::Single) => {
-            format!("`{}[{}]`", d.group.name, base_domain(drafts, g as usize).index(i))
-        }
-        Some(d) => format!("`{}`", d.group.name),
-        None => "another task".to_owned(),
     }
 }
 

@@ -1,9 +1,11 @@
 //! Expansion: a task's `range`, `each_line`, `each_chunk`, `from_json`,
-//! `matrix` or `for_each` turned into an IR [`Domain`].
+//! `matrix` or `for_each` turned into an IR [`Domain`] (a `for_each`
+//! placeholder is pointed at its task afterwards, by the `for_each` pass).
 
-use super::compiler::Compiler;
-use super::group::Draft;
-use super::merge::Resolved;
+use super::ctx::Ctx;
+use super::nested;
+use super::resolved::Resolved;
+use super::writers::Writers;
 use crate::diag::{Code, Diagnostic, Source};
 use crate::expansion;
 use crate::ir::parse_ranges;
@@ -13,17 +15,18 @@ use crate::spec::{RangeSpec, Sp, TaskSpec};
 const KEYS: [&str; 6] = ["range", "each_line", "each_chunk", "from_json", "matrix", "for_each"];
 
 /// The domain and instance count of a task (a `for_each` placeholder until
-/// [`resolve_for_each`] runs), and the tasks whose end makes a deferred
-/// domain known. `g` is the task's position.
-pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, Vec<usize>)> {
+/// the `for_each` pass runs), and the tasks whose end makes a deferred
+/// domain known. `g` is the task's position; `writers` tells which files
+/// other tasks write.
+pub fn domain(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option<(Domain, u64, Vec<usize>)> {
     let spec = &r.spec;
     let present = expansion_spans(spec);
-    if let Some(nested) = super::nested::domain(c, r, g, &present) {
+    if let Some(nested) = nested::domain(ctx, writers, r, g, &present) {
         return nested;
     }
     if present.len() > 1 {
         let names: Vec<&str> = present.iter().map(|(k, _)| *k).collect();
-        c.error(
+        ctx.report(
             Diagnostic::new(
                 Code::CompileTwoExpansions,
                 format!("task `{}` has more than one expansion: {}", r.name, names.join(", ")),
@@ -35,42 +38,42 @@ pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, 
     }
     let known = |d: Option<(Domain, u64)>| d.map(|(d, n)| (d, n, Vec::new()));
     if let Some(range) = &spec.range {
-        return known(range_domain(c, range));
+        return known(range_domain(ctx, range));
     }
     if let Some(file) = &spec.each_line {
-        let path = c.render_vars(file, "each_line")?;
-        if let Some(deferred) = deferred(c, g, Expansion::Lines { file: path.clone() }) {
+        let path = ctx.render_vars(file, "each_line")?;
+        if let Some(deferred) = deferred(writers, g, Expansion::Lines { file: path.clone() }) {
             return Some(deferred);
         }
-        let text = read(c, file, &path, "each_line")?;
-        let items = checked(c, expansion::lines(&text), file, &path)?;
-        let count = within_limit(c, items.len() as u64, file.span.clone(), "`each_line`")?;
+        let text = read(ctx, file, &path, "each_line")?;
+        let items = checked(ctx, expansion::lines(&text), file, &path)?;
+        let count = within_limit(ctx, items.len() as u64, file.span.clone(), "`each_line`")?;
         return Some((Domain::Lines { file: path, items }, count, Vec::new()));
     }
     if let Some(chunk) = &spec.each_chunk {
-        let lines = c.count(&chunk.value.lines, "lines", 1)?;
+        let lines = ctx.count(&chunk.value.lines, "lines", 1)?;
         let file = &chunk.value.file;
-        let path = c.render_vars(file, "each_chunk.file")?;
+        let path = ctx.render_vars(file, "each_chunk.file")?;
         let dir = format!(".flow/chunks/{}", r.name);
         let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
         let expansion = Expansion::Chunks { file: path.clone(), dir: dir.clone(), lines, stdin };
-        if let Some(deferred) = deferred(c, g, expansion) {
+        if let Some(deferred) = deferred(writers, g, expansion) {
             return Some(deferred);
         }
-        let text = read(c, file, &path, "each_chunk.file")?;
-        let (items, total) = checked(c, expansion::chunks(&text, lines), file, &path)?;
-        let count = within_limit(c, items.len() as u64, chunk.span.clone(), "`each_chunk`")?;
+        let text = read(ctx, file, &path, "each_chunk.file")?;
+        let (items, total) = checked(ctx, expansion::chunks(&text, lines), file, &path)?;
+        let count = within_limit(ctx, items.len() as u64, chunk.span.clone(), "`each_chunk`")?;
         return Some((Domain::Chunks { file: path, dir, lines, total_lines: total, stdin, items }, count, Vec::new()));
     }
     if let Some(file) = &spec.from_json {
-        let path = c.render_vars(file, "from_json")?;
-        if let Some(deferred) = deferred(c, g, Expansion::Json { file: path.clone() }) {
+        let path = ctx.render_vars(file, "from_json")?;
+        if let Some(deferred) = deferred(writers, g, Expansion::Json { file: path.clone() }) {
             return Some(deferred);
         }
-        return known(json_domain(c, file, path));
+        return known(json_domain(ctx, file, path));
     }
     if let Some(matrix) = &spec.matrix {
-        return known(matrix_domain(c, matrix));
+        return known(matrix_domain(ctx, matrix));
     }
     if spec.for_each.is_some() {
         return Some((Domain::Same { group: GroupId(u32::MAX) }, 0, Vec::new()));
@@ -81,17 +84,17 @@ pub fn domain(c: &mut Compiler, r: &Resolved, g: usize) -> Option<(Domain, u64, 
 /// A domain known at run time when another task writes the expansion file:
 /// its instances come into existence once that task has finished, and the
 /// file is never read before (an old copy on disk would be stale).
-fn deferred(c: &mut Compiler, g: usize, expansion: Expansion) -> Option<(Domain, u64, Vec<usize>)> {
-    let writers = c.writers.of(expansion.file(), g);
+fn deferred(writers: &Writers, g: usize, expansion: Expansion) -> Option<(Domain, u64, Vec<usize>)> {
+    let writers = writers.of(expansion.file(), g);
     (!writers.is_empty()).then_some((Domain::Deferred { expansion }, 0, writers))
 }
 
 /// The items, or a diagnostic at the expansion key.
-fn checked<T>(c: &mut Compiler, items: Result<T, expansion::Problem>, file: &Sp<String>, path: &str) -> Option<T> {
+fn checked<T>(ctx: &mut Ctx, items: Result<T, expansion::Problem>, file: &Sp<String>, path: &str) -> Option<T> {
     match items {
         Ok(items) => Some(items),
         Err(expansion::Problem::Empty(what)) => {
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileEmptyExpansion, format!("`{path}` has no {what}"))
                     .at(file.span.clone(), "expands to nothing")
                     .help("a task array needs at least one instance; fill the file or point at another one"),
@@ -99,7 +102,7 @@ fn checked<T>(c: &mut Compiler, items: Result<T, expansion::Problem>, file: &Sp<
             None
         }
         Err(problem) => {
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileBadExpansion, format!("`{path}` cannot be expanded: {problem}"))
                     .at(file.span.clone(), "this file"),
             );
@@ -122,15 +125,15 @@ pub(super) fn expansion_spans(spec: &TaskSpec) -> Vec<(&'static str, std::ops::R
     present
 }
 
-fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)> {
+fn range_domain(ctx: &mut Ctx, range: &Sp<RangeSpec>) -> Option<(Domain, u64)> {
     let ranges = match &range.value {
         RangeSpec::List(values) => runs(values),
         RangeSpec::Text(text) => {
-            let text = c.render_vars(&Sp::new(text.clone(), range.span.clone()), "range")?;
+            let text = ctx.render_vars(&Sp::new(text.clone(), range.span.clone()), "range")?;
             match parse_ranges(&text) {
                 Ok(r) => r,
                 Err(msg) => {
-                    c.error(
+                    ctx.report(
                         Diagnostic::new(Code::CompileBadRange, format!("bad `range`: {msg}"))
                             .at(range.span.clone(), "invalid range")
                             .help("write ranges like \"1-1000\", \"1-100:2\" (step 2) or \"1,5,10-20\""),
@@ -142,25 +145,25 @@ fn range_domain(c: &mut Compiler, range: &Sp<RangeSpec>) -> Option<(Domain, u64)
     };
     let count = ranges.iter().try_fold(0u64, |sum, r| sum.checked_add(r.count)).unwrap_or(u64::MAX);
     if count == 0 {
-        c.error(
+        ctx.report(
             Diagnostic::new(Code::CompileBadRange, "`range` is empty")
                 .at(range.span.clone(), "no indices")
                 .help("list at least one index"),
         );
         return None;
     }
-    let count = within_limit(c, count, range.span.clone(), "`range`")?;
+    let count = within_limit(ctx, count, range.span.clone(), "`range`")?;
     Some((Domain::Range { ranges }, count))
 }
 
 /// `count`, or a diagnostic at `span` when it is over the instance limit.
-fn within_limit(c: &mut Compiler, count: u64, span: std::ops::Range<usize>, what: &str) -> Option<u64> {
-    let limit = c.options.max_instances;
+fn within_limit(ctx: &mut Ctx, count: u64, span: std::ops::Range<usize>, what: &str) -> Option<u64> {
+    let limit = ctx.options().max_instances;
     if count <= limit {
         return Some(count);
     }
     let shown = if count == u64::MAX { "more than 18446744073709551614".to_owned() } else { count.to_string() };
-    c.error(
+    ctx.report(
         Diagnostic::new(Code::CompileTooManyInstances, format!("{what} expands to {shown} instances, over the limit of {limit}"))
             .at(span, "too many instances")
             .help("narrow it, or raise the limit with `--max-instances N` (or FLOW_MAX_INSTANCES) if the machine can hold them"),
@@ -181,12 +184,12 @@ fn runs(values: &[i64]) -> Vec<IntRange> {
 }
 
 /// Reads the expansion file `path` (as rendered from `file`).
-fn read(c: &mut Compiler, file: &Sp<String>, path: &str, key: &str) -> Option<String> {
-    let full = c.options.base_dir.join(path);
+fn read(ctx: &mut Ctx, file: &Sp<String>, path: &str, key: &str) -> Option<String> {
+    let full = ctx.options().base_dir.join(path);
     // A FIFO would block `flow check` and a device such as /dev/urandom
     // never ends: only regular files (or links to them) are read.
     if let Some(kind) = fs_err::metadata(&full).ok().and_then(|m| special_kind(&m.file_type())) {
-        c.error(
+        ctx.report(
             Diagnostic::new(Code::CompileNotAFile, format!("`{path}` for `{key}` is {kind}, not a regular file"))
                 .at(file.span.clone(), "this path")
                 .help("point at a regular file; to read a stream, save it to a file first"),
@@ -201,7 +204,7 @@ fn read(c: &mut Compiler, file: &Sp<String>, path: &str, key: &str) -> Option<St
                 std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
                 _ => e.to_string(),
             };
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileUnreadableFile, format!("cannot read `{path}` for `{key}`: {cause}"))
                     .at(file.span.clone(), "this file")
                     .help("the path is relative to the workflow file's directory; check that it exists"),
@@ -229,11 +232,11 @@ fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
     }
 }
 
-fn json_domain(c: &mut Compiler, file: &Sp<String>, path: String) -> Option<(Domain, u64)> {
-    let text = read(c, file, &path, "from_json")?;
+fn json_domain(ctx: &mut Ctx, file: &Sp<String>, path: String) -> Option<(Domain, u64)> {
+    let text = read(ctx, file, &path, "from_json")?;
     let pool = match expansion::json(&text) {
         Err(expansion::Problem::NotAnArray) => {
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileNotAnArray, format!("`{path}` does not hold a JSON array"))
                     .at(file.span.clone(), "from_json file")
                     .help("from_json expects a top-level array: one instance per element"),
@@ -241,10 +244,10 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>, path: String) -> Option<(Dom
             return None;
         }
         Err(expansion::Problem::BadJson { line, column, why }) => {
-            let shown = c.options.base_dir.join(&path);
+            let shown = ctx.options().base_dir.join(&path);
             let source = Source::new(shown.strip_prefix("./").unwrap_or(&shown).display().to_string(), text);
             let offset = offset_of(&source.text, line, column);
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileBadJson, format!("`{path}` (from `from_json`) is not valid JSON: {why}"))
                     .at(offset..offset, "here")
                     .help("fix the JSON syntax at this position")
@@ -252,9 +255,9 @@ fn json_domain(c: &mut Compiler, file: &Sp<String>, path: String) -> Option<(Dom
             );
             return None;
         }
-        items => checked(c, items, file, &path)?,
+        items => checked(ctx, items, file, &path)?,
     };
-    let count = within_limit(c, pool.len() as u64, file.span.clone(), "`from_json`")?;
+    let count = within_limit(ctx, pool.len() as u64, file.span.clone(), "`from_json`")?;
     Some((Domain::Json { file: path, items: pool }, count))
 }
 
@@ -265,13 +268,13 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
 }
 
 fn matrix_domain(
-    c: &mut Compiler,
+    ctx: &mut Ctx,
     matrix: &Sp<std::collections::BTreeMap<String, Sp<Vec<serde_json::Value>>>>,
 ) -> Option<(Domain, u64)> {
     let mut count: u64 = 1;
     for (name, values) in &matrix.value {
         if values.value.is_empty() {
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileEmptyExpansion, format!("matrix axis `{name}` is empty"))
                     .at(values.span.clone(), "no values")
                     .help("give the axis at least one value, or remove it"),
@@ -281,82 +284,14 @@ fn matrix_domain(
         count = count.saturating_mul(values.value.len() as u64);
     }
     if matrix.value.is_empty() {
-        c.error(
+        ctx.report(
             Diagnostic::new(Code::CompileEmptyExpansion, "`matrix` has no axes")
                 .at(matrix.span.clone(), "empty matrix")
                 .help("add axes like `matrix = { lr = [0.1, 0.01] }`"),
         );
         return None;
     }
-    let count = within_limit(c, count, matrix.span.clone(), "`matrix`")?;
+    let count = within_limit(ctx, count, matrix.span.clone(), "`matrix`")?;
     let axes = matrix.value.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
     Some((Domain::Matrix { axes }, count))
-}
-
-/// Points every `for_each` group at the group it mirrors and copies its count.
-pub fn resolve_for_each(c: &mut Compiler, resolved: &[Resolved], drafts: &mut [Option<Draft>]) {
-    for i in 0..drafts.len() {
-        let Some(target) = drafts[i].as_ref().and_then(|d| d.for_each.clone()) else { continue };
-        let mut seen = vec![i];
-        let mut current = target.clone();
-        let found = loop {
-            let Some(j) = resolved.iter().position(|r| r.name == current.value) else {
-                let help = crate::diag::closest(&current.value, resolved.iter().map(|r| r.name.as_str()))
-                    .map_or_else(|| "name a task defined in this file".to_owned(), |b| format!("did you mean `{b}`?"));
-                c.error(
-                    Diagnostic::new(
-                        Code::CompileUnknownTask,
-                        format!("`for_each` names unknown task `{}`", current.value),
-                    )
-                    .at(current.span.clone(), "no such task")
-                    .help(help),
-                );
-                break None;
-            };
-            if seen.contains(&j) {
-                let path: Vec<&str> = seen.iter().chain([&j]).map(|&k| resolved[k].name.as_str()).collect();
-                c.error(
-                    Diagnostic::new(
-                        Code::CompileCycle,
-                        format!("`for_each` goes round in a circle: {}", path.join(" → ")),
-                    )
-                    .at(target.span.clone(), "circular for_each")
-                    .help("one task in the circle must expand on its own (range, each_line, ...)"),
-                );
-                break None;
-            }
-            // A nested task's `for_each` names its parent: mirroring it
-            // mirrors its parts.
-            match drafts[j].as_ref().map(|d| (matches!(d.group.domain, Domain::Nested { .. }), d.for_each.clone())) {
-                Some((true, _)) => break Some(j),
-                Some((false, Some(next))) => {
-                    seen.push(j);
-                    current = next;
-                }
-                Some((false, None)) => break Some(j),
-                None => break None,
-            }
-        };
-        let Some(j) = found else {
-            drafts[i] = None;
-            continue;
-        };
-        if drafts[i].as_ref().is_some_and(|d| matches!(d.group.domain, Domain::Nested { .. })) {
-            super::nested::nest(c, resolved, drafts, i, j, &target);
-            continue;
-        }
-        let count = drafts[j].as_ref().map_or(0, |d| d.group.count);
-        if let Some(d) = drafts[i].as_mut() {
-            d.group.domain = Domain::Same { group: GroupId(j as u32) };
-            d.group.count = count;
-            d.scope = crate::template::group_scope(
-                &c.vars_value,
-                &d.group.name,
-                count,
-                Some(&resolved[j].name),
-                &d.group.variants[0],
-            );
-            d.for_each = None;
-        }
-    }
 }

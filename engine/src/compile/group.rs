@@ -1,31 +1,21 @@
-//! [`Draft`]: one task compiled on its own (templates, domain, resources,
-//! numbers), before dependencies are known.
+//! Building a group: one task compiled on its own (command, templates,
+//! domain, resources, numbers) into a [`Draft`], before dependencies are known.
 
-use std::sync::Arc;
-
-use super::compiler::Compiler;
-use super::{expand, merge::Resolved, resources};
+use super::ctx::Ctx;
+use super::draft::Draft;
+use super::resolved::Resolved;
+use super::writers::Writers;
+use super::{expand, resources};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
-use crate::spec::{Quantity, Sp, TaskSpec};
-use crate::template::{GroupScope, group_scope};
-
-/// A group being compiled.
-pub struct Draft {
-    /// The group as it will appear in the IR (`domain` may still be a `for_each` placeholder).
-    pub group: Group,
-    /// What all instances share in their template context.
-    pub scope: Arc<GroupScope>,
-    /// Index of the resolved task named by `for_each`, until resolved.
-    pub for_each: Option<Sp<String>>,
-    /// The tasks that write the file a deferred expansion reads.
-    pub waits_for: Vec<usize>,
-}
+use crate::spec::{Quantity, Sp};
+use crate::template::group_scope;
 
 /// Compiles one task on its own. Errors are reported and, so later passes
 /// can still find problems, replaced by defaults; only a task whose
-/// instances cannot be known gives `None`.
-pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
+/// instances cannot be known gives `None`. `g` is the task's position;
+/// `writers` tells which expansion files other tasks write.
+pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option<Draft> {
     let spec = &r.spec;
 
     let command = match (&spec.command, &spec.argv) {
@@ -34,7 +24,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
             Some(Command::Argv(argv.value.iter().map(|a| a.value.clone()).collect()))
         }
         (None, Some(argv)) => {
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileEmptyArgv, format!("`argv` of task `{}` is empty", r.name))
                     .at(argv.span.clone(), "empty list")
                     .help("list the program and its arguments, e.g. argv = [\"echo\", \"hi\"]"),
@@ -42,7 +32,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
             None
         }
         (Some(cmd), Some(_)) => {
-            c.error(
+            ctx.report(
                 Diagnostic::new(
                     Code::CompileCommandAndArgv,
                     format!("task `{}` has both `command` and `argv`", r.name),
@@ -53,7 +43,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
             None
         }
         (None, None) => {
-            c.error(
+            ctx.report(
                 Diagnostic::new(Code::CompileNoCommand, format!("task `{}` has no command", r.name))
                     .at(r.name_span.clone(), "nothing to run")
                     .help("add `command = \"...\"` (run with sh -c) or `argv = [...]`, here or in its template"),
@@ -62,15 +52,15 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         }
     };
 
-    let domain = expand::domain(c, r, g);
-    let retries = spec.retries.as_ref().map_or(Some(0), |q| c.count(q, "retries", 0));
-    let variants = resources::variants(c, spec, &r.name_span, retries.unwrap_or(0) as u32);
-    let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(c, q, "timeout"));
-    let nodes = spec.nodes.as_ref().map_or(Some(1), |q| c.count(q, "nodes", 1));
-    let crash_limit = spec.crash_limit.as_ref().map_or(Some(5), |q| c.count(q, "crash_limit", 0));
-    let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(c, q));
+    let domain = expand::domain(ctx, writers, r, g);
+    let retries = spec.retries.as_ref().map_or(Some(0), |q| ctx.count(q, "retries", 0));
+    let variants = resources::variants(ctx, spec, &r.name_span, retries.unwrap_or(0) as u32);
+    let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(ctx, q, "timeout", None));
+    let nodes = spec.nodes.as_ref().map_or(Some(1), |q| ctx.count(q, "nodes", 1));
+    let crash_limit = spec.crash_limit.as_ref().map_or(Some(5), |q| ctx.count(q, "crash_limit", 0));
+    let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(ctx, q));
 
-    check_syntax(c, r);
+    check_syntax(ctx, r);
     let (domain, count, waits_for) = domain?;
     let command = command.unwrap_or(Command::Argv(Vec::new()));
     let (variants, retry_variants) = variants.unwrap_or_else(|| (vec![Resources::default_request()], Vec::new()));
@@ -93,7 +83,7 @@ pub fn build(c: &mut Compiler, r: &Resolved, g: usize) -> Option<Draft> {
         inputs: list(&spec.inputs),
         outputs: list(&spec.outputs),
     };
-    let scope = group_scope(&c.vars_value, &r.name, count, None, &variants[0]);
+    let scope = group_scope(ctx.vars(), &r.name, count, None, &variants[0]);
     let group = Group {
         name: r.name.clone(),
         span: r.name_span.clone(),
@@ -120,48 +110,26 @@ fn stream(s: &Option<Sp<String>>) -> Stream {
     }
 }
 
-fn priority(c: &mut Compiler, q: &Sp<Quantity>) -> Option<i64> {
+fn priority(ctx: &mut Ctx, q: &Sp<Quantity>) -> Option<i64> {
     let whole = |n: f64| {
         if n.fract() == 0.0 && n.abs() < 1e15 { Ok(n as i64) } else { Err(format!("{n} is not a whole number")) }
     };
     let parse = |s: &str| s.trim().parse::<i64>().map_err(|_| format!("`{s}` is not a whole number"));
-    c.quantity(q, "priority", whole, parse, "`priority` takes a whole number; higher runs first")
-}
-
-/// The template keys rendered only when an instance starts: `command`,
-/// `argv`, `cwd`, `stdin`, `stdout`, `stderr` and `env.NAME`, with their text.
-pub fn run_time_keys(spec: &TaskSpec) -> Vec<(String, Sp<String>)> {
-    let single = [
-        ("command", &spec.command),
-        ("cwd", &spec.cwd),
-        ("stdin", &spec.stdin),
-        ("stdout", &spec.stdout),
-        ("stderr", &spec.stderr),
-    ];
-    let mut keys: Vec<(String, Sp<String>)> =
-        single.into_iter().filter_map(|(key, s)| Some((key.to_owned(), s.clone()?))).collect();
-    keys.extend(spec.argv.iter().flat_map(|l| l.value.iter()).map(|s| ("argv".to_owned(), s.clone())));
-    keys.extend(
-        spec.env
-            .iter()
-            .flat_map(|e| e.value.iter())
-            .map(|(k, v)| (format!("env.{k}"), Sp::new(v.value.0.clone(), v.span.clone()))),
-    );
-    keys
+    ctx.quantity(q, "priority", None, whole, parse, "`priority` takes a whole number; higher runs first")
 }
 
 /// Compiles every per-instance template so syntax errors show even for
 /// keys that are only rendered at run time.
-fn check_syntax(c: &mut Compiler, r: &Resolved) {
+fn check_syntax(ctx: &mut Ctx, r: &Resolved) {
     let spec = &r.spec;
-    let mut checks = run_time_keys(spec);
+    let mut checks = r.run_time_keys();
     for (key, list) in [("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)] {
         checks.extend(list.iter().flat_map(|l| l.value.iter()).map(|s| (key.to_owned(), s.clone())));
     }
     for (key, s) in checks {
-        if let Err(e) = c.renderer.compile(&s.value) {
-            let d = c.template_error(&e, &s, &key);
-            c.error(d);
+        if let Err(e) = ctx.template(&s.value) {
+            let d = ctx.template_error(&e, &s, &key);
+            ctx.report(d);
         }
     }
 }

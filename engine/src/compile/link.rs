@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use super::compiler::Compiler;
-use super::deps::{Rendered, base_domain, instance_name, is_deferred};
+use super::ctx::Ctx;
+use super::draft::{Draft, base_domain, instance_name, is_deferred};
 use super::edge_builder::EdgeBuilder;
-use super::group::Draft;
 use super::output_index::OutputIndex;
+use super::rendered::Rendered;
 use super::symbolic;
 use crate::diag::{Code, Diagnostic, closest};
 use crate::ir::Selector;
@@ -88,7 +88,7 @@ impl<'a> Linker<'a> {
     }
 
     /// Links the inputs of group `g`.
-    pub fn inputs(&mut self, c: &mut Compiler, drafts: &[Option<Draft>], g: u32, r: &Rendered) {
+    pub fn inputs(&mut self, ctx: &mut Ctx, drafts: &[Option<Draft>], g: u32, r: &Rendered) {
         let mut failed = vec![false; r.input_spans.len()];
         let mut start = 0;
         for (i, &end) in r.input_ends.iter().enumerate() {
@@ -108,7 +108,7 @@ impl<'a> Linker<'a> {
                     } else {
                         String::new()
                     };
-                    c.error(problem.diagnostic(path, &instance, r.input_spans[key].clone()));
+                    ctx.report(problem.diagnostic(path, &instance, r.input_spans[key].clone()));
                 }
             }
             start = end;
@@ -205,7 +205,7 @@ impl<'a> Linker<'a> {
     }
 
     /// Links the `after` selectors of group `g`.
-    pub fn after(&mut self, c: &mut Compiler, names: &[&str], drafts: &[Option<Draft>], g: u32, r: &Rendered) {
+    pub fn after(&mut self, ctx: &mut Ctx, names: &[&str], drafts: &[Option<Draft>], g: u32, r: &Rendered) {
         let mut failed = vec![false; r.after_spans.len()];
         let mut start = 0;
         for (i, &end) in r.after_ends.iter().enumerate() {
@@ -217,7 +217,7 @@ impl<'a> Linker<'a> {
                 }
                 if let Some((message, help)) = self.selector(text, names, drafts, g, i) {
                     failed[key] = true;
-                    c.error(
+                    ctx.report(
                         Diagnostic::new(Code::CompileBadAfter, message)
                             .at(r.after_spans[key].clone(), "in this `after`")
                             .help(help),

@@ -4,22 +4,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
-use crate::diag::{Code, Diagnostic, Source};
+use super::ctx::Ctx;
+use super::resolved::Resolved;
+use crate::diag::{Code, Diagnostic};
 use crate::spec::{Sp, TaskSpec, Workflow};
 
-/// A task with its template and the defaults folded in.
-#[derive(Debug)]
-pub struct Resolved {
-    /// The task's name.
-    pub name: String,
-    /// Span of the name value.
-    pub name_span: Range<usize>,
-    /// All keys after layering.
-    pub spec: TaskSpec,
-}
-
 /// Resolves every task, reporting missing or duplicate names and unknown templates.
-pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>) -> Vec<Resolved> {
+pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
     let empty = TaskSpec::default();
     let defaults = workflow.defaults.as_ref().map_or(&empty, |d| &d.value);
     if let Some(d) = &workflow.defaults {
@@ -27,7 +18,7 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
             [("name", d.value.name.as_ref().map(|s| &s.span)), ("use", d.value.use_template.as_ref().map(|s| &s.span))]
         {
             if let Some(span) = span {
-                diags.push(
+                ctx.report(
                     Diagnostic::new(Code::CompileMisplacedKey, format!("`{key}` is not allowed in [defaults]"))
                         .at(span.clone(), "not allowed here")
                         .help(format!("move `{key}` into a task")),
@@ -40,7 +31,7 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
             [("name", t.value.name.as_ref().map(|s| &s.span)), ("use", t.value.use_template.as_ref().map(|s| &s.span))]
         {
             if let Some(span) = span {
-                diags.push(
+                ctx.report(
                     Diagnostic::new(Code::CompileMisplacedKey, format!("`{key}` is not allowed in template `{tname}`"))
                         .at(span.clone(), "not allowed in a template")
                         .help(if key == "use" {
@@ -57,7 +48,7 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
     let mut out = Vec::new();
     for task in &workflow.tasks {
         let Some(name) = &task.value.name else {
-            diags.push(
+            ctx.report(
                 Diagnostic::new(Code::CompileMissingName, "task has no `name`")
                     .at(task.span.clone(), "this task")
                     .help("add `name = \"...\"`: a unique name of letters, digits, `-` and `_`"),
@@ -65,19 +56,19 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
             continue;
         };
         if name.value.is_empty() || !name.value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            diags.push(
+            ctx.report(
                 Diagnostic::new(Code::CompileBadName, format!("task name `{}` is not allowed", name.value))
                     .at(name.span.clone(), "bad name")
                     .help("use letters, digits, `-` and `_` only"),
             );
         }
         if let Some(first) = seen.insert(&name.value, &name.span) {
-            diags.push(
+            ctx.report(
                 Diagnostic::new(Code::CompileDuplicateTask, format!("task `{}` is defined twice", name.value))
                     .at(name.span.clone(), "second definition")
                     .help(format!(
                         "task names must be unique; rename one (the first is on line {})",
-                        source.line_col(first.start).0
+                        ctx.source().line_col(first.start).0
                     )),
             );
             continue;
@@ -87,7 +78,7 @@ pub fn resolve(workflow: &Workflow, source: &Source, diags: &mut Vec<Diagnostic>
             Some(u) => match workflow.templates.get(&u.value) {
                 Some(t) => Some(&t.value),
                 None => {
-                    diags.push(unknown_template(u, &workflow.templates));
+                    ctx.report(unknown_template(u, &workflow.templates));
                     continue;
                 }
             },

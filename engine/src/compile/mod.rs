@@ -2,24 +2,35 @@
 //! [`crate::ir::Graph`] out, or every problem found.
 //!
 //! Passes: layer defaults and templates (`merge`), build each group on its
-//! own (expansion, resources, numbers), resolve `for_each`, render every
-//! instance's file names and infer edges (`deps`, `link`), then check
-//! cycles and order groups (`order`). This module never runs anything.
+//! own (`group`: expansion, resources, numbers), resolve `for_each`
+//! (`for_each`), render every instance's file names and infer edges
+//! (`deps`, `link`), then check cycles and order groups (`order`). The
+//! passes share a `Ctx` (the file, the options, the templates, the
+//! problems found) and return what they produce; [`compile`] threads one
+//! pass's result into the next. This module never runs anything.
 
 mod compiler;
+mod ctx;
 mod deps;
+mod draft;
 mod edge_builder;
 mod expand;
+mod for_each;
 mod group;
 mod link;
 mod merge;
 mod nested;
+mod options;
 mod order;
 mod output_index;
+mod rendered;
+mod resolved;
 mod resources;
 mod symbolic;
+mod writers;
 
 #[cfg(test)]
 mod tests;
 
-pub use compiler::{MAX_INSTANCES, Options, compile};
+pub use compiler::compile;
+pub use options::{MAX_INSTANCES, Options};

@@ -3,9 +3,11 @@
 //! ([`crate::ir::Domain::Nested`]), a part per instance of its parent, whose
 //! file is a template rendered for that instance.
 
-use super::compiler::Compiler;
-use super::group::Draft;
-use super::merge::Resolved;
+use super::ctx::Ctx;
+use super::draft::Draft;
+use super::resolved::Resolved;
+use super::symbolic;
+use super::writers::Writers;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Domain, Expansion, GroupId};
 use crate::spec::Sp;
@@ -14,8 +16,10 @@ use crate::template::instance_scope;
 /// `for_each` together with one file expansion: a part of instances per
 /// instance of the `for_each` task, from the file rendered for it. `None`
 /// when the task is not written so; the parent is set by [`nest`].
+/// `writers` tells which files other tasks write.
 pub(super) fn domain(
-    c: &mut Compiler,
+    ctx: &mut Ctx,
+    writers: &Writers,
     r: &Resolved,
     g: usize,
     present: &[(&'static str, std::ops::Range<usize>)],
@@ -25,24 +29,24 @@ pub(super) fn domain(
     if present.len() != 2 || !keys.contains(&"for_each") {
         return None;
     }
-    let file = file_key(r)?;
+    let file = r.nested_file()?;
     let expansion = match (&spec.each_line, &spec.from_json, &spec.each_chunk) {
         (Some(_), _, _) => Expansion::Lines { file: file.value.clone() },
         (_, Some(_), _) => Expansion::Json { file: file.value.clone() },
         (_, _, Some(chunk)) => {
-            let Some(lines) = c.count(&chunk.value.lines, "lines", 1) else { return Some(None) };
+            let Some(lines) = ctx.count(&chunk.value.lines, "lines", 1) else { return Some(None) };
             let stdin = chunk.value.stdin.as_ref().is_some_and(|s| s.value);
             Expansion::Chunks { file: file.value.clone(), dir: format!(".flow/chunks/{}", r.name), lines, stdin }
         }
         _ => return None,
     };
-    if let Err(e) = c.renderer.compile(&file.value) {
-        let d = c.template_error(&e, file, expansion.key());
-        c.error(d);
+    if let Err(e) = ctx.template(&file.value) {
+        let d = ctx.template_error(&e, file, expansion.key());
+        ctx.report(d);
         return Some(None);
     }
-    let pattern = super::symbolic::render(c, &r.name, &file.value);
-    let writers = c.writers.of_pattern(&pattern, g);
+    let pattern = symbolic::render(ctx, &r.name, &file.value);
+    let writers = writers.of_pattern(&pattern, g);
     let domain = Domain::Nested { parent: GroupId(u32::MAX), expansion, parts: Default::default() };
     Some(Some((domain, 0, writers)))
 }
@@ -51,7 +55,7 @@ pub(super) fn domain(
 /// (`target`), whose instances live in group `base`. A parent whose
 /// instances are themselves known only at run time is refused.
 pub(super) fn nest(
-    c: &mut Compiler,
+    ctx: &mut Ctx,
     resolved: &[Resolved],
     drafts: &mut [Option<Draft>],
     i: usize,
@@ -63,7 +67,7 @@ pub(super) fn nest(
         .as_ref()
         .is_some_and(|d| matches!(d.group.domain, Domain::Deferred { .. } | Domain::Nested { .. }));
     if dynamic {
-        c.error(
+        ctx.report(
             Diagnostic::new(
                 Code::CompileNestedParent,
                 format!(
@@ -81,32 +85,31 @@ pub(super) fn nest(
         if let Domain::Nested { parent: p, .. } = &mut d.group.domain {
             *p = GroupId(parent as u32);
         }
-        d.scope =
-            crate::template::group_scope(&c.vars_value, &d.group.name, 0, Some(&target.value), &d.group.variants[0]);
+        d.scope = crate::template::group_scope(ctx.vars(), &d.group.name, 0, Some(&target.value), &d.group.variants[0]);
         d.for_each = None;
     }
-    unwritten(c, resolved, drafts, i, base);
+    unwritten(ctx, resolved, drafts, i, base);
 }
 
 /// When no task writes the files of nested task `i`, they must be there
 /// before the run: reports the first one missing. The parent's instances
 /// live in group `base`.
-fn unwritten(c: &mut Compiler, resolved: &[Resolved], drafts: &[Option<Draft>], i: usize, base: usize) {
+fn unwritten(ctx: &mut Ctx, resolved: &[Resolved], drafts: &[Option<Draft>], i: usize, base: usize) {
     let (Some(draft), Some(parent)) = (&drafts[i], &drafts[base]) else { return };
     let Domain::Nested { expansion, .. } = &draft.group.domain else { return };
     if !draft.waits_for.is_empty() {
         return;
     }
-    let Some(file) = file_key(&resolved[i]) else { return };
-    let Ok(tmpl) = c.renderer.compile(&file.value) else { return };
+    let Some(file) = resolved[i].nested_file() else { return };
+    let Ok(tmpl) = ctx.template(&file.value) else { return };
     for k in 0..parent.group.count {
         let scope = instance_scope(&parent.scope, &parent.group.domain, k, None);
-        let Ok(path) = c.renderer.render(&tmpl, &scope) else { return };
-        if c.options.base_dir.join(path.as_ref()).is_file() {
+        let Ok(path) = ctx.render(&tmpl, &scope) else { return };
+        if ctx.options().base_dir.join(path.as_ref()).is_file() {
             continue;
         }
         let index = parent.group.domain.index(k);
-        c.error(
+        ctx.report(
             Diagnostic::new(
                 Code::CompileUnreadableFile,
                 format!(
@@ -120,10 +123,4 @@ fn unwritten(c: &mut Compiler, resolved: &[Resolved], drafts: &[Option<Draft>], 
         );
         return;
     }
-}
-
-/// The key holding the file of a nested task.
-fn file_key(r: &Resolved) -> Option<&Sp<String>> {
-    let spec = &r.spec;
-    spec.each_line.as_ref().or(spec.from_json.as_ref()).or(spec.each_chunk.as_ref().map(|c| &c.value.file))
 }

@@ -7,19 +7,19 @@ use std::collections::BinaryHeap;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::compiler::Compiler;
+use super::ctx::Ctx;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Group, GroupId};
 
 /// Checks for cycles and returns groups in topological order with edges
 /// renumbered, or `None` after reporting cycles.
-pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(Vec<Group>, Vec<Edge>)> {
+pub fn sort(ctx: &mut Ctx, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(Vec<Group>, Vec<Edge>)> {
     let mut graph = DiGraph::<(), EdgeOrigin>::new();
     let nodes: Vec<NodeIndex> = groups.iter().map(|_| graph.add_node(())).collect();
     let mut ok = true;
     for e in &edges {
         if e.from == e.to {
-            ok &= self_edge_is_acyclic(c, &groups, &groups[e.from.index()], &e.kind);
+            ok &= self_edge_is_acyclic(ctx, &groups, &groups[e.from.index()], &e.kind);
         } else {
             graph.add_edge(nodes[e.from.index()], nodes[e.to.index()], e.origin);
         }
@@ -27,7 +27,7 @@ pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(V
     for scc in tarjan_scc(&graph) {
         if scc.len() > 1 {
             ok = false;
-            report_cycle(c, &graph, &groups, &scc);
+            report_cycle(ctx, &graph, &groups, &scc);
         }
     }
     if !ok {
@@ -71,9 +71,9 @@ pub fn sort(c: &mut Compiler, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(V
 
 /// A group waiting on its own instances is fine as long as no instance
 /// waits, through others, on itself.
-fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind: &EdgeKind) -> bool {
+fn self_edge_is_acyclic(ctx: &mut Ctx, groups: &[Group], group: &Group, kind: &EdgeKind) -> bool {
     let EdgeKind::Explicit { offsets, sources } = kind else {
-        c.error(
+        ctx.report(
             Diagnostic::new(Code::CompileCycle, format!("task `{}` depends on itself", group.name))
                 .at(group.span.clone(), "waits for itself")
                 .help(format!(
@@ -114,7 +114,7 @@ fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind:
         .take(5)
         .map(|i| format!("{}[{}]", group.name, domain.index(i as u64)))
         .collect();
-    c.error(
+    ctx.report(
         Diagnostic::new(Code::CompileCycle, format!("instances of `{}` wait for each other in a cycle", group.name))
             .at(group.span.clone(), "cyclic instances")
             .help(format!("{} never become ready; make each instance wait only for earlier ones", stuck.join(", "))),
@@ -122,7 +122,7 @@ fn self_edge_is_acyclic(c: &mut Compiler, groups: &[Group], group: &Group, kind:
     false
 }
 
-fn report_cycle(c: &mut Compiler, graph: &DiGraph<(), EdgeOrigin>, groups: &[Group], scc: &[NodeIndex]) {
+fn report_cycle(ctx: &mut Ctx, graph: &DiGraph<(), EdgeOrigin>, groups: &[Group], scc: &[NodeIndex]) {
     // Walk successors inside the component until a node repeats.
     let in_scc = |n: &NodeIndex| scc.contains(n);
     let start = scc.iter().copied().min_by_key(|n| n.index()).unwrap_or(scc[0]);
@@ -150,7 +150,7 @@ fn report_cycle(c: &mut Compiler, graph: &DiGraph<(), EdgeOrigin>, groups: &[Gro
         .collect();
     let first = &groups[path[0].index()];
     let names: Vec<&str> = path.iter().map(|n| groups[n.index()].name.as_str()).collect();
-    c.error(
+    ctx.report(
         Diagnostic::new(Code::CompileCycle, format!("dependency cycle: {}", names.join(" → ")))
             .at(first.span.clone(), "part of the cycle")
             .help(format!("remove one of these dependencies: {}", steps.join(", "))),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::compiler::Compiler;
+use super::ctx::Ctx;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Amount, Resources};
 use crate::resources::{LARGEST, Shortfall, no_variant_fits};
@@ -29,24 +29,21 @@ struct Request<'a> {
 /// `retries` later attempts; an empty list when they ask for the same).
 /// Variant keys that are left out are taken from the task.
 pub fn variants(
-    c: &mut Compiler,
+    ctx: &mut Ctx,
     spec: &TaskSpec,
     task_span: &Range<usize>,
     retries: u32,
 ) -> Option<(Vec<Resources>, Vec<Vec<Resources>>)> {
-    c.attempt = Some(0);
-    let first = requests(c, spec, task_span);
+    let first = requests(ctx, spec, task_span, 0);
     let mut later = Vec::new();
     if first.is_some() && names_attempt(spec) {
         for attempt in 1..=retries {
-            c.attempt = Some(attempt);
-            match requests(c, spec, task_span) {
+            match requests(ctx, spec, task_span, attempt) {
                 Some(v) => later.push(v),
                 None => break,
             }
         }
     }
-    c.attempt = None;
     let first = first?;
     if later.iter().all(|v| *v == first) {
         later.clear();
@@ -70,8 +67,8 @@ fn names_attempt(spec: &TaskSpec) -> bool {
     own || variants
 }
 
-/// The requests of the attempt `c.attempt` is set to.
-fn requests(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> Option<Vec<Resources>> {
+/// The requests of attempt `attempt` (0 for the first).
+fn requests(ctx: &mut Ctx, spec: &TaskSpec, task_span: &Range<usize>, attempt: u32) -> Option<Vec<Resources>> {
     let own = Request {
         cpus: spec.cpus.as_ref(),
         gpus: spec.gpus.as_ref(),
@@ -80,12 +77,12 @@ fn requests(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> Opti
         time_request: spec.time_request.as_ref(),
     };
     let Some(variants) = &spec.variants else {
-        let r = request(c, &own)?;
-        check_fits(c, std::slice::from_ref(&r), task_span);
+        let r = request(ctx, &own, attempt)?;
+        check_fits(ctx, std::slice::from_ref(&r), task_span, attempt);
         return Some(vec![r]);
     };
     if variants.value.is_empty() {
-        c.error(
+        ctx.report(
             Diagnostic::new(Code::CompileEmptyVariants, "`variants` is empty")
                 .at(variants.span.clone(), "no variants")
                 .help("add at least one [[tasks.variants]] table, or remove `variants`"),
@@ -103,30 +100,32 @@ fn requests(c: &mut Compiler, spec: &TaskSpec, task_span: &Range<usize>) -> Opti
             resources: v.resources.as_ref().or(own.resources),
             time_request: v.time_request.as_ref().or(own.time_request),
         };
-        match request(c, &req) {
+        match request(ctx, &req, attempt) {
             Some(r) => out.push(r),
             None => ok = false,
         }
     }
     if ok {
-        check_fits(c, &out, &variants.span);
+        check_fits(ctx, &out, &variants.span, attempt);
     }
     ok.then_some(out)
 }
 
-fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
+/// One request of attempt `attempt`, or `None` after reporting what is wrong with it.
+fn request(ctx: &mut Ctx, r: &Request, attempt: u32) -> Option<Resources> {
     let mut ok = true;
-    let mut amount = |c: &mut Compiler, q: Option<&Sp<Quantity>>, key: &str, default: Amount, indexed: bool| {
+    let mut amount = |ctx: &mut Ctx, q: Option<&Sp<Quantity>>, key: &str, default: Amount, indexed: bool| {
         let Some(q) = q else { return default };
-        match c.quantity(
+        match ctx.quantity(
             q,
             key,
+            Some(attempt),
             amount_of,
             |s| amount_of(s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number"))?),
             &format!("`{key}` takes a non-negative number, e.g. 2 or 0.25"),
         ) {
             Some(a) if indexed && a.0 > Amount::SCALE && !a.is_whole() => {
-                c.error(
+                ctx.report(
                     Diagnostic::new(Code::CompileImpossibleResources, format!("`{key} = {a}` cannot be satisfied"))
                         .at(q.span.clone(), "fraction above one")
                         .help(format!(
@@ -143,25 +142,25 @@ fn request(c: &mut Compiler, r: &Request) -> Option<Resources> {
             }
         }
     };
-    let cpus = amount(c, r.cpus, "cpus", Resources::DEFAULT_CPUS, false);
-    let gpus = amount(c, r.gpus, "gpus", Amount::ZERO, true);
+    let cpus = amount(ctx, r.cpus, "cpus", Resources::DEFAULT_CPUS, false);
+    let gpus = amount(ctx, r.gpus, "gpus", Amount::ZERO, true);
     let mut custom = BTreeMap::new();
     if let Some(res) = r.resources {
         for (name, q) in &res.value {
-            let a = amount(c, Some(q), name, Amount::ZERO, false);
+            let a = amount(ctx, Some(q), name, Amount::ZERO, false);
             custom.insert(name.clone(), a);
         }
     }
     let memory = match r.memory {
         None => 0,
-        Some(q) => c.quantity(q, "memory", mib_to_bytes, parse_size, SIZE_HELP).unwrap_or_else(|| {
+        Some(q) => ctx.quantity(q, "memory", Some(attempt), mib_to_bytes, parse_size, SIZE_HELP).unwrap_or_else(|| {
             ok = false;
             0
         }),
     };
     let time_request = match r.time_request {
         None => None,
-        Some(q) => match duration(c, q, "time_request") {
+        Some(q) => match duration(ctx, q, "time_request", Some(attempt)) {
             Some(d) => Some(d),
             None => {
                 ok = false;
@@ -177,29 +176,28 @@ fn amount_of(n: f64) -> Result<Amount, String> {
         .ok_or_else(|| if n < 0.0 { format!("{n} must not be negative") } else { format!("{n} is not a valid amount") })
 }
 
-/// A duration key in whole seconds.
-pub fn duration(c: &mut Compiler, q: &Sp<Quantity>, key: &str) -> Option<u64> {
+/// A duration key in whole seconds; `attempt` for a resource key rendered
+/// per attempt, `None` for one worked out once for the task.
+pub fn duration(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str, attempt: Option<u32>) -> Option<u64> {
     let secs = |n: f64| {
         if n.is_finite() && n >= 0.0 { Ok(n.ceil() as u64) } else { Err(format!("{n} is not a duration")) }
     };
-    c.quantity(q, key, secs, parse_duration, DURATION_HELP)
+    ctx.quantity(q, key, attempt, secs, parse_duration, DURATION_HELP)
 }
 
 /// Reports when no variant fits the worker described in the options, in
-/// the scheduler's words ([`crate::resources::Capacity`]).
-fn check_fits(c: &mut Compiler, variants: &[Resources], span: &Range<usize>) {
-    let Some(worker) = &c.options.worker else { return };
+/// the scheduler's words ([`crate::resources::Capacity`]); a retry's
+/// problem names its attempt.
+fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, attempt: u32) {
+    let Some(worker) = &ctx.options().worker else { return };
     let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();
     let Some(shortfalls) = shortfalls.filter(|s| !s.is_empty()) else { return };
     let message = match shortfalls.as_slice() {
         [only] => format!("the request {}", only.against(LARGEST)),
         all => no_variant_fits(all, LARGEST),
     };
-    let message = match c.attempt {
-        Some(attempt) if attempt > 0 => format!("attempt {attempt}: {message}"),
-        _ => message,
-    };
-    c.error(
+    let message = if attempt > 0 { format!("attempt {attempt}: {message}") } else { message };
+    ctx.report(
         Diagnostic::new(Code::CompileImpossibleResources, message)
             .at(span.clone(), "cannot fit on any worker")
             .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),

@@ -1,7 +1,7 @@
 //! The symbolic instance: a task's templates rendered with `index`, `item`
 //! and `chunk` standing for any value, so file names are known as patterns
 //! before any instance exists. It tells which expansion files a task of the
-//! run writes ([`Writers`]), and stands for every instance of a group whose
+//! run writes (`Writers`), and stands for every instance of a group whose
 //! instances are known only at run time ([`crate::ir::Domain::Deferred`]).
 
 use std::fmt;
@@ -10,9 +10,8 @@ use std::sync::Arc;
 use minijinja::Value;
 use minijinja::value::{Object, ObjectRepr};
 
-use super::compiler::Compiler;
-use super::merge::Resolved;
-use crate::paths::{glob_matcher, normalize};
+use super::ctx::Ctx;
+use crate::paths::normalize;
 use crate::template::{GroupScope, Scope};
 
 /// What stands for an unknown part of a rendered file name.
@@ -39,10 +38,10 @@ impl Object for Any {
 
 /// The scope of the symbolic instance of a task named `name`; `nested`
 /// tasks also have a `subindex`.
-pub fn scope(c: &Compiler, name: &str, nested: bool) -> Value {
+pub fn scope(ctx: &Ctx, name: &str, nested: bool) -> Value {
     let any = Value::from_object(Any);
     let task = crate::template::json_value(&serde_json::json!({ "name": name }));
-    let group = Arc::new(GroupScope { vars: c.vars_value.clone(), task, resources: any.clone() });
+    let group = Arc::new(GroupScope { vars: ctx.vars().clone(), task, resources: any.clone() });
     let subindex = if nested { any.clone() } else { Value::UNDEFINED };
     Scope {
         group,
@@ -58,9 +57,9 @@ pub fn scope(c: &Compiler, name: &str, nested: bool) -> Value {
 
 /// `text` rendered for the symbolic instance of task `name`: with unknown
 /// parts where it names `index`, `item` or `chunk` (see [`fallback`]).
-pub fn render(c: &mut Compiler, name: &str, text: &str) -> String {
-    let scope = scope(c, name, false);
-    c.renderer.render_str(text, &scope).unwrap_or_else(|_| fallback(text))
+pub fn render(ctx: &mut Ctx, name: &str, text: &str) -> String {
+    let scope = scope(ctx, name, false);
+    ctx.render_str(text, &scope).unwrap_or_else(|_| fallback(text))
 }
 
 /// Whether a rendered string holds an unknown part.
@@ -107,69 +106,6 @@ pub fn fallback(source: &str) -> String {
     let start = source.find("{{").or_else(|| source.find("{%")).unwrap_or(source.len());
     let end = source.rfind("}}").or_else(|| source.rfind("%}")).map_or(start, |e| e + 2).max(start);
     format!("{}{ANY}{}", &source[..start], &source[end..])
-}
-
-/// The files each task may write, as patterns.
-#[derive(Default)]
-pub struct Writers {
-    patterns: Vec<(usize, globset::GlobMatcher)>,
-}
-
-impl Writers {
-    /// The `outputs` of every task, rendered symbolically. Patterns without
-    /// any known text (an output named just `{{ item }}`) could be anything
-    /// and are left out.
-    pub fn new(c: &mut Compiler, resolved: &[Resolved]) -> Writers {
-        let mut patterns = Vec::new();
-        for (g, r) in resolved.iter().enumerate() {
-            let scope = scope(c, &r.name, true);
-            for output in r.spec.outputs.iter().flat_map(|l| l.value.iter()) {
-                let text = match c.renderer.render_str(&output.value, &scope) {
-                    Ok(text) => text,
-                    Err(_) => fallback(&output.value),
-                };
-                if text.chars().all(|ch| ch == ANY) {
-                    continue;
-                }
-                if let Ok(m) = glob_matcher(&to_glob(&text)) {
-                    patterns.push((g, m));
-                }
-            }
-        }
-        Writers { patterns }
-    }
-
-    /// The tasks other than `except` that may write `path`.
-    pub fn of(&self, path: &str, except: usize) -> Vec<usize> {
-        let path = normalize(path);
-        let mut groups: Vec<usize> =
-            self.patterns.iter().filter(|(g, m)| *g != except && m.is_match(path.as_ref())).map(|(g, _)| *g).collect();
-        groups.dedup();
-        groups
-    }
-
-    /// The tasks other than `except` that may write a file named by
-    /// `pattern` (a name with unknown parts, from [`render`]): those whose
-    /// outputs match it with its unknown parts filled in, or whose literal
-    /// outputs it matches.
-    pub fn of_pattern(&self, pattern: &str, except: usize) -> Vec<usize> {
-        let probe = pattern.replace(ANY, "0");
-        let probe = normalize(&probe);
-        let glob = glob_matcher(&to_glob(pattern)).ok();
-        let mut groups: Vec<usize> = self
-            .patterns
-            .iter()
-            .filter(|(g, m)| {
-                let literal = m.glob().glob();
-                *g != except
-                    && (m.is_match(probe.as_ref())
-                        || !literal.contains('*') && glob.as_ref().is_some_and(|gl| gl.is_match(literal)))
-            })
-            .map(|(g, _)| *g)
-            .collect();
-        groups.dedup();
-        groups
-    }
 }
 
 #[cfg(test)]
