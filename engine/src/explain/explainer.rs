@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
 use crate::resources::{Capacity, finishes_in, worker_time_limit};
-use crate::runtime::{AllocState, QueueRecord};
+use crate::rundir::{AllocState, QueueRecord};
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,

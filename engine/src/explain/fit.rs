@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::ir::Resources;
 use crate::resources::finishes_in;
-use crate::runtime::WorkerInfo;
+use crate::rundir::WorkerInfo;
 
 /// Whether `request` would end before `worker` leaves, starting at `now_us`.
 pub(super) fn in_time(worker: &WorkerInfo, request: &Resources, now_us: u64) -> bool {

@@ -7,7 +7,7 @@ use std::io;
 
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalEvent, JournalFile, JournalRecord, JournalState, TornTail, read_journal};
-use crate::runtime::{AllocsFile, RunDir, WorkerInfo, if_written};
+use crate::rundir::{AllocsFile, RunDir, WorkerInfo, if_written};
 
 /// A run as its files describe it at one moment.
 #[derive(Debug, Clone)]

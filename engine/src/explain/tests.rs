@@ -7,7 +7,7 @@ use crate::ir::{Amount, Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, Wrote};
 use crate::profile::Manager;
 use crate::resources::Shortfall;
-use crate::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, WorkerInfo};
+use crate::rundir::{AllocRecord, AllocState, AllocsFile, QueueRecord, WorkerInfo};
 use crate::spec::{Format, parse};
 
 use super::fit::tests::worker;

@@ -19,7 +19,7 @@ use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
 use crate::resources::bytes;
-use crate::runtime::{RunDir, WorkerInfo};
+use crate::rundir::{RunDir, WorkerInfo};
 
 impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.
@@ -199,7 +199,7 @@ fn failures(
 
 /// The run's status line fields.
 fn run_info(files: &RunFiles, started_us: Option<u64>, ended_us: Option<u64>) -> RunInfo {
-    let exit_code = files.summary.as_ref().map(crate::runtime::Summary::exit_code);
+    let exit_code = files.summary.as_ref().map(crate::rundir::Summary::exit_code);
     let status = match (&files.summary, exit_code) {
         (Some(s), _) if s.interrupted => "interrupted",
         (Some(_), Some(0)) => "succeeded",

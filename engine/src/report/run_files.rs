@@ -9,7 +9,7 @@ use super::ReportError;
 use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
 use crate::log::{JournalReader, JournalRecord, OutputStream, read_output};
-use crate::runtime::{AllocsFile, RunDir, Summary, WorkerInfo, if_written};
+use crate::rundir::{AllocsFile, RunDir, Summary, WorkerInfo, if_written};
 
 /// Lines of standard error kept for each failure.
 pub const STDERR_LINES: usize = 20;

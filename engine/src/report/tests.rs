@@ -5,7 +5,7 @@ use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalWriter, ProcessUsage, Wrote};
-use crate::runtime::{AllocRecord, AllocState, AllocsFile, Summary, WorkerInfo};
+use crate::rundir::{AllocRecord, AllocState, AllocsFile, Summary, WorkerInfo};
 use crate::spec::{Format, parse};
 
 use super::{Report, RunFiles, render};

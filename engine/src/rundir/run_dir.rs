@@ -37,10 +37,10 @@ use serde::de::DeserializeOwned;
 use crate::host::{UtcStyle, utc};
 use crate::ir::Graph;
 use crate::net::{ACCESS_FILE_MODE, AccessFile, NetError};
-use crate::runtime::allocs_file::{ALLOCS_FILE, AllocsFile};
-use crate::runtime::event::Summary;
-use crate::runtime::meta::Meta;
-use crate::runtime::worker_info::WorkerInfo;
+use crate::rundir::Meta;
+use crate::rundir::Summary;
+use crate::rundir::WorkerInfo;
+use crate::rundir::{ALLOCS_FILE, AllocsFile};
 
 /// The mode of the state and run directories, and of the directories in
 /// a run directory: the owner's only, or readable by the owner's group too.
