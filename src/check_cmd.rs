@@ -44,7 +44,7 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
         }
         Err(failure) => return Err(failure),
     };
-    crate::stdout::to_stdout(|out| crate::json::write_document(out, &report)).map_err(Failure::Io)?;
+    crate::stdout::to_stdout(|out| crate::json::write_document(out, &report))?;
     Ok(code)
 }
 

@@ -91,12 +91,13 @@ struct WorkerList<'a> {
 }
 
 /// Prints the workers of a run.
-pub fn workers(args: &WorkersArgs) -> Result<(), String> {
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+pub fn workers(args: &WorkersArgs) -> Result<(), crate::failure::Failure> {
+    use crate::failure::Failure;
+    let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let workers = run.read_workers().map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => e.to_string(),
-        _ => format!("run {} has no workers yet", run.id),
+        std::io::ErrorKind::NotFound => Failure::Usage(format!("run {} has no workers yet", run.id)),
+        _ => flow_engine::rundir::RunDirError::reading(&run.workers(), e).into(),
     })?;
     if args.json {
         let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };
