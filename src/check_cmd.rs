@@ -87,8 +87,8 @@ pub enum Severity {
 /// One problem or note of `flow check --json`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CheckDiagnostic {
-    /// A stable code, e.g. `flow::compile::cycle` (`null` for notes).
-    pub code: Option<&'static str>,
+    /// A stable code, e.g. `flow::compile::cycle`.
+    pub code: &'static str,
     /// How serious it is.
     pub severity: Severity,
     /// What is wrong.
@@ -110,7 +110,7 @@ impl CheckDiagnostic {
         let source = d.source.as_deref().unwrap_or(workflow);
         let (line, column) = d.span.as_ref().map(|s| source.line_col(s.start)).unzip();
         CheckDiagnostic {
-            code: Some(d.code.as_str()),
+            code: d.code.as_str(),
             severity: Severity::Error,
             message: d.message.clone(),
             file: source.name.clone(),
@@ -124,6 +124,7 @@ impl CheckDiagnostic {
 
 /// A note about a valid workflow, at a byte offset of it or about all of it.
 struct Note {
+    code: Code,
     at: Option<usize>,
     message: String,
 }
@@ -143,7 +144,7 @@ impl Note {
     fn json(&self, source: &Source) -> CheckDiagnostic {
         let (line, column) = self.at.map(|at| source.line_col(at)).unzip();
         CheckDiagnostic {
-            code: None,
+            code: self.code.as_str(),
             severity: Severity::Note,
             message: self.message.clone(),
             file: source.name.clone(),
@@ -191,7 +192,7 @@ fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
                      are taken literally and shell syntax in the data runs; write it outside quotes"
                 ),
             };
-            notes.push(Note { at: Some(group.span.start), message });
+            notes.push(Note { code: Code::CheckUnquotedData, at: Some(group.span.start), message });
         }
     }
     notes
@@ -205,7 +206,8 @@ fn untracked_scripts(loaded: &Loaded) -> Result<Vec<Note>, Failure> {
     let found = flow_engine::scripts::untracked_in(graph, &loaded.dir()?);
     let note = |(id, untracked): (GroupId, Vec<_>)| {
         let group = graph.group(id);
-        Note { at: Some(group.span.start), message: flow_engine::scripts::untracked_note(&group.name, &untracked) }
+        let message = flow_engine::scripts::untracked_note(&group.name, &untracked);
+        Note { code: Code::CheckUntrackedScript, at: Some(group.span.start), message }
     };
     Ok(found.into_iter().map(note).collect())
 }
@@ -236,6 +238,7 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<Vec<Note>, Failure> {
     }
     if profile.local_worker {
         let note = |(group, why): (&flow_engine::ir::Group, String)| Note {
+            code: Code::CheckQueue,
             at: None,
             message: format!(
                 "`{}` can run only on the embedded worker: the queue of profile `{name}` cannot: {why}",
