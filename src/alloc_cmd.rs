@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream, read_output};
-use flow_engine::runtime::{AllocRecord, AllocsFile, Fit, RunDir, ScriptContext, fits, locate, script, submit_command};
+use flow_engine::rundir::{AllocRecord, AllocsFile, RunDir, RunDirError, locate};
+use flow_engine::runtime::{Fit, ScriptContext, fits, script, submit_command};
 
 use serde::Serialize;
 
@@ -64,8 +65,8 @@ pub struct RunArgs {
 /// Runs `flow alloc`.
 pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
     match &args.action {
-        Some(AllocAction::List { run, json }) => list(run, *json).map_err(Failure::Usage),
-        Some(AllocAction::Log { id, run }) => log(id, run).map_err(Failure::Usage),
+        Some(AllocAction::List { run, json }) => list(run, *json),
+        Some(AllocAction::Log { id, run }) => log(id, run),
         None if args.dry_run => dry_run(args),
         None => Err(Failure::Usage(
             "say what to show: `flow alloc list`, `flow alloc log ID` or `flow alloc --dry-run --profile NAME`".into(),
@@ -95,16 +96,16 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn read(run: &RunDir) -> Result<AllocsFile, String> {
+fn read(run: &RunDir) -> Result<AllocsFile, Failure> {
     run.read_allocs().map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => e.to_string(),
-        _ => format!("run {} has no allocation queue", run.id),
+        std::io::ErrorKind::NotFound => Failure::Usage(format!("run {} has no allocation queue", run.id)),
+        _ => RunDirError::reading(&run.allocs(), e).into(),
     })
 }
 
-fn run_dir(args: &RunArgs) -> Result<RunDir, String> {
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)
+fn run_dir(args: &RunArgs) -> Result<RunDir, Failure> {
+    let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
+    Ok(locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?)
 }
 
 /// `flow alloc list --json`.
@@ -129,7 +130,7 @@ struct QueueJson<'a> {
 }
 
 /// Prints a run's allocations.
-fn list(args: &RunArgs, json: bool) -> Result<(), String> {
+fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
     let run = run_dir(args)?;
     let file = read(&run)?;
     if json {
@@ -176,12 +177,12 @@ fn list(args: &RunArgs, json: bool) -> Result<(), String> {
 }
 
 /// Prints one allocation's output file.
-fn log(id: &str, args: &RunArgs) -> Result<(), String> {
+fn log(id: &str, args: &RunArgs) -> Result<(), Failure> {
     let run = run_dir(args)?;
     let file = read(&run)?;
     let found = file.allocations.iter().find(|a| a.id.to_string() == id || a.job_id == id).ok_or_else(|| {
         let n = file.allocations.len();
-        format!("run {} has no allocation `{id}` (it has {n}; see `flow alloc list`)", run.id)
+        Failure::Usage(format!("run {} has no allocation `{id}` (it has {n}; see `flow alloc list`)", run.id))
     })?;
     // The job's own file while it lives; the copy in the run log once the
     // run ended (the file may be gone, e.g. cleaned from scratch space).
@@ -197,19 +198,19 @@ fn log(id: &str, args: &RunArgs) -> Result<(), String> {
         return Ok(());
     }
     use std::io::Write;
-    std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())
+    std::io::stdout().write_all(&bytes).map_err(|e| Failure::Io(e.to_string()))
 }
 
 /// Allocation `id`'s output as copied into the run log.
-fn from_run_log(run: &RunDir, id: u32) -> Result<Vec<u8>, String> {
+fn from_run_log(run: &RunDir, id: u32) -> Result<Vec<u8>, RunDirError> {
     let path = run.output_log();
     if !path.exists() {
         return Ok(Vec::new());
     }
     let task = OutputRecord::allocation(id);
     let mut bytes = Vec::new();
-    for record in read_output(&path).map_err(|e| e.to_string())? {
-        let record = record.map_err(|e| e.to_string())?;
+    for record in read_output(&path).map_err(|e| RunDirError::reading(&path, e))? {
+        let record = record.map_err(|e| RunDirError::reading(&path, e))?;
         if record.stream == OutputStream::Allocation && record.task == task {
             bytes.extend(record.data);
         }

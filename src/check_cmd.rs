@@ -45,7 +45,7 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
         }
         Err(failure) => return Err(failure),
     };
-    crate::stdout::to_stdout(|out| crate::json::write_document(out, &report)).map_err(Failure::Io)?;
+    crate::stdout::to_stdout(|out| crate::json::write_document(out, &report))?;
     Ok(code)
 }
 
@@ -88,8 +88,8 @@ pub enum Severity {
 /// One problem or note of `flow check --json`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CheckDiagnostic {
-    /// A stable code, e.g. `flow::compile::cycle` (`null` for notes).
-    pub code: Option<&'static str>,
+    /// A stable code, e.g. `flow::compile::cycle`.
+    pub code: &'static str,
     /// How serious it is.
     pub severity: Severity,
     /// What is wrong.
@@ -111,7 +111,7 @@ impl CheckDiagnostic {
         let source = d.source.as_deref().unwrap_or(workflow);
         let (line, column) = d.span.as_ref().map(|s| source.line_col(s.start)).unzip();
         CheckDiagnostic {
-            code: Some(d.code.as_str()),
+            code: d.code.as_str(),
             severity: Severity::Error,
             message: d.message.clone(),
             file: source.name.clone(),
@@ -125,6 +125,7 @@ impl CheckDiagnostic {
 
 /// A note about a valid workflow, at a byte offset of it or about all of it.
 struct Note {
+    code: Code,
     at: Option<usize>,
     message: String,
 }
@@ -144,7 +145,7 @@ impl Note {
     fn json(&self, source: &Source) -> CheckDiagnostic {
         let (line, column) = self.at.map(|at| source.line_col(at)).unzip();
         CheckDiagnostic {
-            code: None,
+            code: self.code.as_str(),
             severity: Severity::Note,
             message: self.message.clone(),
             file: source.name.clone(),
@@ -192,7 +193,7 @@ fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
                      are taken literally and shell syntax in the data runs; write it outside quotes"
                 ),
             };
-            notes.push(Note { at: Some(group.span.start), message });
+            notes.push(Note { code: Code::CheckUnquotedData, at: Some(group.span.start), message });
         }
     }
     notes
@@ -206,7 +207,8 @@ fn untracked_scripts(loaded: &Loaded) -> Result<Vec<Note>, Failure> {
     let found = flow_engine::scripts::untracked_in(graph, &loaded.dir()?);
     let note = |(id, untracked): (GroupId, Vec<_>)| {
         let group = graph.group(id);
-        Note { at: Some(group.span.start), message: flow_engine::scripts::untracked_note(&group.name, &untracked) }
+        let message = flow_engine::scripts::untracked_note(&group.name, &untracked);
+        Note { code: Code::CheckUntrackedScript, at: Some(group.span.start), message }
     };
     Ok(found.into_iter().map(note).collect())
 }
@@ -237,6 +239,7 @@ fn against_profile(loaded: &Loaded, name: &str) -> Result<Vec<Note>, Failure> {
     }
     if profile.local_worker {
         let note = |(group, why): (&flow_engine::ir::Group, Unfit)| Note {
+            code: Code::CheckQueue,
             at: None,
             message: format!(
                 "`{}` can run only on the embedded worker: the queue of profile `{name}` cannot: {why}",

@@ -4,13 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::explain::{Explainer, Explanation, RunSnapshot};
+use flow_engine::explain::{Explainer, Explanation};
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, TaskId};
 use flow_engine::log::JournalStatus;
-use flow_engine::runtime::{RunDir, locate, origin};
+use flow_engine::rundir::{RunDir, RunJournal, RunView, locate};
+use flow_engine::runtime::origin;
 
 use crate::explain_display::{self, Text};
+use crate::failure::Failure;
 use crate::stdout::to_stdout;
 
 /// `flow explain`.
@@ -30,29 +32,36 @@ pub struct ExplainArgs {
     pub json: bool,
 }
 
-/// Runs `flow explain`; the error is a message for `error: …`.
-pub fn run(args: &ExplainArgs) -> Result<(), String> {
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+/// Runs `flow explain`.
+pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
+    let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
     let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    let run = RunSnapshot::read(&dir, flow_engine::host::now_us()).map_err(|e| e.to_string())?;
-    if let Some(text) = never_known(&run, &args.selector).or_else(|| part_never_known(&run, &args.selector)) {
+    let now_us = flow_engine::host::now_us();
+    let run = RunView::read(&dir)?;
+    let journal = run.journal()?;
+    if let Some(text) =
+        never_known(&run, &journal, &args.selector).or_else(|| part_never_known(&run, &journal, &args.selector))
+    {
         println!("{text}");
         return Ok(());
     }
-    let tasks = select(&run.graph, &args.selector, &dir.id)?;
-    if let Some(torn) = run.torn.filter(|_| !run.live) {
+    let tasks = select(&run.graph, &args.selector, &dir.id).map_err(Failure::Usage)?;
+    if let Some(torn) = journal.health.torn {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
-    let explainer = Explainer::new(&run);
+    for damage in &journal.health.damage {
+        eprintln!("warning: the journal is damaged: {damage}; what it recorded there is not known");
+    }
+    let explainer = Explainer::new(&run, &journal, now_us);
     let origin = match tasks[..] {
-        [task] => run.journal.get(task).filter(|e| e.status == JournalStatus::Cached).and_then(|e| {
+        [task] => journal.state.get(task).filter(|e| e.status == JournalStatus::Cached).and_then(|e| {
             let state = dir.path.parent().and_then(Path::parent)?;
             let (from, _) = origin(state, &dir.id, &run.graph.label(task), e.fingerprint.as_ref()?)?;
             Some(from.id)
         }),
         _ => None,
     };
-    let text = Text { now_us: run.now_us, access: access_hint(&dir, &cwd), origin };
+    let text = Text { now_us, access: access_hint(&dir, &cwd), origin };
     to_stdout(|out| {
         if args.json {
             tasks.iter().try_for_each(|&task| {
@@ -64,7 +73,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), String> {
         } else {
             let state = if run.live {
                 "running"
-            } else if dir.is_finished() {
+            } else if run.is_finished() {
                 "finished"
             } else {
                 "stopped"
@@ -96,7 +105,7 @@ impl<'a> Explained<'a> {
 
 /// For a dynamic stage whose instances this run never learned: why, from
 /// where its writers got to.
-fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
+fn never_known(run: &RunView, journal: &RunJournal, selector: &str) -> Option<String> {
     let graph = &run.graph;
     let group = graph.find(Selector::parse(selector).ok()?.name.as_str())?;
     let writers = graph.waits_for(group)?;
@@ -105,7 +114,7 @@ fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
     for w in writers {
         let count = graph.group(w).count;
         let of = |status: JournalStatus| {
-            (0..count).filter(|&i| run.journal.get(TaskId::new(w, i)).is_some_and(|e| e.status == status)).count()
+            (0..count).filter(|&i| journal.state.get(TaskId::new(w, i)).is_some_and(|e| e.status == status)).count()
         };
         let state = match (of(JournalStatus::Failed), of(JournalStatus::Cancelled)) {
             (0, 0) if run.live => "has not finished".to_owned(),
@@ -126,7 +135,7 @@ fn never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
 
 /// For a part of a nested task that this run never learned (`refine[2]`,
 /// `refine[2.0]`): why, from where its parent instance got to.
-fn part_never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
+fn part_never_known(run: &RunView, journal: &RunJournal, selector: &str) -> Option<String> {
     let graph = &run.graph;
     let sel = Selector::parse(selector).ok()?;
     let group = graph.find(&sel.name)?;
@@ -136,7 +145,7 @@ fn part_never_known(run: &RunSnapshot, selector: &str) -> Option<String> {
         return None;
     }
     let outer = graph.position(*parent, index)?;
-    let state = match run.journal.get(TaskId::new(*parent, outer)).map(|e| e.status) {
+    let state = match journal.state.get(TaskId::new(*parent, outer)).map(|e| e.status) {
         Some(JournalStatus::Failed) => "failed",
         Some(JournalStatus::Cancelled) => "was cancelled",
         _ if run.live => "has not finished",

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use flow_engine::diag::{Diagnostic, Source};
+use flow_engine::report::ReportError;
+use flow_engine::rundir::RunDirError;
 use flow_engine::runtime::RunError;
 
 use crate::exit_codes;
@@ -20,7 +22,7 @@ pub enum Failure {
         diagnostics: Vec<Diagnostic>,
     },
     /// Reading or writing a file that is not the command's input failed:
-    /// the run directory, for one (exit code 74).
+    /// a run's files, missing, unreadable or damaged, for one (exit code 74).
     Io(String),
     /// flow itself went wrong: a thread of the run panicked (exit code 70).
     Internal(String),
@@ -46,6 +48,24 @@ impl From<RunError> for Failure {
             RunError::Options(_) => Failure::Usage(e.to_string()),
             RunError::Io(_) => Failure::Io(e.to_string()),
             RunError::Crashed(_) => Failure::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<RunDirError> for Failure {
+    /// A run that is not there is a usage mistake; one whose files cannot
+    /// be read is an I/O failure, whichever command reads them.
+    fn from(e: RunDirError) -> Self {
+        if e.is_not_found() { Failure::Usage(e.to_string()) } else { Failure::Io(e.to_string()) }
+    }
+}
+
+impl From<ReportError> for Failure {
+    fn from(e: ReportError) -> Self {
+        match e {
+            ReportError::Run(e) => e.into(),
+            ReportError::Write(_) => Failure::Io(e.to_string()),
+            ReportError::Render(_) => Failure::Internal(e.to_string()),
         }
     }
 }

@@ -14,17 +14,17 @@ use clap::{Args, Subcommand, ValueEnum};
 use flow_engine::ir::{Graph, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
-    Damage, JournalReader, JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord,
-    OutputStream, TornTail, attempts, read_output,
+    JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, attempts,
 };
+use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::origin;
-use flow_engine::runtime::{RunDir, locate};
 use serde::Serialize;
 use trace::{Attempt, Column, Format};
 
 pub use summary::RunSummary;
 pub use trace::AttemptRecord;
 
+use crate::failure::Failure;
 use crate::json::{self, TaskRef};
 use crate::stdout::to_stdout;
 
@@ -141,53 +141,66 @@ impl StreamChoice {
     }
 }
 
-/// Runs `flow log`; the error is a message for `error: …`.
-pub fn run(args: &LogArgs) -> Result<(), String> {
-    let run = Run::open(args).map_err(|e| e.to_string())?;
-    let select = |selectors: &[String]| run.select(selectors).map_err(io::Error::other);
+/// Runs `flow log`.
+pub fn run(args: &LogArgs) -> Result<(), Failure> {
+    let run = Run::open(args)?;
+    let selectors = match &args.command {
+        LogCommand::List { selectors, .. }
+        | LogCommand::Cat { selectors, .. }
+        | LogCommand::Tail { selectors, .. }
+        | LogCommand::Grep { selectors, .. }
+        | LogCommand::Export { selectors, .. } => &selectors[..],
+        LogCommand::Summary { .. } => &[],
+    };
+    let selection = run.select(selectors).map_err(Failure::Usage)?;
     to_stdout(|out| match &args.command {
-        LogCommand::List { selectors, columns, format, json } => {
+        LogCommand::List { columns, format, json, .. } => {
             let format = if *json { None } else { Some(*format) };
-            list(&run, out, &select(selectors)?, columns, format)
+            list(&run, out, &selection, columns, format)
         }
-        LogCommand::Cat { selectors, stream, failed } => cat(&run, out, &select(selectors)?, *stream, *failed),
-        LogCommand::Tail { selectors, follow } => tail(&run, out, &select(selectors)?, *follow),
+        LogCommand::Cat { stream, failed, .. } => cat(&run, out, &selection, *stream, *failed),
+        LogCommand::Tail { follow, .. } => tail(&run, out, &selection, *follow),
         LogCommand::Summary { json } => RunSummary::gather(&run)
             .and_then(|summary| if *json { json::write_document(out, &summary) } else { summary.render(out) }),
-        LogCommand::Grep { pattern, selectors, ignore_case, json } => {
-            grep(&run, out, &select(selectors)?, pattern, *ignore_case, *json)
+        LogCommand::Grep { pattern, ignore_case, json, .. } => {
+            grep(&run, out, &selection, pattern, *ignore_case, *json)
         }
-        LogCommand::Export { selectors, .. } => export(&run, out, &select(selectors)?),
+        LogCommand::Export { .. } => export(&run, out, &selection),
     })
 }
 
-/// The run being read and its graph.
+/// The run being read: its files but the journal and the output log,
+/// which are read as each command needs them.
 struct Run {
-    dir: RunDir,
-    graph: Graph,
+    view: RunView,
 }
 
 impl Run {
-    fn open(args: &LogArgs) -> io::Result<Run> {
-        let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &std::env::current_dir()?)
-            .map_err(io::Error::other)?;
-        Run::at(dir)
-    }
-
-    /// Whether the run was a `--dry-exec` run (`meta.json`).
-    fn is_dry(&self) -> bool {
-        self.dir.read_meta().is_ok_and(|meta| meta.dry_exec)
+    fn open(args: &LogArgs) -> Result<Run, Failure> {
+        let cwd =
+            std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
+        let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+        Ok(Run::at(&dir)?)
     }
 
     /// The run in `dir`.
-    fn at(dir: RunDir) -> io::Result<Run> {
-        let graph = dir.read_graph()?;
-        Ok(Run { dir, graph })
+    fn at(dir: &RunDir) -> Result<Run, RunDirError> {
+        Ok(Run { view: RunView::read(dir)? })
+    }
+
+    /// The run's directory.
+    fn dir(&self) -> &RunDir {
+        &self.view.dir
+    }
+
+    /// The run's graph.
+    fn graph(&self) -> &Graph {
+        &self.view.graph
     }
 
     /// How `--json` names instance `task`.
     fn task_ref(&self, task: TaskId) -> TaskRef {
-        TaskRef::new(&self.graph, task)
+        TaskRef::new(self.graph(), task)
     }
 
     /// `name[index]`, or `name` for a plain task.
@@ -198,7 +211,7 @@ impl Run {
     fn select(&self, selectors: &[String]) -> Result<Selection, String> {
         let picks = selectors
             .iter()
-            .map(|text| Selector::parse(text)?.resolve(&self.graph).map_err(|e| format!("`{text}` in this run: {e}")))
+            .map(|text| Selector::parse(text)?.resolve(self.graph()).map_err(|e| format!("`{text}` in this run: {e}")))
             .collect::<Result<_, String>>()?;
         Ok(Selection { picks })
     }
@@ -219,23 +232,14 @@ impl Run {
 
     /// Passes each record of the journal to `each`, in order, holding none
     /// (none if there is no journal yet); warns of damage.
-    fn each_journal_record(&self, mut each: impl FnMut(JournalRecord)) -> io::Result<()> {
-        if !self.dir.journal().exists() {
-            return Ok(());
-        }
-        let mut reader = JournalReader::open(&self.dir.journal())?;
-        for record in reader.by_ref() {
-            each(record?);
-        }
-        self.warn_torn("journal", reader.torn_tail());
-        warn_damage("journal", reader.damage());
+    fn each_journal_record(&self, each: impl FnMut(JournalRecord)) -> io::Result<()> {
+        warn("journal", &self.view.each_journal_record(each)?);
         Ok(())
     }
 
     /// The output log, if the run has written one.
     fn output(&self) -> io::Result<Option<OutputReader>> {
-        let path = self.dir.output_log();
-        if path.exists() { read_output(&path).map(Some) } else { Ok(None) }
+        Ok(self.view.output()?)
     }
 
     /// Every record of the output log that `keep` accepts, in file order; warns about a torn tail.
@@ -248,25 +252,22 @@ impl Run {
                 keep(record, reader.last_start())?;
             }
         }
-        self.warn_torn("output.log", reader.torn_tail());
-        warn_damage("output.log", reader.damage());
+        warn("output.log", &self.view.health(reader.damage(), reader.torn_tail()));
         Ok(())
-    }
-
-    fn warn_torn(&self, file: &str, torn: Option<TornTail>) {
-        let Some(torn) = torn else { return };
-        let why = if self.dir.is_finished() {
-            "the run was interrupted"
-        } else {
-            "the run is still writing it or was interrupted"
-        };
-        eprintln!("warning: {file} ends with {} bytes of an incomplete record ({why}); ignored", torn.bytes);
     }
 }
 
-/// Says which damaged stretches of `file` were skipped; what is around them was read.
-fn warn_damage(file: &str, damage: &[Damage]) {
-    for d in damage {
+/// Says what of `file` could not be read: the incomplete record at its end
+/// (which a live run is still writing, and is not said), and the damaged
+/// stretches skipped, around which the records were read.
+fn warn(file: &str, health: &JournalHealth) {
+    if let Some(torn) = health.torn {
+        eprintln!(
+            "warning: {file} ends with {} bytes of an incomplete record (the run was interrupted); ignored",
+            torn.bytes
+        );
+    }
+    for d in &health.damage {
         eprintln!("warning: {file} is damaged: {d}; the records before and after them were read");
     }
 }
@@ -290,8 +291,11 @@ fn list(
     columns: &[Column],
     format: Option<Format>,
 ) -> io::Result<()> {
-    if run.is_dry() {
-        eprintln!("note: run {} was a --dry-exec run: nothing was executed, its successes are not results", run.dir.id);
+    if run.view.is_dry() {
+        eprintln!(
+            "note: run {} was a --dry-exec run: nothing was executed, its successes are not results",
+            run.dir().id
+        );
     }
     let journal = attempts(&run.journal_records()?);
     let mut sizes: BTreeMap<(TaskId, u32), [u64; 2]> = BTreeMap::new();
@@ -328,21 +332,24 @@ fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamCho
         return Ok(());
     }
     // Instances this run skipped as unchanged: their output is in the run that did the work.
-    let state = run.dir.path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
+    let state = run.dir().path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
     for (task, entry) in journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(**t)) {
         let label = run.label(*task);
-        match entry.fingerprint.and_then(|fp| origin(state, &run.dir.id, &label, &fp)) {
+        match entry.fingerprint.and_then(|fp| origin(state, &run.dir().id, &label, &fp)) {
             Some((dir, from)) => {
-                let (id, then) = (dir.id.clone(), Run::at(dir)?);
+                let (id, then) = (dir.id.clone(), Run::at(&dir)?);
                 // Found by what it is: it may have sat elsewhere in its list then.
                 let was = then.label(from);
                 let there = if was == label { String::new() } else { format!(", where it was {was}") };
-                eprintln!("note: run {} skipped {label} as unchanged; its output is from run {id}{there}", run.dir.id);
+                eprintln!(
+                    "note: run {} skipped {label} as unchanged; its output is from run {id}{there}",
+                    run.dir().id
+                );
                 write_output(&then, out, |t| t == from, stream)?;
             }
             None => eprintln!(
                 "note: run {} skipped {label} as unchanged; no earlier run with its output is left",
-                run.dir.id
+                run.dir().id
             ),
         }
     }
@@ -384,8 +391,8 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
     let mut dead_passes = 0;
     loop {
         // Looked at before reading, so the last pass sees everything the run wrote.
-        let finished = run.dir.is_finished();
-        dead_passes = if finished || run.dir.is_live() { 0 } else { dead_passes + 1 };
+        let finished = run.dir().is_finished();
+        dead_passes = if finished || run.dir().is_live() { 0 } else { dead_passes + 1 };
         let dead = dead_passes >= 2;
         let ended = !follow || finished || dead;
         if reader.is_none() {
@@ -405,15 +412,14 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
     }
     lines.finish(|key, line| print(out, key, line))?;
     if let Some(reader) = &reader {
-        run.warn_torn("output.log", reader.torn_tail());
-        warn_damage("output.log", reader.damage());
+        warn("output.log", &run.view.health(reader.damage(), reader.torn_tail()));
     }
     if follow && dead_passes >= 2 {
         out.flush()?;
         eprintln!(
             "flow: run {} stopped without finishing (its process is gone: killed or crashed); \
              `flow run` again resumes it",
-            run.dir.id
+            run.dir().id
         );
     }
     Ok(())

@@ -65,16 +65,16 @@ fn main() -> ExitCode {
 fn dispatch(cli: &Cli) -> Result<u8, Failure> {
     match &cli.command {
         Command::Run(args) => run_cmd::run(args),
-        Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
-        Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS),
+        Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS),
         Command::Worker(args) => worker_cmd::worker(args),
         Command::Guard => {
             guard::serve();
             Ok(exit_codes::SUCCESS)
         }
         Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
-        Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
-        Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS),
+        Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS),
         Command::Check(args) => check_cmd::check(args),
         Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
             plan::why(&loaded, args.json, args.instances)?;
@@ -92,7 +92,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
             print!("{}", graph::render(&graph, args.format, args.instances));
             exit_codes::SUCCESS
         }),
-        Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS).map_err(Failure::Usage),
+        Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS),
         Command::Report(args) => report_cmd::report(args).map(|()| exit_codes::SUCCESS),
         Command::Schema { kind } => {
             let schema = match kind {

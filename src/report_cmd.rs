@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flow_engine::report::{Report, is_report, render};
-use flow_engine::runtime::{RunDir, locate};
+use flow_engine::rundir::{RunDir, locate};
 
 use crate::failure::Failure;
 
@@ -29,7 +29,7 @@ pub struct ReportArgs {
 /// Runs `flow report`.
 pub fn report(args: &ReportArgs) -> Result<(), Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
-    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd).map_err(Failure::Usage)?;
+    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     write(&run, args.output.as_deref())
 }
 
@@ -39,9 +39,9 @@ pub fn write(run: &RunDir, output: Option<&Path>) -> Result<(), Failure> {
     let default = PathBuf::from(format!("flow-report-{}.html", run.id));
     let path = output.unwrap_or(&default);
     check_output(path)?;
-    let report = Report::from_run(run).map_err(|e| Failure::Io(e.to_string()))?;
+    let report = Report::from_run(run)?;
     let mut html = Vec::new();
-    render(&report, &mut html).map_err(|e| Failure::Internal(e.to_string()))?;
+    render(&report, &mut html)?;
     let io = |e: std::io::Error| Failure::Io(e.to_string());
     let mut file = fs_err::File::create(path).map_err(io)?;
     file.write_all(&html).and_then(|()| file.flush()).map_err(io)?;

@@ -4,11 +4,13 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::log::{JournalReader, JournalState, read_journal};
-use flow_engine::runtime::{AllocState, AllocsFile, IO_FAILURE, RunDir, WorkerInfo, locate, state_dir};
+use flow_engine::rundir::{
+    AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::failure::Failure;
 use crate::json::{self, Counts, RunState};
 use crate::stdout::to_stdout;
 
@@ -54,43 +56,41 @@ struct Standing {
 }
 
 impl Standing {
-    fn of(run: &RunDir) -> Result<Standing, String> {
-        match run.read_summary() {
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err(e.to_string()),
-            Err(_) => {}
-            Ok(s) => {
-                let state = match (s.exit_code(), s.dry_exec) {
-                    (0, false) => "succeeded",
-                    (0, true) => "dry (nothing ran)",
-                    (130, _) => "interrupted",
-                    (IO_FAILURE, _) => "failed: storage",
-                    (_, false) => "failed",
-                    (_, true) => "dry, failed",
-                };
-                return Ok(Standing {
-                    state,
-                    run_state: RunState::of_summary(&s),
-                    dry_exec: s.dry_exec,
-                    counts: Counts::of_summary(&s),
-                    seconds: Some(s.seconds),
-                    exit_code: Some(s.exit_code()),
-                    io_errors: s.io_errors,
-                    journal_damage: journal_damage(run)?,
-                });
-            }
+    /// Where `run` stands: its summary says, once it ended, else its journal.
+    fn of(run: &RunView) -> Result<Standing, RunDirError> {
+        if let Some(s) = &run.summary {
+            let state = match (s.exit_code(), s.dry_exec) {
+                (0, false) => "succeeded",
+                (0, true) => "dry (nothing ran)",
+                (130, _) => "interrupted",
+                (IO_FAILURE, _) => "failed: storage",
+                (_, false) => "failed",
+                (_, true) => "dry, failed",
+            };
+            // The journal of a run that ended can hold millions of records:
+            // it is read through for its damage only, holding none.
+            let health = run.each_journal_record(|_| ())?;
+            return Ok(Standing {
+                state,
+                run_state: RunState::of_summary(s),
+                dry_exec: s.dry_exec,
+                counts: Counts::of_summary(s),
+                seconds: Some(s.seconds),
+                exit_code: Some(s.exit_code()),
+                io_errors: s.io_errors.clone(),
+                journal_damage: health.lost_stretches(),
+            });
         }
-        let graph = run.read_graph().map_err(|e| e.to_string())?;
-        let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
-        let live = run.is_live();
+        let journal = run.journal()?;
         Ok(Standing {
-            state: if live { "running" } else { "crashed" },
-            run_state: if live { RunState::Running } else { RunState::Crashed },
-            dry_exec: run.read_meta().is_ok_and(|meta| meta.dry_exec),
-            counts: Counts::of_journal(graph.instance_count(), &JournalState::from_records(&journal.records)),
+            state: if run.live { "running" } else { "crashed" },
+            run_state: if run.live { RunState::Running } else { RunState::Crashed },
+            dry_exec: run.is_dry(),
+            counts: Counts::of_journal(run.graph.instance_count(), &journal.state),
             seconds: None,
             exit_code: None,
             io_errors: Vec::new(),
-            journal_damage: journal.damage.len(),
+            journal_damage: journal.health.lost_stretches(),
         })
     }
 
@@ -101,19 +101,6 @@ impl Standing {
             _ => format!("{}, journal damaged", self.state),
         }
     }
-}
-
-/// Damaged stretches of the journal of `run`, read record by record (it can
-/// hold millions); none when it has no journal.
-fn journal_damage(run: &RunDir) -> Result<usize, String> {
-    let mut reader = match JournalReader::open(&run.journal()) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        opened => opened.map_err(|e| e.to_string())?,
-    };
-    for record in reader.by_ref() {
-        record.map_err(|e| e.to_string())?;
-    }
-    Ok(reader.damage().len())
 }
 
 /// Where a run stands: what `flow status --json` prints, and each run of
@@ -225,15 +212,15 @@ struct RunStatus {
 }
 
 /// Prints one run's state and counts.
-pub fn status(args: &StatusArgs) -> Result<(), String> {
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+pub fn status(args: &StatusArgs) -> Result<(), Failure> {
+    let cwd = current_dir()?;
+    let run = RunView::read(&locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?)?;
     let status = RunStatus {
         standing: Standing::of(&run)?,
-        workers: if run.is_live() { run.read_workers().ok() } else { None },
-        allocs: run.read_allocs().ok().filter(|file| file.queue.is_some()),
-        id: run.id,
-        path: run.path,
+        workers: run.live.then(|| run.workers.clone()),
+        allocs: run.allocs.clone().filter(|file| file.queue.is_some()),
+        id: run.dir.id,
+        path: run.dir.path,
     };
     if args.json {
         let report = StatusReport {
@@ -320,17 +307,20 @@ fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<(
 }
 
 /// Lists every run, oldest first.
-pub fn runs(args: &RunsArgs) -> Result<(), String> {
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+pub fn runs(args: &RunsArgs) -> Result<(), Failure> {
+    let cwd = current_dir()?;
     let state = state_dir(args.workflow.as_deref(), &cwd)?;
     let mut runs = Vec::new();
     for run in RunDir::list(&state) {
         // A run whose files are damaged is listed, not hidden.
-        let standing = Standing::of(&run).inspect_err(|why| eprintln!("warning: run {}: {why}", run.id));
+        let standing = RunView::read(&run)
+            .and_then(|view| Standing::of(&view))
+            .map_err(|e| e.to_string())
+            .inspect_err(|why| eprintln!("warning: run {}: {why}", run.id));
         runs.push((run.id, standing));
     }
     if runs.is_empty() {
-        return Err(format!("no runs in `{}`", display(&state)));
+        return Err(RunDirError::NoRuns { state }.into());
     }
     if args.json {
         let runs = runs.iter().map(|(id, s)| RunStanding::new(id, s.as_ref().map_err(String::as_str))).collect();
@@ -377,14 +367,15 @@ fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)])
     Ok(())
 }
 
-fn display(path: &Path) -> String {
-    path.display().to_string()
+/// The current directory, where runs are looked for.
+fn current_dir() -> Result<PathBuf, Failure> {
+    std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))
 }
 
 #[cfg(test)]
 mod tests {
     use flow_engine::profile::Manager;
-    use flow_engine::runtime::{AllocRecord, QueueRecord};
+    use flow_engine::rundir::{AllocRecord, QueueRecord};
 
     use super::*;
 

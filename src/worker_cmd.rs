@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::runtime::{Leave, WorkerError, WorkerInfo, WorkerOptions, locate, run_worker};
+use flow_engine::rundir::{RunDirError, WorkerInfo, locate};
+use flow_engine::runtime::{Leave, WorkerError, WorkerOptions, run_worker};
 use flow_engine::units::parse_duration;
 
 use serde::Serialize;
@@ -91,12 +92,12 @@ struct WorkerList<'a> {
 }
 
 /// Prints the workers of a run.
-pub fn workers(args: &WorkersArgs) -> Result<(), String> {
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
+    let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
     let workers = run.read_workers().map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => e.to_string(),
-        _ => format!("run {} has no workers yet", run.id),
+        std::io::ErrorKind::NotFound => Failure::Usage(format!("run {} has no workers yet", run.id)),
+        _ => RunDirError::reading(&run.workers(), e).into(),
     })?;
     if args.json {
         let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };

@@ -418,7 +418,7 @@ command = "mkdir -p out && printf %s {{ item | shell_quote }} > out/{{ index }}"
     let note = &json["diagnostics"][0];
     assert_eq!(
         (&note["severity"], &note["code"], &note["line"], &note["column"]),
-        (&"note".into(), &serde_json::Value::Null, &3.into(), &8.into()),
+        (&"note".into(), &"flow::check::unquoted_data".into(), &3.into(), &8.into()),
         "{json}"
     );
     assert!(note["message"].as_str().is_some_and(|m| m.starts_with("`unsafe` puts `{{ item }}`")), "{json}");

@@ -49,3 +49,34 @@ fn a_crashed_run_exits_70() {
         out.stderr
     );
 }
+
+/// A damaged run file is one cause with one exit code, 74, whichever
+/// command reads it: `flow explain` and `flow log list` used to exit 2 on
+/// a damaged `graph.json`, `flow report` 74, and `flow status` read on.
+/// `flow runs` lists the run as damaged.
+#[test]
+fn a_damaged_run_file_exits_74_from_every_reader() {
+    let damaged = [
+        ("graph.json", "is damaged (expected value at line 1 column 1)"),
+        ("meta.json", "is damaged (expected value at line 1 column 1)"),
+        ("journal", "is not a flow journal file"),
+    ];
+    for (file, what) in damaged {
+        let t = Test::new().workflow(OK);
+        t.success_with(&["run"]);
+        let id = crate::run::run_ids(t.path()).pop().expect("a run");
+        let dir = t.path().canonicalize().expect("canonical").join(".flow/runs").join(&id);
+        fs_err::write(dir.join(file), "garbage, not a run file").expect("damage the file");
+        let error = format!("error: `{}` {what}\n", dir.join(file).display());
+        for args in [&["explain", "a"][..], &["log", "list"], &["report"], &["status"]] {
+            let out = t.run_with(args);
+            assert_code(&out, 74);
+            assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", error.as_str()), "flow {args:?}, {file}");
+        }
+        let runs = t.run_with(&["runs"]);
+        assert_code(&runs, 0);
+        let row = runs.stdout.lines().find(|l| l.starts_with(&id)).expect("the run is listed");
+        assert_eq!(row.split_whitespace().nth(1), Some("damaged"), "{file}: {}", runs.stdout);
+        assert_eq!(runs.stderr, format!("warning: run {id}: {}", &error["error: ".len()..]), "{file}");
+    }
+}

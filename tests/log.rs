@@ -103,7 +103,8 @@ impl Fixture {
     }
 
     fn finish(&self) {
-        fs_err::write(self.run.summary(), "{}\n").expect("write summary");
+        let summary = flow_engine::rundir::Summary { run_id: self.run.id.clone(), ..Default::default() };
+        fs_err::write(self.run.summary(), serde_json::to_string(&summary).expect("summary")).expect("write summary");
         self.lock.lock().expect("lock mutex").take();
     }
 

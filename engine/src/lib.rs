@@ -18,6 +18,7 @@ pub mod paths;
 pub mod profile;
 pub mod report;
 pub mod resources;
+pub mod rundir;
 pub mod runtime;
 pub mod scripts;
 pub mod spec;

@@ -115,7 +115,7 @@ impl<'a> RunEvent<'a> {
                 Told::TaskFinished {
                     task: task_ref(graph, *task, label),
                     attempt: *attempt,
-                    state: State::from(status),
+                    state: finished_state(status),
                     exit_code,
                     signal,
                     reason,
@@ -156,5 +156,16 @@ fn finished(summary: &Summary) -> Told<'_> {
         dry_exec: summary.dry_exec,
         duration_us: micros(summary.seconds),
         io_errors: &summary.io_errors,
+    }
+}
+
+/// The state an attempt that ended with `status` is in: one killed because
+/// the run stopped is `cancelled`, as the journal records it.
+fn finished_state(status: &Status) -> State {
+    match status {
+        Status::Succeeded => State::Succeeded,
+        Status::Cached => State::Cached,
+        Status::Failed { .. } => State::Failed,
+        Status::Stopped => State::Cancelled,
     }
 }

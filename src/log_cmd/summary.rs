@@ -142,7 +142,7 @@ impl RunSummary {
                 let [wall, cpu, rss] = usage.remove(&group).unwrap_or_default();
                 let (n, total) = (times.len() as u64, times.iter().sum::<u64>());
                 TaskUse {
-                    task: run.graph.groups.get(group.index()).map_or("?", |g| &g.name).to_owned(),
+                    task: run.graph().groups.get(group.index()).map_or("?", |g| &g.name).to_owned(),
                     timed: n,
                     total_us: total,
                     mean_us: total.checked_div(n).unwrap_or(0),
@@ -158,9 +158,9 @@ impl RunSummary {
         let slowest =
             timed.iter().take(SLOWEST).map(|&(us, task)| Slow { task: run.task_ref(task), duration_us: us }).collect();
         Ok(RunSummary {
-            run_id: run.dir.id.clone(),
-            finished: run.dir.is_finished(),
-            counts: Counts::of_journal(run.graph.instance_count(), &journal),
+            run_id: run.dir().id.clone(),
+            finished: run.view.is_finished(),
+            counts: Counts::of_journal(run.graph().instance_count(), &journal),
             output,
             tasks,
             slowest,

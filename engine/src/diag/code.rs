@@ -110,6 +110,12 @@ codes! {
     CompileNestedParent = "flow::compile::nested_parent",
     /// `flow check --profile`: a task the profile's queue can never run.
     CheckQueue = "flow::check::queue",
+    /// `flow check` note: a shell command takes an item read from a data
+    /// file unquoted, so shell syntax in the data runs.
+    CheckUnquotedData = "flow::check::unquoted_data",
+    /// `flow check` note: a command runs a script flow does not track, so
+    /// editing it does not rerun the task.
+    CheckUntrackedScript = "flow::check::untracked_script",
     /// A profile that the profiles file does not have.
     ProfileUnknown = "flow::profile::unknown",
     /// A value in a profile that is not valid.

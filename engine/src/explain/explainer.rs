@@ -1,5 +1,5 @@
-//! [`Explainer`]: turns a [`RunSnapshot`] into an [`Explanation`] per task
-//! instance.
+//! [`Explainer`]: turns a [`RunView`] and its [`RunJournal`] into an
+//! [`Explanation`] per task instance.
 //!
 //! An instance that has not finished is explained by the first of these
 //! that holds: it waits for upstream instances; no worker fits it; its
@@ -16,12 +16,11 @@ use std::time::Duration;
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
 use crate::log::{JournalEntry, JournalStatus};
 use crate::resources::{Capacity, ends_in_time, finishes_in, worker_time_limit};
-use crate::runtime::{AllocState, QueueRecord};
+use crate::rundir::{AllocState, QueueRecord, RunJournal, RunView};
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
 };
-use super::run_snapshot::RunSnapshot;
 use super::state::{EarlierStatus, State, UpstreamState};
 
 /// Upstream instances listed per upstream task.
@@ -29,7 +28,11 @@ const EXAMPLES: usize = 3;
 
 /// Explains the instances of one run.
 pub struct Explainer<'a> {
-    run: &'a RunSnapshot,
+    run: &'a RunView,
+    journal: &'a RunJournal,
+    /// When the run is explained (µs since the Unix epoch): worker
+    /// lifetimes are measured from here.
+    now_us: u64,
     /// Instance classes of every group some edge leaves from.
     classes: HashMap<GroupId, Classes>,
     /// Tasks running now.
@@ -110,27 +113,29 @@ impl Classes {
 }
 
 impl<'a> Explainer<'a> {
-    /// Prepares to explain instances of `run`.
-    pub fn new(run: &'a RunSnapshot) -> Self {
+    /// Prepares to explain instances of `run`, whose journal is `journal`, as of `now_us`.
+    pub fn new(run: &'a RunView, journal: &'a RunJournal, now_us: u64) -> Self {
         let graph = &run.graph;
         let sources: BTreeSet<GroupId> =
             graph.edges.iter().map(|e| e.from).filter(|g| g.index() < graph.groups.len()).collect();
         let mut dense: HashMap<GroupId, Vec<Class>> =
             sources.iter().map(|&g| (g, vec![Class::Open; graph.group(g).count as usize])).collect();
         let (mut running, mut busy) = (0, BTreeSet::new());
-        for (&task, entry) in run.journal.iter() {
+        for (&task, entry) in journal.state.iter() {
             if entry.status == JournalStatus::Running {
                 running += 1;
                 busy.extend(entry.worker.filter(|w| run.workers.iter().any(|info| info.id == *w)));
             }
             if let Some(slot) = dense.get_mut(&task.group).and_then(|d| d.get_mut(task.instance as usize)) {
-                *slot = Self::class_of(run, task, entry);
+                *slot = Self::class_of(run, journal, task, entry);
             }
         }
         let classes = dense.into_iter().map(|(g, d)| (g, Classes::new(&d))).collect();
         let groups = run.graph.groups.len();
         Self {
             run,
+            journal,
+            now_us,
             classes,
             running: if run.live { running } else { 0 },
             busy: busy.len(),
@@ -143,7 +148,7 @@ impl<'a> Explainer<'a> {
     pub fn explain(&self, task: TaskId) -> Explanation {
         let run = self.run;
         let group = run.graph.group(task.group);
-        let (reason, earlier) = match run.journal.get(task) {
+        let (reason, earlier) = match self.journal.state.get(task) {
             None if run.live => (self.waiting(task), None),
             None => (Reason::NotRun { running: None }, None),
             Some(entry) => match entry.status {
@@ -156,8 +161,8 @@ impl<'a> Explainer<'a> {
                     (Reason::Running { attempt: entry.attempt, ran: self.ran(entry) }, None)
                 }
                 JournalStatus::Running => (Reason::NotRun { running: Some(self.ran(entry)) }, None),
-                JournalStatus::Failed if !run.failed_for_good(task) => {
-                    let left = group.retries.saturating_sub(run.failures(task));
+                JournalStatus::Failed if !self.journal.failed_for_good(&run.graph, task) => {
+                    let left = group.retries.saturating_sub(self.journal.failures(task));
                     (self.waiting(task), Some(earlier(entry, EarlierStatus::Failed, Some(left))))
                 }
                 JournalStatus::Failed => (
@@ -243,11 +248,11 @@ impl<'a> Explainer<'a> {
     }
 
     fn upstream_instance(&self, task: TaskId) -> UpstreamInstance {
-        let entry = self.run.journal.get(task);
+        let entry = self.journal.state.get(task);
         let state = match entry.map(|e| e.status) {
             None | Some(JournalStatus::Succeeded | JournalStatus::Cached) => UpstreamState::Waiting,
             Some(JournalStatus::Running) => UpstreamState::Running,
-            Some(JournalStatus::Failed) if self.run.failed_for_good(task) => UpstreamState::Failed,
+            Some(JournalStatus::Failed) if self.journal.failed_for_good(&self.run.graph, task) => UpstreamState::Failed,
             Some(JournalStatus::Failed) => UpstreamState::Retrying,
             Some(JournalStatus::Cancelled) => UpstreamState::Cancelled,
             Some(JournalStatus::Lost) => UpstreamState::Lost,
@@ -294,7 +299,7 @@ impl<'a> Explainer<'a> {
             };
             return Reason::Resources { nodes, fitting, workers: workers.len(), variants: shortfalls };
         }
-        let now = run.now_us;
+        let now = self.now_us;
         let timely = workers
             .iter()
             .zip(&capacities)
@@ -352,11 +357,11 @@ impl<'a> Explainer<'a> {
         })
     }
 
-    fn class_of(run: &RunSnapshot, task: TaskId, entry: &JournalEntry) -> Class {
+    fn class_of(run: &RunView, journal: &RunJournal, task: TaskId, entry: &JournalEntry) -> Class {
         match entry.status {
             JournalStatus::Succeeded | JournalStatus::Cached => Class::Done,
             JournalStatus::Cancelled => Class::Failed,
-            JournalStatus::Failed if run.failed_for_good(task) => Class::Failed,
+            JournalStatus::Failed if journal.failed_for_good(&run.graph, task) => Class::Failed,
             JournalStatus::Failed => Class::Open,
             JournalStatus::Running => Class::Running,
             JournalStatus::Lost => Class::Open,

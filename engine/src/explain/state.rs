@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::log::JournalStatus;
-use crate::runtime::Status;
 
 /// Where a task instance, or one attempt of it, stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
@@ -40,18 +39,6 @@ impl From<JournalStatus> for State {
             JournalStatus::Failed => State::Failed,
             JournalStatus::Cancelled => State::Cancelled,
             JournalStatus::Lost => State::Lost,
-        }
-    }
-}
-
-impl From<&Status> for State {
-    /// An attempt killed because the run stopped is `cancelled`, as the journal records it.
-    fn from(status: &Status) -> Self {
-        match status {
-            Status::Succeeded => State::Succeeded,
-            Status::Cached => State::Cached,
-            Status::Failed { .. } => State::Failed,
-            Status::Stopped => State::Cancelled,
         }
     }
 }
@@ -110,6 +97,5 @@ mod tests {
         for status in [JournalStatus::Running, JournalStatus::Failed, JournalStatus::Lost] {
             assert_eq!(serde_json::to_value(State::from(status)).unwrap(), status.as_str());
         }
-        assert_eq!(State::from(&Status::Stopped), State::Cancelled);
     }
 }

@@ -7,7 +7,7 @@ use crate::ir::{Amount, Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, Wrote};
 use crate::profile::Manager;
 use crate::resources::{Deadline, Shortfall, WorkerShape};
-use crate::runtime::{AllocRecord, AllocState, AllocsFile, QueueRecord, WorkerInfo};
+use crate::rundir::{AllocRecord, AllocState, AllocsFile, QueueRecord, RunDir, RunJournal, RunView, WorkerInfo};
 use crate::spec::{Format, parse};
 
 use super::*;
@@ -63,9 +63,35 @@ fn failed(task: TaskId, attempt: u32, code: i32) -> JournalRecord {
     )
 }
 
+/// A run as its files would describe it, as of `now_us`.
+struct Snapshot {
+    view: RunView,
+    journal: RunJournal,
+    now_us: u64,
+}
+
+impl Snapshot {
+    fn new(
+        graph: Graph,
+        records: &[JournalRecord],
+        workers: Vec<WorkerInfo>,
+        allocs: Option<AllocsFile>,
+        live: bool,
+        now_us: u64,
+    ) -> Self {
+        let dir = RunDir { id: "run".into(), path: "run".into() };
+        let view = RunView { dir, live, graph, meta: None, summary: None, workers, left: Vec::new(), allocs };
+        Snapshot { view, journal: RunJournal::from_records(records, live), now_us }
+    }
+
+    fn explainer(&self) -> Explainer<'_> {
+        Explainer::new(&self.view, &self.journal, self.now_us)
+    }
+}
+
 /// A live run as of `T0 + 10 s`.
-fn live(graph: Graph, records: &[JournalRecord], workers: Vec<WorkerInfo>, allocs: Option<AllocsFile>) -> RunSnapshot {
-    RunSnapshot::new(graph, records, workers, allocs, true, T0 + 10 * SECOND)
+fn live(graph: Graph, records: &[JournalRecord], workers: Vec<WorkerInfo>, allocs: Option<AllocsFile>) -> Snapshot {
+    Snapshot::new(graph, records, workers, allocs, true, T0 + 10 * SECOND)
 }
 
 const DOCK: &str = "[[tasks]]\nname = \"dock\"\nrange = \"1-10\"\nretries = 1\ncommand = \"x\"\n\
@@ -82,8 +108,8 @@ fn finished_instances_say_how_they_ended() {
     records.push(at(t(1, 0), 0, 2, JournalEvent::Cancelled { reason: "dock[3] failed".into() }));
     records.extend([started(t(0, 3), 0, 1), at(t(0, 3), 0, 4, JournalEvent::Lost { worker: 1 })]);
     records.push(started(t(0, 4), 0, 0));
-    let run = RunSnapshot::new(g, &records, vec![worker(0, 2, 0, 0)], None, false, T0 + 60 * SECOND);
-    let ex = Explainer::new(&run);
+    let run = Snapshot::new(g, &records, vec![worker(0, 2, 0, 0)], None, false, T0 + 60 * SECOND);
+    let ex = run.explainer();
 
     let ok = ex.explain(t(0, 0));
     assert_eq!((ok.label.as_str(), ok.index, ok.state), ("dock[1]", 1, State::Succeeded));
@@ -122,7 +148,7 @@ fn a_waiting_instance_lists_failed_upstream_instances_first() {
     records.extend([started(t(0, 6), 0, 0), failed(t(0, 6), 0, 1), started(t(0, 6), 1, 0), failed(t(0, 6), 1, 2)]);
     records.extend([started(t(0, 7), 0, 0), failed(t(0, 7), 0, 1)]);
     let run = live(g, &records, vec![worker(0, 4, 0, 0)], None);
-    let ex = Explainer::new(&run);
+    let ex = run.explainer();
 
     let score = ex.explain(t(1, 0));
     assert_eq!((score.label.as_str(), score.state), ("score", State::Waiting));
@@ -162,7 +188,7 @@ fn instance_dependencies_count_only_the_instances_waited_for() {
     records.push(started(t(0, 1), 0, 0));
     records.push(started(t(2, 0), 0, 0));
     let run = live(g, &records, vec![worker(0, 2, 0, 0)], None);
-    let ex = Explainer::new(&run);
+    let ex = run.explainer();
     assert_eq!(ex.explain(t(1, 0)).reason, Reason::Ready { running: 2, workers: 1, busy: 1, nodes: 1 });
     let Reason::Dependencies { upstream, doomed } = ex.explain(t(1, 1)).reason else { panic!() };
     assert!(!doomed);
@@ -180,7 +206,7 @@ fn instance_dependencies_count_only_the_instances_waited_for() {
 fn placement(keys: &str, workers: Vec<WorkerInfo>, allocs: Option<AllocsFile>) -> Explanation {
     let g = graph(&format!("[[tasks]]\nname = \"big\"\ncommand = \"x\"\n{keys}\n"));
     let run = live(g, &[], workers, allocs);
-    Explainer::new(&run).explain(t(0, 0))
+    run.explainer().explain(t(0, 0))
 }
 
 fn queue(time_limit_s: u64, paused: Option<&str>, allocations: Vec<AllocRecord>) -> AllocsFile {
@@ -285,7 +311,7 @@ fn a_lost_attempt_waits_to_run_again() {
     let g = graph("[[tasks]]\nname = \"a\"\ncommand = \"x\"\n");
     let records = [started(t(0, 0), 0, 3), at(t(0, 0), 0, 5, JournalEvent::Lost { worker: 3 })];
     let run = live(g, &records, vec![], None);
-    let lost = Explainer::new(&run).explain(t(0, 0));
+    let lost = run.explainer().explain(t(0, 0));
     assert_eq!(lost.reason, Reason::NoWorkers { queue: None });
     let earlier = lost.earlier.expect("the lost attempt");
     assert_eq!((earlier.status, earlier.worker, earlier.retries_left), (EarlierStatus::Lost, Some(3), None));
@@ -315,5 +341,5 @@ fn queue_notes_are_only_the_tasks_own() {
         q.unschedulable = vec!["`big`: needs 2 `fpga`, the queue's workers have 0 `fpga`".into()];
     }
     let run = live(g, &[], vec![], Some(allocs));
-    assert_eq!(Explainer::new(&run).explain(t(0, 0)).queue_notes, Vec::<String>::new());
+    assert_eq!(run.explainer().explain(t(0, 0)).queue_notes, Vec::<String>::new());
 }

@@ -1,4 +1,4 @@
-//! Builds a [`Report`] from [`RunFiles`] in one pass over the journal, read
+//! Builds a [`Report`] from a [`RunView`] in one pass over the journal, read
 //! record by record and never held whole, keeping per task only samples of
 //! numbers, per run only the few instances it names (the failures, the
 //! slowest attempts) and a timeline whose size does not grow with the run;
@@ -12,23 +12,29 @@ use super::counts::Counts;
 use super::graph_view::GraphView;
 use super::latest::Latest;
 use super::report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
-use super::run_files::{RunFiles, stderr_tails};
 use super::stats::Stats;
+use super::stderr_tails::stderr_tails;
 use super::timeline::Capacity;
 use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
+use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
-use crate::runtime::{RunDir, WorkerInfo};
+use crate::rundir::{JournalHealth, RunDir, RunView, WorkerInfo};
 use crate::units::{BytesStyle, bytes};
 
 impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.
-    pub fn from_run(run: &RunDir) -> Result<Report, ReportError> {
-        let files = RunFiles::read(run)?;
-        let mut report = Report::build(&files)?;
+    pub fn from_run(dir: &RunDir) -> Result<Report, ReportError> {
+        let run = RunView::read(dir)?;
+        // The workflow file as it is now, for `file:line:col` of tasks; named by its file name.
+        let source = run.meta.as_ref().and_then(|meta| {
+            let text = fs_err::read_to_string(&meta.workflow).ok()?;
+            Some(Source::new(meta.workflow.file_name()?.to_string_lossy(), text))
+        });
+        let mut report = Report::build(&run, source.as_deref())?;
         let wanted: Vec<(TaskId, u32)> = report.failures.iter().filter_map(|f| f.key).collect();
-        let mut tails = stderr_tails(run, &wanted, &mut report.warnings)?;
+        let mut tails = stderr_tails(&run, &wanted, &mut report.warnings)?;
         for failure in &mut report.failures {
             if let Some(tail) = failure.key.and_then(|key| tails.remove(&key)) {
                 failure.stderr_tail = tail;
@@ -37,18 +43,19 @@ impl Report {
         Ok(report)
     }
 
-    /// The report of what `files` hold (without stderr tails).
-    pub fn build(files: &RunFiles) -> Result<Report, ReportError> {
-        let graph = &files.graph;
-        let (started_us, ended_us) = run_span(files)?;
+    /// The report of `run` (without stderr tails), with `file:line:col`
+    /// of its tasks in `source`, the workflow file, if given.
+    pub fn build(run: &RunView, source: Option<&Source>) -> Result<Report, ReportError> {
+        let graph = &run.graph;
+        let (started_us, ended_us) = run_span(run)?;
         let mut latest = Latest::new(graph);
         let axis = (started_us.unwrap_or_default(), ended_us.unwrap_or_default());
         let mut attempts = Attempts::new(graph, axis);
-        let mut warnings = files.warnings.clone();
-        files.each_record(Some(&mut warnings), |r| {
+        let health = run.each_journal_record(|r| {
             latest.apply(&r);
             attempts.apply(&r);
         })?;
+        let warnings = journal_warnings(&health);
         let mut counts: Vec<Counts> =
             graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
         let mut failed = Vec::new();
@@ -69,14 +76,15 @@ impl Report {
             }
         }
         let location = |group: usize| {
-            let source = files.source.as_ref()?;
+            let source = source?;
             let (line, col) = source.line_col(graph.groups[group].span.start);
             Some(format!("{}:{line}:{col}", source.name))
         };
         attempts.finish(ended_us.unwrap_or_default());
-        let lanes = attempts.lanes(&files.workers);
+        let workers = every_worker(run);
+        let lanes = attempts.lanes(&workers);
         let failures_total = counts.iter().map(|c| c.failed).sum();
-        let failures = failures(files, &failed, location)?;
+        let failures = failures(run, &failed, location)?;
         let tasks = graph
             .groups
             .iter()
@@ -113,7 +121,7 @@ impl Report {
             running: t.running + c.running,
             waiting: t.waiting + c.waiting,
         });
-        let workers = &files.workers;
+        let workers = &workers;
         let sum = |of: fn(&WorkerInfo) -> f64| (!workers.is_empty()).then(|| workers.iter().map(of).sum());
         let capacity = Capacity {
             cpus: sum(|w| w.shape.cpus.len() as f64),
@@ -134,7 +142,7 @@ impl Report {
             .collect();
         let timeline = attempts.timeline.finish(&lanes, capacity, |t| graph.label(t));
         Ok(Report {
-            run: run_info(files, started_us, ended_us),
+            run: run_info(run, started_us, ended_us),
             counts: total,
             graph: GraphView::new(graph, &counts),
             tasks,
@@ -142,7 +150,7 @@ impl Report {
             failures_total,
             slowest,
             timeline,
-            allocations: allocations(files),
+            allocations: allocations(run),
             warnings,
         })
     }
@@ -150,16 +158,17 @@ impl Report {
 
 /// When the run started and ended: as `meta.json` and `summary.json` say,
 /// else from the first and the last record of the journal.
-fn run_span(files: &RunFiles) -> Result<(Option<u64>, Option<u64>), ReportError> {
+fn run_span(run: &RunView) -> Result<(Option<u64>, Option<u64>), ReportError> {
     let (mut first, mut last) = (None::<u64>, None::<u64>);
-    if files.started_us.is_none() || files.summary.is_none() {
-        files.each_record(None, |r| {
+    let meta_started = run.meta.as_ref().map(|m| m.started_us);
+    if meta_started.is_none() || run.summary.is_none() {
+        run.each_journal_record(|r| {
             first = Some(first.map_or(r.time_us, |t| t.min(r.time_us)));
             last = Some(last.map_or(r.time_us, |t| t.max(r.time_us)));
         })?;
     }
-    let started_us = files.started_us.or(first);
-    let ended_us = match (&files.summary, started_us) {
+    let started_us = meta_started.or(first);
+    let ended_us = match (&run.summary, started_us) {
         (Some(s), Some(start)) => Some(start + (s.seconds * 1e6) as u64),
         _ => last,
     };
@@ -169,13 +178,13 @@ fn run_span(files: &RunFiles) -> Result<(Option<u64>, Option<u64>), ReportError>
 /// The failures of `failed` (instances and their last attempt), in that
 /// order, from the last record of each attempt: a second pass over the journal.
 fn failures(
-    files: &RunFiles,
+    run: &RunView,
     failed: &[(TaskId, u32)],
     location: impl Fn(usize) -> Option<String>,
 ) -> Result<Vec<FailureReport>, ReportError> {
     let wanted: HashSet<(TaskId, u32)> = failed.iter().copied().collect();
     let mut last: HashMap<(TaskId, u32), JournalRecord> = HashMap::new();
-    files.each_record(None, |r| {
+    run.each_journal_record(|r| {
         if wanted.contains(&(r.task, r.attempt)) {
             last.insert((r.task, r.attempt), r);
         }
@@ -189,7 +198,7 @@ fn failures(
                 _ => String::new(),
             };
             FailureReport {
-                task: files.graph.label(task),
+                task: run.graph.label(task),
                 attempt,
                 reason,
                 location: location(task.group.index()),
@@ -202,29 +211,47 @@ fn failures(
 }
 
 /// The run's status line fields.
-fn run_info(files: &RunFiles, started_us: Option<u64>, ended_us: Option<u64>) -> RunInfo {
-    let exit_code = files.summary.as_ref().map(crate::runtime::Summary::exit_code);
-    let status = match (&files.summary, exit_code) {
+fn run_info(run: &RunView, started_us: Option<u64>, ended_us: Option<u64>) -> RunInfo {
+    let exit_code = run.summary.as_ref().map(crate::rundir::Summary::exit_code);
+    let status = match (&run.summary, exit_code) {
         (Some(s), _) if s.interrupted => "interrupted",
         (Some(_), Some(0)) => "succeeded",
         (Some(_), _) => "failed",
         (None, _) => "unfinished",
     };
     RunInfo {
-        id: files.id.clone(),
-        workflow: files.graph.name.clone(),
-        workflow_file: files.workflow_file.clone(),
-        command_line: files
-            .command
+        id: run.dir.id.clone(),
+        workflow: run.graph.name.clone(),
+        workflow_file: run.meta.as_ref().map(|m| m.workflow.display().to_string()),
+        command_line: run
+            .meta
             .as_ref()
-            .map(|words| words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")),
-        dry_exec: files.dry_exec,
+            .filter(|m| !m.command.is_empty())
+            .map(|m| m.command.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")),
+        dry_exec: run.meta.as_ref().is_some_and(|m| m.dry_exec),
         flow_version: env!("CARGO_PKG_VERSION").to_owned(),
         started_us,
         ended_us,
         status: status.to_owned(),
         exit_code,
     }
+}
+
+/// The workers that joined the run, connected or gone, by id.
+fn every_worker(run: &RunView) -> Vec<WorkerInfo> {
+    let mut workers: Vec<WorkerInfo> = run.workers.iter().chain(&run.left).cloned().collect();
+    workers.sort_by_key(|w| w.id);
+    workers.dedup_by_key(|w| w.id);
+    workers
+}
+
+/// What of the journal could not be read, as the report says it.
+fn journal_warnings(health: &JournalHealth) -> Vec<String> {
+    let torn = health
+        .torn
+        .iter()
+        .map(|torn| format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
+    torn.chain(health.damage.iter().map(|d| format!("the journal is damaged: {d}"))).collect()
 }
 
 /// `word` as a POSIX shell reads it: as it is if it has no special
@@ -239,8 +266,8 @@ fn shell_word(word: &str) -> String {
 }
 
 /// The allocations of `allocs.json`, if the run has one.
-fn allocations(files: &RunFiles) -> Vec<AllocationSpan> {
-    let Some(allocs) = &files.allocs else { return Vec::new() };
+fn allocations(run: &RunView) -> Vec<AllocationSpan> {
+    let Some(allocs) = &run.allocs else { return Vec::new() };
     allocs
         .allocations
         .iter()

@@ -1,5 +1,5 @@
 //! `flow report`: one self-contained HTML page about a run. [`Report`] is its
-//! data model, built from a run directory's files ([`RunFiles`]) in one pass
+//! data model, built from a run ([`crate::rundir::RunView`]) in one pass
 //! over the journal and aggregated so that its size depends on the tasks and
 //! workers, not on the number of instances; [`render()`] turns it into HTML
 //! with an embedded template and SVG figures drawn here. It reads the run's
@@ -14,8 +14,8 @@ mod page;
 #[allow(clippy::module_inception)]
 mod report;
 mod report_error;
-mod run_files;
 mod stats;
+mod stderr_tails;
 mod svg;
 mod timeline;
 mod timeline_builder;
@@ -28,8 +28,8 @@ pub use graph_view::{GraphEdge, GraphView, Node};
 pub use page::{is_report, render};
 pub use report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 pub use report_error::ReportError;
-pub use run_files::{RunFiles, STDERR_LINES};
 pub use stats::Stats;
+pub use stderr_tails::STDERR_LINES;
 pub use timeline::{BINS, Bar, Lane, MAX_BARS, Timeline};
 
 /// Failed instances a report lists one by one.

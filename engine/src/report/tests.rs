@@ -5,10 +5,12 @@ use crate::compile::{Options, compile};
 use crate::diag::Source;
 use crate::ir::{GroupId, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalWriter, ProcessUsage, Wrote};
-use crate::runtime::{AllocRecord, AllocState, AllocsFile, Summary, WorkerInfo};
+use std::sync::Arc;
+
+use crate::rundir::{AllocRecord, AllocState, AllocsFile, Meta, RunDir, RunView, Summary, WorkerInfo};
 use crate::spec::{Format, parse};
 
-use super::{Report, RunFiles, render};
+use super::{Report, render};
 
 /// 2023-11-14T22:13:20Z, in µs.
 const T0: u64 = 1_700_000_000_000_000;
@@ -60,8 +62,9 @@ fn ended(
     record
 }
 
-/// The run's files, its journal written to a directory that lives as long as it is held.
-fn files() -> (tempfile::TempDir, RunFiles) {
+/// The run as its files would describe it, its journal written to a
+/// directory that lives as long as it is held, and the workflow file.
+fn small_run() -> (tempfile::TempDir, RunView, Arc<Source>) {
     let source = Source::new("workflow.toml", WORKFLOW);
     let workflow = parse(&source, Format::Toml).expect("parses");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -100,29 +103,31 @@ fn files() -> (tempfile::TempDir, RunFiles) {
         allocation: None,
         running: 0,
     };
-    let journal = dir.path().join("journal");
-    JournalWriter::create(&journal).and_then(|mut w| w.append_batch(&records)).expect("write the journal");
-    let files = RunFiles {
-        id: "r1".into(),
-        graph,
-        source: Some(source),
-        workflow_file: Some("/home/me/docking/workflow.toml".into()),
-        started_us: Some(T0),
-        command: Some(["flow", "run", "-v", "tag=a b"].map(String::from).to_vec()),
+    let run_dir = RunDir { id: "r1".into(), path: dir.path().to_path_buf() };
+    JournalWriter::create(&run_dir.journal()).and_then(|mut w| w.append_batch(&records)).expect("write the journal");
+    let meta = Meta {
+        workflow: "/home/me/docking/workflow.toml".into(),
+        started_us: T0,
         dry_exec: false,
-        journal,
+        command: ["flow", "run", "-v", "tag=a b"].map(String::from).to_vec(),
+    };
+    let run = RunView {
+        dir: run_dir,
+        live: false,
+        graph,
+        meta: Some(meta),
         summary: Some(summary),
         workers: vec![worker],
+        left: Vec::new(),
         allocs: None,
-        warnings: Vec::new(),
     };
-    (dir, files)
+    (dir, run, source)
 }
 
 #[test]
 fn the_data_model_of_a_small_run() {
-    let (_dir, files) = files();
-    let mut report = Report::build(&files).expect("builds");
+    let (_dir, run, source) = small_run();
+    let mut report = Report::build(&run, Some(&source)).expect("builds");
     report.run.flow_version = "[VERSION]".into();
     insta::assert_json_snapshot!(report);
 }
@@ -130,8 +135,8 @@ fn the_data_model_of_a_small_run() {
 #[test]
 fn the_page_holds_every_section_and_no_external_reference() {
     let mut html = Vec::new();
-    let (_dir, files) = files();
-    render(&Report::build(&files).expect("builds"), &mut html).expect("renders");
+    let (_dir, run, source) = small_run();
+    render(&Report::build(&run, Some(&source)).expect("builds"), &mut html).expect("renders");
     let html = String::from_utf8(html).expect("UTF-8");
     for id in ["summary", "tasks", "failures", "timeline", "graph"] {
         assert!(html.contains(&format!(r#"<section id="{id}">"#)), "no section `{id}`");
@@ -157,13 +162,13 @@ fn a_cluster_run_shows_its_allocations() {
         script: format!("allocs/{id}.sh"),
         output: format!("allocs/{id}.out"),
     };
-    let (_dir, mut files) = files();
+    let (_dir, mut run, source) = small_run();
     let allocations = vec![
         allocation(1, AllocState::Finished, Some(1), Some(6)),
         allocation(2, AllocState::Failed, Some(2), Some(3)),
     ];
-    files.allocs = Some(AllocsFile { queue: None, allocations });
-    let report = Report::build(&files).expect("builds");
+    run.allocs = Some(AllocsFile { queue: None, allocations });
+    let report = Report::build(&run, Some(&source)).expect("builds");
     let states: Vec<_> = report.allocations.iter().map(|a| (a.job_id.as_str(), a.state.as_str())).collect();
     assert_eq!(states, [("1001", "finished"), ("1002", "failed")]);
     let mut html = Vec::new();

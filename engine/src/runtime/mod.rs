@@ -10,36 +10,31 @@
 //! `flow worker`; `protocol` is what the two share: the jobs sent, the
 //! reports sent back, the messages on the wire and fingerprints. The
 //! coordinator imports the agent and the protocol, the agent imports only
-//! the protocol and the core's resource types. `run_dir` and the types of
-//! the files it holds (`meta`, `worker_info`, `allocs_file`) sit beside
-//! them: the coordinator writes those files, `explain`, `report` and the
-//! CLI read them.
+//! the protocol and the core's resource types. The run directory the
+//! coordinator writes is [`crate::rundir`]'s: `explain`, `report` and the
+//! CLI read it from there.
 //!
 //! Everything outside the crate goes through the re-exports below; the
 //! modules behind them are internal.
 
 pub(crate) mod agent;
-pub(crate) mod allocs_file;
 pub(crate) mod coordinator;
 pub(crate) mod core;
 pub(crate) mod event;
-pub(crate) mod meta;
 pub(crate) mod options;
 pub(crate) mod protocol;
-pub(crate) mod run_dir;
-pub(crate) mod worker_info;
 
 // Starting a run and following it.
 pub use coordinator::run::{RunError, RunHandle, start};
-pub use event::{Event, IO_FAILURE, Summary};
+pub use event::Event;
 pub use options::RunOptions;
 pub use protocol::worker::Status;
 
-// The run directory and its files.
-pub use allocs_file::{AllocRecord, AllocState, AllocsFile, QueueRecord};
-pub use meta::Meta;
-pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
-pub use worker_info::WorkerInfo;
+// The run directory and its files, which the run writes.
+pub use crate::rundir::{
+    AllocRecord, AllocState, AllocsFile, IO_FAILURE, Meta, QueueRecord, RunDir, RunLock, STATE_DIR, Summary,
+    WorkerInfo, if_written, locate, state_dir,
+};
 
 // Earlier runs: what a run would redo, and which run did an instance's work.
 pub use coordinator::preview::{InstanceWhy, ReasonCount, TaskPreview, Why, preview};

@@ -21,8 +21,9 @@ use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, LogHealth, Wrote};
 use crate::resources::Deadline;
+use crate::rundir::Summary;
 use crate::runtime::core::{Allocation, CancelReason, Core, Out, TaskResult, TaskState, WorkerId};
-use crate::runtime::event::{Event, Summary};
+use crate::runtime::event::Event;
 use crate::runtime::options::RunOptions;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
@@ -133,7 +134,7 @@ pub(super) struct Driver {
     /// Whether the output log could write everything.
     pub log_health: Arc<LogHealth>,
     /// Workers that left before the run ended (`workers-left.json`).
-    pub left_workers: Vec<crate::runtime::worker_info::WorkerInfo>,
+    pub left_workers: Vec<crate::rundir::WorkerInfo>,
     /// Refused connections, to say so once a minute per address.
     pub refusals: super::refusals::Refusals,
     pub events: std_mpsc::Sender<Vec<Event>>,
@@ -153,7 +154,7 @@ pub(super) struct Driver {
     pub hidden: Arc<std::collections::HashSet<std::path::PathBuf>>,
     pub options: RunOptions,
     /// The run's directory.
-    pub run_dir: crate::runtime::run_dir::RunDir,
+    pub run_dir: crate::rundir::RunDir,
     pub source: Arc<Source>,
     pub summary: Summary,
     /// Attempt and worker of each running task.

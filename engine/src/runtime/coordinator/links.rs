@@ -7,11 +7,11 @@ use tokio::sync::mpsc;
 
 use crate::ir::TaskId;
 use crate::resources::Deadline;
+use crate::rundir::WorkerInfo;
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
-use crate::runtime::worker_info::WorkerInfo;
 
 /// How jobs reach one worker.
 pub enum Link {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use nix::sys::signal::Signal;
 use nix::unistd::{Pid, getpgid};
 
-use crate::runtime::run_dir::RunDir;
+use crate::rundir::RunDir;
 
 /// Kills the tasks of runs under `state` that never finished and whose flow
 /// process is gone, and cancels their allocations; returns what it
@@ -42,7 +42,7 @@ pub fn reap(state: &Path) -> Vec<String> {
 /// Cancels the allocations dead `run` left queued or running — those still
 /// its own jobs — and records that in its `allocs.json`; says what it did.
 fn cancel_allocations(run: &RunDir) -> Option<String> {
-    use crate::runtime::allocs_file::AllocState;
+    use crate::rundir::AllocState;
     let mut file = run.read_allocs().ok()?;
     let manager = file.queue.as_ref().map(|q| q.manager)?;
     let mut ids = Vec::new();

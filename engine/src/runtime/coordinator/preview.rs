@@ -15,9 +15,9 @@ use super::resume::{Previous, Standing};
 use super::stale::StaleOutputs;
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
+use crate::rundir::{RunDir, STATE_DIR};
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::job::{Job, relative};
-use crate::runtime::run_dir::{RunDir, STATE_DIR};
 use crate::scripts::{self, Untracked};
 
 /// Why an instance would run, or that it would not.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::ir::Selector;
 use crate::ir::{EdgeKind, Graph, TaskId};
 use crate::log::{JournalFile, JournalState, JournalStatus, Wrote, read_journal};
+use crate::rundir::RunDir;
 use crate::runtime::protocol::fingerprint::Fingerprint;
-use crate::runtime::run_dir::RunDir;
 
 /// What earlier runs of the same workflow left behind.
 #[derive(Debug, Default)]

@@ -23,13 +23,14 @@ use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, OutputLog, read_journal};
 use crate::net::{AccessFile, Secret};
+use crate::rundir::Meta;
+use crate::rundir::Summary;
+use crate::rundir::{RunDir, STATE_DIR};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
 use crate::runtime::core::{Core, CoreOptions, NeverRuns};
-use crate::runtime::event::{Event, Summary};
-use crate::runtime::meta::Meta;
+use crate::runtime::event::Event;
 use crate::runtime::options::RunOptions;
-use crate::runtime::run_dir::{RunDir, STATE_DIR};
 
 /// Why a run could not start.
 #[derive(Debug, Error)]

@@ -4,7 +4,7 @@
 //! A queue's settings come typed from [`crate::profile`]; [`script`] renders
 //! the submission script; what `allocs.json` in the run directory holds
 //! (read by `flow alloc` and `flow explain`) is
-//! [`crate::runtime::allocs_file`].
+//! [`crate::rundir::AllocsFile`].
 
 pub(crate) mod manager;
 pub(crate) mod planner;

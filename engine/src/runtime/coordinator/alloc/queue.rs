@@ -14,8 +14,8 @@ use super::script::{ScriptContext, job_name, script};
 use crate::host::now_us;
 use crate::log::{OutputRecord, OutputStream};
 use crate::profile::Queue;
-use crate::runtime::allocs_file::{AllocRecord, AllocState, AllocsFile, QueueRecord};
-use crate::runtime::run_dir::RunDir;
+use crate::rundir::RunDir;
+use crate::rundir::{AllocRecord, AllocState, AllocsFile, QueueRecord};
 
 /// Allocations failing in a row before the queue pauses.
 const FAILURES_TO_PAUSE: u32 = 3;
@@ -351,7 +351,7 @@ mod tests {
     use super::*;
     use crate::diag::Source;
     use crate::profile;
-    use crate::runtime::allocs_file::ALLOCS_FILE;
+    use crate::rundir::ALLOCS_FILE;
 
     fn queue(dir: &Path) -> AllocQueue {
         let text = "[profile.p.queue]\nmanager = \"slurm\"\ntime_limit = \"1h\"\nbacklog = 2\n";

@@ -23,7 +23,8 @@
 //!
 //! The JSON files are written through a file beside them and a rename, so a
 //! reader of a live run never sees half a file; a file that does not parse
-//! is an [`std::io::ErrorKind::InvalidData`] error naming it.
+//! is an [`std::io::ErrorKind::InvalidData`] error holding a
+//! [`RunDirError::Damaged`] that names it.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -37,10 +38,7 @@ use serde::de::DeserializeOwned;
 use crate::host::{UtcStyle, utc};
 use crate::ir::Graph;
 use crate::net::{ACCESS_FILE_MODE, AccessFile, NetError};
-use crate::runtime::allocs_file::{ALLOCS_FILE, AllocsFile};
-use crate::runtime::event::Summary;
-use crate::runtime::meta::Meta;
-use crate::runtime::worker_info::WorkerInfo;
+use crate::rundir::{ALLOCS_FILE, AllocsFile, Meta, RunDirError, Summary, WorkerInfo};
 
 /// The mode of the state and run directories, and of the directories in
 /// a run directory: the owner's only, or readable by the owner's group too.
@@ -402,8 +400,7 @@ enum Style {
 /// Reads the JSON file `path`; an error names it.
 fn read_json<T: DeserializeOwned>(path: &Path) -> io::Result<T> {
     let text = fs_err::read_to_string(path)?;
-    serde_json::from_str(&text)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("`{}` is damaged ({e})", path.display())))
+    serde_json::from_str(&text).map_err(|e| RunDirError::Damaged { path: path.to_owned(), what: e.to_string() }.into())
 }
 
 /// Writes `value` to `path` with permissions `mode` through a file beside
@@ -434,22 +431,19 @@ fn write_json_mode<T: Serialize + ?Sized>(path: &Path, value: &T, style: Style, 
 /// The run that `flow log`/`flow status` name: in the `.flow` directory next
 /// to `workflow`, or found from `cwd` upwards; `id` (or a unique prefix of
 /// it), or the latest.
-pub fn locate(workflow: Option<&Path>, id: Option<&str>, cwd: &Path) -> Result<RunDir, String> {
+pub fn locate(workflow: Option<&Path>, id: Option<&str>, cwd: &Path) -> Result<RunDir, RunDirError> {
     let state = state_dir(workflow, cwd)?;
     match id {
-        Some(id) => {
-            RunDir::find(&state, id).ok_or_else(|| format!("no run `{id}` (or more than one) in `{}`", state.display()))
-        }
-        None => RunDir::latest(&state).ok_or_else(|| format!("no runs in `{}`", state.display())),
+        Some(id) => RunDir::find(&state, id).ok_or_else(|| RunDirError::NoSuchRun { id: id.to_owned(), state }),
+        None => RunDir::latest(&state).ok_or(RunDirError::NoRuns { state }),
     }
 }
 
 /// The `.flow` directory next to `workflow`, or found from `cwd` upwards.
-pub fn state_dir(workflow: Option<&Path>, cwd: &Path) -> Result<PathBuf, String> {
+pub fn state_dir(workflow: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunDirError> {
     match workflow {
         Some(file) => Ok(file.parent().unwrap_or(Path::new(".")).join(STATE_DIR)),
-        None => find_state_dir(cwd)
-            .ok_or_else(|| "no `.flow` directory here or in a parent directory; name the workflow with -w".to_owned()),
+        None => find_state_dir(cwd).ok_or(RunDirError::NoStateDir),
     }
 }
 
