@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::ir::{Amount, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
 use crate::runtime::core::{
-    Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId, WorkerResources,
+    Allocation, Core, CoreOptions, Counts, Out, Retry, TaskResult, TaskState, WorkerId, WorkerResources,
 };
 
 /// A fractional amount.
@@ -207,6 +207,12 @@ impl TestEnv {
         let before = self.out.events.len();
         self.core.on_finished(task, result, &mut self.out);
         self.states_since(before)
+    }
+
+    /// Reports `task` as finished with `result`; returns whether the core runs it again.
+    pub(crate) fn retry(&mut self, task: TaskId, result: TaskResult) -> Retry {
+        self.out.running.remove(&task);
+        self.core.on_finished(task, result, &mut self.out)
     }
 
     pub(crate) fn finish(&mut self, task: TaskId) -> Vec<(TaskId, TaskState)> {
