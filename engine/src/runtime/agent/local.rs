@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,9 +20,9 @@ use super::process::{Exit, Process};
 use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
 use crate::ir::TaskId;
-use crate::log::{OutputRecord, OutputStream};
+use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
-use crate::runtime::protocol::fingerprint::{fingerprint, stamp_outputs};
+use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
 use crate::units::{DurationStyle, duration};
@@ -102,30 +103,25 @@ struct JobContext {
     guard: Option<Arc<Guard>>,
 }
 
+/// How a job's process came to end.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// It exited by itself.
+    Exited,
+    /// Its timeout passed: it was killed.
+    TimedOut,
+    /// The worker was told to stop: it was killed.
+    Stopped,
+}
+
 impl JobContext {
     async fn execute(mut self, job: Job) -> Outcome {
         let started = Instant::now();
         let failed = |reason: String| Outcome::new(Status::failed(None, None, reason), None, String::new(), started);
-        if let Some((path, text)) = &job.chunk {
-            if let Err(e) = write_chunk(path, text, &job.label) {
-                return failed(format!("could not write chunk file: {e}"));
-            }
-        }
-        // Hashed before the process may change anything, for the journal.
-        let fp = if job.inputs.is_empty() && job.implicit.is_empty() {
-            fingerprint(&job)
-        } else {
-            let copy = job.clone();
-            match tokio::task::spawn_blocking(move || fingerprint(&copy)).await {
-                Ok(fp) => fp,
-                Err(e) => return failed(format!("could not hash inputs: {e}")),
-            }
+        let fp = match prepare(&job).await {
+            Ok(fp) => fp,
+            Err(reason) => return failed(reason),
         };
-        for output in &job.outputs {
-            if let Some(parent) = output.parent() {
-                let _ = fs_err::create_dir_all(parent);
-            }
-        }
         let spawned = match spawn(&job, self.bind_cpus) {
             Ok(spawned) => spawned,
             Err(_) if !job.cwd.is_dir() => {
@@ -141,7 +137,28 @@ impl JobContext {
             spawned.stdout.map(|s| pump(s, &job, OutputStream::Stdout, self.log.clone(), None)),
             spawned.stderr.map(|s| pump(s, &job, OutputStream::Stderr, self.log.clone(), Some(tail.clone()))),
         ];
-        let timeout = job.timeout;
+        let (exit, end) = self.wait(&mut child, pgid, job.timeout).await;
+        for reader in readers.into_iter().flatten() {
+            let _ = reader.await;
+        }
+        self.running.lock().map(|mut r| r.remove(&job.task)).ok();
+        let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+        let usage = exit.as_ref().ok().map(|exit| exit.usage);
+        let succeeded = end == End::Exited && exit.as_ref().is_ok_and(|exit| exit.status.success());
+        let stamps = if succeeded { stamps(&job).await } else { Ok(Vec::new()) };
+        let (status, outputs) = status(exit.map(|exit| exit.status), end, job.timeout, stamps);
+        Outcome { usage, outputs, ..Outcome::new(status, Some(fp), stderr_tail, started) }
+    }
+
+    /// Waits for the process of group `pgid` to end, killing it when its
+    /// `timeout` passes or the worker stops; hands it to the guard while it
+    /// outlasts [`WATCH_AFTER`]. Whatever it left in its group is killed.
+    async fn wait(
+        &mut self,
+        child: &mut Process,
+        pgid: u32,
+        timeout: Option<Duration>,
+    ) -> (std::io::Result<Exit>, End) {
         let deadline = async {
             match timeout {
                 Some(t) => tokio::time::sleep(t).await,
@@ -161,12 +178,12 @@ impl JobContext {
             }
         };
         tokio::pin!(deadline, stop, watch);
-        let (mut stopped, mut timed_out, mut watched) = (false, false, false);
-        let status = loop {
+        let mut watched = false;
+        let ended = loop {
             tokio::select! {
-                status = child.wait() => break status,
-                () = &mut deadline => { timed_out = true; break terminate(pgid, &mut child).await }
-                () = &mut stop => { stopped = true; break terminate(pgid, &mut child).await }
+                status = child.wait() => break (status, End::Exited),
+                () = &mut deadline => break (terminate(pgid, child).await, End::TimedOut),
+                () = &mut stop => break (terminate(pgid, child).await, End::Stopped),
                 () = &mut watch, if !watched => {
                     watched = true;
                     if let Some(guard) = &self.guard {
@@ -180,58 +197,83 @@ impl JobContext {
         if let Some(guard) = self.guard.as_ref().filter(|_| watched) {
             guard.release(pgid);
         }
-        for reader in readers.into_iter().flatten() {
-            let _ = reader.await;
-        }
-        self.running.lock().map(|mut r| r.remove(&job.task)).ok();
-        let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
-        let usage = status.as_ref().ok().map(|exit| exit.usage);
-        let succeeded = !stopped && !timed_out && status.as_ref().is_ok_and(|exit| exit.status.success());
-        // Small outputs are stamped at once; large ones off the loop, where
-        // hashing them does not hold up other tasks.
-        let stamps = if !succeeded || job.outputs.is_empty() {
-            Ok(Vec::new())
-        } else if outputs_are_small(&job) {
-            stamp_outputs(&job).map_err(Path::to_path_buf)
-        } else {
-            let copy = job.clone();
-            tokio::task::spawn_blocking(move || stamp_outputs(&copy).map_err(Path::to_path_buf))
-                .await
-                .unwrap_or_else(|_| Err(PathBuf::new()))
-        };
-        let mut outputs = Vec::new();
-        let status = match status.map(|exit| exit.status) {
-            _ if stopped => Status::Stopped,
-            _ if timed_out => Status::failed(
-                None,
-                None,
-                format!(
-                    "timed out after {}",
-                    duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)
-                ),
-            ),
-            Ok(s) if s.success() => match stamps {
-                Err(path) => {
-                    Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display()))
-                }
-                Ok(stamps) => {
-                    outputs = stamps;
-                    Status::Succeeded
-                }
-            },
-            Ok(s) => {
-                use std::os::unix::process::ExitStatusExt;
-                let reason = match (s.code(), s.signal()) {
-                    (Some(code), _) => format!("exit code {code}"),
-                    (None, Some(sig)) => format!("killed by signal {sig}"),
-                    _ => "failed".to_owned(),
-                };
-                Status::failed(s.code(), s.signal(), reason)
-            }
-            Err(e) => Status::failed(None, None, format!("could not wait for the process: {e}")),
-        };
-        Outcome { usage, outputs, ..Outcome::new(status, Some(fp), stderr_tail, started) }
+        ended
     }
+}
+
+/// Gets `job` ready to start: writes its chunk file, hashes it before the
+/// process may change anything (for the journal), and makes its outputs'
+/// directories.
+async fn prepare(job: &Job) -> Result<Fingerprint, String> {
+    if let Some((path, text)) = &job.chunk {
+        write_chunk(path, text, &job.label).map_err(|e| format!("could not write chunk file: {e}"))?;
+    }
+    let fp = if job.inputs.is_empty() && job.implicit.is_empty() {
+        fingerprint(job)
+    } else {
+        let copy = job.clone();
+        tokio::task::spawn_blocking(move || fingerprint(&copy))
+            .await
+            .map_err(|e| format!("could not hash inputs: {e}"))?
+    };
+    for output in &job.outputs {
+        if let Some(parent) = output.parent() {
+            let _ = fs_err::create_dir_all(parent);
+        }
+    }
+    Ok(fp)
+}
+
+/// The stamps of `job`'s declared outputs, or the first one missing. Small
+/// outputs are stamped at once; large ones off the loop, where hashing them
+/// does not hold up other tasks.
+async fn stamps(job: &Job) -> Result<Vec<OutputStamp>, PathBuf> {
+    if job.outputs.is_empty() {
+        Ok(Vec::new())
+    } else if outputs_are_small(job) {
+        stamp_outputs(job).map_err(Path::to_path_buf)
+    } else {
+        let copy = job.clone();
+        tokio::task::spawn_blocking(move || stamp_outputs(&copy).map_err(Path::to_path_buf))
+            .await
+            .unwrap_or_else(|_| Err(PathBuf::new()))
+    }
+}
+
+/// How a job ended, from its process's `exit`, how it came to `end` (with
+/// its `timeout`) and its outputs' `stamps`; with the stamps of a success.
+fn status(
+    exit: std::io::Result<ExitStatus>,
+    end: End,
+    timeout: Option<Duration>,
+    stamps: Result<Vec<OutputStamp>, PathBuf>,
+) -> (Status, Vec<OutputStamp>) {
+    let status = match exit {
+        _ if end == End::Stopped => Status::Stopped,
+        _ if end == End::TimedOut => Status::failed(
+            None,
+            None,
+            format!(
+                "timed out after {}",
+                duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)
+            ),
+        ),
+        Ok(s) if s.success() => match stamps {
+            Err(path) => Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display())),
+            Ok(stamps) => return (Status::Succeeded, stamps),
+        },
+        Ok(s) => {
+            use std::os::unix::process::ExitStatusExt;
+            let reason = match (s.code(), s.signal()) {
+                (Some(code), _) => format!("exit code {code}"),
+                (None, Some(sig)) => format!("killed by signal {sig}"),
+                _ => "failed".to_owned(),
+            };
+            Status::failed(s.code(), s.signal(), reason)
+        }
+        Err(e) => Status::failed(None, None, format!("could not wait for the process: {e}")),
+    };
+    (status, Vec::new())
 }
 
 /// SIGTERM to the group, then SIGKILL if it is still there after the grace period.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
-use super::local::LocalWorker;
+use super::local::{LocalWorker, Report};
 use super::output_sink::OutputSink;
 use crate::ir::TaskId;
 use crate::log::OutputRecord;
@@ -74,8 +74,35 @@ pub fn run(options: WorkerOptions) -> Result<Leave, WorkerError> {
 }
 
 async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
+    let (tx, mut rx) = hello(&options).await?;
+    // One writer owns the connection: results and heartbeats, and output
+    // with backpressure (a bounded channel) so a slow link slows the tasks.
+    // It ends once both channels are drained and closed, which happens when
+    // the worker leaves.
+    let (control, control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
+    let (output, output_rx) = mpsc::channel::<OutputRecord>(1024);
+    // Jobs sent ahead, by the task they start after; their count tells the
+    // writer whether results may be held back (see `REPORT_HOLD`).
+    let waiting = Line::default();
+    let writer = tokio::spawn(write(tx, control_rx, output_rx, Arc::clone(&waiting.len)));
+    let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
+    let local = LocalWorker::new(
+        options.resources.clone(),
+        OutputSink::Channel(output),
+        reporter(control.clone(), ended_tx),
+        options.bind_cpus,
+        options.guard.clone(),
+    );
+    let mut jobs = Jobs { local, control, waiting, running: HashSet::new() };
+    let leave = jobs.serve(&mut rx, &mut ended, &options).await;
+    jobs.leave(&leave, writer).await;
+    Ok(leave)
+}
+
+/// Connects to the coordinator and says what this worker offers.
+async fn hello(options: &WorkerOptions) -> Result<(net::Sender, net::Receiver), WorkerError> {
     let address = options.connect.clone().unwrap_or_else(|| options.access.address.clone());
-    let (mut tx, mut rx) = net::connect(&address, &options.access.secret).await?;
+    let (mut tx, rx) = net::connect(&address, &options.access.secret).await?;
     let offer = Offer {
         hostname: crate::host::hostname(),
         shape: options.resources.clone(),
@@ -83,132 +110,161 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         allocation: crate::host::cluster_job(),
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
+    Ok((tx, rx))
+}
 
-    // One writer owns the connection: results and heartbeats, and output
-    // with backpressure (a bounded channel) so a slow link slows the tasks.
-    // It ends once both channels are drained and closed, which happens when
-    // the worker leaves.
-    let (control, mut control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
-    let (output, mut output_rx) = mpsc::channel::<OutputRecord>(1024);
-    // Jobs sent ahead, by the task they start after; their count tells the
-    // writer whether results may be held back (see `REPORT_HOLD`).
-    let mut waiting = Line::default();
-    let in_line = Arc::clone(&waiting.len);
-    let writer = tokio::spawn(async move {
-        let mut heartbeat = tokio::time::interval(HEARTBEAT);
-        let (mut control_open, mut output_open) = (true, true);
-        while control_open || output_open {
-            let msg = tokio::select! {
-                msg = control_rx.recv(), if control_open => match msg {
-                    Some(msg) => msg,
-                    None => { control_open = false; continue; }
-                },
-                record = output_rx.recv(), if output_open => match record {
-                    Some(record) => ToCoordinator::Output(record),
-                    None => { output_open = false; continue; }
-                },
-                _ = heartbeat.tick() => ToCoordinator::Heartbeat,
-            };
-            if matches!(msg, ToCoordinator::Finished { .. }) && in_line.load(Ordering::Relaxed) > 0 {
-                tokio::time::sleep(REPORT_HOLD).await;
-            }
-            // Results and output that queued up meanwhile travel with it.
-            let more = || match control_rx.try_recv() {
-                Ok(msg) => Some(msg),
-                Err(_) => output_rx.try_recv().ok().map(ToCoordinator::Output),
-            };
-            if tx.send_batch(&msg, more).await.is_err() {
-                break;
-            }
+/// The connection's writer: sends results, output and heartbeats to the
+/// coordinator, in batches, until both channels are closed and drained;
+/// holds a result back briefly while jobs wait `in_line`.
+async fn write(
+    mut tx: net::Sender,
+    mut control_rx: mpsc::UnboundedReceiver<ToCoordinator>,
+    mut output_rx: mpsc::Receiver<OutputRecord>,
+    in_line: Arc<AtomicUsize>,
+) {
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let (mut control_open, mut output_open) = (true, true);
+    while control_open || output_open {
+        let msg = tokio::select! {
+            msg = control_rx.recv(), if control_open => match msg {
+                Some(msg) => msg,
+                None => { control_open = false; continue; }
+            },
+            record = output_rx.recv(), if output_open => match record {
+                Some(record) => ToCoordinator::Output(record),
+                None => { output_open = false; continue; }
+            },
+            _ = heartbeat.tick() => ToCoordinator::Heartbeat,
+        };
+        if matches!(msg, ToCoordinator::Finished { .. }) && in_line.load(Ordering::Relaxed) > 0 {
+            tokio::time::sleep(REPORT_HOLD).await;
         }
-    });
-    let report_tx = control.clone();
-    let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
-    let report = Arc::new(move |event| match event {
+        // Results and output that queued up meanwhile travel with it.
+        let more = || match control_rx.try_recv() {
+            Ok(msg) => Some(msg),
+            Err(_) => output_rx.try_recv().ok().map(ToCoordinator::Output),
+        };
+        if tx.send_batch(&msg, more).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Where the embedded worker reports a finished job: `ended` first, so
+/// what waits for it starts before the report travels, then `control`.
+fn reporter(control: mpsc::UnboundedSender<ToCoordinator>, ended: mpsc::UnboundedSender<TaskId>) -> Report {
+    Arc::new(move |event| match event {
         WorkerEvent::Finished { task, attempt, outcome } => {
             // Start what waits for this task before the report travels.
-            let _ = ended_tx.send(task);
-            let _ = report_tx.send(ToCoordinator::Finished { task, attempt, outcome });
+            let _ = ended.send(task);
+            let _ = control.send(ToCoordinator::Finished { task, attempt, outcome });
         }
-    });
-    // Tasks accepted and not yet ended: running here, or waiting in line.
-    let mut running: HashSet<TaskId> = HashSet::new();
-    let local = LocalWorker::new(
-        options.resources.clone(),
-        OutputSink::Channel(output),
-        report,
-        options.bind_cpus,
-        options.guard.clone(),
-    );
+    })
+}
 
-    let started = Instant::now();
-    let mut last_busy = Instant::now();
-    let mut tick = tokio::time::interval(Duration::from_millis(500));
-    let mut signals = std::pin::pin!(signalled());
-    let leave = loop {
-        tokio::select! {
-            // Ends first: a job sent after one that just ended then starts at once.
-            biased;
-            Some(task) = ended.recv() => {
-                running.remove(&task);
-                if let Some(job) = waiting.remove(&task) {
-                    local.start(job);
-                }
-            }
-            name = &mut signals => break Leave::Signal(name),
-            msg = rx.recv::<ToWorker>() => match msg {
-                Ok(Some(ToWorker::Start { job, after })) => {
-                    last_busy = Instant::now();
-                    // Its predecessor may itself still wait in line: it has not ended either.
-                    running.insert(job.task);
-                    match after.filter(|a| running.contains(a)) {
-                        Some(after) => waiting.insert(after, *job),
-                        None => local.start(*job),
+/// The jobs this worker was given.
+struct Jobs {
+    local: LocalWorker,
+    /// Where results and goodbyes go.
+    control: mpsc::UnboundedSender<ToCoordinator>,
+    /// Jobs sent ahead, waiting for the task they start after.
+    waiting: Line,
+    /// Tasks accepted and not yet ended: running here, or waiting in line.
+    running: HashSet<TaskId>,
+}
+
+impl Jobs {
+    /// Runs the jobs the coordinator sends (from `rx`) until the run ends or
+    /// a limit is reached; `ended` says which tasks ended.
+    async fn serve(
+        &mut self,
+        rx: &mut net::Receiver,
+        ended: &mut mpsc::UnboundedReceiver<TaskId>,
+        options: &WorkerOptions,
+    ) -> Leave {
+        let started = Instant::now();
+        let mut last_busy = Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        let mut signals = std::pin::pin!(signalled());
+        loop {
+            tokio::select! {
+                // Ends first: a job sent after one that just ended then starts at once.
+                biased;
+                Some(task) = ended.recv() => self.ended(task),
+                name = &mut signals => return Leave::Signal(name),
+                msg = rx.recv::<ToWorker>() => match msg {
+                    Ok(Some(ToWorker::Start { job, after })) => {
+                        last_busy = Instant::now();
+                        self.start(*job, after);
                     }
-                }
-                Ok(Some(ToWorker::StopAll)) => {
-                    // Jobs that never started end as stopped too.
-                    for job in waiting.drain() {
-                        running.remove(&job.task);
-                        let outcome = Outcome::instant(Status::Stopped);
-                        let _ = control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
+                    Ok(Some(ToWorker::StopAll)) => self.stop_all(),
+                    Ok(Some(ToWorker::Shutdown)) => return Leave::RunEnded,
+                    Ok(None) | Err(_) => return Leave::CoordinatorLost,
+                },
+                _ = tick.tick() => {
+                    if self.local.running() > 0 {
+                        last_busy = Instant::now();
                     }
-                    local.stop_all();
-                }
-                Ok(Some(ToWorker::Shutdown)) => break Leave::RunEnded,
-                Ok(None) | Err(_) => break Leave::CoordinatorLost,
-            },
-            _ = tick.tick() => {
-                if local.running() > 0 {
-                    last_busy = Instant::now();
-                }
-                if options.time_limit.is_some_and(|t| started.elapsed() >= t) {
-                    break Leave::TimeLimit;
-                }
-                if options.idle_timeout.is_some_and(|t| last_busy.elapsed() >= t) {
-                    break Leave::Idle;
+                    if options.time_limit.is_some_and(|t| started.elapsed() >= t) {
+                        return Leave::TimeLimit;
+                    }
+                    if options.idle_timeout.is_some_and(|t| last_busy.elapsed() >= t) {
+                        return Leave::Idle;
+                    }
                 }
             }
         }
-    };
-    let leaving = match leave {
-        Leave::RunEnded | Leave::CoordinatorLost => None,
-        Leave::TimeLimit => Some(("it reached its time limit".to_owned(), true)),
-        Leave::Idle => Some(("it had no work for its idle timeout".to_owned(), true)),
-        Leave::Signal(name) => Some((format!("it was stopped by {name}"), false)),
-    };
-    if let Some((reason, planned)) = leaving {
-        let _ = control.send(ToCoordinator::Leaving { reason, planned });
     }
-    local.stop_all();
-    // Let stopped tasks report, then close the connection.
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while local.running() > 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+
+    /// Starts `job`, or puts it in line when the task it comes `after` has not ended.
+    fn start(&mut self, job: Job, after: Option<TaskId>) {
+        // Its predecessor may itself still wait in line: it has not ended either.
+        self.running.insert(job.task);
+        match after.filter(|a| self.running.contains(a)) {
+            Some(after) => self.waiting.insert(after, job),
+            None => self.local.start(job),
+        }
     }
-    drop((control, local));
-    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
-    Ok(leave)
+
+    /// `task` ended: the job waiting for it starts.
+    fn ended(&mut self, task: TaskId) {
+        self.running.remove(&task);
+        if let Some(job) = self.waiting.remove(&task) {
+            self.local.start(job);
+        }
+    }
+
+    /// Stops every job; those that never started end as stopped too.
+    fn stop_all(&mut self) {
+        for job in self.waiting.drain() {
+            self.running.remove(&job.task);
+            let outcome = Outcome::instant(Status::Stopped);
+            let _ = self.control.send(ToCoordinator::Finished { task: job.task, attempt: job.attempt, outcome });
+        }
+        self.local.stop_all();
+    }
+
+    /// Says why the worker leaves (unless the coordinator knows), stops its
+    /// jobs, lets them report, and closes the connection once `writer` is done.
+    async fn leave(self, leave: &Leave, writer: tokio::task::JoinHandle<()>) {
+        let leaving = match leave {
+            Leave::RunEnded | Leave::CoordinatorLost => None,
+            Leave::TimeLimit => Some(("it reached its time limit".to_owned(), true)),
+            Leave::Idle => Some(("it had no work for its idle timeout".to_owned(), true)),
+            Leave::Signal(name) => Some((format!("it was stopped by {name}"), false)),
+        };
+        if let Some((reason, planned)) = leaving {
+            let _ = self.control.send(ToCoordinator::Leaving { reason, planned });
+        }
+        self.local.stop_all();
+        // Let stopped tasks report, then close the connection.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while self.local.running() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        drop(self);
+        let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+    }
 }
 
 /// Jobs sent ahead, by the task each starts after, with their count shared

@@ -1,6 +1,6 @@
 //! Looking an instance up in the cache, the one rule `flow run` (before
-//! dispatch, [`super::driver_cache`]) and `flow plan --why`
-//! ([`super::preview`]) both apply: an instance is unchanged when an
+//! dispatch, in `cache_checks.rs`) and `flow plan --why`
+//! (in `preview.rs`) both apply: an instance is unchanged when an
 //! earlier success of its task did the same work — the same fingerprint,
 //! with the instance rendered in the variant that success ran in — and
 //! every declared output is still as that success left it.

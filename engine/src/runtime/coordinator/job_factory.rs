@@ -150,67 +150,26 @@ impl JobFactory {
 
     /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.
     pub fn job(&self, task: TaskId, attempt: u32, alloc: &Allocation) -> Result<Job, String> {
-        let graph = &self.graph;
-        let group = graph.group(task.group);
+        let group = self.graph.group(task.group);
         let t = &self.groups[task.group.index()];
-        let domain = graph.base_domain(task.group);
-        let scope = self.scope(task, attempt, alloc.variant);
         let label = self.label(task);
-        let render = |tmpl: &Tmpl, key: &str| -> Result<String, String> {
-            self.renderer
-                .render(tmpl, &scope)
-                .map(|s| s.into_owned())
-                .map_err(|e| format!("cannot render `{key}` of {label}: {e}"))
-        };
-        let path = |text: String| -> PathBuf { self.base_dir.join(text) };
-
-        let command = match &t.command {
-            Ok(shell) => JobCommand::Shell(render(shell, "command")?),
-            Err(argv) => JobCommand::Argv(argv.iter().map(|a| render(a, "argv")).collect::<Result<_, _>>()?),
-        };
+        let scope = self.scope(task, attempt, alloc.variant);
+        let r = Rendering { renderer: &self.renderer, scope: &scope, label: &label, base_dir: &self.base_dir };
+        let command = r.command(&t.command)?;
         let cwd = match &t.cwd {
-            Some(c) => path(render(c, "cwd")?),
+            Some(c) => r.path(c, "cwd")?,
             None => self.base_dir.clone(),
         };
-        let sink = |stream: &Stream, tmpl: &Option<Tmpl>, key: &str| -> Result<Sink, String> {
-            Ok(match (stream, tmpl) {
-                (Stream::Null, _) => Sink::Null,
-                (Stream::File(_), Some(t)) => Sink::File(path(render(t, key)?)),
-                _ => Sink::Log,
-            })
-        };
-        let stdout = sink(&group.template.stdout, &t.stdout, "stdout")?;
-        let stderr = sink(&group.template.stderr, &t.stderr, "stderr")?;
-        let inputs = t.inputs.iter().map(|i| render(i, "inputs").map(path)).collect::<Result<Vec<_>, _>>()?;
-        let outputs = t.outputs.iter().map(|o| render(o, "outputs").map(path)).collect::<Result<Vec<_>, _>>()?;
-
-        let feeds_stdin = match domain {
-            Domain::Chunks { stdin, .. }
-            | Domain::Nested { expansion: crate::ir::Expansion::Chunks { stdin, .. }, .. } => *stdin,
-            _ => false,
-        };
-        let (mut chunk, mut stdin) = match domain.chunk_file(task.instance) {
-            Some(file) => {
-                let file = self.base_dir.join(file);
-                let text = match graph.item(task.group, task.instance) {
-                    Item::Text(text) => text.to_owned(),
-                    _ => String::new(),
-                };
-                let feed = feeds_stdin.then(|| file.clone());
-                (Some((file, text)), feed)
-            }
-            None => (None, None),
-        };
+        let stdout = r.sink(&group.template.stdout, t.stdout.as_ref(), "stdout")?;
+        let stderr = r.sink(&group.template.stderr, t.stderr.as_ref(), "stderr")?;
+        let inputs = r.paths(&t.inputs, "inputs")?;
+        let outputs = r.paths(&t.outputs, "outputs")?;
+        let (mut chunk, mut stdin) = self.chunk(task);
         if let Some(s) = &t.stdin {
-            stdin = Some(path(render(s, "stdin")?));
+            stdin = Some(r.path(s, "stdin")?);
         }
-
-        let mut env: Vec<(String, String)> = t
-            .env
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), render(v, &format!("env.{k}"))?)))
-            .collect::<Result<_, String>>()?;
-        let item = item_text(graph, task);
+        let mut env = r.env(&t.env)?;
+        let item = item_text(&self.graph, task);
         let implicit = if group.implicit_inputs {
             implicit_inputs(&command, &cwd, &self.base_dir, &inputs, &outputs)
         } else {
@@ -218,22 +177,8 @@ impl JobFactory {
         };
         let definition = definition(&command, &self.base_dir, &cwd, &env, stdin.as_deref(), &outputs, &item);
         let chunk_file = chunk.as_ref().map(|c| c.0.clone());
-        // One environment string may not exceed 128 KiB (the kernel's
-        // MAX_ARG_STRLEN): a larger item reaches the task as a file.
-        let item = if item.len() <= MAX_ENV_ITEM {
-            ItemVar::Text(item)
-        } else {
-            let file = match &chunk_file {
-                Some(file) => file.clone(),
-                None => {
-                    let file = self.base_dir.join(format!(".flow/items/{}/{}.txt", group.name, task.instance));
-                    chunk = Some((file.clone(), item));
-                    file
-                }
-            };
-            ItemVar::File(file)
-        };
-        env.extend(flow_env(graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
+        let item = self.item_var(task, item, &mut chunk);
+        env.extend(flow_env(&self.graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
         let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
         Ok(Job {
             task,
@@ -254,6 +199,95 @@ impl JobFactory {
             cpus,
             definition,
         })
+    }
+
+    /// The chunk file of instance `task` (absolute) with its text, if its
+    /// group reads its items in chunks, and the file as its stdin when the
+    /// chunk is fed there.
+    fn chunk(&self, task: TaskId) -> (Option<(PathBuf, String)>, Option<PathBuf>) {
+        let domain = self.graph.base_domain(task.group);
+        let feeds_stdin = match domain {
+            Domain::Chunks { stdin, .. }
+            | Domain::Nested { expansion: crate::ir::Expansion::Chunks { stdin, .. }, .. } => *stdin,
+            _ => false,
+        };
+        let Some(file) = domain.chunk_file(task.instance) else { return (None, None) };
+        let file = self.base_dir.join(file);
+        let text = match self.graph.item(task.group, task.instance) {
+            Item::Text(text) => text.to_owned(),
+            _ => String::new(),
+        };
+        let feed = feeds_stdin.then(|| file.clone());
+        (Some((file, text)), feed)
+    }
+
+    /// How instance `task` gets its item: in `FLOW_ITEM`, or, as one
+    /// environment string may not exceed 128 KiB (the kernel's
+    /// MAX_ARG_STRLEN), a larger one as a file — its chunk file, or one
+    /// written for it (then set as its `chunk`).
+    fn item_var(&self, task: TaskId, item: String, chunk: &mut Option<(PathBuf, String)>) -> ItemVar {
+        if item.len() <= MAX_ENV_ITEM {
+            return ItemVar::Text(item);
+        }
+        if let Some((file, _)) = chunk {
+            return ItemVar::File(file.clone());
+        }
+        let name = &self.graph.group(task.group).name;
+        let file = self.base_dir.join(format!(".flow/items/{name}/{}.txt", task.instance));
+        *chunk = Some((file.clone(), item));
+        ItemVar::File(file)
+    }
+}
+
+/// Renders one job's templates in its context, naming the key and the
+/// instance when one fails.
+struct Rendering<'a> {
+    renderer: &'a Renderer,
+    scope: &'a minijinja::Value,
+    label: &'a str,
+    base_dir: &'a Path,
+}
+
+impl Rendering<'_> {
+    /// The text of `tmpl`, the value of `key`.
+    fn text(&self, tmpl: &Tmpl, key: &str) -> Result<String, String> {
+        let label = self.label;
+        self.renderer
+            .render(tmpl, self.scope)
+            .map(|s| s.into_owned())
+            .map_err(|e| format!("cannot render `{key}` of {label}: {e}"))
+    }
+
+    /// The path `tmpl` names, from the workflow's directory.
+    fn path(&self, tmpl: &Tmpl, key: &str) -> Result<PathBuf, String> {
+        self.text(tmpl, key).map(|text| self.base_dir.join(text))
+    }
+
+    /// The paths `tmpls` name.
+    fn paths(&self, tmpls: &[Tmpl], key: &str) -> Result<Vec<PathBuf>, String> {
+        tmpls.iter().map(|t| self.path(t, key)).collect()
+    }
+
+    /// The command: a shell line or an argument vector.
+    fn command(&self, command: &Result<Tmpl, Vec<Tmpl>>) -> Result<JobCommand, String> {
+        Ok(match command {
+            Ok(shell) => JobCommand::Shell(self.text(shell, "command")?),
+            Err(argv) => JobCommand::Argv(argv.iter().map(|a| self.text(a, "argv")).collect::<Result<_, _>>()?),
+        })
+    }
+
+    /// Where a stream goes: nowhere, a file, or the run log.
+    fn sink(&self, stream: &Stream, tmpl: Option<&Tmpl>, key: &str) -> Result<Sink, String> {
+        Ok(match (stream, tmpl) {
+            (Stream::Null, _) => Sink::Null,
+            (Stream::File(_), Some(t)) => Sink::File(self.path(t, key)?),
+            _ => Sink::Log,
+        })
+    }
+
+    /// The task's own environment variables.
+    fn env(&self, env: &[(String, Tmpl)]) -> Result<Vec<(String, String)>, String> {
+        env.iter().map(|(k, v)| Ok((k.clone(), self.text(v, &format!("env.{k}"))?))).collect()
     }
 }
 

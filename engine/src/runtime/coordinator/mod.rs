@@ -4,29 +4,34 @@
 //! on a single-threaded tokio runtime (the agent and the transport use
 //! tokio too; the core never does): it feeds the core's decisions, rendered into jobs by
 //! [`job_factory`], to the workers behind [`links`] (the embedded agent
-//! and the remote ones, accepted by [`remote`]), journals what they report
-//! ([`placements`]), checks the cache before dispatch ([`driver_cache`],
-//! with [`resume`]), expands dynamic stages ([`driver_expand`]), runs the
-//! allocation queue ([`alloc`], [`driver_queue`]) and stops on signals
-//! ([`signals`]), and notes where the results are ([`results`]).
+//! and the remote ones, accepted by [`remote`], reaching the loop as
+//! [`driver_event`]s). Its parts keep their own state: the [`recorder`]
+//! journals what the workers report (with [`placements`]) and hands events
+//! on, [`cache_checks`] compares instances with earlier runs before
+//! dispatch (with [`cache_lookup`] and [`resume`]), the [`queue_side`] runs
+//! the allocation queue ([`alloc`]), [`send_ahead`] keeps tasks waiting in
+//! line on remote workers, and [`workers_file`] the list of workers. The
+//! run stops on [`signals`] and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
 pub(crate) mod alloc;
+pub(crate) mod cache_checks;
 pub(crate) mod cache_lookup;
 pub(crate) mod driver;
-pub(crate) mod driver_cache;
-pub(crate) mod driver_expand;
-pub(crate) mod driver_queue;
-pub(crate) mod driver_workers;
+pub(crate) mod driver_event;
 pub(crate) mod job_factory;
 pub(crate) mod links;
 pub(crate) mod orphans;
 pub(crate) mod placements;
 pub(crate) mod preview;
+pub(crate) mod queue_side;
+pub(crate) mod recorder;
 pub(crate) mod refusals;
 pub(crate) mod remote;
 pub(crate) mod results;
 pub(crate) mod resume;
 pub(crate) mod run;
+pub(crate) mod send_ahead;
 pub(crate) mod signals;
 pub(crate) mod stale;
+pub(crate) mod workers_file;

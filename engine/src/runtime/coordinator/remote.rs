@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::driver::DriverEvent;
+use super::driver_event::DriverEvent;
 use crate::net::{self, Receiver, Secret, Sender};
 use crate::runtime::agent::output_sink::OutputSink;
 use crate::runtime::core::WorkerId;

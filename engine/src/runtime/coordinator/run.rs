@@ -5,7 +5,7 @@
 //! and the output-log writer (batches task output); the caller's thread
 //! consumes [`Event`]s. Dispatch never waits on the other two.
 
-use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::thread::JoinHandle;
@@ -14,21 +14,28 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::alloc::queue::AllocQueue;
-use super::driver::Driver;
-use super::driver::DriverEvent;
+use super::cache_checks::CacheChecks;
+use super::driver::{Driver, Setup};
+use super::driver_event::DriverEvent;
 use super::job_factory::JobFactory;
 use super::links::{Link, Links};
+use super::queue_side::QueueSide;
+use super::recorder::Recorder;
 use super::resume::Previous;
+use super::stale::StaleOutputs;
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, OutputLog, read_journal};
+use crate::log::{
+    JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, LogHealth, OutputLog, OutputLogHandle,
+    OutputLogSender, read_journal,
+};
 use crate::net::{AccessFile, Secret};
 use crate::rundir::Meta;
 use crate::rundir::Summary;
-use crate::rundir::{RunDir, STATE_DIR};
+use crate::rundir::{RunDir, RunLock, STATE_DIR};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
-use crate::runtime::core::{Core, CoreOptions, NeverRuns};
+use crate::runtime::core::{Core, CoreOptions, NeverRuns, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::options::RunOptions;
 
@@ -69,19 +76,73 @@ impl RunHandle {
 pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<RunHandle, RunError> {
     let graph = Arc::new(graph);
     let state = options.base_dir.join(STATE_DIR);
-    if let Some(live) = RunDir::list(&state).into_iter().find(RunDir::is_live) {
-        return Err(RunError::Options(format!(
+    refuse_if_live(&state)?;
+    let reaped = super::orphans::reap(&state);
+    let (mut previous, stale) = read_previous(&state, &graph, &options)?;
+    let (core, local) = build_core(&graph, &previous, &options, &source)?;
+    let run = RunDir::create(&state, options.share_with_group)?;
+    let lock = run.lock()?;
+    write_run_files(&run, &graph, &options)?;
+    let listener = options.listen.as_deref().map(|address| listen(address, &run)).transpose()?;
+    let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
+    let (log, log_thread) = OutputLog::create(&run.output_log())?;
+    let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
+    run.protect(&run.output_log())?;
+    run.protect(&run.journal())?;
+    let (events, events_rx) = std_mpsc::channel();
+    let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings)).collect();
+    let summary = announce(&run, &graph, &options, listener.is_some(), warnings, &events);
+    let launch = Launch {
+        core,
+        local,
+        factory,
+        previous,
+        stale,
+        source,
+        summary,
+        run: run.clone(),
+        listener,
+        log,
+        log_health: log_thread.health(),
+        journal,
+        events: events.clone(),
+        options,
+    };
+    let ending = Ending { run: run.clone(), log_thread, journal_thread, events, lock };
+    let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || drive(launch, ending))?;
+    Ok(RunHandle { run, events: events_rx, thread })
+}
+
+/// Refuses to start while another `flow run` runs in `state`.
+fn refuse_if_live(state: &Path) -> Result<(), RunError> {
+    match RunDir::list(state).into_iter().find(RunDir::is_live) {
+        Some(live) => Err(RunError::Options(format!(
             "another `flow run` is running this workflow's directory (run {}); wait for it or stop it",
             live.id
-        )));
+        ))),
+        None => Ok(()),
     }
-    let reaped = super::orphans::reap(&state);
-    let mut previous = Previous::load(&state, &options.workflow, options.force);
-    previous.force(&graph, &options.only).map_err(RunError::Options)?;
-    let stale = super::stale::StaleOutputs::new(&graph, &previous);
+}
 
-    let mut core = Core::new(&graph, CoreOptions { max_fails: options.max_fails });
-    for group in previous.finished_groups(&graph) {
+/// What earlier runs in `state` left: their successes (forced to run again
+/// as `options` say), and the outputs that may have gone stale.
+fn read_previous(state: &Path, graph: &Graph, options: &RunOptions) -> Result<(Previous, StaleOutputs), RunError> {
+    let mut previous = Previous::load(state, &options.workflow, options.force);
+    previous.force(graph, &options.only).map_err(RunError::Options)?;
+    let stale = StaleOutputs::new(graph, &previous);
+    Ok((previous, stale))
+}
+
+/// The scheduler core, with the embedded worker's id if there is one;
+/// refuses tasks that can never run on the workers there will be.
+fn build_core(
+    graph: &Graph,
+    previous: &Previous,
+    options: &RunOptions,
+    source: &Source,
+) -> Result<(Core, Option<WorkerId>), RunError> {
+    let mut core = Core::new(graph, CoreOptions { max_fails: options.max_fails });
+    for group in previous.finished_groups(graph) {
         core.set_precheck(group);
     }
     let local = options.local.then(|| core.add_worker(options.worker.clone(), None));
@@ -97,21 +158,19 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             .collect();
         return Err(RunError::Unschedulable(lines));
     }
+    Ok((core, local))
+}
 
-    let run = RunDir::create(&state, options.share_with_group)?;
-    let lock = run.lock()?;
-    write_run_files(&run, &graph, &options)?;
-    let listener = match &options.listen {
-        Some(address) => Some(listen(address, &run)?),
-        None => None,
-    };
-    let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
-    let (log, log_thread) = OutputLog::create(&run.output_log())?;
-    let log_health = log_thread.health();
-    let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
-    run.protect(&run.output_log())?;
-    run.protect(&run.journal())?;
-    let (events, events_rx) = std_mpsc::channel();
+/// Sends the run's first events (that it started, and `warnings`) and
+/// returns its summary so far.
+fn announce(
+    run: &RunDir,
+    graph: &Graph,
+    options: &RunOptions,
+    listening: bool,
+    warnings: Vec<String>,
+    events: &std_mpsc::Sender<Vec<Event>>,
+) -> Summary {
     let summary = Summary {
         run_id: run.id.clone(),
         total: graph.instance_count(),
@@ -128,119 +187,139 @@ pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<R
             .filter(|&g| graph.is_dynamic(g))
             .map(|g| graph.group(g).name.clone())
             .collect(),
-        access: listener.as_ref().map(|_| run.access()),
+        access: listening.then(|| run.access()),
     }];
-    let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings));
-    first.extend(warnings.map(|message| Event::Warning { message }));
+    first.extend(warnings.into_iter().map(|message| Event::Warning { message }));
     let _ = events.send(first);
+    summary
+}
 
-    let run_for_thread = run.clone();
-    let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || {
-        // Lets the CLI tests see how a crashed run is reported; debug builds only.
-        #[cfg(debug_assertions)]
-        if std::env::var_os("FLOW_DEBUG_PANIC").is_some_and(|v| v == "driver") {
-            panic!("FLOW_DEBUG_PANIC=driver");
-        }
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// The driver's thread: runs the loop on a single-threaded tokio runtime,
+/// then ends the run.
+fn drive(launch: Launch, ending: Ending) -> Result<Summary, RunError> {
+    // Lets the CLI tests see how a crashed run is reported; debug builds only.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("FLOW_DEBUG_PANIC").is_some_and(|v| v == "driver") {
+        panic!("FLOW_DEBUG_PANIC=driver");
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let summary = runtime.block_on(launch.run())?;
+    drop(runtime);
+    ending.finish(summary)
+}
+
+/// What the driver's loop starts from.
+struct Launch {
+    core: Core,
+    local: Option<WorkerId>,
+    factory: JobFactory,
+    previous: Previous,
+    stale: StaleOutputs,
+    source: Arc<Source>,
+    summary: Summary,
+    run: RunDir,
+    listener: Option<(std::net::TcpListener, Secret)>,
+    log: OutputLogSender,
+    log_health: Arc<LogHealth>,
+    journal: std_mpsc::Sender<Vec<JournalRecord>>,
+    events: std_mpsc::Sender<Vec<Event>>,
+    options: RunOptions,
+}
+
+impl Launch {
+    /// Starts the embedded worker and the listener, then runs the loop.
+    async fn run(self) -> Result<Summary, RunError> {
         let (driver_tx, driver_events) = mpsc::unbounded_channel();
-        let summary = runtime.block_on(async {
-            let mut links = Links::default();
-            if let Some(id) = local {
-                let tx = driver_tx.clone();
-                let report = Arc::new(move |event| {
-                    let _ = tx.send(DriverEvent::Worker { worker: id, event });
-                });
-                let worker = LocalWorker::new(
-                    options.worker.clone(),
-                    OutputSink::Log(log.clone()),
-                    report,
-                    options.bind_cpus,
-                    options.guard.clone(),
-                );
-                links.insert(id, Link::Local(worker));
+        let mut links = Links::default();
+        if let Some(id) = self.local {
+            links.insert(id, self.local_worker(id, &driver_tx));
+        }
+        let accepting = match self.listener {
+            Some((listener, secret)) => {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                let sink = OutputSink::Log(self.log.clone());
+                Some(tokio::spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink)))
             }
-            let accepting = match listener {
-                Some((listener, secret)) => {
-                    let listener = tokio::net::TcpListener::from_std(listener)?;
-                    Some(tokio::spawn(super::remote::listen(
-                        listener,
-                        secret,
-                        driver_tx.clone(),
-                        OutputSink::Log(log.clone()),
-                    )))
-                }
-                None => None,
-            };
-            let alloc_log = options.queue.is_some().then(|| OutputSink::Log(log.clone()));
-            drop(log);
-            let queue = options.queue.clone().map(|(profile, queue)| {
-                let fits = super::alloc::planner::fits(&graph, &queue);
-                AllocQueue::new(&profile, queue, fits, &run_for_thread)
-            });
-            let driver = Driver {
-                core,
-                factory,
-                links,
-                driver_events,
-                run_dir: run_for_thread.clone(),
-                journal,
-                journal_broken: false,
-                log_health,
-                refusals: Default::default(),
-                left_workers: Vec::new(),
-                events: events.clone(),
-                previous: Arc::new(previous),
-                dry_ran: HashMap::new(),
-                stale,
-                hidden: Default::default(),
-                options,
-                source,
-                summary,
-                running: Default::default(),
-                placements: Default::default(),
-                journal_batch: Vec::new(),
-                event_batch: Vec::new(),
-                dry_warned: Default::default(),
-                stopped: Default::default(),
-                last_events: std::time::Instant::now(),
-                queue,
-                self_tx: driver_tx,
-                unschedulable: Default::default(),
-                log: alloc_log,
-                checks: Default::default(),
-                workers_written: Vec::new(),
-                results: super::results::Results::new(&graph),
-                ahead: Default::default(),
-                durations: Default::default(),
-            };
-            let summary = driver.run().await;
-            if let Some(task) = accepting {
-                task.abort();
-            }
-            Ok::<_, RunError>(summary)
-        })?;
-        drop(runtime);
-        let mut summary = summary;
-        let health = log_thread.health();
-        if let Err(e) = log_thread.finish() {
+            None => None,
+        };
+        let graph = self.factory.graph().clone();
+        let alloc_log = self.options.queue.is_some().then(|| OutputSink::Log(self.log.clone()));
+        // Only the workers and the queue write the log from here on.
+        drop(self.log);
+        let queue = self.options.queue.clone().map(|(profile, queue)| {
+            let fits = super::alloc::planner::fits(&graph, &queue);
+            AllocQueue::new(&profile, queue, fits, &self.run)
+        });
+        let driver = Driver::new(Setup {
+            core: self.core,
+            factory: self.factory,
+            links,
+            driver_events,
+            recorder: Recorder::new(self.journal, self.log_health, self.events),
+            checks: CacheChecks::new(Arc::new(self.previous), self.options.dry_exec, driver_tx.clone()),
+            queue: QueueSide::new(queue, alloc_log, self.options.local, self.options.base_dir.clone(), driver_tx),
+            stale: self.stale,
+            options: self.options,
+            run_dir: self.run,
+            source: self.source,
+            summary: self.summary,
+        });
+        let summary = driver.run().await;
+        if let Some(task) = accepting {
+            task.abort();
+        }
+        Ok(summary)
+    }
+
+    /// The embedded worker, as worker `id`, reporting to `driver`.
+    fn local_worker(&self, id: WorkerId, driver: &mpsc::UnboundedSender<DriverEvent>) -> Link {
+        let tx = driver.clone();
+        let report = Arc::new(move |event| {
+            let _ = tx.send(DriverEvent::Worker { worker: id, event });
+        });
+        Link::Local(LocalWorker::new(
+            self.options.worker.clone(),
+            OutputSink::Log(self.log.clone()),
+            report,
+            self.options.bind_cpus,
+            self.options.guard.clone(),
+        ))
+    }
+}
+
+/// What ends a run once its loop is over: the writer threads, and the lock.
+struct Ending {
+    run: RunDir,
+    log_thread: OutputLogHandle,
+    journal_thread: JoinHandle<std::io::Result<()>>,
+    events: std_mpsc::Sender<Vec<Event>>,
+    lock: RunLock,
+}
+
+impl Ending {
+    /// Waits for the writers, says what could not be stored, writes
+    /// `summary.json`, and sends the last event.
+    fn finish(self, mut summary: Summary) -> Result<Summary, RunError> {
+        let health = self.log_thread.health();
+        if let Err(e) = self.log_thread.finish() {
             summary.io_errors.push(format!("cannot write output.log: {e}"));
         }
-        let journal = journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))?;
+        let journal =
+            self.journal_thread.join().map_err(|_| RunError::Crashed("the journal thread panicked".into()))?;
         if let Err(e) = &journal {
             summary.io_errors.push(format!("cannot write the journal: {e}"));
         }
-        record_lost_output(&run_for_thread, &health.lost(), &mut summary);
+        record_lost_output(&self.run, &health.lost(), &mut summary);
         if journal.is_err() || !health.lost().is_empty() {
-            count_what_was_recorded(&run_for_thread, &mut summary);
+            count_what_was_recorded(&self.run, &mut summary);
         }
-        if let Err(e) = run_for_thread.write_summary(&summary) {
+        if let Err(e) = self.run.write_summary(&summary) {
             summary.io_errors.push(format!("cannot write summary.json: {e}"));
         }
-        let _ = events.send(vec![Event::RunFinished { summary: summary.clone() }]);
-        drop(lock);
+        let _ = self.events.send(vec![Event::RunFinished { summary: summary.clone() }]);
+        drop(self.lock);
         Ok(summary)
-    })?;
-    Ok(RunHandle { run, events: events_rx, thread })
+    }
 }
 
 /// Journals as failed every attempt whose output did not all reach

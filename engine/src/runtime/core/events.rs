@@ -9,6 +9,7 @@ use super::core::{Core, Running};
 use super::deps::Link;
 use super::group_state::Instance;
 use super::out::{CancelReason, Out, TaskResult, TaskState};
+use super::retry::Retry;
 use super::worker_id::WorkerId;
 
 /// A step of a cancellation cascade.
@@ -26,29 +27,35 @@ impl Core {
     /// left (state `Retrying`); otherwise the task fails and everything that
     /// depends on it, directly or not, is cancelled. Reports for tasks that
     /// are not running (already reported, or lost with their worker) are
-    /// ignored.
-    pub fn on_finished(&mut self, task: TaskId, result: TaskResult, out: &mut impl Out) {
-        let Some(run) = self.running.remove(&task) else { return };
+    /// ignored. Returns whether the task runs again, and if not, why.
+    pub fn on_finished(&mut self, task: TaskId, result: TaskResult, out: &mut impl Out) -> Retry {
+        let Some(run) = self.running.remove(&task) else { return Retry::NotRunning };
         self.release(task, &run);
-        match result {
+        let retry = match result {
             TaskResult::Succeeded => {
                 self.groups[task.group.index()].finish(task.instance, Instance::Succeeded);
                 self.forget(task);
                 out.state(task, TaskState::Succeeded);
                 self.release_dependents(task);
+                Retry::NotFailed
             }
             TaskResult::Failed => {
                 let history = self.history.entry(task).or_default();
                 history.failures += 1;
-                let retry = history.failures <= self.groups[task.group.index()].retries;
-                if retry && self.stopped.is_none() {
-                    self.retry(task, run.attempt, out);
-                } else {
+                let left = history.failures <= self.groups[task.group.index()].retries;
+                let retry = match (self.stopped, left) {
+                    (Some(_), _) => Retry::Stopped,
+                    (None, false) => Retry::OutOfAttempts,
+                    (None, true) => self.retry(task, run.attempt, out),
+                };
+                if !matches!(retry, Retry::Retrying { .. }) {
                     self.fail(task, out);
                 }
+                retry
             }
-        }
+        };
         self.recycle(run);
+        retry
     }
 
     /// Removes a worker that is gone. Each task it was running is
@@ -80,10 +87,8 @@ impl Core {
                 self.groups[task.group.index()].finish(task.instance, Instance::Cancelled);
                 self.forget(task);
                 out.state(task, TaskState::Cancelled(reason));
-            } else if crashed_out {
+            } else if crashed_out || !matches!(self.retry(task, run.attempt, out), Retry::Retrying { .. }) {
                 self.fail(task, out);
-            } else {
-                self.retry(task, run.attempt, out);
             }
             self.recycle(run);
         }
@@ -160,19 +165,20 @@ impl Core {
         }
     }
 
-    /// Puts `task`, whose attempt `attempt` ended, back to run again; it
-    /// fails instead when the next attempt asks for more than any worker has.
-    fn retry(&mut self, task: TaskId, attempt: u32, out: &mut impl Out) {
+    /// Puts `task`, whose attempt `attempt` ended, back to run again,
+    /// unless the next attempt asks for more than any worker has (the
+    /// caller then fails it).
+    fn retry(&mut self, task: TaskId, attempt: u32, out: &mut impl Out) -> Retry {
         let (g, next) = (task.group.index(), attempt + 1);
         if !self.attempt_fits(g, next) {
-            self.fail(task, out);
-            return;
+            return Retry::TooBig { attempt: next };
         }
         self.history.entry(task).or_default().attempt = next;
         self.groups[g].requeue(task.instance);
         self.pending += 1;
         self.sync_active(g);
         out.state(task, TaskState::Retrying { attempt: next });
+        Retry::Retrying { attempt: next }
     }
 
     /// `task` (running until now) failed for good.

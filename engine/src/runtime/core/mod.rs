@@ -5,7 +5,8 @@
 //! no sockets, no clock, no I/O. The driver calls it with events
 //! ([`Core::on_finished`], [`Core::add_worker`], [`Core::remove_worker`],
 //! [`Core::stop`]) and then [`Core::schedule`]; the core answers through an
-//! [`Out`] — start this task there, this task reached that state. It never
+//! [`Out`] — start this task there, this task reached that state — and
+//! says of an ended attempt whether it runs again, and if not why ([`Retry`]). It never
 //! prints and never knows file syntax, processes or transports.
 //!
 //! It stays compact with a million queued instances: one byte of state per
@@ -30,6 +31,7 @@ mod out;
 mod parts;
 mod precheck;
 mod prefetch;
+mod retry;
 mod unschedulable;
 mod worker;
 mod worker_id;
@@ -42,5 +44,6 @@ pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
 pub use counts::Counts;
 pub use out::{CancelReason, Out, TaskResult, TaskState};
+pub use retry::Retry;
 pub use unschedulable::NeverRuns;
 pub use worker_id::WorkerId;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::ir::{Amount, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
 use crate::resources::WorkerShape;
-use crate::runtime::core::{Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, Core, CoreOptions, Counts, Out, Retry, TaskResult, TaskState, WorkerId};
 
 /// A fractional amount.
 pub(crate) fn amount(units: f64) -> Amount {
@@ -205,6 +205,12 @@ impl TestEnv {
         let before = self.out.events.len();
         self.core.on_finished(task, result, &mut self.out);
         self.states_since(before)
+    }
+
+    /// Reports `task` as finished with `result`; returns whether the core runs it again.
+    pub(crate) fn retry(&mut self, task: TaskId, result: TaskResult) -> Retry {
+        self.out.running.remove(&task);
+        self.core.on_finished(task, result, &mut self.out)
     }
 
     pub(crate) fn finish(&mut self, task: TaskId) -> Vec<(TaskId, TaskState)> {

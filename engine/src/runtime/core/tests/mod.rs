@@ -10,5 +10,6 @@ mod parts;
 mod placement;
 mod prefetch;
 mod resources;
+mod retry;
 mod scale;
 mod slots;

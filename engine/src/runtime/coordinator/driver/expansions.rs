@@ -1,16 +1,15 @@
-//! The driver's side of groups known only at run time: once the tasks that
+//! Groups known only at run time: once the tasks that
 //! write a deferred group's expansion file are done (in this run, or
 //! skipped as unchanged), the file is read, the group gets its instances,
 //! and `graph.json` is rewritten so `flow log` and `flow explain` know them.
 //! Whenever instances become known — at the start, or here — the outputs
 //! of earlier instances no instance declares any more are moved aside
-//! ([`super::stale`]) before anything can read them.
+//! ([`crate::runtime::coordinator::stale`]) before anything can read them.
 
-use std::sync::Arc;
-
-use super::driver::{Collect, Driver};
+use super::{Collect, Driver};
 use crate::expansion;
 use crate::ir::{Domain, GroupId, TaskId};
+use crate::runtime::coordinator::stale::Moved;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::worker::Status;
 
@@ -64,7 +63,7 @@ impl Driver {
         let count = added.end - added.start;
         self.core.add_part(&members, outer, added);
         self.summary.total += count * members.len() as u64;
-        self.event_batch.push(Event::PartExpanded { group: id, label, file: expansion.file().to_owned(), count });
+        self.recorder.event(Event::PartExpanded { group: id, label, file: expansion.file().to_owned(), count });
     }
 
     /// Gives every deferred group whose writers are done its instances.
@@ -95,7 +94,7 @@ impl Driver {
                     for g in members {
                         let name = self.graph().group(g).name.clone();
                         let file = expansion.file().to_owned();
-                        self.event_batch.push(Event::Expanded { group: g, name, file, count });
+                        self.recorder.event(Event::Expanded { group: g, name, file, count });
                     }
                 }
                 Err(reason) => self.expansion_failed(id, reason, out),
@@ -114,12 +113,12 @@ impl Driver {
         let dry = self.options.dry_exec;
         let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
         for moved in self.stale.settle(&self.factory, groups, part, &dir, dry) {
-            let super::stale::Moved { task, labels, files } = moved;
+            let Moved { task, labels, files } = moved;
             if dry {
                 let base = &self.options.base_dir;
-                Arc::make_mut(&mut self.hidden).extend(files.iter().map(|f| base.join(f)));
+                self.checks.hide(files.iter().map(|f| base.join(f)));
             }
-            self.event_batch.push(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
+            self.recorder.event(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
         }
     }
 
@@ -141,7 +140,7 @@ impl Driver {
     fn dry_missing(&mut self, expansion: &crate::ir::Expansion, more: &str) {
         let file = expansion.file();
         let message = format!("`{file}` does not exist (its writers did not run under --dry-exec): no instances{more}");
-        self.event_batch.push(Event::Warning { message });
+        self.recorder.event(Event::Warning { message });
     }
 
     /// The group fails as one; what waits for it is cancelled.
@@ -153,16 +152,6 @@ impl Driver {
     /// Says that `task`, a group or part whose instances could not be
     /// known, failed for `reason`.
     fn failed_whole(&mut self, task: TaskId, reason: String) {
-        let location = self.source_location(self.graph().group(task.group).span.start);
-        self.event_batch.push(Event::TaskFinished {
-            task,
-            label: self.factory.label(task),
-            attempt: 0,
-            status: Status::failed(None, None, reason),
-            retrying: false,
-            duration: std::time::Duration::ZERO,
-            stderr_tail: String::new(),
-            location,
-        });
+        self.recorder.event(self.ended_at_once(task, Status::failed(None, None, reason)));
     }
 }

@@ -1,0 +1,75 @@
+//! [`DriverEvent`]: what reaches the run loop from workers, the listener,
+//! the resource manager and the hashing threads.
+
+use std::collections::HashSet;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::cache_lookup::Lookup;
+use crate::ir::TaskId;
+use crate::runtime::core::WorkerId;
+use crate::runtime::protocol::messages::{Offer, ToWorker};
+use crate::runtime::protocol::worker::WorkerEvent;
+
+/// Job ids the manager still lists (for [`DriverEvent::Polled`]).
+pub(super) type Alive = Result<HashSet<String>, String>;
+
+/// What reaches the run loop from workers and the listener.
+pub enum DriverEvent {
+    /// A worker reported on a job.
+    Worker {
+        /// Which worker.
+        worker: WorkerId,
+        /// What it said.
+        event: WorkerEvent,
+    },
+    /// A remote worker connected and introduced itself.
+    Joined {
+        /// What it offers.
+        offer: Offer,
+        /// Where to send it jobs.
+        link: mpsc::UnboundedSender<ToWorker>,
+        /// Its address.
+        peer: String,
+        /// Gets the id the worker was given.
+        reply: oneshot::Sender<WorkerId>,
+    },
+    /// A remote worker disconnected or fell silent.
+    Lost {
+        /// Which worker.
+        worker: WorkerId,
+        /// Why.
+        reason: String,
+        /// Whether the worker planned to leave (idle, time limit) rather than being killed or vanishing.
+        clean: bool,
+    },
+    /// The manager answered a submission: the job id, or its error.
+    Submitted {
+        /// The allocation's number.
+        id: u32,
+        /// The job id or the error.
+        result: Result<String, String>,
+    },
+    /// The manager listed which of `ids` are still queued or running.
+    Polled {
+        /// The job ids asked about.
+        ids: Vec<String>,
+        /// Those still alive, or the manager's error.
+        result: Alive,
+    },
+    /// An instance was compared with its last success before dispatch:
+    /// its fingerprint if unchanged.
+    Checked {
+        /// Which instance.
+        task: TaskId,
+        /// What the cache had for it.
+        found: Lookup,
+    },
+    /// A peer failed the handshake (wrong or no secret) and was turned away.
+    Refused {
+        /// Its address.
+        peer: String,
+        /// What went wrong.
+        reason: String,
+    },
+}

@@ -1,0 +1,117 @@
+//! [`Recorder`]: where the driver's records and events go. Journal records
+//! and display events of one step travel together, one wake-up of each
+//! writer thread per step; the recorder also knows when storage failed.
+
+use std::sync::Arc;
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
+
+use crate::host::now_us;
+use crate::ir::TaskId;
+use crate::log::{JournalEvent, JournalRecord, LogHealth};
+use crate::runtime::event::Event;
+
+/// The longest events wait before going to the display.
+pub(super) const EVENT_DELAY: Duration = Duration::from_millis(20);
+/// How many events a step gathers before they are handed on mid-step.
+const FULL: usize = 4096;
+
+/// The journal's and the display's ends of the run loop.
+pub(super) struct Recorder {
+    journal: std_mpsc::Sender<Vec<JournalRecord>>,
+    /// Set when the journal thread stopped taking records (a write failed).
+    journal_broken: bool,
+    /// Whether the output log could write everything.
+    log_health: Arc<LogHealth>,
+    events: std_mpsc::Sender<Vec<Event>>,
+    /// Records and events of the current step, sent together.
+    journal_batch: Vec<JournalRecord>,
+    event_batch: Vec<Event>,
+    /// When events were last sent.
+    last_events: Instant,
+}
+
+impl Recorder {
+    /// A recorder sending records to `journal` and events to `events`.
+    pub(super) fn new(
+        journal: std_mpsc::Sender<Vec<JournalRecord>>,
+        log_health: Arc<LogHealth>,
+        events: std_mpsc::Sender<Vec<Event>>,
+    ) -> Self {
+        Self {
+            journal,
+            journal_broken: false,
+            log_health,
+            events,
+            journal_batch: Vec::new(),
+            event_batch: Vec::new(),
+            last_events: Instant::now(),
+        }
+    }
+
+    /// Journals `event` of attempt `attempt` of `task`, now.
+    pub(super) fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
+        self.record(JournalRecord::new(now_us(), task, attempt, event));
+    }
+
+    /// Journals `record`.
+    pub(super) fn record(&mut self, record: JournalRecord) {
+        self.journal_batch.push(record);
+    }
+
+    /// Shows `event`.
+    pub(super) fn event(&mut self, event: Event) {
+        self.event_batch.push(event);
+    }
+
+    /// Whether events wait to be shown.
+    pub(super) fn has_events(&self) -> bool {
+        !self.event_batch.is_empty()
+    }
+
+    /// Whether so many events wait that they should go now, mid-step.
+    pub(super) fn is_full(&self) -> bool {
+        self.event_batch.len() >= FULL
+    }
+
+    /// Whether the output log lost output.
+    pub(super) fn log_broken(&self) -> bool {
+        self.log_health.is_broken()
+    }
+
+    /// What can no longer be written, as the summary says it, if anything.
+    pub(super) fn storage_failure(&self) -> Option<&'static str> {
+        if self.journal_broken {
+            Some("the journal could not be written; the run stopped")
+        } else if self.log_health.is_broken() {
+            Some("output.log could not be written; the run stopped")
+        } else {
+            None
+        }
+    }
+
+    /// Hands this step's records and events to their threads (one wake-up
+    /// each); `see` looks at each event as it goes.
+    ///
+    /// Journal records go at once: they are what a resumed run trusts.
+    /// Events only feed the display, so they wait up to [`EVENT_DELAY`] to
+    /// travel together (one wake-up of the display thread, not one per task).
+    pub(super) fn flush(&mut self, see: impl FnMut(&Event)) {
+        if !self.journal_batch.is_empty() && self.journal.send(std::mem::take(&mut self.journal_batch)).is_err() {
+            // The journal thread ended on a write error.
+            self.journal_broken = true;
+        }
+        if !self.event_batch.is_empty() && self.last_events.elapsed() >= EVENT_DELAY {
+            self.flush_events(see);
+        }
+    }
+
+    /// Sends the waiting events now; `see` looks at each as it goes.
+    pub(super) fn flush_events(&mut self, see: impl FnMut(&Event)) {
+        if !self.event_batch.is_empty() {
+            self.event_batch.iter().for_each(see);
+            let _ = self.events.send(std::mem::take(&mut self.event_batch));
+        }
+        self.last_events = Instant::now();
+    }
+}

@@ -1,0 +1,26 @@
+//! [`Retry`]: what [`super::Core::on_finished`] decided about running an
+//! ended attempt again, so the driver reports the core's reason rather than
+//! working it out again.
+
+/// Whether a task whose attempt ended runs again, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Retry {
+    /// The task was not running (already reported, or lost with its worker): nothing changed.
+    NotRunning,
+    /// The attempt succeeded: there is nothing to run again.
+    NotFailed,
+    /// The task waits to run again as attempt `attempt` (state `Retrying`).
+    Retrying {
+        /// The number of the coming attempt (0 was the first).
+        attempt: u32,
+    },
+    /// The run is being stopped: nothing runs again.
+    Stopped,
+    /// The task failed as many times as it may.
+    OutOfAttempts,
+    /// The next attempt, `attempt`, asks for more than any worker has.
+    TooBig {
+        /// The number of the attempt that was not made.
+        attempt: u32,
+    },
+}
