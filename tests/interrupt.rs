@@ -515,11 +515,14 @@ fn damaged_run_files_are_reported_and_their_intact_records_used() {
     assert_code(&runs, 0);
     insta::assert_snapshot!(t.normalize(&runs.stdout), @r"
         RUN  STATE  TASKS  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  TIME
-        [RUN]  succeeded, journal damaged  20  20  0  0  0  [TIME]
+        [RUN]  damaged  -  -  -  -  -  -
         [RUN]  damaged  -  -  -  -  -  -
         [RUN]  succeeded  20  0  20  0  0  [TIME]
     ");
-    insta::assert_snapshot!(t.normalize(&runs.stderr), @"warning: run [RUN]: `[DIR]/.flow/runs/[RUN]/summary.json` is damaged (key must be a string at line 1 column 3)");
+    insta::assert_snapshot!(t.normalize(&runs.stderr), @r"
+        warning: run [RUN]: `[DIR]/.flow/runs/[RUN]/graph.json` is damaged (expected value at line 1 column 1)
+        warning: run [RUN]: `[DIR]/.flow/runs/[RUN]/summary.json` is damaged (key must be a string at line 1 column 3)
+    ");
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["runs", "--json"])).expect("one document");
     let damaged = json["runs"].as_array().expect("runs").iter().find(|r| r["run_id"] == run2.as_str()).expect("run2");
     assert_eq!((&damaged["state"], damaged.get("counts")), (&"damaged".into(), None), "{damaged}");

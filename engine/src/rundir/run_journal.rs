@@ -16,13 +16,15 @@ pub struct JournalHealth {
     /// The incomplete record at the end of a run that is not live (on a
     /// live run it is the record being written, and not reported).
     pub torn: Option<TornTail>,
-    /// Whether the run had ended (written its summary): a torn tail is then damage.
+    /// Whether the run ended having written everything (its summary
+    /// names no storage failure): a torn tail is then damage.
     pub finished: bool,
 }
 
 impl JournalHealth {
     /// Stretches whose records are lost: the damaged ones, and a torn tail
-    /// of a run that ended (a run writes whole records before it ends).
+    /// of a run that ended having written everything (such a run writes
+    /// whole records before it ends).
     pub fn lost_stretches(&self) -> usize {
         self.damage.len() + usize::from(self.finished && self.torn.is_some())
     }

@@ -114,9 +114,11 @@ impl RunView {
     }
 
     /// What of a record file of this run could not be read, by the rule:
-    /// a torn tail of a live run is not reported.
+    /// a torn tail of a live run is not reported, and is no damage on a
+    /// run that ended saying it could not write (its summary names that).
     pub fn health(&self, damage: &[Damage], torn: Option<TornTail>) -> JournalHealth {
-        JournalHealth { damage: damage.to_vec(), torn: torn.filter(|_| !self.live), finished: self.is_finished() }
+        let wrote_all = self.summary.as_ref().is_some_and(|s| s.io_errors.is_empty());
+        JournalHealth { damage: damage.to_vec(), torn: torn.filter(|_| !self.live), finished: wrote_all }
     }
 }
 
