@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::args::WorkflowArgs;
 use crate::failure::Failure;
-use crate::load;
+use crate::load_workflow;
 
 /// `flow alloc`.
 #[derive(Debug, Args)]
@@ -77,9 +77,9 @@ pub fn alloc(args: &AllocArgs) -> Result<(), Failure> {
 /// Prints the script and submit command of the profile's queue.
 fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     let name = args.profile.as_deref().unwrap_or_default();
-    let loaded = load::load(&args.workflow, None)?;
+    let loaded = load_workflow::load(&args.workflow, None)?;
     let base = loaded.dir()?;
-    let profile = crate::profile::load(&base, name)?;
+    let profile = crate::profile_arg::load(&base, name)?;
     let queue = profile.queue.ok_or_else(|| Failure::Usage(format!("profile `{name}` has no `queue` table")))?;
     let run = RunDir { id: "RUN_ID".to_owned(), path: base.join(".flow/runs/RUN_ID") };
     let flow = queue.flow_command();

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::args::CheckArgs;
 use crate::exit_codes;
 use crate::failure::Failure;
-use crate::load::{self, Loaded};
+use crate::load_workflow::{self, Loaded};
 
 /// Runs `flow check`; returns its exit code. With `--json`, problems are
 /// printed as one document on stdout, with the same exit code.
@@ -51,8 +51,8 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
 
 /// The workflow, loaded and checked, and the notes about it.
 fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
-    let worker = load::worker(&args.worker)?;
-    let loaded = load::load(&args.workflow, worker)?;
+    let worker = load_workflow::worker(&args.worker)?;
+    let loaded = load_workflow::load(&args.workflow, worker)?;
     let mut notes = match &args.profile {
         Some(name) => against_profile(&loaded, name)?,
         None => Vec::new(),
@@ -229,7 +229,7 @@ fn limit_help(why: &Unfit) -> &'static str {
 /// is a problem; when the profile keeps the embedded worker, it is only a
 /// note (that worker may run it).
 fn against_profile(loaded: &Loaded, name: &str) -> Result<Vec<Note>, Failure> {
-    let profile = crate::profile::load(&loaded.dir()?, name)?;
+    let profile = crate::profile_arg::load(&loaded.dir()?, name)?;
     let Some(queue) = profile.queue else { return Ok(Vec::new()) };
     let mut never = Vec::new();
     for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {

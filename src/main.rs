@@ -9,15 +9,15 @@ mod exit_codes;
 mod explain_cmd;
 mod explain_display;
 mod failure;
-mod graph;
-mod guard;
+mod graph_cmd;
+mod guard_cmd;
 mod json;
-mod load;
+mod load_workflow;
+mod local_resources;
 mod log_cmd;
 mod plan;
-mod profile;
+mod profile_arg;
 mod report_cmd;
-mod resources;
 mod run_cmd;
 mod run_display;
 mod status_cmd;
@@ -33,7 +33,7 @@ use miette::{GraphicalReportHandler, GraphicalTheme};
 use args::SchemaKind;
 use cli::{Cli, Color, Command};
 use failure::Failure;
-use load::Loaded;
+use load_workflow::Loaded;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -69,18 +69,18 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS),
         Command::Worker(args) => worker_cmd::worker(args),
         Command::Guard => {
-            guard::serve();
+            guard_cmd::serve();
             Ok(exit_codes::SUCCESS)
         }
         Command::Alloc(args) => alloc_cmd::alloc(args).map(|()| exit_codes::SUCCESS),
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS),
         Command::Check(args) => check_cmd::check(args),
-        Command::Plan(args) if args.why => load::load(&args.workflow, None).and_then(|loaded| {
+        Command::Plan(args) if args.why => load_workflow::load(&args.workflow, None).and_then(|loaded| {
             plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)
         }),
-        Command::Plan(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
+        Command::Plan(args) => load_workflow::load(&args.workflow, None).map(|Loaded { graph, .. }| {
             if args.json {
                 print_json(&graph);
             } else {
@@ -88,8 +88,8 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
             }
             exit_codes::SUCCESS
         }),
-        Command::Graph(args) => load::load(&args.workflow, None).map(|Loaded { graph, .. }| {
-            print!("{}", graph::render(&graph, args.format, args.instances));
+        Command::Graph(args) => load_workflow::load(&args.workflow, None).map(|Loaded { graph, .. }| {
+            print!("{}", graph_cmd::render(&graph, args.format, args.instances));
             exit_codes::SUCCESS
         }),
         Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS),

@@ -146,7 +146,7 @@ fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N
 }
 
 /// `flow plan --why`: per task, how many instances a run would run and why.
-pub fn why(loaded: &crate::load::Loaded, json: bool, every: bool) -> Result<(), crate::failure::Failure> {
+pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Result<(), crate::failure::Failure> {
     let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
     let tasks = flow_engine::runtime::preview(&loaded.graph, &base_dir, &workflow, every)
         .map_err(crate::failure::Failure::Usage)?;

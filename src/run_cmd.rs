@@ -9,7 +9,7 @@ use flow_engine::runtime::{Event, RunDir, RunOptions};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
 use crate::failure::Failure;
-use crate::load;
+use crate::load_workflow;
 use crate::run_display::{Commands, Display};
 
 /// `flow run`.
@@ -83,9 +83,9 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     if let Some(Some(file)) = &args.report {
         crate::report_cmd::check_output(file)?;
     }
-    let loaded = load::load(&args.workflow, None)?;
+    let loaded = load_workflow::load(&args.workflow, None)?;
     let (workflow, base_dir) = (loaded.absolute()?, loaded.dir()?);
-    let profile = args.profile.as_deref().map(|name| crate::profile::load(&base_dir, name)).transpose()?;
+    let profile = args.profile.as_deref().map(|name| crate::profile_arg::load(&base_dir, name)).transpose()?;
     let listen = args.listen.clone().or_else(|| profile.as_ref().and_then(|p| p.listen.clone()));
     if args.no_local_worker && listen.is_none() {
         return Err(Failure::Usage(
@@ -98,14 +98,14 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     let options = RunOptions {
         base_dir,
         workflow,
-        worker: crate::resources::local(&args.worker)?,
+        worker: crate::local_resources::local(&args.worker)?,
         max_fails: args.max_fails,
         force: args.force,
         only,
         dry_exec: args.dry_exec,
         keep_stale_outputs: args.keep_stale_outputs,
         bind_cpus: args.bind_cpus,
-        guard: if args.dry_exec || !local { None } else { crate::guard::start() },
+        guard: if args.dry_exec || !local { None } else { crate::guard_cmd::start() },
         listen,
         local,
         queue,

@@ -62,11 +62,11 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     let options = WorkerOptions {
         access,
         connect: args.connect.clone(),
-        resources: crate::resources::local(&args.resources)?,
+        resources: crate::local_resources::local(&args.resources)?,
         time_limit: duration("time-limit", &args.time_limit)?,
         idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
         bind_cpus: args.bind_cpus,
-        guard: crate::guard::start(),
+        guard: crate::guard_cmd::start(),
     };
     let leave = run_worker(options).map_err(|e| match e {
         WorkerError::Net(e) => Failure::Usage(format!("worker: {e}")),

@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::draft::Draft;
 use super::options::Options;
 use super::writers::Writers;
-use super::{deps, for_each, group, merge, order};
+use super::{for_each, group_builder, inference, merge, topo_order};
 use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
 use crate::spec::Workflow;
@@ -27,17 +27,17 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     let resolved = merge::resolve(&mut ctx, workflow);
     let writers = Writers::new(&mut ctx, &resolved);
     let mut drafts: Vec<Option<Draft>> =
-        resolved.iter().enumerate().map(|(g, r)| group::build(&mut ctx, &writers, r, g)).collect();
+        resolved.iter().enumerate().map(|(g, r)| group_builder::build(&mut ctx, &writers, r, g)).collect();
     for_each::resolve(&mut ctx, &resolved, &mut drafts);
     // Inputs a failed task would have produced must not be reported missing.
     let complete = drafts.iter().all(Option::is_some) && resolved.len() == workflow.tasks.len();
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
-    let edges = deps::infer(&mut ctx, &resolved, &names, &drafts, complete);
+    let edges = inference::infer(&mut ctx, &resolved, &names, &drafts, complete);
 
     let groups = drafts.into_iter().map(|d| d.map(|d| d.group)).collect::<Option<Vec<_>>>();
     let Some(groups) = groups else { return Err(ctx.finish()) };
     let name = workflow.name.as_ref().map_or_else(|| "workflow".to_owned(), |n| n.value.clone());
-    match order::sort(&mut ctx, groups, edges) {
+    match topo_order::sort(&mut ctx, groups, edges) {
         Some((groups, edges)) if !ctx.has_errors() => Ok(Graph { name, vars, groups, edges }),
         _ => Err(ctx.finish()),
     }

@@ -11,22 +11,22 @@
 
 mod compiler;
 mod ctx;
-mod deps;
 mod draft;
 mod edge_builder;
 mod expand;
 mod for_each;
-mod group;
+mod group_builder;
+mod inference;
 mod link;
 mod merge;
 mod nested;
 mod options;
-mod order;
 mod output_index;
 mod rendered;
+mod requests;
 mod resolved;
-mod resources;
 mod symbolic;
+mod topo_order;
 mod writers;
 
 #[cfg(test)]

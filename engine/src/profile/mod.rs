@@ -7,11 +7,11 @@
 //! runtime is given that typed value and never sees the file. It never
 //! knows about graphs or running.
 
-mod load;
 #[allow(clippy::module_inception)]
 mod profile;
+mod read;
 mod settings;
 
-pub use load::{files, is_unknown, load};
 pub use profile::{PROFILES_FILE, Profile, Queue};
+pub use read::{files, is_unknown, load};
 pub use settings::{Manager, QueueSettings, WorkerShape};

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::ir::TaskId;
 use crate::rundir::Summary;
-use crate::runtime::protocol::worker::Status;
+use crate::runtime::protocol::outcome::Status;
 
 /// Something that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -28,7 +28,7 @@ pub(crate) mod protocol;
 pub use coordinator::run::{RunError, RunHandle, start};
 pub use event::Event;
 pub use options::RunOptions;
-pub use protocol::worker::Status;
+pub use protocol::outcome::Status;
 
 // The run directory and its files, which the run writes.
 pub use crate::rundir::{

@@ -24,7 +24,7 @@ use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
-use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
+use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 use crate::units::{DurationStyle, duration};
 
 /// Bytes of stderr kept per running task, to show when it fails.

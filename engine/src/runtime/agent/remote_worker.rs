@@ -18,7 +18,7 @@ use crate::net::{self, AccessFile, NetError};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{HEARTBEAT, Offer, REPORT_HOLD, ToCoordinator, ToWorker};
-use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
+use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 
 /// How a worker is set up.
 #[derive(Debug, Clone)]

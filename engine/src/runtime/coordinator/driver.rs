@@ -41,7 +41,7 @@ use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskResul
 use crate::runtime::event::Event;
 use crate::runtime::options::RunOptions;
 use crate::runtime::protocol::job::Job;
-use crate::runtime::protocol::worker::{Outcome, Status, WorkerEvent};
+use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 
 /// The longest the end of a run waits for submissions in flight (to cancel them).
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);

@@ -9,7 +9,7 @@ use super::cache_lookup::Lookup;
 use crate::ir::TaskId;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
-use crate::runtime::protocol::worker::WorkerEvent;
+use crate::runtime::protocol::outcome::WorkerEvent;
 
 /// Job ids the manager still lists (for [`DriverEvent::Polled`]).
 pub(super) type Alive = Result<HashSet<String>, String>;

@@ -13,7 +13,7 @@ use crate::net::{self, Receiver, Secret, Sender};
 use crate::runtime::agent::output_sink::OutputSink;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::messages::{HEARTBEAT_TIMEOUT, ToCoordinator, ToWorker};
-use crate::runtime::protocol::worker::WorkerEvent;
+use crate::runtime::protocol::outcome::WorkerEvent;
 
 /// Connections at most that may be in their handshake at once: a flood of
 /// connections that never authenticate holds no more descriptors than this,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::job_factory::JobFactory;
 use crate::ir::{Graph, TaskId};
 use crate::runtime::event::Event;
-use crate::runtime::protocol::worker::Status;
+use crate::runtime::protocol::outcome::Status;
 
 /// Outputs named in full; the rest are counted.
 pub const SHOWN: usize = 3;

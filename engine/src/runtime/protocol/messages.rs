@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::job::Job;
-use super::worker::Outcome;
+use super::outcome::Outcome;
 use crate::ir::TaskId;
 use crate::log::OutputRecord;
 use crate::resources::WorkerShape;

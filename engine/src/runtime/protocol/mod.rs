@@ -6,4 +6,4 @@
 pub(crate) mod fingerprint;
 pub(crate) mod job;
 pub(crate) mod messages;
-pub(crate) mod worker;
+pub(crate) mod outcome;

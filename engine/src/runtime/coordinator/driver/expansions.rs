@@ -11,7 +11,7 @@ use crate::expansion;
 use crate::ir::{Domain, GroupId, TaskId};
 use crate::runtime::coordinator::stale::Moved;
 use crate::runtime::event::Event;
-use crate::runtime::protocol::worker::Status;
+use crate::runtime::protocol::outcome::Status;
 
 impl Driver {
     /// Gives every deferred group whose writers are done its instances,

@@ -6,7 +6,7 @@ use flow_engine::runtime::detect;
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
-use crate::load;
+use crate::load_workflow;
 
 /// A worker's resources on this machine: detected, then narrowed by the flags.
 pub fn local(args: &WorkerArgs) -> Result<WorkerShape, Failure> {
@@ -35,6 +35,6 @@ pub fn local(args: &WorkerArgs) -> Result<WorkerShape, Failure> {
         None => found.gpus,
     };
     let memory = args.memory_bytes().map_err(Failure::Usage)?.unwrap_or(found.memory);
-    let custom = load::custom_resources(&args.resources)?;
+    let custom = load_workflow::custom_resources(&args.resources)?;
     Ok(WorkerShape { cpus, gpus, memory, custom })
 }

@@ -5,7 +5,7 @@ use super::ctx::Ctx;
 use super::draft::Draft;
 use super::resolved::Resolved;
 use super::writers::Writers;
-use super::{expand, resources};
+use super::{expand, requests};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
 use crate::spec::{Quantity, Sp};
@@ -54,8 +54,8 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
 
     let domain = expand::domain(ctx, writers, r, g);
     let retries = spec.retries.as_ref().map_or(Some(0), |q| ctx.count(q, "retries", 0));
-    let variants = resources::variants(ctx, spec, &r.name_span, retries.unwrap_or(0) as u32);
-    let timeout = spec.timeout.as_ref().and_then(|q| resources::duration(ctx, q, "timeout", None));
+    let variants = requests::variants(ctx, spec, &r.name_span, retries.unwrap_or(0) as u32);
+    let timeout = spec.timeout.as_ref().and_then(|q| requests::duration(ctx, q, "timeout", None));
     let nodes = spec.nodes.as_ref().map_or(Some(1), |q| ctx.count(q, "nodes", 1));
     let crash_limit = spec.crash_limit.as_ref().map_or(Some(5), |q| ctx.count(q, "crash_limit", 0));
     let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(ctx, q));
