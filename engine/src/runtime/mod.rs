@@ -21,14 +21,14 @@ pub(crate) mod agent;
 pub(crate) mod coordinator;
 pub(crate) mod core;
 pub(crate) mod event;
-pub(crate) mod options;
 pub(crate) mod protocol;
+pub(crate) mod run_options;
 
 // Starting a run and following it.
 pub use coordinator::run::{RunError, RunHandle, start};
 pub use event::Event;
-pub use options::RunOptions;
 pub use protocol::outcome::Status;
+pub use run_options::RunOptions;
 
 // The run directory and its files, which the run writes.
 pub use crate::rundir::{

@@ -39,9 +39,9 @@ use crate::rundir::RunDir;
 use crate::rundir::Summary;
 use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskResult, TaskState, WorkerId};
 use crate::runtime::event::Event;
-use crate::runtime::options::RunOptions;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
+use crate::runtime::run_options::RunOptions;
 
 /// The longest the end of a run waits for submissions in flight (to cancel them).
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);

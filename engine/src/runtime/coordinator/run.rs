@@ -37,7 +37,7 @@ use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
 use crate::runtime::core::{Core, CoreOptions, NeverRuns, WorkerId};
 use crate::runtime::event::Event;
-use crate::runtime::options::RunOptions;
+use crate::runtime::run_options::RunOptions;
 
 /// Why a run could not start.
 #[derive(Debug, Error)]
