@@ -45,7 +45,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
         println!("{text}");
         return Ok(());
     }
-    let tasks = select(&run.graph, &args.selector, &dir.id).map_err(Failure::Usage)?;
+    let tasks = select(&run.graph, &args.selector, &dir.id)?;
     if let Some(torn) = journal.health.torn {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
@@ -171,11 +171,12 @@ fn part_file(graph: &Graph, parent: flow_engine::ir::GroupId, outer: u64, templa
 }
 
 /// The instances `text` names, in order.
-fn select(graph: &Graph, text: &str, run: &str) -> Result<Vec<TaskId>, String> {
-    let selected = Selector::parse(text)?.resolve(graph).map_err(|e| format!("`{text}` in run {run}: {e}"))?;
+fn select(graph: &Graph, text: &str, run: &str) -> Result<Vec<TaskId>, Failure> {
+    let selector = Selector::parse(text).map_err(|e| Failure::Usage(e.to_string()))?;
+    let selected = selector.resolve(graph).map_err(|e| Failure::Usage(format!("`{text}` in run {run}: {e}")))?;
     let count = graph.group(selected.group).count;
     match selected.positions {
-        None if count == 0 => Err(format!("`{text}` has no instances")),
+        None if count == 0 => Err(Failure::Usage(format!("`{text}` has no instances"))),
         None => Ok((0..count).map(|i| TaskId::new(selected.group, i)).collect()),
         Some(positions) => Ok(positions.into_iter().map(|i| TaskId::new(selected.group, i)).collect()),
     }

@@ -152,7 +152,7 @@ pub fn run(args: &LogArgs) -> Result<(), Failure> {
         | LogCommand::Export { selectors, .. } => &selectors[..],
         LogCommand::Summary { .. } => &[],
     };
-    let selection = run.select(selectors).map_err(Failure::Usage)?;
+    let selection = run.select(selectors)?;
     to_stdout(|out| match &args.command {
         LogCommand::List { columns, format, json, .. } => {
             let format = if *json { None } else { Some(*format) };
@@ -208,11 +208,14 @@ impl Run {
         self.task_ref(task).label
     }
 
-    fn select(&self, selectors: &[String]) -> Result<Selection, String> {
+    fn select(&self, selectors: &[String]) -> Result<Selection, Failure> {
         let picks = selectors
             .iter()
-            .map(|text| Selector::parse(text)?.resolve(self.graph()).map_err(|e| format!("`{text}` in this run: {e}")))
-            .collect::<Result<_, String>>()?;
+            .map(|text| {
+                let selector = Selector::parse(text).map_err(|e| Failure::Usage(e.to_string()))?;
+                selector.resolve(self.graph()).map_err(|e| Failure::Usage(format!("`{text}` in this run: {e}")))
+            })
+            .collect::<Result<_, Failure>>()?;
         Ok(Selection { picks })
     }
 

@@ -94,7 +94,11 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     }
     let local = !args.no_local_worker && profile.as_ref().is_none_or(|p| p.local_worker);
     let queue = profile.and_then(|p| p.queue.map(|q| (p.name, q)));
-    let only = args.only.iter().map(|s| Selector::parse(s).map_err(Failure::Usage)).collect::<Result<_, _>>()?;
+    let only = args
+        .only
+        .iter()
+        .map(|s| Selector::parse(s).map_err(|e| Failure::Usage(e.to_string())))
+        .collect::<Result<_, _>>()?;
     let options = RunOptions {
         base_dir,
         workflow,

@@ -241,7 +241,7 @@ impl<'a> Linker<'a> {
         }
         let sel = match Selector::parse(text) {
             Ok(sel) => sel,
-            Err(msg) => return Some((msg, "write `task` or `task[1-10,20]`".to_owned())),
+            Err(e) => return Some((e.to_string(), "write `task` or `task[1-10,20]`".to_owned())),
         };
         let Some(t) = names.iter().position(|n| *n == sel.name) else {
             let help = closest(&sel.name, names.iter().copied())

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 /// A resource amount in units of 1/10,000, so `0.25` GPUs add up exactly.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -44,10 +45,15 @@ impl From<Amount> for f64 {
     }
 }
 
+/// A number that is no resource amount: negative, not finite, or too large.
+#[derive(Debug, Clone, Copy, PartialEq, Error)]
+#[error("invalid resource amount {0}")]
+pub struct InvalidAmount(pub f64);
+
 impl TryFrom<f64> for Amount {
-    type Error = String;
-    fn try_from(v: f64) -> Result<Self, String> {
-        Amount::from_f64(v).ok_or_else(|| format!("invalid resource amount {v}"))
+    type Error = InvalidAmount;
+    fn try_from(v: f64) -> Result<Self, InvalidAmount> {
+        Amount::from_f64(v).ok_or(InvalidAmount(v))
     }
 }
 

@@ -2,26 +2,27 @@
 //! `"1,5,10-20"`, parsed into [`IntRange`]s.
 
 use super::domain::IntRange;
+use super::range_error::RangeError;
 
 /// Parses `"1-1000"`, `"1-100:2"`, `"1,5,10-20"` into ranges, in the order written.
-pub fn parse_ranges(text: &str) -> Result<Vec<IntRange>, String> {
+pub fn parse_ranges(text: &str) -> Result<Vec<IntRange>, RangeError> {
     let mut out = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
         if part.is_empty() {
-            return Err(format!("empty part in range `{text}`"));
+            return Err(RangeError::EmptyPart { text: text.to_owned() });
         }
         out.push(parse_range_part(part)?);
     }
     Ok(out)
 }
 
-fn parse_range_part(part: &str) -> Result<IntRange, String> {
+fn parse_range_part(part: &str) -> Result<IntRange, RangeError> {
     let (bounds, step) = match part.split_once(':') {
         Some((b, s)) => {
-            let step: u64 = s.trim().parse().map_err(|_| format!("step `{s}` is not a positive integer"))?;
+            let step: u64 = s.trim().parse().map_err(|_| RangeError::BadStep { step: s.to_owned() })?;
             if step == 0 {
-                return Err(format!("step in `{part}` must be at least 1"));
+                return Err(RangeError::ZeroStep { part: part.to_owned() });
             }
             (b.trim(), step)
         }
@@ -29,18 +30,17 @@ fn parse_range_part(part: &str) -> Result<IntRange, String> {
     };
     // A leading '-' belongs to a negative start; split on the first '-' after it.
     let split = bounds.char_indices().skip(1).find(|&(_, c)| c == '-').map(|(i, _)| i);
-    let int = |s: &str| s.trim().parse::<i64>().map_err(|_| format!("`{s}` is not an integer"));
+    let int = |s: &str| s.trim().parse::<i64>().map_err(|_| RangeError::NotInteger { text: s.to_owned() });
     match split {
         None => Ok(IntRange { start: int(bounds)?, count: 1, step }),
         Some(i) => {
             let (start, end) = (int(&bounds[..i])?, int(&bounds[i + 1..])?);
             if end < start {
-                return Err(format!("range `{part}` ends before it starts"));
+                return Err(RangeError::Backwards { part: part.to_owned() });
             }
             // All of i64 holds 2^64 integers, one more than a u64 counts.
             let count = (i128::from(end) - i128::from(start)) / i128::from(step) + 1;
-            let count =
-                u64::try_from(count).map_err(|_| format!("range `{part}` holds more than 2^64 - 1 integers"))?;
+            let count = u64::try_from(count).map_err(|_| RangeError::TooLarge { part: part.to_owned() })?;
             Ok(IntRange { start, count, step })
         }
     }

@@ -1,6 +1,7 @@
 //! [`Selector`]: `name` or `name[1-10,20]`, a task and optionally some of its indices.
 
 use super::ranges::parse_ranges;
+use super::selector_error::SelectorError;
 use crate::ir::{Domain, Graph, GroupId, IntRange};
 
 /// A task name with an optional list of `index` values.
@@ -18,18 +19,19 @@ pub struct Selector {
 impl Selector {
     /// Parses `name`, `name[3]`, `name[1-10:2,20]`, and for a nested task
     /// `name[12.3]` or `name[12.0-4]`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, SelectorError> {
         let text = text.trim();
         let Some(open) = text.find('[') else {
             return Ok(Self { name: text.to_owned(), indices: None, subindices: None });
         };
         let inner =
-            text[open + 1..].strip_suffix(']').ok_or_else(|| format!("`{text}` has `[` without a closing `]`"))?;
+            text[open + 1..].strip_suffix(']').ok_or_else(|| SelectorError::Unclosed { text: text.to_owned() })?;
         let (outer, sub) = match inner.split_once('.') {
             Some((outer, sub)) => (outer, Some(sub)),
             None => (inner, None),
         };
-        let ranges = |s: &str| parse_ranges(s).map_err(|e| format!("bad index list in `{text}`: {e}"));
+        let ranges =
+            |s: &str| parse_ranges(s).map_err(|source| SelectorError::BadIndices { text: text.to_owned(), source });
         let subindices = sub.map(ranges).transpose()?;
         Ok(Self { name: text[..open].trim().to_owned(), indices: Some(ranges(outer)?), subindices })
     }
@@ -56,38 +58,35 @@ impl Selector {
     /// an unknown task (with the closest name, or the task list), an index
     /// the task does not have (with the ones it has), or indices of a task
     /// whose instances are known only at run time.
-    pub fn resolve(&self, graph: &Graph) -> Result<Selected, String> {
+    pub fn resolve(&self, graph: &Graph) -> Result<Selected, SelectorError> {
         let Some(group) = graph.find(&self.name) else {
             let names = graph.groups.iter().map(|g| g.name.as_str());
+            let name = self.name.clone();
             return Err(match crate::diag::closest(&self.name, names.clone()) {
-                Some(close) => format!("no task named `{}`; did you mean `{close}`?", self.name),
-                None => format!("no task named `{}` (tasks: {})", self.name, names.collect::<Vec<_>>().join(", ")),
+                Some(close) => SelectorError::UnknownTaskLike { name, close: close.to_owned() },
+                None => SelectorError::UnknownTask { name, tasks: names.collect::<Vec<_>>().join(", ") },
             });
         };
         let Some(ranges) = &self.indices else { return Ok(Selected { group, positions: None }) };
         if graph.is_deferred(group) {
-            return Err(format!(
-                "the instances of `{}` are known only when the run reaches it; select the whole task",
-                self.name
-            ));
+            return Err(SelectorError::Deferred { name: self.name.clone() });
         }
         if let Domain::Nested { parts, parent, .. } = graph.base_domain(group) {
             if parts.list().is_empty() {
-                return Err(format!(
-                    "the instances of `{}` are known only as `{}` runs; select the whole task",
-                    self.name,
-                    graph.group(*parent).name
-                ));
+                let parent = graph.group(*parent).name.clone();
+                return Err(SelectorError::PartsUnknown { name: self.name.clone(), parent });
             }
             return self.nested(parts, group, ranges);
         }
         if self.subindices.is_some() {
-            return Err(format!("`{}` has one level of indices: write `{}[3]`", self.name, self.name));
+            return Err(SelectorError::OneLevel { name: self.name.clone() });
         }
         let mut positions = Vec::new();
         for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
-            let position = graph.position(group, index).ok_or_else(|| {
-                format!("`{}` has no instance with index {index} (its indices: {})", self.name, indices(graph, group))
+            let position = graph.position(group, index).ok_or_else(|| SelectorError::NoIndex {
+                name: self.name.clone(),
+                index,
+                indices: indices(graph, group),
             })?;
             positions.push(position);
         }
@@ -100,13 +99,13 @@ impl Selector {
 impl Selector {
     /// The instances of nested group `group` (parts `parts`) named by
     /// `ranges` (parent indices) and [`Selector::subindices`].
-    fn nested(&self, parts: &super::Parts, group: GroupId, ranges: &[IntRange]) -> Result<Selected, String> {
+    fn nested(&self, parts: &super::Parts, group: GroupId, ranges: &[IntRange]) -> Result<Selected, SelectorError> {
         let mut positions = Vec::new();
         for index in ranges.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
             let part = parts.positions(index).ok_or_else(|| {
                 let known: Vec<String> = parts.list().iter().map(|p| p.index.to_string()).collect();
                 let known = if known.is_empty() { "none yet".to_owned() } else { known.join(", ") };
-                format!("`{}` has no part {index} (parts known: {known})", self.name)
+                SelectorError::NoPart { name: self.name.clone(), index, known }
             })?;
             let Some(subs) = &self.subindices else {
                 positions.extend(part);
@@ -115,8 +114,8 @@ impl Selector {
             for sub in subs.iter().flat_map(|r| (0..r.count).map(|i| r.get(i))) {
                 let p = u64::try_from(sub).ok().map(|s| part.start + s).filter(|p| part.contains(p));
                 let size = part.end - part.start;
-                positions
-                    .push(p.ok_or_else(|| format!("`{}[{index}]` has no instance {sub} (it has {size})", self.name))?);
+                let missing = || SelectorError::NoInstance { name: self.name.clone(), index, sub, size };
+                positions.push(p.ok_or_else(missing)?);
             }
         }
         positions.sort_unstable();
