@@ -2,27 +2,100 @@
 //! syntaxes inside strings (`"1h30m"`, `"4 GiB"`), and the only formatters
 //! of a duration ([`duration`]) and of a byte count ([`bytes`]) for people.
 //!
-//! Each parser returns a message fragment on failure; the caller turns it
+//! Each parser returns a [`UnitError`] on failure; the caller turns it
 //! into a diagnostic at the value's span.
 
 use std::fmt::Write as _;
 
+use thiserror::Error;
+
+/// A duration or a size that does not parse; each variant names the text at fault.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum UnitError {
+    /// A duration of only whitespace.
+    #[error("empty duration")]
+    EmptyDuration,
+    /// A clock duration with more than `HH:MM:SS`.
+    #[error("`{text}` has too many `:` parts (use HH:MM:SS)")]
+    TooManyColons {
+        /// The duration.
+        text: String,
+    },
+    /// A part of a clock duration that is not a whole number.
+    #[error("`{part}` in `{text}` is not a whole number")]
+    NotWhole {
+        /// The part.
+        part: String,
+        /// The duration.
+        text: String,
+    },
+    /// A clock duration past what a `u64` of seconds holds.
+    #[error("duration too long")]
+    DurationTooLong,
+    /// Text that reads as no duration.
+    #[error("`{text}` is not a duration")]
+    NotDuration {
+        /// The text.
+        text: String,
+    },
+    /// A number without a unit after it, inside a duration with units.
+    #[error("`{text}` needs a unit after {number} (s, m, h or d)")]
+    NoUnit {
+        /// The duration.
+        text: String,
+        /// The number without a unit.
+        number: f64,
+    },
+    /// A unit no duration has.
+    #[error("unknown duration unit `{unit}` in `{text}`")]
+    UnknownDurationUnit {
+        /// The unit.
+        unit: String,
+        /// The duration.
+        text: String,
+    },
+    /// A duration that is negative or too long.
+    #[error("`{text}` is not a valid duration")]
+    InvalidDuration {
+        /// The duration.
+        text: String,
+    },
+    /// Text that does not start with a number.
+    #[error("`{text}` is not a size like \"4 GiB\"")]
+    NotSize {
+        /// The text.
+        text: String,
+    },
+    /// A unit no size has.
+    #[error("unknown size unit `{unit}` (use B, KiB, MiB, GiB or TiB)")]
+    UnknownSizeUnit {
+        /// The unit.
+        unit: String,
+    },
+    /// A size that is negative or too large.
+    #[error("`{text}` is not a valid size")]
+    InvalidSize {
+        /// The size.
+        text: String,
+    },
+}
+
 /// Parses a duration: `"90s"`, `"15m"`, `"2h"`, `"1h30m"`, `"1d"`, `"HH:MM:SS"`,
 /// `"MM:SS"` or a bare number of seconds. Returns whole seconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
+pub fn parse_duration(text: &str) -> Result<u64, UnitError> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty duration".into());
+        return Err(UnitError::EmptyDuration);
     }
     if t.contains(':') {
         let parts: Vec<&str> = t.split(':').collect();
         if parts.len() > 3 {
-            return Err(format!("`{t}` has too many `:` parts (use HH:MM:SS)"));
+            return Err(UnitError::TooManyColons { text: t.to_owned() });
         }
         let mut secs: u64 = 0;
         for p in &parts {
-            let n: u64 = p.parse().map_err(|_| format!("`{p}` in `{t}` is not a whole number"))?;
-            secs = secs.checked_mul(60).and_then(|s| s.checked_add(n)).ok_or("duration too long")?;
+            let n: u64 = p.parse().map_err(|_| UnitError::NotWhole { part: (*p).to_owned(), text: t.to_owned() })?;
+            secs = secs.checked_mul(60).and_then(|s| s.checked_add(n)).ok_or(UnitError::DurationTooLong)?;
         }
         return Ok(secs);
     }
@@ -34,9 +107,9 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     while !rest.is_empty() {
         let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         if num_len == 0 {
-            return Err(format!("`{t}` is not a duration"));
+            return Err(UnitError::NotDuration { text: t.to_owned() });
         }
-        let n: f64 = rest[..num_len].parse().map_err(|_| format!("`{t}` is not a duration"))?;
+        let n: f64 = rest[..num_len].parse().map_err(|_| UnitError::NotDuration { text: t.to_owned() })?;
         rest = rest[num_len..].trim_start();
         let unit_len = rest.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(rest.len());
         let factor = match &rest[..unit_len].to_ascii_lowercase()[..] {
@@ -45,8 +118,8 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
             "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
             "h" | "hr" | "hrs" | "hour" | "hours" => 3600.0,
             "d" | "day" | "days" => 86400.0,
-            "" => return Err(format!("`{t}` needs a unit after {n} (s, m, h or d)")),
-            other => return Err(format!("unknown duration unit `{other}` in `{t}`")),
+            "" => return Err(UnitError::NoUnit { text: t.to_owned(), number: n }),
+            other => return Err(UnitError::UnknownDurationUnit { unit: other.to_owned(), text: t.to_owned() }),
         };
         total += n * factor;
         rest = rest[unit_len..].trim_start();
@@ -54,18 +127,18 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     seconds(total, t)
 }
 
-fn seconds(n: f64, text: &str) -> Result<u64, String> {
+fn seconds(n: f64, text: &str) -> Result<u64, UnitError> {
     if !(0.0..=1e15).contains(&n) {
-        return Err(format!("`{text}` is not a valid duration"));
+        return Err(UnitError::InvalidDuration { text: text.to_owned() });
     }
     Ok(n.ceil() as u64)
 }
 
 /// Parses a size: `"4 GiB"`, `"512MB"`, `"1.5G"`, or a bare number of MiB. Returns bytes.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let t = text.trim();
     let num_len = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let n: f64 = t[..num_len].parse().map_err(|_| format!("`{t}` is not a size like \"4 GiB\""))?;
+    let n: f64 = t[..num_len].parse().map_err(|_| UnitError::NotSize { text: t.to_owned() })?;
     let unit = t[num_len..].trim().to_ascii_lowercase();
     const K: f64 = 1024.0;
     let factor = match unit.as_str() {
@@ -74,19 +147,19 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "k" | "kb" | "kib" => K,
         "g" | "gb" | "gib" => K * K * K,
         "t" | "tb" | "tib" => K * K * K * K,
-        other => return Err(format!("unknown size unit `{other}` (use B, KiB, MiB, GiB or TiB)")),
+        other => return Err(UnitError::UnknownSizeUnit { unit: other.to_owned() }),
     };
     size_bytes(n * factor, t)
 }
 
 /// Converts a number of MiB to bytes.
-pub fn mib_to_bytes(n: f64) -> Result<u64, String> {
+pub fn mib_to_bytes(n: f64) -> Result<u64, UnitError> {
     size_bytes(n * 1024.0 * 1024.0, &n.to_string())
 }
 
-fn size_bytes(bytes: f64, text: &str) -> Result<u64, String> {
+fn size_bytes(bytes: f64, text: &str) -> Result<u64, UnitError> {
     if !(0.0..=9e18).contains(&bytes) {
-        return Err(format!("`{text}` is not a valid size"));
+        return Err(UnitError::InvalidSize { text: text.to_owned() });
     }
     Ok(bytes.round() as u64)
 }

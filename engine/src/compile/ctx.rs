@@ -10,6 +10,7 @@ use std::sync::Arc;
 use minijinja::Value;
 
 use super::options::Options;
+use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic, Source};
 use crate::spec::{Quantity, Sp};
 use crate::template::{GroupScope, Renderer, Scope, Tmpl, json_value, template_diagnostic, undefined_name};
@@ -152,8 +153,8 @@ impl<'a> Ctx<'a> {
         q: &Sp<Quantity>,
         key: &str,
         attempt: Option<u32>,
-        from_number: impl FnOnce(f64) -> Result<T, String>,
-        parse: impl FnOnce(&str) -> Result<T, String>,
+        from_number: impl FnOnce(f64) -> Result<T, ValueError>,
+        parse: impl FnOnce(&str) -> Result<T, ValueError>,
         help: &str,
     ) -> Option<T> {
         let result = match &q.value {
@@ -180,7 +181,7 @@ impl<'a> Ctx<'a> {
     pub fn count(&mut self, q: &Sp<Quantity>, key: &str, min: u64) -> Option<u64> {
         let check = move |n: f64| {
             if n.fract() != 0.0 || n < min as f64 || n > u32::MAX as f64 {
-                Err(format!("{n} is not a whole number of at least {min}"))
+                Err(ValueError::BelowMin { n, min })
             } else {
                 Ok(n as u64)
             }
@@ -191,7 +192,7 @@ impl<'a> Ctx<'a> {
             key,
             None,
             check,
-            |s| s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number")).and_then(check),
+            |s| s.trim().parse::<f64>().map_err(|_| ValueError::NotNumber(s.to_owned())).and_then(check),
             &help,
         )
     }

@@ -4,6 +4,7 @@
 use super::ctx::Ctx;
 use super::draft::Draft;
 use super::resolved::Resolved;
+use super::value_error::ValueError;
 use super::writers::Writers;
 use super::{expand, requests};
 use crate::diag::{Code, Diagnostic};
@@ -112,9 +113,9 @@ fn stream(s: &Option<Sp<String>>) -> Stream {
 
 fn priority(ctx: &mut Ctx, q: &Sp<Quantity>) -> Option<i64> {
     let whole = |n: f64| {
-        if n.fract() == 0.0 && n.abs() < 1e15 { Ok(n as i64) } else { Err(format!("{n} is not a whole number")) }
+        if n.fract() == 0.0 && n.abs() < 1e15 { Ok(n as i64) } else { Err(ValueError::NotWhole(n)) }
     };
-    let parse = |s: &str| s.trim().parse::<i64>().map_err(|_| format!("`{s}` is not a whole number"));
+    let parse = |s: &str| s.trim().parse::<i64>().map_err(|_| ValueError::NotWholeText(s.to_owned()));
     ctx.quantity(q, "priority", None, whole, parse, "`priority` takes a whole number; higher runs first")
 }
 

@@ -27,6 +27,7 @@ mod requests;
 mod resolved;
 mod symbolic;
 mod topo_order;
+mod value_error;
 mod writers;
 
 #[cfg(test)]

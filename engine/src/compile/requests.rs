@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::ctx::Ctx;
+use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Amount, Resources};
 use crate::resources::{LARGEST, Shortfall, no_variant_fits};
@@ -121,7 +122,7 @@ fn request(ctx: &mut Ctx, r: &Request, attempt: u32) -> Option<Resources> {
             key,
             Some(attempt),
             amount_of,
-            |s| amount_of(s.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a number"))?),
+            |s| amount_of(s.trim().parse::<f64>().map_err(|_| ValueError::NotNumber(s.to_owned()))?),
             &format!("`{key}` takes a non-negative number, e.g. 2 or 0.25"),
         ) {
             Some(a) if indexed && a.0 > Amount::SCALE && !a.is_whole() => {
@@ -153,10 +154,12 @@ fn request(ctx: &mut Ctx, r: &Request, attempt: u32) -> Option<Resources> {
     }
     let memory = match r.memory {
         None => 0,
-        Some(q) => ctx.quantity(q, "memory", Some(attempt), mib_to_bytes, parse_size, SIZE_HELP).unwrap_or_else(|| {
-            ok = false;
-            0
-        }),
+        Some(q) => ctx
+            .quantity(q, "memory", Some(attempt), |n| Ok(mib_to_bytes(n)?), |s| Ok(parse_size(s)?), SIZE_HELP)
+            .unwrap_or_else(|| {
+                ok = false;
+                0
+            }),
     };
     let time_request = match r.time_request {
         None => None,
@@ -171,18 +174,17 @@ fn request(ctx: &mut Ctx, r: &Request, attempt: u32) -> Option<Resources> {
     ok.then_some(Resources { cpus, gpus, memory, custom, time_request })
 }
 
-fn amount_of(n: f64) -> Result<Amount, String> {
-    Amount::from_f64(n)
-        .ok_or_else(|| if n < 0.0 { format!("{n} must not be negative") } else { format!("{n} is not a valid amount") })
+fn amount_of(n: f64) -> Result<Amount, ValueError> {
+    Amount::from_f64(n).ok_or(if n < 0.0 { ValueError::Negative(n) } else { ValueError::NotAmount(n) })
 }
 
 /// A duration key in whole seconds; `attempt` for a resource key rendered
 /// per attempt, `None` for one worked out once for the task.
 pub fn duration(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str, attempt: Option<u32>) -> Option<u64> {
     let secs = |n: f64| {
-        if n.is_finite() && n >= 0.0 { Ok(n.ceil() as u64) } else { Err(format!("{n} is not a duration")) }
+        if n.is_finite() && n >= 0.0 { Ok(n.ceil() as u64) } else { Err(ValueError::NotSeconds(n)) }
     };
-    ctx.quantity(q, key, attempt, secs, parse_duration, DURATION_HELP)
+    ctx.quantity(q, key, attempt, secs, |s| Ok(parse_duration(s)?), DURATION_HELP)
 }
 
 /// Reports when no variant fits the worker described in the options, in
