@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::time::timeout;
 
-use crate::net::{NetError, Secret};
+use crate::net::{HandshakeError, NetError, Secret};
 
 /// The largest application message, in encoded bytes, that is sent or accepted.
 pub const MAX_MESSAGE: usize = 64 << 20;
@@ -88,17 +88,17 @@ pub async fn accept_within(
 /// Turns the handshake's outcome into the transport state or a [`NetError::Refused`].
 fn finish_handshake(
     peer: String,
-    outcome: Result<Result<StatelessTransportState, String>, tokio::time::error::Elapsed>,
+    outcome: Result<Result<StatelessTransportState, HandshakeError>, tokio::time::error::Elapsed>,
 ) -> Result<StatelessTransportState, NetError> {
     match outcome {
         Ok(Ok(transport)) => Ok(transport),
         Ok(Err(reason)) => Err(NetError::Refused { peer, reason }),
-        Err(_) => Err(NetError::Refused { peer, reason: "the handshake did not complete in time".to_owned() }),
+        Err(_) => Err(NetError::Refused { peer, reason: HandshakeError::TimedOut }),
     }
 }
 
-fn new_handshake(secret: &Secret, initiator: bool) -> Result<HandshakeState, String> {
-    let setup = |e: snow::Error| format!("cannot set up the Noise handshake: {e}");
+fn new_handshake(secret: &Secret, initiator: bool) -> Result<HandshakeState, HandshakeError> {
+    let setup = HandshakeError::Setup;
     let builder = snow::Builder::new(NOISE_PARAMS.parse().map_err(setup)?)
         .prologue(PROLOGUE)
         .and_then(|b| b.psk(0, secret.as_bytes()))
@@ -107,49 +107,51 @@ fn new_handshake(secret: &Secret, initiator: bool) -> Result<HandshakeState, Str
 }
 
 /// The initiator's side: `-> psk, e` then `<- e, ee`.
-async fn initiate(stream: &mut TcpStream, mut state: HandshakeState) -> Result<StatelessTransportState, String> {
+async fn initiate(
+    stream: &mut TcpStream,
+    mut state: HandshakeState,
+) -> Result<StatelessTransportState, HandshakeError> {
     let mut frame = [0; MAX_HANDSHAKE_FRAME];
-    let len = state.write_message(&[], &mut frame).map_err(|e| format!("handshake failed: {e}"))?;
+    let len = state.write_message(&[], &mut frame).map_err(HandshakeError::Noise)?;
     write_handshake_frame(stream, &frame[..len]).await?;
     let len = read_handshake_frame(stream, &mut frame).await?;
     let mut payload = [0; MAX_HANDSHAKE_FRAME];
-    state
-        .read_message(&frame[..len], &mut payload)
-        .map_err(|_| "the coordinator's handshake reply does not authenticate".to_owned())?;
-    state.into_stateless_transport_mode().map_err(|e| format!("handshake failed: {e}"))
+    state.read_message(&frame[..len], &mut payload).map_err(|_| HandshakeError::ReplyNotAuthentic)?;
+    state.into_stateless_transport_mode().map_err(HandshakeError::Noise)
 }
 
 /// The responder's side: reading the first message checks the peer's secret.
-async fn respond(stream: &mut TcpStream, mut state: HandshakeState) -> Result<StatelessTransportState, String> {
+async fn respond(stream: &mut TcpStream, mut state: HandshakeState) -> Result<StatelessTransportState, HandshakeError> {
     let mut frame = [0; MAX_HANDSHAKE_FRAME];
     let len = read_handshake_frame(stream, &mut frame).await?;
     let mut payload = [0; MAX_HANDSHAKE_FRAME];
-    state
-        .read_message(&frame[..len], &mut payload)
-        .map_err(|_| "wrong secret, or not a flow peer (the handshake does not authenticate)".to_owned())?;
-    let len = state.write_message(&[], &mut frame).map_err(|e| format!("handshake failed: {e}"))?;
+    state.read_message(&frame[..len], &mut payload).map_err(|_| HandshakeError::WrongSecret)?;
+    let len = state.write_message(&[], &mut frame).map_err(HandshakeError::Noise)?;
     write_handshake_frame(stream, &frame[..len]).await?;
-    state.into_stateless_transport_mode().map_err(|e| format!("handshake failed: {e}"))
+    state.into_stateless_transport_mode().map_err(HandshakeError::Noise)
 }
 
-async fn write_handshake_frame(stream: &mut TcpStream, message: &[u8]) -> Result<(), String> {
+async fn write_handshake_frame(stream: &mut TcpStream, message: &[u8]) -> Result<(), HandshakeError> {
     let mut frame = Vec::with_capacity(2 + message.len());
     frame.extend_from_slice(&(message.len() as u16).to_be_bytes());
     frame.extend_from_slice(message);
-    stream.write_all(&frame).await.map_err(|e| format!("handshake failed: {e}"))
+    stream.write_all(&frame).await.map_err(HandshakeError::Io)
 }
 
 /// Reads one length-prefixed handshake message into `frame`; returns its length.
-async fn read_handshake_frame(stream: &mut TcpStream, frame: &mut [u8; MAX_HANDSHAKE_FRAME]) -> Result<usize, String> {
+async fn read_handshake_frame(
+    stream: &mut TcpStream,
+    frame: &mut [u8; MAX_HANDSHAKE_FRAME],
+) -> Result<usize, HandshakeError> {
     let io_error = |e: io::Error| match e.kind() {
-        io::ErrorKind::UnexpectedEof => "the peer hung up during the handshake (wrong secret?)".to_owned(),
-        _ => format!("handshake failed: {e}"),
+        io::ErrorKind::UnexpectedEof => HandshakeError::HungUp,
+        _ => HandshakeError::Io(e),
     };
     let mut prefix = [0; 2];
     stream.read_exact(&mut prefix).await.map_err(io_error)?;
     let len = usize::from(u16::from_be_bytes(prefix));
     if len > MAX_HANDSHAKE_FRAME {
-        return Err(format!("sent a {len}-byte handshake message: not a flow peer"));
+        return Err(HandshakeError::FrameTooLarge { len });
     }
     stream.read_exact(&mut frame[..len]).await.map_err(io_error)?;
     Ok(len)

@@ -64,5 +64,5 @@ mod tests;
 
 pub use access::{ACCESS_FILE_MODE, AccessFile};
 pub use channel::{HANDSHAKE_TIMEOUT, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect};
-pub use net_error::NetError;
+pub use net_error::{HandshakeError, NetError, SecretError};
 pub use secret::{SECRET_LEN, Secret};

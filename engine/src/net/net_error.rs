@@ -31,7 +31,7 @@ pub enum NetError {
         /// The peer's address (or `unknown peer`).
         peer: String,
         /// What went wrong, for the log.
-        reason: String,
+        reason: HandshakeError,
     },
     /// An established channel received bytes that are not a valid frame: a
     /// frame that fails authentication, a bad header, or a connection cut in
@@ -86,6 +86,54 @@ pub enum NetError {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
-        reason: String,
+        reason: SecretError,
     },
+}
+
+/// Why a handshake did not give an authenticated channel.
+#[derive(Debug, Error)]
+pub enum HandshakeError {
+    /// The Noise handshake could not be set up (a bug, or a broken build of `snow`).
+    #[error("cannot set up the Noise handshake: {0}")]
+    Setup(snow::Error),
+    /// A handshake message could not be written, or the transport not derived.
+    #[error("handshake failed: {0}")]
+    Noise(snow::Error),
+    /// Reading or writing the connection failed.
+    #[error("handshake failed: {0}")]
+    Io(io::Error),
+    /// The peer closed the connection in the middle of the handshake.
+    #[error("the peer hung up during the handshake (wrong secret?)")]
+    HungUp,
+    /// The peer sent a handshake message larger than flow's.
+    #[error("sent a {len}-byte handshake message: not a flow peer")]
+    FrameTooLarge {
+        /// The length the peer announced.
+        len: usize,
+    },
+    /// The coordinator's reply does not authenticate with the worker's secret.
+    #[error("the coordinator's handshake reply does not authenticate")]
+    ReplyNotAuthentic,
+    /// The worker's first message does not authenticate with the run's secret.
+    #[error("wrong secret, or not a flow peer (the handshake does not authenticate)")]
+    WrongSecret,
+    /// The handshake did not finish before its deadline.
+    #[error("the handshake did not complete in time")]
+    TimedOut,
+}
+
+/// Why the text of a secret is not one (it never echoes the text).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SecretError {
+    /// The text has the wrong length.
+    #[error("must be {expected} hex digits, found {found} characters")]
+    Length {
+        /// The number of hex digits of a secret.
+        expected: usize,
+        /// The number of characters found.
+        found: usize,
+    },
+    /// The text has a character that is not a hex digit.
+    #[error("contains characters that are not hex digits")]
+    NotHex,
 }

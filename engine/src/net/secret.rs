@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::net::NetError;
+use crate::net::{NetError, SecretError};
 
 /// Length of a [`Secret`] in bytes.
 pub const SECRET_LEN: usize = 32;
@@ -32,13 +32,13 @@ impl Secret {
     }
 
     /// Parses 64 hex digits; the error says what is wrong without echoing the text.
-    pub(super) fn from_hex(text: &str) -> Result<Self, String> {
+    pub(super) fn from_hex(text: &str) -> Result<Self, SecretError> {
         let text = text.trim();
         if text.len() != 2 * SECRET_LEN {
-            return Err(format!("must be {} hex digits, found {} characters", 2 * SECRET_LEN, text.len()));
+            return Err(SecretError::Length { expected: 2 * SECRET_LEN, found: text.len() });
         }
         let mut bytes = [0; SECRET_LEN];
-        hex::decode_to_slice(text, &mut bytes).map_err(|_| "contains characters that are not hex digits".to_owned())?;
+        hex::decode_to_slice(text, &mut bytes).map_err(|_| SecretError::NotHex)?;
         Ok(Self(bytes))
     }
 }
