@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::alloc::ManagerError;
 use super::cache_lookup::Lookup;
 use crate::ir::TaskId;
 use crate::runtime::core::WorkerId;
@@ -12,7 +13,7 @@ use crate::runtime::protocol::messages::{Offer, ToWorker};
 use crate::runtime::protocol::outcome::WorkerEvent;
 
 /// Job ids the manager still lists (for [`DriverEvent::Polled`]).
-pub(super) type Alive = Result<HashSet<String>, String>;
+pub(super) type Alive = Result<HashSet<String>, ManagerError>;
 
 /// What reaches the run loop from workers and the listener.
 pub enum DriverEvent {
@@ -48,7 +49,7 @@ pub enum DriverEvent {
         /// The allocation's number.
         id: u32,
         /// The job id or the error.
-        result: Result<String, String>,
+        result: Result<String, ManagerError>,
     },
     /// The manager listed which of `ids` are still queued or running.
     Polled {

@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::Output;
 
+use super::manager_error::ManagerError;
 use super::script::submit_command;
 use crate::profile::{Manager, Queue};
 
 /// Submits `script`; returns the manager's job id, or its error.
-pub async fn submit(queue: &Queue, script: &Path, cwd: &Path) -> Result<String, String> {
+pub async fn submit(queue: &Queue, script: &Path, cwd: &Path) -> Result<String, ManagerError> {
     let (program, args) = submit_command(queue, script);
     let output = tokio::process::Command::new(&program)
         .args(&args)
@@ -18,18 +19,18 @@ pub async fn submit(queue: &Queue, script: &Path, cwd: &Path) -> Result<String, 
         .stdin(std::process::Stdio::null())
         .output()
         .await
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+        .map_err(|source| ManagerError::Spawn { program: program.to_string(), source })?;
     let stdout = checked(&program, &output)?;
     // `sbatch --parsable` prints `id` or `id;cluster`; `qsub` prints `id.server`.
     let id = stdout.trim().split(';').next().unwrap_or_default().trim().to_owned();
     if id.is_empty() {
-        return Err(format!("`{program}` printed no job id"));
+        return Err(ManagerError::NoJobId { program });
     }
     Ok(id)
 }
 
 /// The job ids among `ids` the manager still lists as queued or running.
-pub async fn alive(manager: Manager, job_name: &str, ids: &[String]) -> Result<HashSet<String>, String> {
+pub async fn alive(manager: Manager, job_name: &str, ids: &[String]) -> Result<HashSet<String>, ManagerError> {
     if ids.is_empty() {
         return Ok(HashSet::new());
     }
@@ -43,7 +44,7 @@ pub async fn alive(manager: Manager, job_name: &str, ids: &[String]) -> Result<H
         .stdin(std::process::Stdio::null())
         .output()
         .await
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+        .map_err(|source| ManagerError::Spawn { program: program.to_string(), source })?;
     let text = match manager {
         Manager::Slurm => checked(program, &output)?,
         // qstat exits non-zero when some job is unknown, yet lists the others.
@@ -85,7 +86,7 @@ fn parse_alive(manager: Manager, text: &str, ids: &[String]) -> HashSet<String> 
 }
 
 /// Cancels `ids` (blocking: used as the run ends); returns the manager's error.
-pub fn cancel(manager: Manager, ids: &[String]) -> Result<(), String> {
+pub fn cancel(manager: Manager, ids: &[String]) -> Result<(), ManagerError> {
     if ids.is_empty() {
         return Ok(());
     }
@@ -97,7 +98,7 @@ pub fn cancel(manager: Manager, ids: &[String]) -> Result<(), String> {
         .args(ids)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+        .map_err(|source| ManagerError::Spawn { program: program.to_string(), source })?;
     checked(program, &output).map(drop)
 }
 
@@ -105,7 +106,7 @@ pub fn cancel(manager: Manager, ids: &[String]) -> Result<(), String> {
 /// `job_name` and owned by the user running flow. A stored id alone is not
 /// enough — after the manager restarts, ids start again and may belong to
 /// someone else's job. Returns the ids cancelled.
-pub fn cancel_own(manager: Manager, job_name: &str, ids: &[String]) -> Result<Vec<String>, String> {
+pub fn cancel_own(manager: Manager, job_name: &str, ids: &[String]) -> Result<Vec<String>, ManagerError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -118,7 +119,7 @@ pub fn cancel_own(manager: Manager, job_name: &str, ids: &[String]) -> Result<Ve
                 .ok()
                 .flatten()
                 .map(|u| u.name)
-                .ok_or("cannot tell who runs flow")?;
+                .ok_or(ManagerError::UnknownUser)?;
             // The name as the job script gave it: PBS keeps 15 characters.
             ("qselect", vec!["-N".into(), super::script::pbs_name(job_name), "-u".into(), user])
         }
@@ -127,7 +128,7 @@ pub fn cancel_own(manager: Manager, job_name: &str, ids: &[String]) -> Result<Ve
         .args(&args)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+        .map_err(|source| ManagerError::Spawn { program: program.to_string(), source })?;
     let listed = checked(program, &output)?;
     let ours: HashSet<&str> = listed.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     // PBS ids may be listed with their server (`12.server`) or without.
@@ -145,7 +146,7 @@ pub(super) fn last_lines(text: &str, n: usize) -> String {
 }
 
 /// The stdout of a successful command, or an error quoting its stderr.
-fn checked(program: &str, output: &Output) -> Result<String, String> {
+fn checked(program: &str, output: &Output) -> Result<String, ManagerError> {
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
@@ -156,9 +157,9 @@ fn checked(program: &str, output: &Output) -> Result<String, String> {
         None => "a signal".to_owned(),
     };
     if said.is_empty() {
-        Err(format!("`{program}` failed with {status}"))
+        Err(ManagerError::Failed { program: program.to_owned(), status })
     } else {
-        Err(format!("`{program}` failed with {status}: {said}"))
+        Err(ManagerError::FailedSaying { program: program.to_owned(), status, said })
     }
 }
 

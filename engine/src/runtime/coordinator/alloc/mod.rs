@@ -7,6 +7,9 @@
 //! [`crate::rundir::AllocsFile`].
 
 pub(crate) mod manager;
+mod manager_error;
 pub(crate) mod planner;
 pub(crate) mod queue;
 pub(crate) mod script;
+
+pub(crate) use manager_error::ManagerError;

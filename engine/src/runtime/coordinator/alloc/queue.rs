@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::manager::last_lines;
+use super::manager_error::ManagerError;
 use super::planner::{Fit, QueueLoad};
 use super::script::{ScriptContext, job_name, script};
 use crate::host::now_us;
@@ -155,7 +156,7 @@ impl AllocQueue {
     }
 
     /// The manager answered a submission.
-    pub fn submitted(&mut self, id: u32, result: Result<String, String>) -> Option<Change> {
+    pub fn submitted(&mut self, id: u32, result: Result<String, ManagerError>) -> Option<Change> {
         let i = self.index(id)?;
         match result {
             Ok(job_id) => {
@@ -163,7 +164,7 @@ impl AllocQueue {
                 self.write();
                 Some(Change { record: self.allocations[i].clone(), paused: None })
             }
-            Err(error) => Some(self.failed(i, error)),
+            Err(error) => Some(self.failed(i, error.to_string())),
         }
     }
 
@@ -258,7 +259,7 @@ impl AllocQueue {
 
     /// Cancels every allocation still queued or running (the run is over);
     /// returns the manager's error if cancelling failed.
-    pub fn cancel_all(&mut self) -> Result<(), String> {
+    pub fn cancel_all(&mut self) -> Result<(), ManagerError> {
         let mut ids = Vec::new();
         for a in self.allocations.iter_mut().filter(|a| a.state.is_active()) {
             if !a.job_id.is_empty() {
@@ -359,6 +360,14 @@ mod tests {
         AllocQueue::new("p", q, Vec::new(), &RunDir { id: "run1".to_owned(), path: dir.to_path_buf() })
     }
 
+    fn invalid_account() -> ManagerError {
+        ManagerError::FailedSaying {
+            program: "sbatch".into(),
+            status: "exit code 1".into(),
+            said: "sbatch: error: Invalid account".into(),
+        }
+    }
+
     fn saved(dir: &Path) -> AllocsFile {
         serde_json::from_str(&fs_err::read_to_string(dir.join(ALLOCS_FILE)).unwrap()).unwrap()
     }
@@ -388,7 +397,7 @@ mod tests {
         let mut q = queue(dir.path());
         for n in 0..3 {
             let (id, _) = q.prepare().unwrap();
-            let change = q.submitted(id, Err("sbatch: error: Invalid account".into())).unwrap();
+            let change = q.submitted(id, Err(invalid_account())).unwrap();
             assert_eq!(change.record.state, AllocState::Failed);
             assert_eq!(change.paused.is_some(), n == 2);
         }
