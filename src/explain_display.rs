@@ -327,7 +327,7 @@ fn earlier_note(e: &Earlier) -> String {
 /// ` on worker 2 (node17, job 4711)`.
 fn on(worker: Option<&WorkerRef>) -> String {
     let Some(w) = worker else { return String::new() };
-    let about: Vec<&str> = w.hostname.iter().chain(&w.allocation).map(String::as_str).collect();
+    let about: Vec<&str> = w.host.iter().chain(&w.allocation).map(String::as_str).collect();
     match (about.as_slice(), &w.allocation) {
         ([], _) => format!(" on worker {}", w.id),
         ([host, job], Some(_)) => format!(" on worker {} ({host}, job {job})", w.id),
@@ -391,9 +391,9 @@ mod tests {
 
     #[test]
     fn workers_are_named_with_what_is_known() {
-        let w = |hostname: Option<&str>, allocation: Option<&str>| WorkerRef {
+        let w = |host: Option<&str>, allocation: Option<&str>| WorkerRef {
             id: 2,
-            hostname: hostname.map(str::to_owned),
+            host: host.map(str::to_owned),
             allocation: allocation.map(str::to_owned),
         };
         assert_eq!(on(None), "");
@@ -428,7 +428,7 @@ mod tests {
     }
 
     fn node17() -> Option<WorkerRef> {
-        Some(WorkerRef { id: 2, hostname: Some("node17".into()), allocation: Some("4711".into()) })
+        Some(WorkerRef { id: 2, host: Some("node17".into()), allocation: Some("4711".into()) })
     }
 
     fn upstream(label: &str, state: UpstreamState, worker: Option<u32>) -> UpstreamInstance {

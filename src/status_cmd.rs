@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use flow_engine::profile::Manager;
 use flow_engine::rundir::{
     AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
 };
@@ -164,7 +165,7 @@ struct StatusReport<'a> {
     #[serde(flatten)]
     standing: RunStanding,
     /// The workers of a live run.
-    workers: &'a [WorkerInfo],
+    workers: Vec<json::Worker>,
     /// The run's allocation queue, if it has one.
     queue: Option<QueueSummary<'a>>,
     /// The run directory.
@@ -174,7 +175,7 @@ struct StatusReport<'a> {
 /// A run's queue and its allocations by state.
 #[derive(Serialize)]
 struct QueueSummary<'a> {
-    manager: &'static str,
+    manager: Manager,
     profile: &'a str,
     allocations: usize,
     queued: usize,
@@ -189,7 +190,7 @@ impl<'a> QueueSummary<'a> {
         let queue = file.queue.as_ref()?;
         let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
         Some(QueueSummary {
-            manager: queue.manager.name(),
+            manager: queue.manager,
             profile: &queue.profile,
             allocations: file.allocations.len(),
             queued: count(AllocState::Queued),
@@ -225,7 +226,7 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
     if args.json {
         let report = StatusReport {
             standing: RunStanding::new(&status.id, Ok(&status.standing)),
-            workers: status.workers.as_deref().unwrap_or_default(),
+            workers: json::Worker::all(status.workers.as_deref().unwrap_or_default()),
             queue: status.allocs.as_ref().and_then(QueueSummary::of),
             dir: &status.path,
         };
@@ -293,7 +294,7 @@ fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<(
     writeln!(
         out,
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
-        queue.manager,
+        queue.manager.name(),
         queue.profile,
         crate::plan::plural(queue.allocations as u64, "allocation"),
         queue.queued,

@@ -7,7 +7,7 @@ use flow_engine::runtime::Status;
 use flow_engine::runtime::{Event, Summary};
 use serde::Serialize;
 
-use super::{Counts, RunState, State, TaskRef, micros};
+use super::{Counts, RunState, State, TaskRef, WorkerRef, micros};
 
 /// One event of `flow run --json`.
 #[derive(Debug, Serialize)]
@@ -83,6 +83,26 @@ pub enum Told<'a> {
         /// How many instances it has.
         count: u64,
     },
+    /// A remote worker joined.
+    WorkerJoined {
+        /// Which worker.
+        worker: WorkerRef,
+        /// The address it connected from.
+        peer: &'a str,
+        /// How many CPUs it offers.
+        cpus: usize,
+        /// How many GPUs it offers.
+        gpus: usize,
+    },
+    /// A worker left or fell silent; its running tasks run again elsewhere.
+    WorkerLost {
+        /// Which worker.
+        worker: WorkerRef,
+        /// Why it is considered gone.
+        reason: &'a str,
+        /// How many of its tasks were running.
+        tasks: usize,
+    },
     /// The run ended.
     RunFinished {
         /// The run's id.
@@ -132,6 +152,12 @@ impl<'a> RunEvent<'a> {
             Event::PartExpanded { group, label, file, count } => {
                 Told::PartExpanded { task: TaskRef::labelled(name(graph, *group), label.clone()), file, count: *count }
             }
+            Event::WorkerJoined { worker, hostname, allocation, peer, cpus, gpus } => {
+                Told::WorkerJoined { worker: worker_ref(*worker, hostname, allocation), peer, cpus: *cpus, gpus: *gpus }
+            }
+            Event::WorkerLost { worker, hostname, allocation, reason, tasks } => {
+                Told::WorkerLost { worker: worker_ref(*worker, hostname, allocation), reason, tasks: *tasks }
+            }
             Event::RunFinished { summary } => finished(summary),
             other => return RunEvent::As(other),
         })
@@ -142,6 +168,10 @@ impl<'a> RunEvent<'a> {
 /// started does not know the instances of nested tasks.
 fn task_ref(graph: &Graph, task: TaskId, label: &str) -> TaskRef {
     TaskRef::labelled(name(graph, task.group), label.to_owned())
+}
+
+fn worker_ref(id: u32, host: &str, allocation: &Option<String>) -> WorkerRef {
+    WorkerRef { id, host: Some(host.to_owned()), allocation: allocation.clone() }
 }
 
 fn name(graph: &Graph, group: GroupId) -> &str {

@@ -375,7 +375,7 @@ impl<'a> Explainer<'a> {
             let info = self.run.workers.iter().chain(&self.run.left).find(|w| w.id == id);
             WorkerRef {
                 id,
-                hostname: info.map(|w| w.hostname.clone()),
+                host: info.map(|w| w.hostname.clone()),
                 allocation: info.and_then(|w| w.allocation.clone()),
             }
         });

@@ -227,7 +227,7 @@ pub struct WorkerRef {
     /// Its id in the run.
     pub id: u32,
     /// Its host name.
-    pub hostname: Option<String>,
+    pub host: Option<String>,
     /// The cluster job it runs in.
     pub allocation: Option<String>,
 }
