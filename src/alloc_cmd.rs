@@ -5,14 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream, read_output};
-use flow_engine::profile::Manager;
 use flow_engine::rundir::{AllocRecord, AllocsFile, RunDir, RunDirError, locate};
 use flow_engine::runtime::{Fit, ScriptContext, fits, script, submit_command};
 
-use serde::Serialize;
-
 use crate::args::WorkflowArgs;
 use crate::failure::Failure;
+use crate::json::{AllocList, QueueLimits};
 use crate::load;
 
 /// `flow alloc`.
@@ -109,27 +107,6 @@ fn run_dir(args: &RunArgs) -> Result<RunDir, Failure> {
     Ok(locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?)
 }
 
-/// `flow alloc list --json`.
-#[derive(Serialize)]
-struct AllocList<'a> {
-    run_id: &'a str,
-    queue: Option<QueueJson<'a>>,
-    allocations: &'a [AllocRecord],
-}
-
-/// A run's queue in `flow alloc list --json`: its limits, µs for times.
-#[derive(Serialize)]
-struct QueueJson<'a> {
-    profile: &'a str,
-    manager: Manager,
-    time_limit_us: u64,
-    workers_per_allocation: u32,
-    max_workers: u32,
-    backlog: u32,
-    paused: Option<&'a str>,
-    unschedulable: &'a [String],
-}
-
 /// Prints a run's allocations.
 fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
     let run = run_dir(args)?;
@@ -139,7 +116,7 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => AllocsFile::default(),
             _ => read(&run)?,
         };
-        let queue = file.queue.as_ref().map(|q| QueueJson {
+        let queue = file.queue.as_ref().map(|q| QueueLimits {
             profile: &q.profile,
             manager: q.manager,
             time_limit_us: q.time_limit_s * 1_000_000,

@@ -18,14 +18,10 @@ use flow_engine::log::{
 };
 use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::origin;
-use serde::Serialize;
 use trace::{Attempt, Column, Format};
 
-pub use summary::RunSummary;
-pub use trace::AttemptRecord;
-
 use crate::failure::Failure;
-use crate::json::{self, TaskRef};
+use crate::json::{self, OutputChunk, OutputLine, RunSummary, TaskRef};
 use crate::stdout::to_stdout;
 
 /// How often `tail -f` looks for new output.
@@ -479,33 +475,6 @@ fn grep(
     lines.finish(&mut print)
 }
 
-/// A line of `flow log grep --json`.
-#[derive(Serialize)]
-struct OutputLine<'a> {
-    #[serde(flatten)]
-    task: TaskRef,
-    attempt: u32,
-    #[serde(serialize_with = "stream_name")]
-    stream: OutputStream,
-    line: &'a str,
-}
-
-/// A record of `flow log export --json`.
-#[derive(Serialize)]
-struct ExportRecord<'a> {
-    #[serde(flatten)]
-    task: TaskRef,
-    attempt: u32,
-    #[serde(serialize_with = "stream_name")]
-    stream: OutputStream,
-    time_us: u64,
-    data: &'a str,
-}
-
-fn stream_name<S: serde::Serializer>(stream: &OutputStream, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(stream.as_str())
-}
-
 /// `flow log export --json`.
 fn export(run: &Run, out: &mut impl Write, selection: &Selection) -> io::Result<()> {
     run.each_record(|r, _| if selection.contains(r.task) { write_record(run, out, &r) } else { Ok(()) })
@@ -514,7 +483,7 @@ fn export(run: &Run, out: &mut impl Write, selection: &Selection) -> io::Result<
 /// Writes `r` as one line of `flow log export --json`.
 fn write_record(run: &Run, out: &mut impl Write, r: &OutputRecord) -> io::Result<()> {
     let data = String::from_utf8_lossy(&r.data);
-    let record = ExportRecord {
+    let record = OutputChunk {
         task: run.task_ref(r.task),
         attempt: r.attempt,
         stream: r.stream,

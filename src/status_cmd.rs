@@ -1,18 +1,15 @@
 //! `flow status` (one run, live or finished) and `flow runs` (all runs).
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use flow_engine::profile::Manager;
 use flow_engine::rundir::{
     AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
 };
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use crate::failure::Failure;
-use crate::json::{self, Counts, RunState};
+use crate::json::{self, Counts, QueueSummary, RunList, RunStanding, RunState, StatusReport};
 use crate::stdout::to_stdout;
 
 /// `flow status`.
@@ -104,33 +101,6 @@ impl Standing {
     }
 }
 
-/// Where a run stands: what `flow status --json` prints, and each run of
-/// `flow runs --json`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RunStanding {
-    /// The run's id.
-    pub run_id: String,
-    /// Where it stands.
-    pub state: RunState,
-    /// A `--dry-exec` run: nothing was executed.
-    pub dry_exec: bool,
-    /// Its instances by state (absent for a damaged run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counts: Option<Counts>,
-    /// Its wall time in µs, once it ended.
-    pub duration_us: Option<u64>,
-    /// The exit code its `flow run` ended with (74: its run files could not
-    /// be written), once it ended.
-    pub exit_code: Option<u8>,
-    /// Damaged stretches of its journal, whose records are lost (absent for
-    /// a damaged run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub journal_damage: Option<usize>,
-    /// Why its files cannot be read (a damaged run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 impl RunStanding {
     /// Run `id`, which stands at `standing`, or whose files cannot be read.
     fn new(id: &str, standing: Result<&Standing, &str>) -> Self {
@@ -157,31 +127,6 @@ impl RunStanding {
             },
         }
     }
-}
-
-/// `flow status --json`: the run's standing, its workers and its queue.
-#[derive(Serialize)]
-struct StatusReport<'a> {
-    #[serde(flatten)]
-    standing: RunStanding,
-    /// The workers of a live run.
-    workers: Vec<json::Worker>,
-    /// The run's allocation queue, if it has one.
-    queue: Option<QueueSummary<'a>>,
-    /// The run directory.
-    dir: &'a Path,
-}
-
-/// A run's queue and its allocations by state.
-#[derive(Serialize)]
-struct QueueSummary<'a> {
-    manager: Manager,
-    profile: &'a str,
-    allocations: usize,
-    queued: usize,
-    running: usize,
-    failed: usize,
-    paused: Option<&'a str>,
 }
 
 impl<'a> QueueSummary<'a> {
@@ -328,12 +273,6 @@ pub fn runs(args: &RunsArgs) -> Result<(), Failure> {
         return to_stdout(|out| json::write_document(out, &RunList { runs }));
     }
     to_stdout(|out| write_runs(out, &runs))
-}
-
-/// `flow runs --json`: every run, oldest first.
-#[derive(Serialize)]
-struct RunList {
-    runs: Vec<RunStanding>,
 }
 
 /// Writes `flow runs`'s table: one row per run, `damaged` for a run

@@ -9,11 +9,9 @@ use flow_engine::rundir::{RunDirError, locate};
 use flow_engine::runtime::{Leave, WorkerError, WorkerOptions, run_worker};
 use flow_engine::units::parse_duration;
 
-use serde::Serialize;
-
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
-use crate::json::{LeftReason, WorkerEvent};
+use crate::json::{LeftReason, WorkerEvent, WorkerList};
 
 /// `flow worker`.
 #[derive(Debug, Args)]
@@ -108,14 +106,6 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         false => eprintln!("worker left: {why}"),
     }
     Ok(crate::exit_codes::SUCCESS)
-}
-
-/// `flow workers --json`.
-#[derive(Serialize)]
-struct WorkerList<'a> {
-    run_id: &'a str,
-    live: bool,
-    workers: Vec<crate::json::Worker>,
 }
 
 /// Prints the workers of a run.

@@ -1,31 +1,15 @@
-//! [`Worker`] and [`WorkerRef`]: how every `--json` names a worker, and
-//! what `flow workers` and `flow status` add about its resources.
+//! [`Worker`] and [`WorkerRef`]: how every `--json` names a worker — its
+//! id, the host it runs on (this machine's name for the embedded worker)
+//! and the cluster job it runs in — and what `flow workers` and
+//! `flow status` add about its resources. `flow explain` names workers
+//! with the same type.
 
 use std::collections::BTreeMap;
 
+pub use flow_engine::explain::WorkerRef;
 use flow_engine::rundir::WorkerInfo;
 use schemars::JsonSchema;
 use serde::Serialize;
-
-/// A worker of a run, as every `--json` names one: its id, the host it
-/// runs on (this machine's name for the embedded worker) and the cluster
-/// job it runs in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct WorkerRef {
-    /// Its id in the run.
-    pub id: u32,
-    /// Its host name; `null` when no run file says.
-    pub host: Option<String>,
-    /// The cluster job (Slurm or PBS job id) it runs in, if any.
-    pub allocation: Option<String>,
-}
-
-impl WorkerRef {
-    /// Worker `id` with what `workers.json` said about it, if anything.
-    pub fn new(id: u32, info: Option<&WorkerInfo>) -> Self {
-        WorkerRef { id, host: info.map(|w| w.hostname.clone()), allocation: info.and_then(|w| w.allocation.clone()) }
-    }
-}
 
 /// A worker with its resources: each of `flow workers --json` and the
 /// `workers` of `flow status --json`.
@@ -57,7 +41,7 @@ impl Worker {
     pub fn new(info: &WorkerInfo) -> Self {
         let local = info.peer.is_empty();
         Worker {
-            worker: WorkerRef::new(info.id, Some(info)),
+            worker: WorkerRef { id: info.id, host: Some(info.hostname.clone()), allocation: info.allocation.clone() },
             local,
             peer: (!local).then(|| info.peer.clone()),
             cpus: info.shape.cpus.len(),
