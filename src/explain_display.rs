@@ -244,7 +244,7 @@ impl Text {
     /// What the queue is doing about workers.
     fn queue(&self, q: &QueueWait) -> String {
         if let Some(paused) = &q.paused {
-            return format!("none is connected and the {} queue is paused: {paused}", q.manager);
+            return format!("none is connected and the {} queue is paused: {paused}", q.manager.name());
         }
         let mut parts = Vec::new();
         if !q.queued.is_empty() {
@@ -264,7 +264,7 @@ impl Text {
             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             let n = q.queued.len();
             let noun = if n == 1 { "allocation is" } else { "allocations are" };
-            parts.push(format!("{n} {noun} queued in {}: {}{more}", q.manager, jobs.join(", ")));
+            parts.push(format!("{n} {noun} queued in {}: {}{more}", q.manager.name(), jobs.join(", ")));
         }
         if q.starting > 0 {
             let noun = if q.starting == 1 { "allocation has" } else { "allocations have" };
@@ -276,7 +276,7 @@ impl Text {
             } else {
                 format!("none active of the {} submitted", q.submitted)
             };
-            return format!("none is connected; {} allocations: {submitted}", q.manager);
+            return format!("none is connected; {} allocations: {submitted}", q.manager.name());
         }
         format!("none is connected; {}", parts.join("; "))
     }
@@ -457,7 +457,7 @@ mod tests {
             examples: vec![upstream("prep", UpstreamState::Waiting, None)],
         };
         let queue = QueueWait {
-            manager: "Slurm",
+            manager: flow_engine::profile::Manager::Slurm,
             paused: None,
             queued: vec![QueuedAllocation { job_id: "4712".into(), submitted_us: NOW - 90_000_000 }],
             starting: 1,

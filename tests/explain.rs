@@ -274,7 +274,7 @@ fn without_workers_the_allocation_queue_is_described() {
     );
     let json: serde_json::Value = serde_json::from_str(&f.explain(&["sim[2]", "--json"])).expect("JSON");
     assert_eq!(json["reason"]["queue"]["queued"][0]["job_id"], "4712");
-    assert_eq!(json["reason"]["queue"]["manager"], "Slurm");
+    assert_eq!(json["reason"]["queue"]["manager"], "slurm");
 
     f.allocs(&queue(Some("sbatch: command not found"), vec![]));
     assert_eq!(

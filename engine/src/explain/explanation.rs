@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::state::{EarlierStatus, State, UpstreamState};
+use crate::profile::Manager;
 use crate::resources::Shortfall;
 
 /// One task instance, explained.
@@ -269,8 +270,8 @@ pub struct UpstreamInstance {
 /// What the allocation queue is doing, for an instance without workers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct QueueWait {
-    /// `Slurm` or `PBS`.
-    pub manager: &'static str,
+    /// The resource manager: `slurm` or `pbs`.
+    pub manager: Manager,
     /// Why the queue stopped submitting, if it did.
     pub paused: Option<String>,
     /// Allocations waiting in the manager's queue, oldest first.

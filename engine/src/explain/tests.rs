@@ -254,7 +254,7 @@ fn without_workers_the_queue_says_what_comes() {
     );
     let waiting = placement("", vec![], Some(allocs));
     let Reason::NoWorkers { queue: Some(q) } = waiting.reason else { panic!() };
-    assert_eq!((q.manager, q.submitted, q.starting, q.paused), ("Slurm", 3, 0, None));
+    assert_eq!((q.manager, q.submitted, q.starting, q.paused), (Manager::Slurm, 3, 0, None));
     let jobs: Vec<_> = q.queued.iter().map(|a| (a.job_id.as_str(), a.submitted_us)).collect();
     assert_eq!(jobs, [("1002", T0 + 2 * SECOND), ("1003", T0 + 3 * SECOND)]);
     assert_eq!(q.last_failure.as_deref(), Some("sbatch: error: invalid account"));
