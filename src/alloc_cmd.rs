@@ -8,10 +8,9 @@ use flow_engine::log::{OutputRecord, OutputStream, read_output};
 use flow_engine::rundir::{AllocRecord, AllocsFile, RunDir, RunDirError, locate};
 use flow_engine::runtime::{Fit, ScriptContext, fits, script, submit_command};
 
-use serde::Serialize;
-
 use crate::args::WorkflowArgs;
 use crate::failure::Failure;
+use crate::json::{AllocList, QueueLimits};
 use crate::load_workflow;
 
 /// `flow alloc`.
@@ -108,35 +107,18 @@ fn run_dir(args: &RunArgs) -> Result<RunDir, Failure> {
     Ok(locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?)
 }
 
-/// `flow alloc list --json`.
-#[derive(Serialize)]
-struct AllocList<'a> {
-    run_id: &'a str,
-    queue: Option<QueueJson<'a>>,
-    allocations: &'a [AllocRecord],
-}
-
-/// A run's queue in `flow alloc list --json`: its limits, µs for times.
-#[derive(Serialize)]
-struct QueueJson<'a> {
-    profile: &'a str,
-    manager: &'static str,
-    time_limit_us: u64,
-    workers_per_allocation: u32,
-    max_workers: u32,
-    backlog: u32,
-    paused: Option<&'a str>,
-    unschedulable: &'a [String],
-}
-
 /// Prints a run's allocations.
 fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
     let run = run_dir(args)?;
-    let file = read(&run)?;
     if json {
-        let queue = file.queue.as_ref().map(|q| QueueJson {
+        // A run without a queue has no `allocs.json`: its document says so.
+        let file = match run.read_allocs() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => AllocsFile::default(),
+            _ => read(&run)?,
+        };
+        let queue = file.queue.as_ref().map(|q| QueueLimits {
             profile: &q.profile,
-            manager: q.manager.name(),
+            manager: q.manager,
             time_limit_us: q.time_limit_s * 1_000_000,
             workers_per_allocation: q.workers_per_allocation,
             max_workers: q.max_workers,
@@ -147,6 +129,7 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
         let list = AllocList { run_id: &run.id, queue, allocations: &file.allocations };
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
+    let file = read(&run)?;
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
         println!(

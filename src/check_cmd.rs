@@ -7,12 +7,11 @@ use flow_engine::ir::{Command, Domain, Expansion, GroupId, Resources};
 use flow_engine::resources::Unfit;
 use flow_engine::runtime::{Fit, fits};
 use flow_engine::template::{LeakKind, data_leaks, group_scope, json_value};
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use crate::args::CheckArgs;
 use crate::exit_codes;
 use crate::failure::Failure;
+use crate::json::{CheckDiagnostic, CheckReport, Severity};
 use crate::load_workflow::{self, Loaded};
 
 /// Runs `flow check`; returns its exit code. With `--json`, problems are
@@ -60,50 +59,6 @@ fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
     notes.extend(unquoted_data(&loaded));
     notes.extend(untracked_scripts(&loaded)?);
     Ok((loaded, notes))
-}
-
-/// What `flow check --json` prints.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CheckReport {
-    /// Whether the workflow is valid (notes do not make it invalid).
-    pub ok: bool,
-    /// The workflow file, as named on the command line.
-    pub file: String,
-    /// The workflow's name, when it is valid.
-    pub workflow: Option<String>,
-    /// Every problem, or the notes about a valid workflow.
-    pub diagnostics: Vec<CheckDiagnostic>,
-}
-
-/// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// The workflow cannot run.
-    Error,
-    /// Worth knowing; the workflow is valid.
-    Note,
-}
-
-/// One problem or note of `flow check --json`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CheckDiagnostic {
-    /// A stable code, e.g. `flow::compile::cycle`.
-    pub code: &'static str,
-    /// How serious it is.
-    pub severity: Severity,
-    /// What is wrong.
-    pub message: String,
-    /// The file it points into (the workflow, or a file it reads).
-    pub file: String,
-    /// The line it points at, from 1.
-    pub line: Option<usize>,
-    /// The column, from 1, in characters.
-    pub column: Option<usize>,
-    /// The text drawn under the span.
-    pub label: Option<String>,
-    /// How to fix it.
-    pub help: Option<String>,
 }
 
 impl CheckDiagnostic {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use flow_engine::explain::{Explainer, Explanation};
+use flow_engine::explain::Explainer;
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, TaskId};
 use flow_engine::log::JournalStatus;
@@ -66,7 +66,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
         if args.json {
             tasks.iter().try_for_each(|&task| {
                 let ex = explainer.explain(task);
-                crate::json::write_line(out, &Explained::new(&ex, text.headline(&ex)))
+                crate::json::write_line(out, &crate::json::Explained::new(&ex, text.headline(&ex)))
             })
         } else if let [task] = tasks[..] {
             explain_display::instance(out, &text, &explainer.explain(task))
@@ -83,24 +83,6 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
             explain_display::summary(out, tasks.iter().map(|&task| explainer.explain(task)), &text, &header)
         }
     })
-}
-
-/// A line of `flow explain --json`: the explanation, `sub` for an
-/// instance of a nested task (as every `--json` names one), and its headline.
-#[derive(serde::Serialize)]
-struct Explained<'a> {
-    #[serde(flatten)]
-    explanation: &'a Explanation,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sub: Option<u64>,
-    message: String,
-}
-
-impl<'a> Explained<'a> {
-    fn new(explanation: &'a Explanation, message: String) -> Self {
-        let sub = crate::json::TaskRef::labelled(&explanation.task, explanation.label.clone()).sub;
-        Explained { explanation, sub, message }
-    }
 }
 
 /// For a dynamic stage whose instances this run never learned: why, from

@@ -244,7 +244,7 @@ impl Text {
     /// What the queue is doing about workers.
     fn queue(&self, q: &QueueWait) -> String {
         if let Some(paused) = &q.paused {
-            return format!("none is connected and the {} queue is paused: {paused}", q.manager);
+            return format!("none is connected and the {} queue is paused: {paused}", q.manager.name());
         }
         let mut parts = Vec::new();
         if !q.queued.is_empty() {
@@ -264,7 +264,7 @@ impl Text {
             let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             let n = q.queued.len();
             let noun = if n == 1 { "allocation is" } else { "allocations are" };
-            parts.push(format!("{n} {noun} queued in {}: {}{more}", q.manager, jobs.join(", ")));
+            parts.push(format!("{n} {noun} queued in {}: {}{more}", q.manager.name(), jobs.join(", ")));
         }
         if q.starting > 0 {
             let noun = if q.starting == 1 { "allocation has" } else { "allocations have" };
@@ -276,7 +276,7 @@ impl Text {
             } else {
                 format!("none active of the {} submitted", q.submitted)
             };
-            return format!("none is connected; {} allocations: {submitted}", q.manager);
+            return format!("none is connected; {} allocations: {submitted}", q.manager.name());
         }
         format!("none is connected; {}", parts.join("; "))
     }
@@ -327,7 +327,7 @@ fn earlier_note(e: &Earlier) -> String {
 /// ` on worker 2 (node17, job 4711)`.
 fn on(worker: Option<&WorkerRef>) -> String {
     let Some(w) = worker else { return String::new() };
-    let about: Vec<&str> = w.hostname.iter().chain(&w.allocation).map(String::as_str).collect();
+    let about: Vec<&str> = w.host.iter().chain(&w.allocation).map(String::as_str).collect();
     match (about.as_slice(), &w.allocation) {
         ([], _) => format!(" on worker {}", w.id),
         ([host, job], Some(_)) => format!(" on worker {} ({host}, job {job})", w.id),
@@ -391,9 +391,9 @@ mod tests {
 
     #[test]
     fn workers_are_named_with_what_is_known() {
-        let w = |hostname: Option<&str>, allocation: Option<&str>| WorkerRef {
+        let w = |host: Option<&str>, allocation: Option<&str>| WorkerRef {
             id: 2,
-            hostname: hostname.map(str::to_owned),
+            host: host.map(str::to_owned),
             allocation: allocation.map(str::to_owned),
         };
         assert_eq!(on(None), "");
@@ -428,7 +428,7 @@ mod tests {
     }
 
     fn node17() -> Option<WorkerRef> {
-        Some(WorkerRef { id: 2, hostname: Some("node17".into()), allocation: Some("4711".into()) })
+        Some(WorkerRef { id: 2, host: Some("node17".into()), allocation: Some("4711".into()) })
     }
 
     fn upstream(label: &str, state: UpstreamState, worker: Option<u32>) -> UpstreamInstance {
@@ -457,7 +457,7 @@ mod tests {
             examples: vec![upstream("prep", UpstreamState::Waiting, None)],
         };
         let queue = QueueWait {
-            manager: "Slurm",
+            manager: flow_engine::profile::Manager::Slurm,
             paused: None,
             queued: vec![QueuedAllocation { job_id: "4712".into(), submitted_us: NOW - 90_000_000 }],
             starting: 1,

@@ -18,14 +18,10 @@ use flow_engine::log::{
 };
 use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::origin;
-use serde::Serialize;
 use trace::{Attempt, Column, Format};
 
-pub use summary::RunSummary;
-pub use trace::AttemptRecord;
-
 use crate::failure::Failure;
-use crate::json::{self, TaskRef};
+use crate::json::{self, OutputChunk, OutputLine, RunSummary, TaskRef};
 use crate::stdout::to_stdout;
 
 /// How often `tail -f` looks for new output.
@@ -76,6 +72,9 @@ pub enum LogCommand {
         /// Only instances whose last attempt failed.
         #[arg(long)]
         failed: bool,
+        /// One JSON object per output record, as `flow log export --json` prints them.
+        #[arg(long)]
+        json: bool,
     },
     /// Print output lines prefixed with their task; with -f, follow the run until it ends.
     Tail {
@@ -85,6 +84,9 @@ pub enum LogCommand {
         /// Keep printing new output until the run ends.
         #[arg(short, long)]
         follow: bool,
+        /// One JSON object per output record, as `flow log export --json` prints them.
+        #[arg(long)]
+        json: bool,
     },
     /// Counts per state, output sizes, durations and resource use per task, the slowest instances.
     Summary {
@@ -102,7 +104,7 @@ pub enum LogCommand {
         /// Ignore case.
         #[arg(short, long)]
         ignore_case: bool,
-        /// One JSON object per matching line: the instance, `stream` and `line`.
+        /// One JSON object per matching line: the instance, `attempt`, `stream` and `line`.
         #[arg(long)]
         json: bool,
     },
@@ -158,8 +160,8 @@ pub fn run(args: &LogArgs) -> Result<(), Failure> {
             let format = if *json { None } else { Some(*format) };
             list(&run, out, &selection, columns, format)
         }
-        LogCommand::Cat { stream, failed, .. } => cat(&run, out, &selection, *stream, *failed),
-        LogCommand::Tail { follow, .. } => tail(&run, out, &selection, *follow),
+        LogCommand::Cat { stream, failed, json, .. } => cat(&run, out, &selection, *stream, *failed, *json),
+        LogCommand::Tail { follow, json, .. } => tail(&run, out, &selection, *follow, *json),
         LogCommand::Summary { json } => RunSummary::gather(&run)
             .and_then(|summary| if *json { json::write_document(out, &summary) } else { summary.render(out) }),
         LogCommand::Grep { pattern, ignore_case, json, .. } => {
@@ -325,12 +327,19 @@ fn list(
 }
 
 /// `flow log cat`: one pass to find the records, then each task's in turn.
-fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamChoice, failed: bool) -> io::Result<()> {
+fn cat(
+    run: &Run,
+    out: &mut impl Write,
+    selection: &Selection,
+    stream: StreamChoice,
+    failed: bool,
+    as_json: bool,
+) -> io::Result<()> {
     let journal = run.journal()?;
     let wanted = |task: TaskId| {
         selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
     };
-    write_output(run, out, wanted, stream)?;
+    write_output(run, out, wanted, stream, as_json)?;
     if failed {
         return Ok(());
     }
@@ -348,7 +357,7 @@ fn cat(run: &Run, out: &mut impl Write, selection: &Selection, stream: StreamCho
                     "note: run {} skipped {label} as unchanged; its output is from run {id}{there}",
                     run.dir().id
                 );
-                write_output(&then, out, |t| t == from, stream)?;
+                write_output(&then, out, |t| t == from, stream, as_json)?;
             }
             None => eprintln!(
                 "note: run {} skipped {label} as unchanged; no earlier run with its output is left",
@@ -365,6 +374,7 @@ fn write_output(
     out: &mut impl Write,
     wanted: impl Fn(TaskId) -> bool,
     stream: StreamChoice,
+    as_json: bool,
 ) -> io::Result<()> {
     let mut found: Vec<(TaskId, u64, u64)> = Vec::new();
     run.each_record(|r, offset| {
@@ -377,13 +387,17 @@ fn write_output(
     found.sort_by_key(|&(task, time, _)| (task, time));
     let Some(mut reader) = run.output()? else { return Ok(()) };
     for (_, _, offset) in found {
-        out.write_all(&reader.read_at(offset)?.data)?;
+        let record = reader.read_at(offset)?;
+        match as_json {
+            true => write_record(run, out, &record)?,
+            false => out.write_all(&record.data)?,
+        }
     }
     Ok(())
 }
 
 /// `flow log tail [-f]`.
-fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) -> io::Result<()> {
+fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool, as_json: bool) -> io::Result<()> {
     let mut lines = LineSplitter::default();
     let print = |out: &mut dyn Write, &(task, _): &(TaskId, OutputStream), line: &[u8]| {
         writeln!(out, "{} | {}", run.label(task), String::from_utf8_lossy(line))
@@ -403,7 +417,12 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool) ->
         }
         for record in reader.iter_mut().flatten() {
             let r = record?;
-            if r.stream != OutputStream::Allocation && selection.contains(r.task) {
+            if r.stream == OutputStream::Allocation || !selection.contains(r.task) {
+                continue;
+            }
+            if as_json {
+                write_record(run, out, &r)?;
+            } else {
                 lines.push(&(r.task, r.stream), &r.data, |key, line| print(out, key, line))?;
             }
         }
@@ -439,66 +458,42 @@ fn grep(
 ) -> io::Result<()> {
     let pattern = if ignore_case { pattern.to_lowercase() } else { pattern.to_owned() };
     let mut lines = LineSplitter::default();
-    let mut print = |&(task, stream): &(TaskId, OutputStream), line: &[u8]| {
+    let mut print = |&(task, attempt, stream): &(TaskId, u32, OutputStream), line: &[u8]| {
         let text = String::from_utf8_lossy(line);
         let found = if ignore_case { text.to_lowercase().contains(&pattern) } else { text.contains(&pattern) };
         match (found, as_json) {
             (false, _) => Ok(()),
             (true, false) => writeln!(out, "{}:{}: {text}", run.label(task), stream.as_str()),
-            (true, true) => json::write_line(out, &OutputLine { task: run.task_ref(task), stream, line: &text }),
+            (true, true) => {
+                json::write_line(out, &OutputLine { task: run.task_ref(task), attempt, stream, line: &text })
+            }
         }
     };
     run.each_record(|r, _| {
         if selection.contains(r.task) {
-            lines.push(&(r.task, r.stream), &r.data, &mut print)?;
+            lines.push(&(r.task, r.attempt, r.stream), &r.data, &mut print)?;
         }
         Ok(())
     })?;
     lines.finish(&mut print)
 }
 
-/// A line of `flow log grep --json`.
-#[derive(Serialize)]
-struct OutputLine<'a> {
-    #[serde(flatten)]
-    task: TaskRef,
-    #[serde(serialize_with = "stream_name")]
-    stream: OutputStream,
-    line: &'a str,
-}
-
-/// A record of `flow log export --json`.
-#[derive(Serialize)]
-struct ExportRecord<'a> {
-    #[serde(flatten)]
-    task: TaskRef,
-    attempt: u32,
-    #[serde(serialize_with = "stream_name")]
-    stream: OutputStream,
-    time_us: u64,
-    data: &'a str,
-}
-
-fn stream_name<S: serde::Serializer>(stream: &OutputStream, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(stream.as_str())
-}
-
 /// `flow log export --json`.
 fn export(run: &Run, out: &mut impl Write, selection: &Selection) -> io::Result<()> {
-    run.each_record(|r, _| {
-        if !selection.contains(r.task) {
-            return Ok(());
-        }
-        let data = String::from_utf8_lossy(&r.data);
-        let record = ExportRecord {
-            task: run.task_ref(r.task),
-            attempt: r.attempt,
-            stream: r.stream,
-            time_us: r.time_us,
-            data: &data,
-        };
-        json::write_line(out, &record)
-    })
+    run.each_record(|r, _| if selection.contains(r.task) { write_record(run, out, &r) } else { Ok(()) })
+}
+
+/// Writes `r` as one line of `flow log export --json`.
+fn write_record(run: &Run, out: &mut impl Write, r: &OutputRecord) -> io::Result<()> {
+    let data = String::from_utf8_lossy(&r.data);
+    let record = OutputChunk {
+        task: run.task_ref(r.task),
+        attempt: r.attempt,
+        stream: r.stream,
+        time_us: r.time_us,
+        data: &data,
+    };
+    json::write_line(out, &record)
 }
 
 /// Left-aligned columns two spaces apart.

@@ -9,6 +9,7 @@ use flow_engine::report::{Report, is_report, render};
 use flow_engine::rundir::{RunDir, locate};
 
 use crate::failure::Failure;
+use crate::json::{Counts, ReportWritten};
 
 /// `flow report`.
 #[derive(Debug, Args)]
@@ -24,18 +25,34 @@ pub struct ReportArgs {
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
+    /// Print what was written as one JSON document: the run, the page's
+    /// path and size, and the run's counts.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `flow report`.
 pub fn report(args: &ReportArgs) -> Result<(), Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    write(&run, args.output.as_deref())
+    let written = write(&run, args.output.as_deref())?;
+    match args.json {
+        true => crate::stdout::to_stdout(|out| crate::json::write_document(out, &written)),
+        false => {
+            say(&written);
+            Ok(())
+        }
+    }
 }
 
-/// Writes the report of `run` to `output` (or the default file name) and
-/// says where it went on stderr.
-pub fn write(run: &RunDir, output: Option<&Path>) -> Result<(), Failure> {
+/// Says on stderr where the report went.
+pub fn say(written: &ReportWritten) {
+    let kib = written.bytes.div_ceil(1024);
+    eprintln!("report of run {}: {} ({kib} KiB)", written.run_id, written.path.display());
+}
+
+/// Writes the report of `run` to `output` (or the default file name).
+pub fn write(run: &RunDir, output: Option<&Path>) -> Result<ReportWritten, Failure> {
     let default = PathBuf::from(format!("flow-report-{}.html", run.id));
     let path = output.unwrap_or(&default);
     check_output(path)?;
@@ -45,8 +62,14 @@ pub fn write(run: &RunDir, output: Option<&Path>) -> Result<(), Failure> {
     let io = |e: std::io::Error| Failure::Io(e.to_string());
     let mut file = fs_err::File::create(path).map_err(io)?;
     file.write_all(&html).and_then(|()| file.flush()).map_err(io)?;
-    eprintln!("report of run {}: {} ({} KiB)", run.id, path.display(), html.len().div_ceil(1024));
-    Ok(())
+    Ok(ReportWritten {
+        run_id: run.id.clone(),
+        path: path.to_owned(),
+        bytes: html.len() as u64,
+        counts: Counts::of_report(&report.counts),
+        failures: report.failures_total,
+        warnings: report.warnings,
+    })
 }
 
 /// Refuses a report file that would replace a file flow did not write: a

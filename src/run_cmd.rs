@@ -135,7 +135,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         display.finish(summary, &commands, &mut std::io::stderr().lock());
     }
     let report = match (&args.report, &run_dir) {
-        (Some(file), Some(run)) => crate::report_cmd::write(run, file.as_deref()),
+        (Some(file), Some(run)) => crate::report_cmd::write(run, file.as_deref()).map(|w| crate::report_cmd::say(&w)),
         _ => Ok(()),
     };
     let code = summary?.exit_code();

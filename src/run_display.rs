@@ -189,11 +189,11 @@ fn notice(event: &Event) -> Option<String> {
         Event::Expanded { name, file, count, .. } => {
             Some(format!("+ {name}: {} from {file}", crate::plan::plural(*count, "instance")))
         }
-        Event::WorkerJoined { worker, hostname, peer, cpus, gpus } => {
+        Event::WorkerJoined { worker, hostname, peer, cpus, gpus, .. } => {
             let (cpus, gpus) = (crate::plan::plural(*cpus as u64, "cpu"), crate::plan::plural(*gpus as u64, "gpu"));
             Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus}, {gpus}"))
         }
-        Event::WorkerLost { worker, hostname, reason, tasks } => {
+        Event::WorkerLost { worker, hostname, reason, tasks, .. } => {
             let again = match tasks {
                 0 => String::new(),
                 1 => "; 1 task runs again elsewhere".to_owned(),
@@ -313,7 +313,14 @@ mod tests {
                 dynamic: vec!["refine".into()],
                 access: None,
             },
-            Event::WorkerJoined { worker: 1, hostname: "node7".into(), peer: "10.0.0.7:4242".into(), cpus: 1, gpus: 0 },
+            Event::WorkerJoined {
+                worker: 1,
+                hostname: "node7".into(),
+                allocation: None,
+                peer: "10.0.0.7:4242".into(),
+                cpus: 1,
+                gpus: 0,
+            },
             Event::TaskStarted { task: task(0, 0), label: "select".into(), attempt: 0 },
             finished(task(0, 0), "select", 0, Status::Succeeded, false),
             Event::Expanded { group: GroupId(1), name: "refine".into(), file: "hits.txt".into(), count: 2 },
@@ -327,7 +334,13 @@ mod tests {
                 state: AllocState::Failed,
                 reason: Some("node failure".into()),
             },
-            Event::WorkerLost { worker: 1, hostname: "node7".into(), reason: "silent for 10 s".into(), tasks: 2 },
+            Event::WorkerLost {
+                worker: 1,
+                hostname: "node7".into(),
+                allocation: None,
+                reason: "silent for 10 s".into(),
+                tasks: 2,
+            },
             Event::Warning { message: "run 20261124-000000-000: journal: 12 damaged bytes".into() },
         ]
     }

@@ -1,17 +1,15 @@
 //! `flow status` (one run, live or finished) and `flow runs` (all runs).
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::rundir::{
     AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
 };
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use crate::failure::Failure;
-use crate::json::{self, Counts, RunState};
+use crate::json::{self, Counts, QueueSummary, RunList, RunStanding, RunState, StatusReport};
 use crate::stdout::to_stdout;
 
 /// `flow status`.
@@ -103,33 +101,6 @@ impl Standing {
     }
 }
 
-/// Where a run stands: what `flow status --json` prints, and each run of
-/// `flow runs --json`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RunStanding {
-    /// The run's id.
-    pub run_id: String,
-    /// Where it stands.
-    pub state: RunState,
-    /// A `--dry-exec` run: nothing was executed.
-    pub dry_exec: bool,
-    /// Its instances by state (absent for a damaged run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counts: Option<Counts>,
-    /// Its wall time in µs, once it ended.
-    pub duration_us: Option<u64>,
-    /// The exit code its `flow run` ended with (74: its run files could not
-    /// be written), once it ended.
-    pub exit_code: Option<u8>,
-    /// Damaged stretches of its journal, whose records are lost (absent for
-    /// a damaged run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub journal_damage: Option<usize>,
-    /// Why its files cannot be read (a damaged run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 impl RunStanding {
     /// Run `id`, which stands at `standing`, or whose files cannot be read.
     fn new(id: &str, standing: Result<&Standing, &str>) -> Self {
@@ -158,38 +129,13 @@ impl RunStanding {
     }
 }
 
-/// `flow status --json`: the run's standing, its workers and its queue.
-#[derive(Serialize)]
-struct StatusReport<'a> {
-    #[serde(flatten)]
-    standing: RunStanding,
-    /// The workers of a live run.
-    workers: &'a [WorkerInfo],
-    /// The run's allocation queue, if it has one.
-    queue: Option<QueueSummary<'a>>,
-    /// The run directory.
-    dir: &'a Path,
-}
-
-/// A run's queue and its allocations by state.
-#[derive(Serialize)]
-struct QueueSummary<'a> {
-    manager: &'static str,
-    profile: &'a str,
-    allocations: usize,
-    queued: usize,
-    running: usize,
-    failed: usize,
-    paused: Option<&'a str>,
-}
-
 impl<'a> QueueSummary<'a> {
     /// The queue of `file`, if it has one.
     fn of(file: &'a AllocsFile) -> Option<Self> {
         let queue = file.queue.as_ref()?;
         let count = |state: AllocState| file.allocations.iter().filter(|a| a.state == state).count();
         Some(QueueSummary {
-            manager: queue.manager.name(),
+            manager: queue.manager,
             profile: &queue.profile,
             allocations: file.allocations.len(),
             queued: count(AllocState::Queued),
@@ -225,7 +171,7 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
     if args.json {
         let report = StatusReport {
             standing: RunStanding::new(&status.id, Ok(&status.standing)),
-            workers: status.workers.as_deref().unwrap_or_default(),
+            workers: json::Worker::all(status.workers.as_deref().unwrap_or_default()),
             queue: status.allocs.as_ref().and_then(QueueSummary::of),
             dir: &status.path,
         };
@@ -293,7 +239,7 @@ fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<(
     writeln!(
         out,
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
-        queue.manager,
+        queue.manager.name(),
         queue.profile,
         crate::plan::plural(queue.allocations as u64, "allocation"),
         queue.queued,
@@ -327,12 +273,6 @@ pub fn runs(args: &RunsArgs) -> Result<(), Failure> {
         return to_stdout(|out| json::write_document(out, &RunList { runs }));
     }
     to_stdout(|out| write_runs(out, &runs))
-}
-
-/// `flow runs --json`: every run, oldest first.
-#[derive(Serialize)]
-struct RunList {
-    runs: Vec<RunStanding>,
 }
 
 /// Writes `flow runs`'s table: one row per run, `damaged` for a run

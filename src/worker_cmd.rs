@@ -5,14 +5,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::rundir::{RunDirError, WorkerInfo, locate};
+use flow_engine::rundir::{RunDirError, locate};
 use flow_engine::runtime::{Leave, WorkerError, WorkerOptions, run_worker};
 use flow_engine::units::parse_duration;
 
-use serde::Serialize;
-
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
+use crate::json::{LeftReason, WorkerEvent, WorkerList};
 
 /// `flow worker`.
 #[derive(Debug, Args)]
@@ -35,6 +34,9 @@ pub struct WorkerCmdArgs {
     /// Bind each task to the CPU ids it was given.
     #[arg(long)]
     pub bind_cpus: bool,
+    /// Say what happens as JSON lines on stdout: `started`, then `left` with the reason.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `flow workers`.
@@ -68,27 +70,42 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         bind_cpus: args.bind_cpus,
         guard: crate::guard_cmd::start(),
     };
+    if args.json {
+        let started = WorkerEvent::Started {
+            address: options.connect.clone().unwrap_or_else(|| options.access.address.clone()),
+            host: flow_engine::host::hostname(),
+            cpus: options.resources.cpus.len(),
+            gpus: options.resources.gpus.len(),
+            memory_bytes: options.resources.memory,
+            time_limit_us: options.time_limit.map(|t| t.as_micros() as u64),
+        };
+        crate::stdout::to_stdout(|out| crate::json::write_line(out, &started))?;
+    }
     let leave = run_worker(options).map_err(|e| match e {
         WorkerError::Net(e) => Failure::Usage(format!("worker: {e}")),
         WorkerError::Io(e) => Failure::Io(format!("worker: {e}")),
     })?;
-    let why = match leave {
-        Leave::RunEnded => "the run ended",
-        Leave::CoordinatorLost => "the coordinator was lost (killed, or unreachable)",
-        Leave::TimeLimit => "its time limit was reached",
-        Leave::Idle => "it had no work for its idle timeout",
-        Leave::Signal(name) => &format!("it was stopped by {name}; its tasks run again elsewhere"),
+    let (reason, signal, why) = match leave {
+        Leave::RunEnded => (LeftReason::RunEnded, None, "the run ended".to_owned()),
+        Leave::CoordinatorLost => {
+            (LeftReason::CoordinatorLost, None, "the coordinator was lost (killed, or unreachable)".to_owned())
+        }
+        Leave::TimeLimit => (LeftReason::TimeLimit, None, "its time limit was reached".to_owned()),
+        Leave::Idle => (LeftReason::Idle, None, "it had no work for its idle timeout".to_owned()),
+        Leave::Signal(name) => (
+            LeftReason::Signal,
+            Some(name.to_owned()),
+            format!("it was stopped by {name}; its tasks run again elsewhere"),
+        ),
     };
-    eprintln!("worker left: {why}");
+    match args.json {
+        true => {
+            let left = WorkerEvent::Left { reason, signal, message: why };
+            crate::stdout::to_stdout(|out| crate::json::write_line(out, &left))?;
+        }
+        false => eprintln!("worker left: {why}"),
+    }
     Ok(crate::exit_codes::SUCCESS)
-}
-
-/// `flow workers --json`.
-#[derive(Serialize)]
-struct WorkerList<'a> {
-    run_id: &'a str,
-    live: bool,
-    workers: &'a [WorkerInfo],
 }
 
 /// Prints the workers of a run.
@@ -100,7 +117,7 @@ pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
         _ => RunDirError::reading(&run.workers(), e).into(),
     })?;
     if args.json {
-        let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: &workers };
+        let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: crate::json::Worker::all(&workers) };
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     let state = if run.is_live() { "running" } else { "ended" };

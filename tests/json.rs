@@ -32,13 +32,14 @@ fn snapshot(name: &str, t: &Test, out: &Output) {
         (regex_escape(&dir), "[DIR]".to_owned()),
         (regex_escape(&t.path().display().to_string()), "[DIR]".to_owned()),
         (r"\d{8}-\d{6}-\d{3}".to_owned(), "[RUN]".to_owned()),
-        (r#""(\w+_us|rss_bytes|median|max|memory)": ?\d+"#.to_owned(), r#""$1": "[N]""#.to_owned()),
+        (r#""(\w+_us|rss_bytes|median|max|memory_bytes|bytes)": ?\d+"#.to_owned(), r#""$1": "[N]""#.to_owned()),
         (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC".to_owned(), "[TIME]".to_owned()),
         (r"\b\d+(\.\d+s|m\d\ds|h\d\dm)".to_owned(), "[DURATION]".to_owned()),
         (r#""location": ?"[^"]*""#.to_owned(), r#""location": "[LOC]""#.to_owned()),
     ];
     if !host.is_empty() {
         filters.push((format!("\"{}\"", regex_escape(&host)), "\"[HOST]\"".to_owned()));
+        filters.push((format!("\\({}\\)", regex_escape(&host)), "([HOST])".to_owned()));
     }
     let text = if out.code == 0 { out.stdout.clone() } else { format!("{}[exit code {}]\n", out.stdout, out.code) };
     let filters: Vec<(&str, &str)> = filters.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
@@ -72,6 +73,10 @@ fn every_command_speaks_one_vocabulary() {
     json("log_summary", &["log", "summary", "--json"]);
     json("log_grep", &["log", "grep", "--json", "scoring"]);
     json("log_export", &["log", "export", "--json", "score[2]"]);
+    json("log_cat", &["log", "cat", "--json", "score[2]"]);
+    json("log_tail", &["log", "tail", "--json", "score"]);
+    json("alloc_list", &["alloc", "list", "--json"]);
+    json("report", &["report", "--json", "-o", "report.html"]);
 }
 
 #[test]

@@ -149,13 +149,14 @@ fn list_shows_every_instance_with_records() {
     assert_eq!(
         line,
         serde_json::json!({
-            "version": 1, "task": "score", "index": 20, "label": "score[20]", "state": "failed", "attempt": 0,
+            "version": 2, "task": "score", "index": 20, "label": "score[20]", "state": "failed", "attempt": 0,
             "exit_code": 3, "signal": null, "duration_us": 3_000_000, "reason": "exit code 3",
-            "stdout_bytes": 12, "stderr_bytes": 12, "worker": 1,
+            "stdout_bytes": 12, "stderr_bytes": 12,
+            "worker": { "id": 1, "host": null, "allocation": null },
             // A journal without metrics: the start and end it recorded, nothing measured.
-            "start_us": T0 + 2 * SECOND, "end_us": T0 + 5 * SECOND,
+            "started_us": T0 + 2 * SECOND, "ended_us": T0 + 5 * SECOND,
             "wall_us": null, "cpu_us": null, "user_us": null, "system_us": null, "rss_bytes": null,
-            "host": null, "allocation": null, "variant": null, "cpus": null, "gpus": null,
+            "variant": null, "cpu_ids": null, "gpu_ids": null,
         })
     );
 }
@@ -264,7 +265,7 @@ fn export_writes_every_record_as_json() {
     assert_eq!(
         lines[3],
         serde_json::json!({
-            "version": 1, "task": "score", "index": 20, "label": "score[20]", "attempt": 0, "stream": "stderr",
+            "version": 2, "task": "score", "index": 20, "label": "score[20]", "attempt": 0, "stream": "stderr",
             "time_us": T0 + 2_300_000, "data": "boom: HELLO\n",
         })
     );

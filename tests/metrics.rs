@@ -51,11 +51,11 @@ fn memory_and_cpu_of_each_attempt_are_recorded() {
     assert!(user >= 100_000, "{burn}");
     assert_eq!(burn["cpu_us"].as_u64(), Some(user + system));
     for a in &all {
-        let (start, end) = (a["start_us"].as_u64().expect("start"), a["end_us"].as_u64().expect("end"));
+        let (start, end) = (a["started_us"].as_u64().expect("start"), a["ended_us"].as_u64().expect("end"));
         assert!(start <= end, "{a}");
-        assert_eq!(a["host"], hostname().as_str(), "{a}");
-        assert_eq!((&a["worker"], &a["variant"], &a["allocation"]), (&Value::from(0), &Value::from(0), &Value::Null));
-        assert_eq!(a["cpus"].as_array().map(Vec::len), Some(1), "one CPU id each: {a}");
+        let worker = serde_json::json!({ "id": 0, "host": hostname(), "allocation": null });
+        assert_eq!((&a["worker"], &a["variant"]), (&worker, &Value::from(0)), "{a}");
+        assert_eq!(a["cpu_ids"].as_array().map(Vec::len), Some(1), "one CPU id each: {a}");
     }
     let killed = find(&all, "killed");
     assert_eq!(
@@ -97,8 +97,8 @@ fn an_attempt_on_a_remote_worker_names_its_host_worker_and_job() {
     let all = attempts(&t, &[]);
     assert_eq!(all.len(), 2, "{all:?}");
     for a in &all {
-        assert_eq!((&a["host"], &a["allocation"], &a["worker"]), (&hostname().into(), &"4242".into(), &0.into()));
-        assert_eq!(a["cpus"], serde_json::json!([0]));
+        assert_eq!(a["worker"], serde_json::json!({ "id": 0, "host": hostname(), "allocation": "4242" }));
+        assert_eq!(a["cpu_ids"], serde_json::json!([0]));
         assert!(a["rss_bytes"].as_u64().expect("rss") >= 50_000_000, "{a}");
     }
 }
@@ -126,6 +126,9 @@ fn metrics_of_finished_attempts_survive_kill_9() {
         assert!(quick["rss_bytes"].as_u64().expect("rss") >= 50_000_000, "{quick}");
     }
     let slow = find(&all, "slow");
-    assert_eq!((&slow["state"], &slow["rss_bytes"], &slow["end_us"]), (&"running".into(), &Value::Null, &Value::Null));
-    assert!(slow["start_us"].is_u64(), "its start was recorded: {slow}");
+    assert_eq!(
+        (&slow["state"], &slow["rss_bytes"], &slow["ended_us"]),
+        (&"running".into(), &Value::Null, &Value::Null)
+    );
+    assert!(slow["started_us"].is_u64(), "its start was recorded: {slow}");
 }

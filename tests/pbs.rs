@@ -121,7 +121,7 @@ fn a_refused_submission_pauses_the_queue_quoting_qsub() {
     ");
     let json: serde_json::Value =
         serde_json::from_str(&t.success_with(&["alloc", "list", "--json"])).expect("one JSON document");
-    assert_eq!((&json["version"], &json["queue"]["profile"]), (&1.into(), &"pbs".into()), "{json}");
+    assert_eq!((&json["version"], &json["queue"]["profile"]), (&2.into(), &"pbs".into()), "{json}");
     insta::assert_snapshot!(json["queue"]["paused"].as_str().unwrap_or("<not a string>"), @"the PBS queue is paused after 3 failed allocations in a row; the last one: `qsub` failed with exit code 1: qsub: Unknown queue MSG=requested queue not found");
     assert!(json["queue"]["time_limit_us"].as_u64().is_some_and(|us| us % 1_000_000 == 0), "{json}");
     let states: Vec<&str> = json["allocations"]

@@ -27,7 +27,7 @@ fn checked_in_output_schema_is_current() {
         "schema/output.schema.json is stale: run `cargo run -- schema output > schema/output.schema.json`"
     );
     let schema: serde_json::Value = serde_json::from_str(&printed).expect("schema is JSON");
-    assert_eq!(schema["properties"]["version"]["const"], 1);
+    assert_eq!(schema["properties"]["version"]["const"], 2);
     let defs = &schema["$defs"];
     for name in ["TaskRef", "State", "RunState", "Counts", "AttemptRecord", "RunSummary", "CheckReport", "RunStanding"]
     {

@@ -16,6 +16,7 @@ mod graph;
 mod growing;
 mod interrupt;
 mod json;
+mod json_schema;
 mod layers;
 mod log;
 mod metrics;

@@ -313,7 +313,7 @@ fn explain_names_the_host_of_a_worker_that_left() {
     let _ = wait_child(&mut big, Duration::from_secs(10));
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["explain", "a", "--json"])).expect("json");
     let text = serde_json::to_string(&json).unwrap();
-    assert!(text.contains("\"hostname\":\""), "no host for the worker that left: {text}");
+    assert!(text.contains("\"host\":\""), "no host for the worker that left: {text}");
     let words = t.success_with(&["explain", "a"]);
     assert!(words.contains("on worker 0 ("), "{words}");
 }

@@ -39,6 +39,20 @@ impl Counts {
         .with_queued()
     }
 
+    /// The counts a report shows: instances whose worker was lost run
+    /// again, those not started are queued.
+    pub fn of_report(c: &flow_engine::report::Counts) -> Self {
+        Counts {
+            total: c.total,
+            succeeded: c.succeeded,
+            cached: c.cached,
+            failed: c.failed,
+            cancelled: c.cancelled,
+            running: c.running + c.lost,
+            queued: c.waiting,
+        }
+    }
+
     /// The counts of `total` instances whose last attempts `journal` holds.
     pub fn of_journal(total: u64, journal: &JournalState) -> Self {
         let mut counts = Counts { total, ..Counts::default() };

@@ -5,24 +5,27 @@
 use flow_engine::ir::{Graph, GroupId, TaskId};
 use flow_engine::runtime::Status;
 use flow_engine::runtime::{Event, Summary};
+use std::path::Path;
+
+use flow_engine::rundir::AllocState;
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Counts, RunState, State, TaskRef, micros};
+use super::{Counts, RunState, State, TaskRef, WorkerRef, micros};
 
 /// One event of `flow run --json`.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-pub enum RunEvent<'a> {
-    /// An event this view retells.
-    Told(Told<'a>),
-    /// An event whose own fields already speak the vocabulary.
-    As(&'a Event),
-}
-
-/// The events about instances and the run's end.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub enum Told<'a> {
+pub enum RunEvent<'a> {
+    /// The run began.
+    RunStarted {
+        /// The run's id.
+        run_id: &'a str,
+        /// Its directory, absolute.
+        run_dir: &'a Path,
+        /// Instances known at the start.
+        total: u64,
+    },
     /// An attempt started.
     TaskStarted {
         /// Which instance.
@@ -83,6 +86,83 @@ pub enum Told<'a> {
         /// How many instances it has.
         count: u64,
     },
+    /// A remote worker joined.
+    WorkerJoined {
+        /// Which worker.
+        worker: WorkerRef,
+        /// The address it connected from.
+        peer: &'a str,
+        /// How many CPUs it offers.
+        cpus: usize,
+        /// How many GPUs it offers.
+        gpus: usize,
+    },
+    /// A worker left or fell silent; its running tasks run again elsewhere.
+    WorkerLost {
+        /// Which worker.
+        worker: WorkerRef,
+        /// Why it is considered gone.
+        reason: &'a str,
+        /// How many of its tasks were running.
+        tasks: usize,
+    },
+    /// A connection was refused (a wrong or missing secret, or garbage).
+    WorkerRefused {
+        /// Where it came from.
+        peer: &'a str,
+        /// What went wrong.
+        reason: &'a str,
+        /// Connections from the same address refused and not reported one by one.
+        more: u64,
+    },
+    /// Connections refused from one address and not reported yet.
+    RefusedQuietly {
+        /// The address.
+        address: &'a str,
+        /// How many.
+        count: u64,
+    },
+    /// An allocation of the run's queue changed state.
+    Allocation {
+        /// Its number in this run.
+        id: u32,
+        /// The manager's job id (empty if submission failed).
+        job_id: &'a str,
+        /// Its new state.
+        state: AllocState,
+        /// Why it failed or ended, if known.
+        reason: Option<&'a str>,
+    },
+    /// The queue stopped submitting after repeated failures.
+    QueuePaused {
+        /// Why.
+        reason: &'a str,
+    },
+    /// A task can never run on the run's queue.
+    QueueUnschedulable {
+        /// The task's name.
+        task: &'a str,
+        /// Why.
+        reason: &'a str,
+    },
+    /// Recorded outputs of instances that no longer exist were moved aside.
+    OutputsMoved {
+        /// The task.
+        task: &'a str,
+        /// The vanished instances.
+        labels: &'a [String],
+        /// The files, relative to the workflow directory.
+        files: &'a [String],
+        /// Where they are now, relative to the workflow directory.
+        dir: &'a str,
+        /// Under `--dry-exec`: they would be moved, and were left.
+        dry: bool,
+    },
+    /// Something worth knowing that does not stop the run.
+    Warning {
+        /// What happened.
+        message: &'a str,
+    },
     /// The run ended.
     RunFinished {
         /// The run's id.
@@ -103,16 +183,16 @@ pub enum Told<'a> {
 impl<'a> RunEvent<'a> {
     /// `event` of a run of `graph`.
     pub fn new(event: &'a Event, graph: &Graph) -> Self {
-        RunEvent::Told(match event {
+        match event {
             Event::TaskStarted { task, label, attempt } => {
-                Told::TaskStarted { task: task_ref(graph, *task, label), attempt: *attempt }
+                RunEvent::TaskStarted { task: task_ref(graph, *task, label), attempt: *attempt }
             }
             Event::TaskFinished { task, label, attempt, status, retrying, duration, stderr_tail, location } => {
                 let (exit_code, signal, reason) = match status {
                     Status::Failed { exit_code, signal, reason } => (*exit_code, *signal, Some(reason.as_str())),
                     _ => (None, None, None),
                 };
-                Told::TaskFinished {
+                RunEvent::TaskFinished {
                     task: task_ref(graph, *task, label),
                     attempt: *attempt,
                     state: finished_state(status),
@@ -126,15 +206,37 @@ impl<'a> RunEvent<'a> {
                 }
             }
             Event::TaskCancelled { task, label, reason } => {
-                Told::TaskCancelled { task: task_ref(graph, *task, label), reason }
+                RunEvent::TaskCancelled { task: task_ref(graph, *task, label), reason }
             }
-            Event::Expanded { name, file, count, .. } => Told::Expanded { task: name, file, count: *count },
-            Event::PartExpanded { group, label, file, count } => {
-                Told::PartExpanded { task: TaskRef::labelled(name(graph, *group), label.clone()), file, count: *count }
+            Event::Expanded { name, file, count, .. } => RunEvent::Expanded { task: name, file, count: *count },
+            Event::PartExpanded { group, label, file, count } => RunEvent::PartExpanded {
+                task: TaskRef::labelled(name(graph, *group), label.clone()),
+                file,
+                count: *count,
+            },
+            Event::WorkerJoined { worker, hostname, allocation, peer, cpus, gpus } => RunEvent::WorkerJoined {
+                worker: worker_ref(*worker, hostname, allocation),
+                peer,
+                cpus: *cpus,
+                gpus: *gpus,
+            },
+            Event::WorkerLost { worker, hostname, allocation, reason, tasks } => {
+                RunEvent::WorkerLost { worker: worker_ref(*worker, hostname, allocation), reason, tasks: *tasks }
             }
             Event::RunFinished { summary } => finished(summary),
-            other => return RunEvent::As(other),
-        })
+            Event::RunStarted { run_id, run_dir, total, .. } => RunEvent::RunStarted { run_id, run_dir, total: *total },
+            Event::WorkerRefused { peer, reason, more } => RunEvent::WorkerRefused { peer, reason, more: *more },
+            Event::RefusedQuietly { address, count } => RunEvent::RefusedQuietly { address, count: *count },
+            Event::Allocation { id, job_id, state, reason } => {
+                RunEvent::Allocation { id: *id, job_id, state: *state, reason: reason.as_deref() }
+            }
+            Event::QueuePaused { reason } => RunEvent::QueuePaused { reason },
+            Event::QueueUnschedulable { task, reason } => RunEvent::QueueUnschedulable { task, reason },
+            Event::OutputsMoved { task, labels, files, dir, dry } => {
+                RunEvent::OutputsMoved { task, labels, files, dir, dry: *dry }
+            }
+            Event::Warning { message } => RunEvent::Warning { message },
+        }
     }
 }
 
@@ -144,12 +246,16 @@ fn task_ref(graph: &Graph, task: TaskId, label: &str) -> TaskRef {
     TaskRef::labelled(name(graph, task.group), label.to_owned())
 }
 
+fn worker_ref(id: u32, host: &str, allocation: &Option<String>) -> WorkerRef {
+    WorkerRef { id, host: Some(host.to_owned()), allocation: allocation.clone() }
+}
+
 fn name(graph: &Graph, group: GroupId) -> &str {
     graph.groups.get(group.index()).map_or("?", |g| g.name.as_str())
 }
 
-fn finished(summary: &Summary) -> Told<'_> {
-    Told::RunFinished {
+fn finished(summary: &Summary) -> RunEvent<'_> {
+    RunEvent::RunFinished {
         run_id: &summary.run_id,
         state: RunState::of_summary(summary),
         counts: Counts::of_summary(summary),

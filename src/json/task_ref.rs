@@ -16,7 +16,7 @@ pub struct TaskRef {
     /// The instance's `index`; for a nested instance, its parent's.
     pub index: i64,
     /// For a nested instance, its position in its parent's part.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub: Option<u64>,
     /// `name[index]`, `name[index.sub]`, or `name` for a plain task.
     pub label: String,

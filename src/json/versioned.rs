@@ -7,7 +7,7 @@ use serde::Serialize;
 /// The version of flow's JSON output, the `"version"` of every printed
 /// object. It changes when a field is removed or changes meaning; new
 /// fields may appear without a change.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// `body` with `"version"` in front.
 #[derive(Serialize)]
@@ -37,6 +37,6 @@ mod tests {
     fn the_version_comes_first() {
         let mut out = Vec::new();
         write_line(&mut out, &serde_json::json!({ "a": 1 })).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"version\":1,\"a\":1}\n");
+        assert_eq!(String::from_utf8(out).unwrap(), "{\"version\":2,\"a\":1}\n");
     }
 }

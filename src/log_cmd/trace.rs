@@ -8,11 +8,9 @@ use clap::ValueEnum;
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::log::JournalEntry;
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use super::table;
-use crate::json::{self, State, TaskRef};
+use crate::json::{self, AttemptRecord, State, TaskRef, WorkerRef};
 
 /// A column of `flow log list --columns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -175,20 +173,20 @@ impl Attempt<'_> {
                 (None, signal) => signal.map(|s| format!("signal {s}")),
             },
             Column::Signal => r.signal.map(|s| s.to_string()),
-            Column::Start => time(r.start_us),
-            Column::End => time(r.end_us),
+            Column::Start => time(r.started_us),
+            Column::End => time(r.ended_us),
             Column::Duration => span(r.duration_us),
             Column::Wall => span(r.wall_us),
             Column::Cpu => span(r.cpu_us),
             Column::User => span(r.user_us),
             Column::Sys => span(r.system_us),
             Column::Rss => size(r.rss_bytes),
-            Column::Worker => r.worker.map(|w| w.to_string()),
-            Column::Host => r.host,
-            Column::Allocation => r.allocation,
+            Column::Worker => r.worker.as_ref().map(|w| w.id.to_string()),
+            Column::Host => r.worker.as_ref().and_then(|w| w.host.clone()),
+            Column::Allocation => r.worker.and_then(|w| w.allocation),
             Column::Variant => r.variant.map(|v| v.to_string()),
-            Column::Cpus => ids(r.cpus),
-            Column::Gpus => ids(r.gpus),
+            Column::Cpus => ids(r.cpu_ids),
+            Column::Gpus => ids(r.gpu_ids),
             Column::Stdout => size(Some(r.stdout_bytes)),
             Column::Stderr => size(Some(r.stderr_bytes)),
             Column::Reason => r.reason,
@@ -206,76 +204,27 @@ impl Attempt<'_> {
             state: e.map(|e| State::from(e.status)),
             exit_code: e.and_then(|e| e.exit_code),
             signal: e.and_then(|e| e.signal),
-            start_us: self.start_us(),
-            end_us: self.end_us(),
+            started_us: self.start_us(),
+            ended_us: self.end_us(),
             duration_us: e.and_then(JournalEntry::duration_us),
             wall_us: m.map(|m| m.usage.wall_us),
             cpu_us: m.map(|m| m.usage.user_us + m.usage.system_us),
             user_us: m.map(|m| m.usage.user_us),
             system_us: m.map(|m| m.usage.system_us),
             rss_bytes: m.map(|m| m.usage.max_rss),
-            worker: e.and_then(|e| e.worker),
-            host: m.map(|m| m.host.clone()),
-            allocation: m.and_then(|m| m.allocation.clone()),
+            worker: e.and_then(|e| e.worker).map(|id| WorkerRef {
+                id,
+                host: m.map(|m| m.host.clone()),
+                allocation: m.and_then(|m| m.allocation.clone()),
+            }),
             variant: m.map(|m| m.variant),
-            cpus: m.map(|m| m.cpus.clone()),
-            gpus: m.map(|m| m.gpus.clone()),
+            cpu_ids: m.map(|m| m.cpus.clone()),
+            gpu_ids: m.map(|m| m.gpus.clone()),
             reason: e.and_then(|e| e.reason.clone()),
             stdout_bytes: self.sizes[0],
             stderr_bytes: self.sizes[1],
         }
     }
-}
-
-/// One attempt as `flow log list --json` prints it, one per line. Fields
-/// the journal does not know (yet) are `null`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct AttemptRecord {
-    /// Which instance.
-    #[serde(flatten)]
-    pub task: TaskRef,
-    /// The attempt, 0 for the first.
-    pub attempt: u32,
-    /// Where it got to; `null` for output with no journal record yet.
-    pub state: Option<State>,
-    /// The exit code of a failed attempt, if it exited.
-    pub exit_code: Option<i32>,
-    /// The signal that killed a failed attempt.
-    pub signal: Option<i32>,
-    /// When the process started, µs since the Unix epoch.
-    pub start_us: Option<u64>,
-    /// When the process ended, µs since the Unix epoch.
-    pub end_us: Option<u64>,
-    /// From the journal's start record to its end record, µs.
-    pub duration_us: Option<u64>,
-    /// The process's wall time, µs.
-    pub wall_us: Option<u64>,
-    /// User plus system CPU time, µs.
-    pub cpu_us: Option<u64>,
-    /// User CPU time, µs.
-    pub user_us: Option<u64>,
-    /// System CPU time, µs.
-    pub system_us: Option<u64>,
-    /// Peak resident set size, bytes.
-    pub rss_bytes: Option<u64>,
-    /// The worker's id in the run.
-    pub worker: Option<u32>,
-    /// The host it ran on.
-    pub host: Option<String>,
-    /// The cluster job its worker ran in.
-    pub allocation: Option<String>,
-    /// The variant it ran with (its position in `variants`).
-    pub variant: Option<u32>,
-    /// The CPU ids it was given.
-    pub cpus: Option<Vec<u32>>,
-    /// The GPU ids it was given.
-    pub gpus: Option<Vec<u32>>,
-    /// Why it failed or was cancelled.
-    pub reason: Option<String>,
-    /// Bytes written to stdout.
-    pub stdout_bytes: u64,
-    /// Bytes written to stderr.
-    pub stderr_bytes: u64,
 }
 
 /// Writes `attempts` as `format` in `columns` (their defaults when empty),

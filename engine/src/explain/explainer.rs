@@ -348,7 +348,7 @@ impl<'a> Explainer<'a> {
             .find(|a| a.state == AllocState::Failed)
             .map(|a| a.reason.clone().unwrap_or_else(|| "no reason recorded".to_owned()));
         Some(QueueWait {
-            manager: queue.manager.name(),
+            manager: queue.manager,
             paused: queue.paused.clone(),
             queued,
             starting: allocations.iter().filter(|a| a.state == AllocState::Running).count(),
@@ -375,7 +375,7 @@ impl<'a> Explainer<'a> {
             let info = self.run.workers.iter().chain(&self.run.left).find(|w| w.id == id);
             WorkerRef {
                 id,
-                hostname: info.map(|w| w.hostname.clone()),
+                host: info.map(|w| w.hostname.clone()),
                 allocation: info.and_then(|w| w.allocation.clone()),
             }
         });

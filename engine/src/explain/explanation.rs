@@ -1,13 +1,15 @@
 //! [`Explanation`]: where one task instance stands and why, as data — the
 //! CLI renders it as text or prints it as JSON.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::state::{EarlierStatus, State, UpstreamState};
+use crate::profile::Manager;
 use crate::resources::Shortfall;
 
 /// One task instance, explained.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Explanation {
     /// The task's name.
     pub task: String,
@@ -21,17 +23,17 @@ pub struct Explanation {
     pub reason: Reason,
     /// The attempt that ended before this wait, when the instance waits to
     /// run again (it failed with retries left, or lost its worker).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier: Option<Earlier>,
     /// What the allocation queue reported about this task (`unschedulable`
     /// lines of `allocs.json` that name it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queue_notes: Vec<String>,
 }
 
 /// Why an instance is where it is. The first five kinds are for instances
 /// that have not finished, in the order they are looked for.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reason {
     /// It waits for upstream instances that have not succeeded.
@@ -139,7 +141,7 @@ pub enum Reason {
 }
 
 /// A [`Reason`]'s kind without its details; serialized as its `kind` in JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonKind {
     /// [`Reason::Dependencies`].
@@ -208,7 +210,7 @@ impl Reason {
 }
 
 /// Where and when an attempt ran.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Ran {
     /// The worker, if known.
     pub worker: Option<WorkerRef>,
@@ -220,20 +222,21 @@ pub struct Ran {
     pub duration_us: Option<u64>,
 }
 
-/// A worker of the run, with what `workers.json` says about it (nothing
-/// when it has left).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A worker of the run, as every `--json` names one: its id, the host it
+/// runs on (this machine's name for the embedded worker; `null` when no
+/// run file says) and the cluster job it runs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WorkerRef {
     /// Its id in the run.
     pub id: u32,
     /// Its host name.
-    pub hostname: Option<String>,
-    /// The cluster job it runs in.
+    pub host: Option<String>,
+    /// The cluster job (Slurm or PBS job id) it runs in, if any.
     pub allocation: Option<String>,
 }
 
 /// The upstream instances of one task that an instance still waits for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct UpstreamWait {
     /// The upstream task.
     pub task: String,
@@ -248,7 +251,7 @@ pub struct UpstreamWait {
 }
 
 /// One upstream instance that has not succeeded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct UpstreamInstance {
     /// `name[index]`.
     pub label: String,
@@ -265,10 +268,10 @@ pub struct UpstreamInstance {
 }
 
 /// What the allocation queue is doing, for an instance without workers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct QueueWait {
-    /// `Slurm` or `PBS`.
-    pub manager: &'static str,
+    /// The resource manager: `slurm` or `pbs`.
+    pub manager: Manager,
     /// Why the queue stopped submitting, if it did.
     pub paused: Option<String>,
     /// Allocations waiting in the manager's queue, oldest first.
@@ -282,7 +285,7 @@ pub struct QueueWait {
 }
 
 /// An allocation waiting in the manager's queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct QueuedAllocation {
     /// The manager's job id.
     pub job_id: String,
@@ -291,7 +294,7 @@ pub struct QueuedAllocation {
 }
 
 /// The attempt before a wait to run again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Earlier {
     /// The attempt (0 for the first).
     pub attempt: u32,

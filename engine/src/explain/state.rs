@@ -44,7 +44,7 @@ impl From<JournalStatus> for State {
 }
 
 /// Where an upstream instance that has not succeeded stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpstreamState {
     /// It has not started.
@@ -62,7 +62,7 @@ pub enum UpstreamState {
 }
 
 /// How the attempt before a wait to run again ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EarlierStatus {
     /// It failed, with retries left.

@@ -113,7 +113,7 @@ fn finished_instances_say_how_they_ended() {
 
     let ok = ex.explain(t(0, 0));
     assert_eq!((ok.label.as_str(), ok.index, ok.state), ("dock[1]", 1, State::Succeeded));
-    let node0 = Some(WorkerRef { id: 0, hostname: Some("node0".into()), allocation: None });
+    let node0 = Some(WorkerRef { id: 0, host: Some("node0".into()), allocation: None });
     let ran = Ran {
         worker: node0.clone(),
         started_us: Some(T0 + SECOND),
@@ -125,7 +125,7 @@ fn finished_instances_say_how_they_ended() {
     let Reason::Failed { exit_code, retries, message, ran, .. } = ex.explain(t(0, 2)).reason else { panic!() };
     assert_eq!((exit_code, retries, message.as_deref()), (Some(3), 1, Some("exit code 3")));
     // Worker 1 is not in workers.json any more: only its id is known.
-    assert_eq!(ran.worker, Some(WorkerRef { id: 1, hostname: None, allocation: None }));
+    assert_eq!(ran.worker, Some(WorkerRef { id: 1, host: None, allocation: None }));
     assert_eq!(
         ex.explain(t(1, 0)).reason,
         Reason::Cancelled { message: Some("dock[3] failed".into()), ended_us: Some(T0 + 2 * SECOND) }
@@ -254,7 +254,7 @@ fn without_workers_the_queue_says_what_comes() {
     );
     let waiting = placement("", vec![], Some(allocs));
     let Reason::NoWorkers { queue: Some(q) } = waiting.reason else { panic!() };
-    assert_eq!((q.manager, q.submitted, q.starting, q.paused), ("Slurm", 3, 0, None));
+    assert_eq!((q.manager, q.submitted, q.starting, q.paused), (Manager::Slurm, 3, 0, None));
     let jobs: Vec<_> = q.queued.iter().map(|a| (a.job_id.as_str(), a.submitted_us)).collect();
     assert_eq!(jobs, [("1002", T0 + 2 * SECOND), ("1003", T0 + 3 * SECOND)]);
     assert_eq!(q.last_failure.as_deref(), Some("sbatch: error: invalid account"));

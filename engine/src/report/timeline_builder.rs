@@ -159,7 +159,8 @@ impl TimelineBuilder {
                 }
             };
             ends[row] = s.end_us;
-            let retry = if s.attempt > 0 { format!(" #{}", s.attempt) } else { String::new() };
+            // Named as `flow explain` and `flow log` name an attempt (from 0).
+            let retry = if s.attempt > 0 { format!(", attempt {}", s.attempt) } else { String::new() };
             out[lane].bars.push(Bar {
                 group: s.task.group.0,
                 label: format!("{}{retry}", label(s.task)),

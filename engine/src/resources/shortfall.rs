@@ -4,34 +4,41 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::ir::Amount;
 use crate::units::{BytesStyle, bytes};
 
 /// What one resource variant lacks on even the largest worker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "resource", rename_all = "snake_case")]
 pub enum Shortfall {
     /// More CPUs than any worker has.
     Cpus {
         /// Requested.
+        #[schemars(with = "f64")]
         needs: Amount,
         /// CPUs of the largest worker.
+        #[schemars(with = "f64")]
         largest: Amount,
     },
     /// More GPUs than any worker has.
     Gpus {
         /// Requested.
+        #[schemars(with = "f64")]
         needs: Amount,
         /// GPUs of the largest worker.
+        #[schemars(with = "f64")]
         largest: Amount,
     },
     /// More memory than any worker has.
     Memory {
         /// Requested, in bytes.
+        #[serde(rename = "needs_bytes")]
         needs: u64,
         /// Memory of the largest worker, in bytes.
+        #[serde(rename = "largest_bytes")]
         largest: u64,
     },
     /// More of a custom resource than any worker has.
@@ -39,8 +46,10 @@ pub enum Shortfall {
         /// The resource.
         name: String,
         /// Requested.
+        #[schemars(with = "f64")]
         needs: Amount,
         /// The most any worker has.
+        #[schemars(with = "f64")]
         largest: Amount,
     },
     /// Each resource fits some worker, but no worker has them all.

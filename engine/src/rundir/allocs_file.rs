@@ -1,6 +1,7 @@
 //! `allocs.json`: every allocation a run submitted and the state of its
 //! queue, rewritten by the coordinator whenever something changes.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Manager;
@@ -39,7 +40,7 @@ pub struct QueueRecord {
 }
 
 /// One submitted allocation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AllocRecord {
     /// Its number in this run (1, 2, …).
     pub id: u32,
@@ -68,7 +69,7 @@ pub struct AllocRecord {
 }
 
 /// Where an allocation is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AllocState {
     /// Submitted; no worker has connected yet.

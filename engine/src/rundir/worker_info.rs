@@ -17,7 +17,7 @@ use crate::resources::{Deadline, WorkerShape};
 pub struct WorkerInfo {
     /// The worker's id in this run.
     pub id: u32,
-    /// Host name (`local` for the embedded worker).
+    /// Host name (this machine's for the embedded worker).
     pub hostname: String,
     /// Address it connected from (empty for the embedded worker).
     pub peer: String,

@@ -102,6 +102,9 @@ pub enum Event {
         worker: u32,
         /// Its host name.
         hostname: String,
+        /// The cluster job it runs in, if any.
+        #[serde(default)]
+        allocation: Option<String>,
         /// Its address.
         peer: String,
         /// CPUs it offers.
@@ -117,6 +120,9 @@ pub enum Event {
         worker: u32,
         /// Its host name.
         hostname: String,
+        /// The cluster job it ran in, if any.
+        #[serde(default)]
+        allocation: Option<String>,
         /// Why it is considered gone.
         reason: String,
     },

@@ -77,12 +77,9 @@ impl Links {
         self.links.remove(&id)
     }
 
-    /// The host name of a worker (`localhost` for the embedded one).
+    /// The host name of a worker (this machine's for the embedded one).
     pub fn hostname(&self, id: WorkerId) -> String {
-        match self.links.get(&id) {
-            Some(Link::Remote { offer, .. }) => offer.hostname.clone(),
-            _ => "localhost".to_owned(),
-        }
+        self.place(id).0
     }
 
     /// Where worker `id` runs, for an attempt's metrics: its real host
@@ -133,15 +130,18 @@ impl Links {
         self.links
             .iter()
             .map(|(&id, link)| match link {
-                Link::Local(local) => WorkerInfo {
-                    id: id.0,
-                    hostname: "local".to_owned(),
-                    peer: String::new(),
-                    shape: local.resources().clone(),
-                    deadline: None,
-                    allocation: None,
-                    running: running(id),
-                },
+                Link::Local(local) => {
+                    let (hostname, allocation) = self.place(id);
+                    WorkerInfo {
+                        id: id.0,
+                        hostname,
+                        peer: String::new(),
+                        shape: local.resources().clone(),
+                        deadline: None,
+                        allocation,
+                        running: running(id),
+                    }
+                }
                 Link::Remote { offer, peer, deadline, .. } => WorkerInfo {
                     id: id.0,
                     hostname: offer.hostname.clone(),

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::cache_lookup::{Lookup, candidates, lookup};
@@ -21,7 +22,7 @@ use crate::runtime::protocol::job::{Job, relative};
 use crate::scripts::{self, Untracked};
 
 /// Why an instance would run, or that it would not.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
 pub enum Why {
     /// No earlier run finished it.
@@ -77,7 +78,7 @@ impl Why {
 }
 
 /// One task's part of the plan.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TaskPreview {
     /// The task's name.
     pub task: String,
@@ -102,16 +103,16 @@ pub struct TaskPreview {
     /// The first few of them.
     pub stale_examples: Vec<String>,
     /// Asked for: every instance that would run, with its reason.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances_run: Vec<InstanceWhy>,
     /// When its commands name scripts flow cannot track (`sh $PWD/x.sh`, a
     /// file that is not there): a note naming them and how to track them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked_scripts: Option<String>,
 }
 
 /// One instance that would run, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InstanceWhy {
     /// `name[index]`.
     pub label: String,
@@ -123,7 +124,7 @@ pub struct InstanceWhy {
 }
 
 /// How many instances would run for one reason.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ReasonCount {
     /// The reason.
     #[serde(flatten)]

@@ -36,6 +36,7 @@ impl Driver {
         self.recorder.event(Event::WorkerJoined {
             worker: id.0,
             hostname: offer.hostname.clone(),
+            allocation: offer.allocation.clone(),
             peer: peer.clone(),
             cpus: offer.shape.cpus.len(),
             gpus: offer.shape.gpus.len(),
@@ -55,7 +56,7 @@ impl Driver {
     /// `worker` left or was lost, planned or not (`clean`), for `reason`:
     /// the tasks it ran are lost and run again elsewhere.
     pub(super) fn lost(&mut self, worker: WorkerId, reason: String, clean: bool, out: &mut Collect) {
-        let hostname = self.links.hostname(worker);
+        let (hostname, allocation) = self.links.place(worker);
         if let Some(info) = self.links.infos(|_| 0).into_iter().find(|w| w.id == worker.0) {
             self.workers.left(info);
         }
@@ -75,7 +76,7 @@ impl Driver {
             self.recorder.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
         }
         self.core.remove_worker(worker, out);
-        self.recorder.event(Event::WorkerLost { worker: worker.0, hostname, reason, tasks });
+        self.recorder.event(Event::WorkerLost { worker: worker.0, hostname, allocation, reason, tasks });
         self.write_workers(true);
     }
 

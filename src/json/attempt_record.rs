@@ -1,0 +1,53 @@
+//! [`AttemptRecord`]: a line of `flow log list --json`.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{State, TaskRef, WorkerRef};
+
+/// One attempt as `flow log list --json` prints it, one per line. Fields
+/// the journal does not know (yet) are `null`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AttemptRecord {
+    /// Which instance.
+    #[serde(flatten)]
+    pub task: TaskRef,
+    /// The attempt, 0 for the first.
+    pub attempt: u32,
+    /// Where it got to; `null` for output with no journal record yet.
+    pub state: Option<State>,
+    /// The exit code of a failed attempt, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that killed a failed attempt.
+    pub signal: Option<i32>,
+    /// When the process started, µs since the Unix epoch.
+    pub started_us: Option<u64>,
+    /// When the process ended, µs since the Unix epoch.
+    pub ended_us: Option<u64>,
+    /// From the journal's start record to its end record, µs.
+    pub duration_us: Option<u64>,
+    /// The process's wall time, µs.
+    pub wall_us: Option<u64>,
+    /// User plus system CPU time, µs.
+    pub cpu_us: Option<u64>,
+    /// User CPU time, µs.
+    pub user_us: Option<u64>,
+    /// System CPU time, µs.
+    pub system_us: Option<u64>,
+    /// Peak resident set size, bytes.
+    pub rss_bytes: Option<u64>,
+    /// The worker it ran on.
+    pub worker: Option<WorkerRef>,
+    /// The variant it ran with (its position in `variants`).
+    pub variant: Option<u32>,
+    /// The CPU ids it was given.
+    pub cpu_ids: Option<Vec<u32>>,
+    /// The GPU ids it was given.
+    pub gpu_ids: Option<Vec<u32>>,
+    /// Why it failed or was cancelled.
+    pub reason: Option<String>,
+    /// Bytes written to stdout.
+    pub stdout_bytes: u64,
+    /// Bytes written to stderr.
+    pub stderr_bytes: u64,
+}
