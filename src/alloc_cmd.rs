@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use flow_engine::log::{OutputRecord, OutputStream, read_output};
-use flow_engine::rundir::{AllocRecord, AllocsFile, RunDir, RunDirError, locate};
+use flow_engine::log::{OutputRecord, OutputStream};
+use flow_engine::rundir::{AllocRecord, AllocsFile, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::{Fit, ScriptContext, fits, script, submit_command};
 
 use crate::args::WorkflowArgs;
@@ -95,11 +95,13 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The run's allocations file, read through [`RunView`]: `None` for a run without a queue.
+fn allocs(run: &RunDir) -> Result<Option<AllocsFile>, Failure> {
+    Ok(RunView::read(run)?.allocs)
+}
+
 fn read(run: &RunDir) -> Result<AllocsFile, Failure> {
-    run.read_allocs().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Failure::Usage(format!("run {} has no allocation queue", run.id)),
-        _ => RunDirError::reading(&run.allocs(), e).into(),
-    })
+    allocs(run)?.ok_or_else(|| Failure::Usage(format!("run {} has no allocation queue", run.id)))
 }
 
 fn run_dir(args: &RunArgs) -> Result<RunDir, Failure> {
@@ -112,10 +114,7 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
     let run = run_dir(args)?;
     if json {
         // A run without a queue has no `allocs.json`: its document says so.
-        let file = match run.read_allocs() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => AllocsFile::default(),
-            _ => read(&run)?,
-        };
+        let file = allocs(&run)?.unwrap_or_default();
         let queue = file.queue.as_ref().map(|q| QueueLimits {
             profile: &q.profile,
             manager: q.manager,
@@ -186,13 +185,11 @@ fn log(id: &str, args: &RunArgs) -> Result<(), Failure> {
 
 /// Allocation `id`'s output as copied into the run log.
 fn from_run_log(run: &RunDir, id: u32) -> Result<Vec<u8>, RunDirError> {
+    let Some(output) = RunView::read(run)?.output()? else { return Ok(Vec::new()) };
     let path = run.output_log();
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
     let task = OutputRecord::allocation(id);
     let mut bytes = Vec::new();
-    for record in read_output(&path).map_err(|e| RunDirError::reading(&path, e))? {
+    for record in output {
         let record = record.map_err(|e| RunDirError::reading(&path, e))?;
         if record.stream == OutputStream::Allocation && record.task == task {
             bytes.extend(record.data);

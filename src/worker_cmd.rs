@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::net::AccessFile;
-use flow_engine::rundir::{RunDirError, locate};
+use flow_engine::rundir::{RunView, locate};
 use flow_engine::runtime::{Leave, WorkerError, WorkerOptions, run_worker};
 use flow_engine::units::parse_duration;
 
@@ -112,10 +112,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    let workers = run.read_workers().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Failure::Usage(format!("run {} has no workers yet", run.id)),
-        _ => RunDirError::reading(&run.workers(), e).into(),
-    })?;
+    let workers = RunView::read(&run)?.workers;
     if args.json {
         let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: crate::json::Worker::all(&workers) };
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));

@@ -249,3 +249,32 @@ fn no_import_circle_between_the_files_of_a_module() {
         "src: update KNOWN_CLI_CIRCLES when a circle is broken"
     );
 }
+
+/// A run directory's files, read other than through `RunView`.
+fn reads_run_files(line: &str) -> bool {
+    const READERS: [&str; 9] = [
+        ".read_meta(",
+        ".read_graph(",
+        ".read_summary(",
+        ".read_workers(",
+        ".read_workers_left(",
+        ".read_allocs(",
+        "read_journal(",
+        "JournalReader::open(",
+        "read_output(",
+    ];
+    READERS.iter().any(|reader| line.contains(reader))
+}
+
+/// Commands, `explain` and `report` read a run through `rundir::RunView`
+/// alone, so they share one rule for live, missing, torn and damaged
+/// files. The run directory module itself, the log's readers and the
+/// runtime (which writes its run and reuses earlier ones) are below it.
+#[test]
+fn run_files_are_read_only_through_the_run_view() {
+    assert!(reads_run_files("let graph = run.read_graph()?;"));
+    assert!(!reads_run_files("let view = RunView::read(&run)?;"));
+    for dir in ["src", "engine/src/explain", "engine/src/report"] {
+        assert_eq!(offending(dir, reads_run_files), Vec::<String>::new(), "{dir} reads run files past RunView");
+    }
+}

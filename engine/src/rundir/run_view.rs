@@ -30,7 +30,9 @@ const RETRY_PAUSE: Duration = Duration::from_millis(50);
 ///   stretches are skipped and counted, the records around them kept. An
 ///   incomplete record at the end is, on a live run, the one being written,
 ///   and not reported; on a run that is not live, it is reported, and on a
-///   finished run it counts as damage ([`JournalHealth`]). A file of the
+///   run that ended having written everything it counts as damage (after
+///   a full disk, the summary already says what was not recorded;
+///   [`JournalHealth`]). A file of the
 ///   wrong kind, or a record that cannot be decoded, is an error.
 ///
 /// Every error is a [`RunDirError`] naming the file.
