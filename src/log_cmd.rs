@@ -2,7 +2,7 @@
 //! prints their output, follows a live run, summarises, greps and exports.
 //! A torn tail (what a crash leaves at the end of a file) is a warning.
 
-mod summary;
+mod log_summary;
 mod trace;
 
 use std::collections::{BTreeMap, BTreeSet};

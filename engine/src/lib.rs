@@ -30,5 +30,5 @@ pub mod units;
 #[doc(hidden)]
 pub mod bench {
     pub use crate::resources::WorkerShape;
-    pub use crate::runtime::core::{Allocation, Core, CoreOptions, Counts, Out, TaskResult, TaskState, WorkerId};
+    pub use crate::runtime::core::{Allocation, Core, CoreOptions, Out, StateCounts, TaskResult, TaskState, WorkerId};
 }

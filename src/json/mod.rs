@@ -14,11 +14,11 @@
 mod alloc_list;
 mod attempt_record;
 mod check_report;
-mod counts;
 mod explained;
 mod micros;
 mod output_line;
 mod report_written;
+mod run_counts;
 mod run_event;
 mod run_standing;
 mod run_state;
@@ -27,19 +27,19 @@ mod schema;
 mod status_report;
 mod task_ref;
 mod versioned;
-mod worker;
 mod worker_event;
 mod worker_list;
+mod worker_object;
 
 pub use alloc_list::{AllocList, QueueLimits};
 pub use attempt_record::AttemptRecord;
 pub use check_report::{CheckDiagnostic, CheckReport, Severity};
-pub use counts::Counts;
 pub use explained::Explained;
 pub use flow_engine::explain::State;
 pub use micros::micros;
 pub use output_line::{OutputChunk, OutputLine};
 pub use report_written::ReportWritten;
+pub use run_counts::Counts;
 pub use run_event::RunEvent;
 pub use run_standing::{RunList, RunStanding};
 pub use run_state::RunState;
@@ -48,9 +48,9 @@ pub use schema::schema;
 pub use status_report::{QueueSummary, StatusReport};
 pub use task_ref::TaskRef;
 pub use versioned::{VERSION, write_document, write_line};
-pub use worker::{Worker, WorkerRef};
 pub use worker_event::{LeftReason, WorkerEvent};
 pub use worker_list::WorkerList;
+pub use worker_object::{Worker, WorkerRef};
 
 /// A graph compiled from `text`, a TOML workflow, for tests on synthetic data.
 #[cfg(test)]

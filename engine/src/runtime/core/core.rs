@@ -7,11 +7,11 @@ use hashbrown::HashMap;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 
 use super::allocation::Allocation;
-use super::counts::Counts;
 use super::deps::{Deps, Link};
 use super::group_state::{GroupState, Instance};
 use super::order::Order;
 use super::out::CancelReason;
+use super::state_counts::StateCounts;
 use super::worker::Worker;
 use super::worker_id::WorkerId;
 use crate::resources::{Deadline, Names, Request, WorkerShape};
@@ -167,9 +167,9 @@ impl Core {
     }
 
     /// How many tasks are in each state.
-    pub fn counts(&self) -> Counts {
+    pub fn counts(&self) -> StateCounts {
         let ready: u64 = self.groups.iter().map(GroupState::ready).sum();
-        Counts {
+        StateCounts {
             waiting: self.pending - ready,
             ready,
             running: self.running.len() as u64,

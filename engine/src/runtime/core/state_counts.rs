@@ -1,9 +1,9 @@
-//! [`Counts`]: how many of a run's tasks are in each state, as
+//! [`StateCounts`]: how many of a run's tasks are in each state, as
 //! [`super::Core::counts`] tells them.
 
 /// How many tasks are in each state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
+pub struct StateCounts {
     /// Not started, waiting for dependencies.
     pub waiting: u64,
     /// Not started, dependencies done: waiting for resources.

@@ -1,7 +1,7 @@
 //! Readiness along each edge kind, self-chains, and resumed instances.
 
 use super::env::{GroupSpec, TestEnv, edge_all, edge_each, edge_explicit, t};
-use crate::runtime::core::{Counts, TaskResult};
+use crate::runtime::core::{StateCounts, TaskResult};
 
 #[test]
 fn element_wise_instances_become_ready_one_by_one() {
@@ -9,7 +9,7 @@ fn element_wise_instances_become_ready_one_by_one() {
     env.worker(3, 0);
     // b[3] has no source in a (a has 3 instances), so it is ready at once.
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2)]);
-    assert_eq!(env.counts(), Counts { waiting: 3, ready: 1, running: 3, ..Counts::default() });
+    assert_eq!(env.counts(), StateCounts { waiting: 3, ready: 1, running: 3, ..StateCounts::default() });
     env.finish(t(0, 1));
     assert_eq!(env.counts().ready, 2);
     assert_eq!(env.schedule(), [t(1, 3)], "queued instances go first, in order of readiness");
@@ -73,7 +73,7 @@ fn resumed_instances_never_start_and_release_their_dependents() {
     assert!(env.core.mark_succeeded(t(0, 2)));
     assert!(!env.core.mark_succeeded(t(0, 2)), "only once");
     assert!(!env.core.mark_succeeded(t(7, 0)), "no such group");
-    assert_eq!(env.counts(), Counts { ready: 1, waiting: 1, succeeded: 2, ..Counts::default() });
+    assert_eq!(env.counts(), StateCounts { ready: 1, waiting: 1, succeeded: 2, ..StateCounts::default() });
     env.worker(2, 0);
     assert_eq!(env.schedule(), [t(0, 1)]);
     env.finish(t(0, 1));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::ir::{Amount, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
 use crate::resources::WorkerShape;
-use crate::runtime::core::{Allocation, Core, CoreOptions, Counts, Out, Retry, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, Core, CoreOptions, Out, Retry, StateCounts, TaskResult, TaskState, WorkerId};
 
 /// A fractional amount.
 pub(crate) fn amount(units: f64) -> Amount {
@@ -276,7 +276,7 @@ impl TestEnv {
         order
     }
 
-    pub(crate) fn counts(&self) -> Counts {
+    pub(crate) fn counts(&self) -> StateCounts {
         self.core.counts()
     }
 }

@@ -2,7 +2,7 @@
 //! and lost workers.
 
 use super::env::{GroupSpec, TestEnv, edge_all, edge_each, edge_explicit, t};
-use crate::runtime::core::{CancelReason, CoreOptions, Counts, TaskState, WorkerId};
+use crate::runtime::core::{CancelReason, CoreOptions, StateCounts, TaskState, WorkerId};
 
 const fn cancelled_by(task: crate::ir::TaskId) -> TaskState {
     TaskState::Cancelled(CancelReason::DependencyFailed(task))
@@ -22,7 +22,7 @@ fn failed_attempts_are_retried_with_the_next_attempt_number() {
     assert_eq!(env.fail(t(0, 0)), [(t(0, 0), TaskState::Failed)]);
     assert!(env.core.is_finished());
     assert!(env.core.history.is_empty(), "forgotten once final");
-    assert_eq!(env.counts(), Counts { failed: 1, ..Counts::default() });
+    assert_eq!(env.counts(), StateCounts { failed: 1, ..StateCounts::default() });
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn a_failure_cancels_its_dependents_transitively() {
     // a[1], then b[1] and e still run.
     let order = env.drain(|_| crate::runtime::core::TaskResult::Succeeded);
     assert_eq!(order, [t(0, 1), t(1, 1), t(4, 0)]);
-    assert_eq!(env.counts(), Counts { succeeded: 3, failed: 1, cancelled: 5, ..Counts::default() });
+    assert_eq!(env.counts(), StateCounts { succeeded: 3, failed: 1, cancelled: 5, ..StateCounts::default() });
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn max_fails_cancels_everything_not_running() {
     assert_eq!(env.finish(t(0, 2)), [(t(0, 2), TaskState::Succeeded)], "running tasks finish");
     assert_eq!(env.fail(t(0, 3)), [(t(0, 3), TaskState::Failed)]);
     assert!(env.core.is_finished());
-    assert_eq!(env.counts(), Counts { succeeded: 1, failed: 3, cancelled: 2, ..Counts::default() });
+    assert_eq!(env.counts(), StateCounts { succeeded: 1, failed: 3, cancelled: 2, ..StateCounts::default() });
 }
 
 #[test]
