@@ -95,13 +95,9 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The run's allocations file, read through [`RunView`]: `None` for a run without a queue.
-fn allocs(run: &RunDir) -> Result<Option<AllocsFile>, Failure> {
-    Ok(RunView::read(run)?.allocs)
-}
-
-fn read(run: &RunDir) -> Result<AllocsFile, Failure> {
-    allocs(run)?.ok_or_else(|| Failure::Usage(format!("run {} has no allocation queue", run.id)))
+/// The allocations file of `view`'s run, which must have a queue.
+fn queued(view: &RunView) -> Result<&AllocsFile, Failure> {
+    view.allocs.as_ref().ok_or_else(|| Failure::Usage(format!("run {} has no allocation queue", view.dir.id)))
 }
 
 fn run_dir(args: &RunArgs) -> Result<RunDir, Failure> {
@@ -112,9 +108,11 @@ fn run_dir(args: &RunArgs) -> Result<RunDir, Failure> {
 /// Prints a run's allocations.
 fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
     let run = run_dir(args)?;
+    let view = RunView::read(&run)?;
     if json {
         // A run without a queue has no `allocs.json`: its document says so.
-        let file = allocs(&run)?.unwrap_or_default();
+        let none = AllocsFile::default();
+        let file = view.allocs.as_ref().unwrap_or(&none);
         let queue = file.queue.as_ref().map(|q| QueueLimits {
             profile: &q.profile,
             manager: q.manager,
@@ -128,7 +126,7 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
         let list = AllocList { run_id: &run.id, queue, allocations: &file.allocations };
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
-    let file = read(&run)?;
+    let file = queued(&view)?;
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
         println!(
@@ -161,7 +159,8 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
 /// Prints one allocation's output file.
 fn log(id: &str, args: &RunArgs) -> Result<(), Failure> {
     let run = run_dir(args)?;
-    let file = read(&run)?;
+    let view = RunView::read(&run)?;
+    let file = queued(&view)?;
     let found = file.allocations.iter().find(|a| a.id.to_string() == id || a.job_id == id).ok_or_else(|| {
         let n = file.allocations.len();
         Failure::Usage(format!("run {} has no allocation `{id}` (it has {n}; see `flow alloc list`)", run.id))
@@ -170,7 +169,7 @@ fn log(id: &str, args: &RunArgs) -> Result<(), Failure> {
     // run ended (the file may be gone, e.g. cleaned from scratch space).
     let bytes = match fs_err::read(run.path.join(&found.output)) {
         Ok(bytes) => bytes,
-        Err(_) => from_run_log(&run, found.id)?,
+        Err(_) => from_run_log(&view, found.id)?,
     };
     if bytes.is_empty() {
         let state = format!("{:?}", found.state).to_lowercase();
@@ -184,9 +183,9 @@ fn log(id: &str, args: &RunArgs) -> Result<(), Failure> {
 }
 
 /// Allocation `id`'s output as copied into the run log.
-fn from_run_log(run: &RunDir, id: u32) -> Result<Vec<u8>, RunDirError> {
-    let Some(output) = RunView::read(run)?.output()? else { return Ok(Vec::new()) };
-    let path = run.output_log();
+fn from_run_log(view: &RunView, id: u32) -> Result<Vec<u8>, RunDirError> {
+    let Some(output) = view.output()? else { return Ok(Vec::new()) };
+    let path = view.dir.output_log();
     let task = OutputRecord::allocation(id);
     let mut bytes = Vec::new();
     for record in output {

@@ -112,12 +112,12 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
     let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-    let workers = RunView::read(&run)?.workers;
+    let RunView { workers, live, .. } = RunView::read(&run)?;
     if args.json {
-        let list = WorkerList { run_id: &run.id, live: run.is_live(), workers: crate::json::Worker::all(&workers) };
+        let list = WorkerList { run_id: &run.id, live, workers: crate::json::Worker::all(&workers) };
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
-    let state = if run.is_live() { "running" } else { "ended" };
+    let state = if live { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
     println!(
         "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>10} {:>8}",

@@ -18,7 +18,7 @@ pub struct JournalHealth {
     pub torn: Option<TornTail>,
     /// Whether the run ended having written everything (its summary
     /// names no storage failure): a torn tail is then damage.
-    pub finished: bool,
+    pub wrote_all: bool,
 }
 
 impl JournalHealth {
@@ -26,7 +26,7 @@ impl JournalHealth {
     /// of a run that ended having written everything (such a run writes
     /// whole records before it ends).
     pub fn lost_stretches(&self) -> usize {
-        self.damage.len() + usize::from(self.finished && self.torn.is_some())
+        self.damage.len() + usize::from(self.wrote_all && self.torn.is_some())
     }
 }
 

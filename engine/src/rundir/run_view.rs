@@ -120,7 +120,7 @@ impl RunView {
     /// run that ended saying it could not write (its summary names that).
     pub fn health(&self, damage: &[Damage], torn: Option<TornTail>) -> JournalHealth {
         let wrote_all = self.summary.as_ref().is_some_and(|s| s.io_errors.is_empty());
-        JournalHealth { damage: damage.to_vec(), torn: torn.filter(|_| !self.live), finished: wrote_all }
+        JournalHealth { damage: damage.to_vec(), torn: torn.filter(|_| !self.live), wrote_all }
     }
 }
 
