@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use flow_engine::net::AccessFile;
 use flow_engine::rundir::{RunView, locate};
-use flow_engine::runtime::{Leave, WorkerError, WorkerOptions, run_worker};
-use flow_engine::units::parse_duration;
+use flow_engine::runtime::{JoinRetry, Leave, WorkerError, WorkerOptions, run_worker};
+use flow_engine::units::{self, DurationStyle, parse_duration};
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
@@ -34,7 +34,12 @@ pub struct WorkerCmdArgs {
     /// Bind each task to the CPU ids it was given.
     #[arg(long)]
     pub bind_cpus: bool,
-    /// Say what happens as JSON lines on stdout: `started`, then `left` with the reason.
+    /// Keep trying to join this long while the coordinator cannot be reached
+    /// or turns the connection away (it is starting, or busy).
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub reconnect_for: String,
+    /// Say what happens as JSON lines on stdout: `started`, `retrying` when
+    /// joining fails and it tries again, then `left` with the reason.
     #[arg(long)]
     pub json: bool,
 }
@@ -69,6 +74,8 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
         bind_cpus: args.bind_cpus,
         guard: crate::guard_cmd::start(),
+        reconnect_for: duration("reconnect-for", &Some(args.reconnect_for.clone()))?.unwrap_or_default(),
+        on_retry: Some(if args.json { retrying_json } else { retrying_text }),
     };
     if args.json {
         let started = WorkerEvent::Started {
@@ -106,6 +113,23 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         false => eprintln!("worker left: {why}"),
     }
     Ok(crate::exit_codes::SUCCESS)
+}
+
+/// Says in words that joining failed and the worker tries again.
+fn retrying_text(retry: &JoinRetry) {
+    let left = units::duration(retry.retry_for.as_micros() as u64, DurationStyle::Whole);
+    eprintln!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error);
+}
+
+/// Says as a JSON line that joining failed and the worker tries again.
+fn retrying_json(retry: &JoinRetry) {
+    let event = WorkerEvent::Retrying {
+        address: retry.address.clone(),
+        error: retry.error.clone(),
+        retry_for_us: retry.retry_for.as_micros() as u64,
+    };
+    // A closed stdout is found again, and reported, by the `left` line.
+    let _ = crate::stdout::to_stdout(|out| crate::json::write_line(out, &event));
 }
 
 /// Prints the workers of a run.

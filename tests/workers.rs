@@ -335,3 +335,30 @@ fn flow_workers_counts_the_tasks_running_now() {
     let after = t.success_with(&["workers"]);
     assert!(after.lines().nth(2).is_some_and(|l| l.trim_end().ends_with(" 0")), "{after}");
 }
+
+/// A worker turned away while a flood of connections fills the
+/// coordinator's handshake slots tries again and joins. Before, it exited
+/// 2, and a run with `--no-local-worker` then waited forever with 0 of 60
+/// tasks run.
+#[test]
+fn a_worker_turned_away_during_a_flood_tries_again_and_joins() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"work\"\nrange = \"1-60\"\ncommand = \"echo {{ index }} >> done.txt\"\n");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let address: std::net::SocketAddr =
+        flow_engine::net::AccessFile::read(&access).expect("access file").address.parse().unwrap();
+    // More silent connections than may authenticate at once: the coordinator
+    // holds them for its handshake timeout and hangs up on the others.
+    let held: Vec<_> = (0..200)
+        .filter_map(|_| std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)).ok())
+        .collect();
+    let mut worker = start_worker(&t, &access, &["--cpus", "2"], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 0, "{}", read(&t, "run.stderr"));
+    drop(held);
+    assert_eq!(lines(&t, "done.txt").len(), 60, "every instance ran once");
+    assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()), "the worker left");
+    let stderr = read(&t, "worker.stderr");
+    let retried: Vec<_> = stderr.lines().filter(|l| l.contains("trying again for up to")).collect();
+    assert_eq!(retried.len(), 1, "it says once that it tries again:\n{stderr}");
+    assert!(retried[0].starts_with(&format!("worker: cannot join {address}: ")), "{stderr}");
+}

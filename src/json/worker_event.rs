@@ -22,6 +22,16 @@ pub enum WorkerEvent {
         /// When it leaves, µs after it starts, if it has a time limit.
         time_limit_us: Option<u64>,
     },
+    /// Joining failed for a reason that may pass; it tries again with
+    /// back-off (said once each time joining starts failing).
+    Retrying {
+        /// The address it dials.
+        address: String,
+        /// What went wrong.
+        error: String,
+        /// How much longer it keeps trying, in µs (`--reconnect-for`).
+        retry_for_us: u64,
+    },
     /// It left the run.
     Left {
         /// Why, as a word.

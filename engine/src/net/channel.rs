@@ -62,6 +62,14 @@ pub async fn connect(address: &str, secret: &Secret) -> Result<(Sender, Receiver
     Ok(split(stream, transport))
 }
 
+/// Turns away a connection before its handshake because too many are
+/// authenticating: an empty handshake frame, which no handshake sends, tells
+/// the worker to try again later (a wrong secret gets only a hang-up).
+/// Best effort: the connection is dropped either way.
+pub fn turn_away(stream: TcpStream) {
+    let _ = stream.try_write(&[0, 0]);
+}
+
 /// Runs the handshake as the responder on a connection the coordinator has
 /// just accepted. A peer that does not know `secret`, speaks anything else,
 /// or does not finish within [`HANDSHAKE_TIMEOUT`] gets [`NetError::Refused`]
@@ -115,6 +123,9 @@ async fn initiate(
     let len = state.write_message(&[], &mut frame).map_err(HandshakeError::Noise)?;
     write_handshake_frame(stream, &frame[..len]).await?;
     let len = read_handshake_frame(stream, &mut frame).await?;
+    if len == 0 {
+        return Err(HandshakeError::Busy);
+    }
     let mut payload = [0; MAX_HANDSHAKE_FRAME];
     state.read_message(&frame[..len], &mut payload).map_err(|_| HandshakeError::ReplyNotAuthentic)?;
     state.into_stateless_transport_mode().map_err(HandshakeError::Noise)

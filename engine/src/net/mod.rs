@@ -63,6 +63,6 @@ mod secret;
 mod tests;
 
 pub use access::{ACCESS_FILE_MODE, AccessFile};
-pub use channel::{HANDSHAKE_TIMEOUT, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect};
+pub use channel::{HANDSHAKE_TIMEOUT, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect, turn_away};
 pub use net_error::{HandshakeError, NetError, SecretError};
 pub use secret::{SECRET_LEN, Secret};

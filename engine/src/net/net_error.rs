@@ -120,6 +120,10 @@ pub enum HandshakeError {
     /// The handshake did not finish before its deadline.
     #[error("the handshake did not complete in time")]
     TimedOut,
+    /// The coordinator turned the connection away before the handshake:
+    /// too many connections were authenticating at once.
+    #[error("the coordinator is busy: too many connections are authenticating")]
+    Busy,
 }
 
 /// Why the text of a secret is not one (it never echoes the text).

@@ -136,7 +136,8 @@ async fn wrong_secret_is_refused_and_the_server_goes_on() {
     });
 
     let client_error = connect(&address, &wrong).await.err();
-    assert!(matches!(client_error, Some(NetError::Refused { .. })), "client got {client_error:?}");
+    let hung_up = matches!(client_error, Some(NetError::Refused { reason: HandshakeError::HungUp, .. }));
+    assert!(hung_up, "client got {client_error:?}");
 
     let (mut tx, _rx) = connect(&address, &secret).await.expect("right secret");
     tx.send(&Msg::Done { id: 9, code: 0 }).await.expect("send");
@@ -149,6 +150,22 @@ async fn wrong_secret_is_refused_and_the_server_goes_on() {
         other => panic!("server got {other:?}"),
     }
     assert_eq!(received, Some(Msg::Done { id: 9, code: 0 }));
+}
+
+#[tokio::test]
+async fn a_connection_turned_away_is_told_the_coordinator_is_busy() {
+    let secret = Secret::generate().expect("secret");
+    let (listener, address) = listener().await;
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.expect("tcp accept");
+        turn_away(stream);
+    });
+    let error = connect(&address, &secret).await.err();
+    server.await.expect("server task");
+    // The worker's first message may reach a closed socket, which resets
+    // the connection: either way the worker may try again.
+    let busy = matches!(error, Some(NetError::Refused { reason: HandshakeError::Busy | HandshakeError::Io(_), .. }));
+    assert!(busy, "client got {error:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -37,6 +37,23 @@ pub struct WorkerOptions {
     pub bind_cpus: bool,
     /// Ends the worker's tasks if it dies without doing so.
     pub guard: Option<Arc<super::guard::Guard>>,
+    /// How long to keep trying to join while the coordinator cannot be
+    /// reached or turns the connection away (it is starting, or busy with a
+    /// flood of connections).
+    pub reconnect_for: Duration,
+    /// Told once each time joining fails and the worker starts retrying.
+    pub on_retry: Option<fn(&JoinRetry)>,
+}
+
+/// Joining failed for a reason that may pass; the worker tries again.
+#[derive(Debug, Clone)]
+pub struct JoinRetry {
+    /// The address it dials.
+    pub address: String,
+    /// What went wrong, for people.
+    pub error: String,
+    /// How much longer it keeps trying.
+    pub retry_for: Duration,
 }
 
 /// Why a worker stopped with an error.
@@ -99,10 +116,40 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     Ok(leave)
 }
 
-/// Connects to the coordinator and says what this worker offers.
+/// Connects to the coordinator and says what this worker offers, trying
+/// again with back-off while the failure may pass (see [`may_pass`]) and
+/// `reconnect_for` has not run out.
 async fn hello(options: &WorkerOptions) -> Result<(net::Sender, net::Receiver), WorkerError> {
     let address = options.connect.clone().unwrap_or_else(|| options.access.address.clone());
-    let (mut tx, rx) = net::connect(&address, &options.access.secret).await?;
+    let give_up = Instant::now() + options.reconnect_for;
+    let mut pause = FIRST_PAUSE;
+    let mut told = false;
+    loop {
+        let error = match join(options, &address).await {
+            Ok(connection) => return Ok(connection),
+            Err(e) => e,
+        };
+        let left = give_up.saturating_duration_since(Instant::now());
+        if !may_pass(&error) || left.is_zero() {
+            return Err(error.into());
+        }
+        if !told && let Some(tell) = &options.on_retry {
+            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left });
+        }
+        told = true;
+        tokio::time::sleep(pause.min(left)).await;
+        pause = (pause * 2).min(MAX_PAUSE);
+    }
+}
+
+/// The first pause before joining again; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(100);
+/// The longest pause between two tries to join.
+const MAX_PAUSE: Duration = Duration::from_secs(5);
+
+/// One try to join: connect, authenticate, say hello.
+async fn join(options: &WorkerOptions, address: &str) -> Result<(net::Sender, net::Receiver), NetError> {
+    let (mut tx, rx) = net::connect(address, &options.access.secret).await?;
     let offer = Offer {
         hostname: crate::host::hostname(),
         shape: options.resources.clone(),
@@ -111,6 +158,20 @@ async fn hello(options: &WorkerOptions) -> Result<(net::Sender, net::Receiver), 
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
     Ok((tx, rx))
+}
+
+/// Whether a failure to join may pass if the worker tries again: the
+/// coordinator is not listening (yet, or any more), is busy, or the
+/// connection broke or stalled. A hang-up after the worker's first message
+/// (its secret is wrong), a reply that does not authenticate, or a peer that
+/// is not flow will not change.
+fn may_pass(error: &NetError) -> bool {
+    use crate::net::HandshakeError as H;
+    match error {
+        NetError::Connect { .. } => true,
+        NetError::Refused { reason, .. } => matches!(reason, H::Busy | H::Io(_) | H::TimedOut),
+        _ => false,
+    }
 }
 
 /// The connection's writer: sends results, output and heartbeats to the

@@ -48,7 +48,7 @@ pub async fn listen(
         };
         let peer = peer.to_string();
         let Ok(permit) = pending.clone().try_acquire_owned() else {
-            drop(stream);
+            net::turn_away(stream);
             let reason = format!("{MAX_PENDING} connections are already authenticating");
             let _ = driver.send(DriverEvent::Refused { peer, reason });
             continue;
