@@ -154,6 +154,18 @@ pub fn declared_outputs(graph: &Graph, base: &Path) -> Vec<PathBuf> {
 }
 
 /// `path` with `.` and `..` resolved in its text ([`normalize`]).
+impl Scripts {
+    /// The tracked scripts that are not in `declared` (a task's inputs and
+    /// outputs, which are hashed or written anyway): what [`scripts`] finds
+    /// given `declared`, from what it found given none. So the words of a
+    /// command shared by many instances are looked up once, and each
+    /// instance leaves out its own files.
+    pub fn tracked_except(&self, declared: &[PathBuf]) -> Vec<PathBuf> {
+        let declared: Vec<PathBuf> = declared.iter().map(|p| lexical(p)).collect();
+        self.tracked.iter().filter(|p| !declared.contains(p)).cloned().collect()
+    }
+}
+
 fn lexical(path: &Path) -> PathBuf {
     PathBuf::from(normalize(&path.to_string_lossy()).as_ref())
 }
@@ -413,5 +425,24 @@ mod tests {
         let declared = [dir.path().join("b.sh")];
         let found = scripts(CommandText::Shell("sh b.sh; sh $PWD/b.sh"), dir.path(), dir.path(), &declared);
         assert_eq!(found, Scripts::default());
+    }
+
+    /// What a command names given no declared files, less an instance's
+    /// declared ones, is what it names given them.
+    #[test]
+    fn tracked_except_declared_is_tracked_given_declared() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for file in ["a.sh", "b.py", "sub/c.sh"] {
+            std::fs::create_dir_all(dir.path().join(file).parent().expect("parent")).expect("mkdir");
+            std::fs::write(dir.path().join(file), "").expect("write");
+        }
+        let command = CommandText::Shell("sh a.sh && python3 b.py; sh sub/c.sh");
+        let all = scripts(command, dir.path(), dir.path(), &[]);
+        for declared in
+            [vec![], vec![dir.path().join("./a.sh")], vec![dir.path().join("b.py"), dir.path().join("sub/c.sh")]]
+        {
+            let given = scripts(command, dir.path(), dir.path(), &declared).tracked;
+            assert_eq!(all.tracked_except(&declared), given, "{declared:?}");
+        }
     }
 }

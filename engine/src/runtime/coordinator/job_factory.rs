@@ -1,6 +1,7 @@
 //! [`JobFactory`]: renders the graph's instances into the [`Job`]s workers
 //! execute.
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,6 +35,16 @@ pub struct JobFactory {
     groups: Vec<GroupTemplates>,
     base_dir: PathBuf,
     run_dir: PathBuf,
+    /// Per group, the scripts its last job's command named.
+    scripts: RefCell<Vec<Option<ScriptsMemo>>>,
+}
+
+/// The scripts a command names from a working directory, found without
+/// any declared files ([`crate::scripts::Scripts::tracked_except`]).
+struct ScriptsMemo {
+    command: JobCommand,
+    cwd: PathBuf,
+    found: crate::scripts::Scripts,
 }
 
 impl JobFactory {
@@ -70,7 +81,8 @@ impl JobFactory {
                 scopes: scopes(&vars, &graph, group),
             });
         }
-        Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf() })
+        let scripts = RefCell::new(groups.iter().map(|_| None).collect());
+        Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf(), scripts })
     }
 
     /// The workflow's directory, which relative paths start from.
@@ -171,7 +183,7 @@ impl JobFactory {
         let mut env = r.env(&t.env)?;
         let item = item_text(&self.graph, task);
         let implicit = if group.implicit_inputs {
-            implicit_inputs(&command, &cwd, &self.base_dir, &inputs, &outputs)
+            self.implicit_inputs(task.group, &command, &cwd, &inputs, &outputs)
         } else {
             Vec::new()
         };
@@ -219,6 +231,32 @@ impl JobFactory {
         };
         let feed = feeds_stdin.then(|| file.clone());
         (Some((file, text)), feed)
+    }
+
+    /// The scripts and programs `command` names inside the workflow
+    /// directory, resolved from `cwd` ([`crate::scripts`]), less the
+    /// instance's declared `inputs` and `outputs`. Editing one reruns the
+    /// tasks that run it. The files are looked up once for the consecutive
+    /// jobs of a group with the same command and `cwd`.
+    fn implicit_inputs(
+        &self,
+        group: GroupId,
+        command: &JobCommand,
+        cwd: &Path,
+        inputs: &[PathBuf],
+        outputs: &[PathBuf],
+    ) -> Vec<PathBuf> {
+        let mut memos = self.scripts.borrow_mut();
+        let memo = &mut memos[group.index()];
+        let found = match memo {
+            Some(m) if m.command == *command && m.cwd == cwd => &m.found,
+            _ => {
+                let found = crate::scripts::scripts(command.text(), cwd, &self.base_dir, &[]);
+                &memo.insert(ScriptsMemo { command: command.clone(), cwd: cwd.to_path_buf(), found }).found
+            }
+        };
+        let declared: Vec<PathBuf> = inputs.iter().chain(outputs).cloned().collect();
+        found.tracked_except(&declared)
     }
 
     /// How instance `task` gets its item: in `FLOW_ITEM`, or, as one
@@ -378,26 +416,70 @@ fn definition(
     outputs: &[PathBuf],
     item: &str,
 ) -> String {
-    let value = serde_json::json!({
-        "item": item,
-        "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
-        "cwd": relative(cwd, base),
-        "env": env,
-        "stdin": stdin.map(|p| relative(p, base)),
-        "outputs": outputs.iter().map(|p| relative(p, base)).collect::<Vec<_>>(),
-    });
-    value.to_string()
+    let text = |p: &Path| relative(p, base).to_string_lossy().into_owned();
+    let definition = Definition {
+        command: match command {
+            JobCommand::Shell(s) => DefinitionCommand::Shell(s),
+            JobCommand::Argv(a) => DefinitionCommand::Argv(a),
+        },
+        cwd: text(cwd),
+        env,
+        item,
+        outputs: outputs.iter().map(|p| text(p)).collect(),
+        stdin: stdin.map(text),
+    };
+    // Strings, lists and pairs of strings always serialize.
+    serde_json::to_string(&definition).unwrap_or_default()
 }
 
-/// The scripts and programs `command` names inside `base`, resolved from
-/// `cwd` ([`crate::scripts`]). Editing one reruns the tasks that run it.
-fn implicit_inputs(
-    command: &JobCommand,
-    cwd: &Path,
-    base: &Path,
-    inputs: &[PathBuf],
-    outputs: &[PathBuf],
-) -> Vec<PathBuf> {
-    let declared: Vec<PathBuf> = inputs.iter().chain(outputs).cloned().collect();
-    crate::scripts::scripts(command.text(), cwd, base, &declared).tracked
+/// The fields of a job's [`definition`], in the order of their names: the
+/// text is what a JSON object with these keys has always been written as,
+/// so the fingerprints of earlier runs still match.
+#[derive(serde::Serialize)]
+struct Definition<'a> {
+    command: DefinitionCommand<'a>,
+    cwd: String,
+    env: &'a [(String, String)],
+    item: &'a str,
+    outputs: Vec<String>,
+    stdin: Option<String>,
+}
+
+/// A job's command inside its [`Definition`]: the shell text, or the argv list.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum DefinitionCommand<'a> {
+    Shell(&'a str),
+    Argv(&'a [String]),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition is written as the `serde_json` object with the same
+    /// keys always was: earlier runs' fingerprints must still match.
+    #[test]
+    fn a_definition_is_written_as_before() {
+        let base = Path::new("/w");
+        let env = vec![("A".to_owned(), "1 \"q\"".to_owned()), ("B".to_owned(), String::new())];
+        let outputs = vec![PathBuf::from("/w/out/3.txt"), PathBuf::from("/elsewhere/é.txt")];
+        let commands =
+            [JobCommand::Shell("python score.py 3".to_owned()), JobCommand::Argv(vec!["a".into(), "b c".into()])];
+        for command in &commands {
+            for stdin in [None, Some(Path::new("/w/in.txt"))] {
+                let before = serde_json::json!({
+                    "item": "x\ny",
+                    "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
+                    "cwd": relative(Path::new("/w/sub"), base),
+                    "env": env,
+                    "stdin": stdin.map(|p| relative(p, base)),
+                    "outputs": outputs.iter().map(|p| relative(p, base)).collect::<Vec<_>>(),
+                })
+                .to_string();
+                let now = definition(command, base, Path::new("/w/sub"), &env, stdin, &outputs, "x\ny");
+                assert_eq!(now, before);
+            }
+        }
+    }
 }
