@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use flow_engine::net::AccessFile;
 use flow_engine::rundir::{RunView, locate};
-use flow_engine::runtime::{JoinRetry, Leave, WorkerError, WorkerOptions, run_worker};
+use flow_engine::runtime::{JoinRetry, Leave, WorkerError, WorkerOptions, run_workers};
 use flow_engine::units::{self, DurationStyle, parse_duration};
 
 use crate::args::WorkerArgs;
@@ -38,6 +38,15 @@ pub struct WorkerCmdArgs {
     /// or turns the connection away (it is starting, or busy).
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub reconnect_for: String,
+    /// Complete each job at once without starting a process: a
+    /// zero-execution worker, to measure a coordinator. Joins only a
+    /// `flow run --dry-exec`.
+    #[arg(long)]
+    pub dry_exec: bool,
+    /// Join as this many zero-execution workers from this one process, each
+    /// with its own connection and the resources given.
+    #[arg(long, value_name = "N", requires = "dry_exec", default_value_t = 1)]
+    pub copies: usize,
     /// Say what happens as JSON lines on stdout: `started`, `retrying` when
     /// joining fails and it tries again, then `left` with the reason.
     #[arg(long)]
@@ -76,6 +85,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         guard: crate::guard_cmd::start(),
         reconnect_for: duration("reconnect-for", &Some(args.reconnect_for.clone()))?.unwrap_or_default(),
         on_retry: Some(if args.json { retrying_json } else { retrying_text }),
+        dry_exec: args.dry_exec,
     };
     if args.json {
         let started = WorkerEvent::Started {
@@ -88,7 +98,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         };
         crate::stdout::to_stdout(|out| crate::json::write_line(out, &started))?;
     }
-    let leave = run_worker(options).map_err(|e| match e {
+    let leave = run_workers(options, args.copies).map_err(|e| match e {
         WorkerError::Net(e) => Failure::Usage(format!("worker: {e}")),
         WorkerError::Io(e) => Failure::Io(format!("worker: {e}")),
     })?;
@@ -104,6 +114,11 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
             Some(name.to_owned()),
             format!("it was stopped by {name}; its tasks run again elsewhere"),
         ),
+        Leave::Refused(reason) => (LeftReason::Refused, None, format!("the run refused it: {reason}")),
+    };
+    let code = match reason {
+        LeftReason::Refused => crate::exit_codes::INVALID_INPUT,
+        _ => crate::exit_codes::SUCCESS,
     };
     match args.json {
         true => {
@@ -112,7 +127,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         }
         false => eprintln!("worker left: {why}"),
     }
-    Ok(crate::exit_codes::SUCCESS)
+    Ok(code)
 }
 
 /// Says in words that joining failed and the worker tries again.

@@ -362,3 +362,46 @@ fn a_worker_turned_away_during_a_flood_tries_again_and_joins() {
     assert_eq!(retried.len(), 1, "it says once that it tries again:\n{stderr}");
     assert!(retried[0].starts_with(&format!("worker: cannot join {address}: ")), "{stderr}");
 }
+
+/// `flow worker --dry-exec` is a real worker over real TCP that completes
+/// each job at once: a `--dry-exec` run with no local worker finishes on
+/// four of them from one process, and nothing is executed.
+#[test]
+fn zero_execution_workers_complete_a_dry_run_without_running_anything() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"work\"\nrange = \"1-500\"\ncommand = \"echo {{ index }} >> ran.txt\"\n");
+    let (mut run, access) = start_run(&t, &["--dry-exec", "--no-local-worker"]);
+    let mut workers = start_worker(&t, &access, &["--dry-exec", "--copies", "4", "--cpus", "8"], "workers.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 0, "{}", read(&t, "run.stderr"));
+    let left = wait_child(&mut workers, Duration::from_secs(10));
+    assert!(left.is_some_and(|s| s.success()), "{}", read(&t, "workers.stderr"));
+    assert!(!t.path().join("ran.txt").exists(), "nothing ran");
+    let joined = read(&t, "run.stderr").lines().filter(|l| l.starts_with("+ worker ")).count();
+    assert_eq!(joined, 4, "{}", read(&t, "run.stderr"));
+    let status: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).expect("JSON");
+    assert_eq!((&status["dry_exec"], &status["counts"]["succeeded"]), (&true.into(), &500.into()), "{status}");
+}
+
+/// A zero-execution worker may not join a real run, nor a real worker a
+/// `--dry-exec` run: each is refused with the reason and exits 2.
+#[test]
+fn a_worker_of_the_other_kind_is_refused() {
+    for (run_flags, worker_flags, reason) in [
+        (&["--no-local-worker"][..], &["--dry-exec"][..], "a `flow worker --dry-exec` may join only a --dry-exec run"),
+        (
+            &["--dry-exec", "--no-local-worker"][..],
+            &[][..],
+            "this is a --dry-exec run: only `flow worker --dry-exec` may join it",
+        ),
+    ] {
+        let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+        let (mut run, access) = start_run(&t, run_flags);
+        let mut worker = start_worker(&t, &access, worker_flags, "worker.stderr");
+        let status = wait_child(&mut worker, Duration::from_secs(15)).expect("the refused worker exits");
+        crate::support::process::signal(run.id(), "-INT");
+        wait_child(&mut run, Duration::from_secs(10)).expect("the run stops");
+        assert_eq!(status.code(), Some(2), "{}", read(&t, "worker.stderr"));
+        assert_eq!(read(&t, "worker.stderr"), format!("worker left: the run refused it: {reason}\n"));
+        assert!(read(&t, "run.stderr").contains(reason), "{}", read(&t, "run.stderr"));
+    }
+}

@@ -57,4 +57,7 @@ pub enum LeftReason {
     Idle,
     /// A signal stopped it; its tasks run again elsewhere.
     Signal,
+    /// The run refused it: a zero-execution worker and a real run, or the
+    /// other way round.
+    Refused,
 }

@@ -43,6 +43,9 @@ pub struct WorkerOptions {
     pub reconnect_for: Duration,
     /// Told once each time joining fails and the worker starts retrying.
     pub on_retry: Option<fn(&JoinRetry)>,
+    /// A zero-execution worker: each job succeeds at once, no process is
+    /// started. It joins only a `--dry-exec` run.
+    pub dry_exec: bool,
 }
 
 /// Joining failed for a reason that may pass; the worker tries again.
@@ -82,12 +85,37 @@ pub enum Leave {
     /// A signal (SIGTERM from the resource manager at the end of the
     /// allocation, Ctrl-C): its jobs were killed and run again elsewhere.
     Signal(&'static str),
+    /// The coordinator would not have it, for this reason (a zero-execution
+    /// worker and a real run, or the other way round).
+    Refused(String),
 }
 
 /// Runs a worker until the run ends or a limit is reached.
 pub fn run(options: WorkerOptions) -> Result<Leave, WorkerError> {
+    run_copies(options, 1)
+}
+
+/// Runs `copies` workers from this one process, each with its own
+/// connection and the same offer, until they leave; the first to fail, or
+/// else the last to leave, says why. Many zero-execution workers on one
+/// machine stand in for many nodes when the coordinator is measured.
+pub fn run_copies(options: WorkerOptions, copies: usize) -> Result<Leave, WorkerError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(serve(options))
+    runtime.block_on(async {
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..copies.max(1) {
+            workers.spawn(serve(options.clone()));
+        }
+        let mut last = Ok(Leave::RunEnded);
+        while let Some(left) = workers.join_next().await {
+            match left {
+                Ok(Err(e)) => return Err(e),
+                Ok(leave) => last = leave,
+                Err(e) => return Err(WorkerError::Io(std::io::Error::other(e))),
+            }
+        }
+        last
+    })
 }
 
 async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
@@ -103,6 +131,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let waiting = Line::default();
     let writer = tokio::spawn(write(tx, control_rx, output_rx, Arc::clone(&waiting.len)));
     let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
+    let dry = options.dry_exec.then(|| reporter(control.clone(), ended_tx.clone()));
     let local = LocalWorker::new(
         options.resources.clone(),
         OutputSink::Channel(output),
@@ -110,7 +139,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         options.bind_cpus,
         options.guard.clone(),
     );
-    let mut jobs = Jobs { local, control, waiting, running: HashSet::new() };
+    let mut jobs = Jobs { local, dry, control, waiting, running: HashSet::new() };
     let leave = jobs.serve(&mut rx, &mut ended, &options).await;
     jobs.leave(&leave, writer).await;
     Ok(leave)
@@ -155,6 +184,7 @@ async fn join(options: &WorkerOptions, address: &str) -> Result<(net::Sender, ne
         shape: options.resources.clone(),
         time_limit: options.time_limit,
         allocation: crate::host::cluster_job(),
+        dry_exec: options.dry_exec,
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
     Ok((tx, rx))
@@ -226,6 +256,8 @@ fn reporter(control: mpsc::UnboundedSender<ToCoordinator>, ended: mpsc::Unbounde
 /// The jobs this worker was given.
 struct Jobs {
     local: LocalWorker,
+    /// For a zero-execution worker, where a job is reported done at once.
+    dry: Option<Report>,
     /// Where results and goodbyes go.
     control: mpsc::UnboundedSender<ToCoordinator>,
     /// Jobs sent ahead, waiting for the task they start after.
@@ -260,6 +292,7 @@ impl Jobs {
                     }
                     Ok(Some(ToWorker::StopAll)) => self.stop_all(),
                     Ok(Some(ToWorker::Shutdown)) => return Leave::RunEnded,
+                    Ok(Some(ToWorker::Refuse(reason))) => return Leave::Refused(reason),
                     Ok(None) | Err(_) => return Leave::CoordinatorLost,
                 },
                 _ = tick.tick() => {
@@ -283,7 +316,7 @@ impl Jobs {
         self.running.insert(job.task);
         match after.filter(|a| self.running.contains(a)) {
             Some(after) => self.waiting.insert(after, job),
-            None => self.local.start(job),
+            None => self.run(job),
         }
     }
 
@@ -291,7 +324,19 @@ impl Jobs {
     fn ended(&mut self, task: TaskId) {
         self.running.remove(&task);
         if let Some(job) = self.waiting.remove(&task) {
-            self.local.start(job);
+            self.run(job);
+        }
+    }
+
+    /// Starts `job`'s process, or for a zero-execution worker reports it
+    /// done at once.
+    fn run(&self, job: Job) {
+        match &self.dry {
+            Some(report) => {
+                let (task, attempt) = (job.task, job.attempt);
+                report(WorkerEvent::Finished { task, attempt, outcome: Outcome::instant(Status::Succeeded) });
+            }
+            None => self.local.start(job),
         }
     }
 
@@ -309,7 +354,7 @@ impl Jobs {
     /// jobs, lets them report, and closes the connection once `writer` is done.
     async fn leave(self, leave: &Leave, writer: tokio::task::JoinHandle<()>) {
         let leaving = match leave {
-            Leave::RunEnded | Leave::CoordinatorLost => None,
+            Leave::RunEnded | Leave::CoordinatorLost | Leave::Refused(_) => None,
             Leave::TimeLimit => Some(("it reached its time limit".to_owned(), true)),
             Leave::Idle => Some(("it had no work for its idle timeout".to_owned(), true)),
             Leave::Signal(name) => Some((format!("it was stopped by {name}"), false)),

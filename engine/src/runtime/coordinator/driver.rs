@@ -363,6 +363,8 @@ impl Driver {
         }
         if self.options.dry_exec {
             self.checks.ran(task);
+        }
+        if self.options.dry_exec && self.links.is_local(worker) {
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, task, attempt, outcome, out);
         } else if !self.links.start(worker, job, alloc.after) {

@@ -91,6 +91,11 @@ impl Links {
         }
     }
 
+    /// Whether worker `id` is the embedded one.
+    pub fn is_local(&self, id: WorkerId) -> bool {
+        matches!(self.links.get(&id), Some(Link::Local(_)))
+    }
+
     /// Sends a job to worker `id` (to start after task `after` there, if
     /// set: only remote workers are sent jobs ahead); `false` if that worker is gone.
     pub fn start(&self, id: WorkerId, job: Job, after: Option<TaskId>) -> bool {

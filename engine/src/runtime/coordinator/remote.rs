@@ -24,12 +24,14 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(3);
 /// Longest pause after a failing `accept` (out of descriptors, say).
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
-/// Accepts workers forever (the task is dropped when the run ends).
+/// Accepts workers forever (the task is dropped when the run ends); in a
+/// `dry_exec` run only zero-execution workers, otherwise only real ones.
 pub async fn listen(
     listener: TcpListener,
     secret: Secret,
     driver: mpsc::UnboundedSender<DriverEvent>,
     log: OutputSink,
+    dry_exec: bool,
 ) {
     let pending = Arc::new(Semaphore::new(MAX_PENDING));
     let mut backoff = Duration::from_millis(10);
@@ -58,7 +60,7 @@ pub async fn listen(
             let accepted = net::accept_within(stream, &secret, AUTH_TIMEOUT).await;
             drop(permit);
             match accepted {
-                Ok((tx, rx)) => serve(peer, tx, rx, driver, log).await,
+                Ok((tx, rx)) => serve(peer, tx, rx, driver, log, dry_exec).await,
                 Err(e) => {
                     let _ = driver.send(DriverEvent::Refused { peer, reason: e.to_string() });
                 }
@@ -74,6 +76,7 @@ async fn serve(
     mut rx: Receiver,
     driver: mpsc::UnboundedSender<DriverEvent>,
     log: OutputSink,
+    dry_exec: bool,
 ) {
     let offer = match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToCoordinator>()).await {
         Ok(Ok(Some(ToCoordinator::Hello(offer)))) => offer,
@@ -83,6 +86,15 @@ async fn serve(
             return;
         }
     };
+    if offer.dry_exec != dry_exec {
+        let reason = match dry_exec {
+            true => "this is a --dry-exec run: only `flow worker --dry-exec` may join it",
+            false => "a `flow worker --dry-exec` may join only a --dry-exec run",
+        };
+        let _ = tx.send(&ToWorker::Refuse(reason.to_owned())).await;
+        let _ = driver.send(DriverEvent::Refused { peer, reason: reason.to_owned() });
+        return;
+    }
     let (jobs, mut to_worker) = mpsc::unbounded_channel::<ToWorker>();
     let (reply, id) = oneshot::channel();
     if driver.send(DriverEvent::Joined { offer, link: jobs, peer, reply }).is_err() {

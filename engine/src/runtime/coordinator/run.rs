@@ -238,7 +238,8 @@ impl Launch {
             Some((listener, secret)) => {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let sink = OutputSink::Log(self.log.clone());
-                Some(tokio::spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink)))
+                let dry = self.options.dry_exec;
+                Some(tokio::spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink, dry)))
             }
             None => None,
         };

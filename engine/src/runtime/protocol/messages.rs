@@ -35,6 +35,10 @@ pub struct Offer {
     pub time_limit: Option<Duration>,
     /// The cluster job the worker runs in (`SLURM_JOB_ID`, `PBS_JOBID`), if any.
     pub allocation: Option<String>,
+    /// A zero-execution worker (`flow worker --dry-exec`): it completes each
+    /// job at once without starting a process, so it may join only a
+    /// `--dry-exec` run, and a `--dry-exec` run takes only such workers.
+    pub dry_exec: bool,
 }
 
 /// Coordinator → worker.
@@ -51,6 +55,9 @@ pub enum ToWorker {
     StopAll,
     /// The run is over: stop and exit.
     Shutdown,
+    /// The worker may not join this run, for this reason (said instead of
+    /// any job; the connection closes after it).
+    Refuse(String),
 }
 
 /// Worker → coordinator.
