@@ -465,10 +465,10 @@ impl Driver {
 
     /// The task sent ahead behind `task`, which ended, starts now (unless
     /// the run is being stopped: then it is stopped too). Only a stopped
-    /// run (or `--dry-exec`) ends a task still in line: it is no longer waiting.
+    /// run ends a task still in line: it is no longer waiting.
     fn start_next_in_line(&mut self, task: TaskId) {
         let stopping = self.summary.interrupted;
-        if let Some((next, label)) = self.ahead.release(task, stopping || self.options.dry_exec)
+        if let Some((next, label)) = self.ahead.release(task, stopping)
             && !stopping
             && let Some(&(attempt, worker)) = self.running.get(&next)
         {

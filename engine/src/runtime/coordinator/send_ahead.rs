@@ -26,6 +26,8 @@ pub(super) struct SendAhead {
     /// Tasks sent ahead, by the task they start after, with their label,
     /// to record their start when it comes.
     ahead: HashMap<TaskId, (TaskId, String)>,
+    /// The same the other way: each task in line, by the task it waits for.
+    behind: HashMap<TaskId, TaskId>,
     /// Successful runs and their total duration, per group, until it is known to be short.
     durations: HashMap<GroupId, (u32, Duration)>,
 }
@@ -34,24 +36,29 @@ impl SendAhead {
     /// `task`, labelled `label`, was sent to start when `before` ends.
     pub(super) fn hold(&mut self, before: TaskId, task: TaskId, label: String) {
         self.ahead.insert(before, (task, label));
+        self.behind.insert(task, before);
     }
 
     /// `task` was lost with its worker: nothing starts after it.
     pub(super) fn forget(&mut self, task: TaskId) {
-        self.ahead.remove(&task);
+        self.take(task);
+    }
+
+    /// Removes what waits for `task`, and returns it.
+    fn take(&mut self, task: TaskId) -> Option<(TaskId, String)> {
+        let next = self.ahead.remove(&task)?;
+        self.behind.remove(&next.0);
+        Some(next)
     }
 
     /// `task` ended: the task that starts after it, with its label. With
-    /// `drop_in_line` (the run is stopped, or nothing runs for real), a task
-    /// still in line ends too: it no longer waits.
+    /// `drop_in_line` (the run is stopped), a task still in line ends too:
+    /// it no longer waits.
     pub(super) fn release(&mut self, task: TaskId, drop_in_line: bool) -> Option<(TaskId, String)> {
-        if self.ahead.is_empty() {
-            return None;
+        if drop_in_line && let Some(before) = self.behind.remove(&task) {
+            self.ahead.remove(&before);
         }
-        if drop_in_line {
-            self.ahead.retain(|_, (next, ..)| *next != task);
-        }
-        self.ahead.remove(&task)
+        self.take(task)
     }
 
     /// Counts a successful run of an instance of `group` that took

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# One coordinator, many workers: `flow run --dry-exec --no-local-worker` with
+# N zero-execution workers (`flow worker --dry-exec --copies N`, all in one
+# process, each with its own TCP connection over loopback and 128 CPUs), so
+# the figures are the coordinator's: scheduling, rendering, the protocol,
+# the journal. See docs/performance.md, "One coordinator, many workers".
+# Usage: benches/scale.sh [WORKERS...]        (default: 1 16 64 256 1000)
+#   SCALE_WORKLOADS="flat100k fan wide"      which workloads (default: those
+#                                            three; add flat1m for 1,000,000)
+# Per workload and N it prints: tasks/s from the first start to the last end
+# in the journal, the coordinator's CPU seconds and peak RSS, the workers'
+# CPU seconds, and the bytes both ways on the wire per task (the workers'
+# read+write bytes: they touch no file in this mode).
+set -euo pipefail
+counts=${*:-1 16 64 256 1000}
+workloads=${SCALE_WORKLOADS:-flat100k fan wide}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+target=${CARGO_TARGET_DIR:-$root/target}
+case $target in /*) ;; *) target=$PWD/$target ;; esac
+flow="$target/release/flow"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# workflow NAME DIR: writes workload NAME's workflow.toml into DIR.
+workflow() {
+  case $1 in
+    flat100k) printf '[[tasks]]\nname = "t"\nrange = "1-100000"\ncommand = "true"\n' ;;
+    flat1m) printf '[[tasks]]\nname = "t"\nrange = "1-1000000"\ncommand = "true"\n' ;;
+    # 10,000 x 10 fan-out/fan-in: 10 stages of 10,000, each instance after
+    # its own index in the stage before, then one task after all of them.
+    fan)
+      printf '[[tasks]]\nname = "s0"\nrange = "1-10000"\ncommand = "true"\n'
+      for s in 1 2 3 4 5 6 7 8 9; do
+        printf '[[tasks]]\nname = "s%d"\nfor_each = "s%d"\nafter = ["s%d[{{ index }}]"]\ncommand = "true"\n' "$s" $((s - 1)) $((s - 1))
+      done
+      printf '[[tasks]]\nname = "all"\nafter = ["s9"]\ncommand = "true"\n' ;;
+    # Variants and GPUs: 100,000 tasks that take 1 GPU and 4 CPUs, or 16
+    # CPUs where no GPU is free.
+    wide) printf '[[tasks]]\nname = "t"\nrange = "1-100000"\ncommand = "true"\nvariants = [{ cpus = 4, gpus = 1 }, { cpus = 16 }]\n' ;;
+  esac > "$2/workflow.toml"
+}
+
+# one WORKLOAD N: one timing; prints a table row.
+one() {
+  local d="$work/$1-$2" run_pid worker_pid access io child
+  rm -rf "$d" && mkdir -p "$d"
+  workflow "$1" "$d"
+  (cd "$d" && exec /usr/bin/time -f '%U %S %M' -o "$d/run.time" "$flow" run --dry-exec --no-local-worker \
+    --listen 127.0.0.1:0 > "$d/run.stdout" 2> "$d/run.stderr") &
+  run_pid=$!
+  pids+=("$run_pid")
+  for _ in $(seq 600); do
+    access=$(ls "$d"/.flow/runs/*/access.json 2> /dev/null | head -1 || true)
+    [ -n "$access" ] && break
+    sleep 0.05
+  done
+  [ -n "$access" ] || { cat "$d/run.stderr" >&2; exit 1; }
+  /usr/bin/time -f '%U %S' -o "$d/workers.time" "$flow" worker --access "$access" --dry-exec \
+    --copies "$2" --cpus 128 --gpus 8 --memory 512GiB 2> "$d/workers.stderr" &
+  worker_pid=$!
+  pids+=("$worker_pid")
+  # The workers' byte counts, sampled until they leave: the last sample is
+  # taken at most 0.1 s before the end.
+  # (`time` runs the worker as its child.)
+  while kill -0 "$worker_pid" 2> /dev/null; do
+    child=$(pgrep -P "$worker_pid" | head -1 || true)
+    [ -n "$child" ] && io=$(awk '/^(rchar|wchar)/ { n += $2 } END { print n }' "/proc/$child/io" 2> /dev/null || echo "${io:-0}")
+    sleep 0.1
+  done
+  wait "$run_pid" || { cat "$d/run.stderr" >&2; exit 1; }
+  wait "$worker_pid" || true
+  (cd "$d" && "$flow" log list --format tsv 2> /dev/null) | awk -F'\t' -v w="$2" -v name="$1" -v io="${io:-0}" \
+    -v run="$(cat "$d/run.time")" -v workers="$(cat "$d/workers.time")" '
+    function us(t,   s) { s = substr(t, 12, 12); return ((substr(s, 1, 2) * 60 + substr(s, 4, 2)) * 60 + substr(s, 7)) }
+    NR == 1 { next }
+    { n++; s = us($8); e = us($9); if (first == "" || s < first) first = s; if (e > last) last = e }
+    END {
+      split(run, r, " "); split(workers, k, " ")
+      span = last - first; if (span <= 0) span = 0.001
+      printf "| %s | %d | %d | %.0f | %.2f s | %.0f MiB | %.2f s | %.0f |\n", name, w, n, n / span, r[1] + r[2], r[3] / 1024, k[1] + k[2], io / n
+    }'
+}
+
+echo "| workload | workers | tasks | tasks/s | coordinator CPU | coordinator peak RSS | workers' CPU | bytes on the wire per task |"
+echo "|---|---|---|---|---|---|---|---|"
+for workload in $workloads; do
+  for n in $counts; do one "$workload" "$n"; done
+done
