@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Graph;
 use flow_engine::runtime::{AllocState, Event, Status, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -255,6 +256,7 @@ fn failure_text(event: &Event) -> Option<String> {
         label,
         status: Status::Failed { reason, .. },
         retrying,
+        retry_at_us,
         stderr_tail,
         location,
         attempt,
@@ -263,7 +265,9 @@ fn failure_text(event: &Event) -> Option<String> {
     else {
         return None;
     };
-    let mut text = if *retrying {
+    let mut text = if let Some(at) = retry_at_us {
+        format!("! {label} failed ({reason}), retrying at {} (attempt {})", utc(*at, UtcStyle::Readable), attempt + 1)
+    } else if *retrying {
         format!("! {label} failed ({reason}), retrying (attempt {})", attempt + 1)
     } else {
         format!("✗ {label} failed: {reason} ({location})")
@@ -299,6 +303,7 @@ mod tests {
             attempt,
             status,
             retrying,
+            retry_at_us: None,
             duration: Duration::from_millis(40),
             stderr_tail: "Traceback (most recent call last):\nValueError: bad SMILES\n".to_owned(),
             location: "workflow.toml:9:8".to_owned(),

@@ -279,6 +279,7 @@ mod tests {
             reason: failed.then(|| "exit code 3".to_owned()),
             wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
+            retry_at_us: None,
         }
     }
 

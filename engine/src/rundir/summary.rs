@@ -24,6 +24,10 @@ pub struct Summary {
     pub failed: u64,
     /// Instances that did not run because of a failure, `--max-fails` or Ctrl-C.
     pub cancelled: u64,
+    /// Instances that failed in a task with `continue_on_failure`: shown
+    /// as failed, but they do not make the run fail.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ignored: u64,
     /// Whether the run was interrupted.
     pub interrupted: bool,
     /// A `--dry-exec` run: nothing was executed, its successes are not results.
@@ -44,6 +48,10 @@ pub struct Summary {
     /// How many more such outputs there are.
     #[serde(skip)]
     pub more_results: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Summary {

@@ -24,7 +24,7 @@ use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
-use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
+use crate::runtime::protocol::outcome::{Outcome, Status, TIMED_OUT, WorkerEvent};
 use crate::units::{DurationStyle, duration};
 
 /// Bytes of stderr kept per running task, to show when it fails.
@@ -253,10 +253,7 @@ fn status(
         _ if end == End::TimedOut => Status::failed(
             None,
             None,
-            format!(
-                "timed out after {}",
-                duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)
-            ),
+            format!("{TIMED_OUT} {}", duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)),
         ),
         Ok(s) if s.success() => match stamps {
             Err(path) => Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display())),

@@ -24,7 +24,7 @@ use super::recorder::Recorder;
 use super::resume::Previous;
 use super::stale::StaleOutputs;
 use crate::diag::Source;
-use crate::ir::{Graph, GroupId, TaskId};
+use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
     JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, LogHealth, OutputLog, OutputLogHandle,
     OutputLogSender, read_journal,
@@ -141,10 +141,13 @@ fn build_core(
     options: &RunOptions,
     source: &Source,
 ) -> Result<(Core, Option<WorkerId>), RunError> {
-    let mut core = Core::new(graph, CoreOptions { max_fails: options.max_fails });
+    // The command line's `--max-fails` overrides the workflow's.
+    let max_fails = options.max_fails.map(MaxFails::Count).or(graph.max_fails);
+    let mut core = Core::new(graph, CoreOptions { max_fails });
     for group in previous.finished_groups(graph) {
         core.set_precheck(group);
     }
+    keep_retry_schedule(&mut core, graph, previous);
     let local = options.local.then(|| core.add_worker(options.worker.clone(), None));
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
@@ -159,6 +162,23 @@ fn build_core(
         return Err(RunError::Unschedulable(lines));
     }
     Ok((core, local))
+}
+
+/// Makes each instance an earlier run failed and meant to retry after a
+/// `retry_delay` wait until then: resuming keeps the schedule.
+fn keep_retry_schedule(core: &mut Core, graph: &Graph, previous: &Previous) {
+    if !previous.has_retries() {
+        return;
+    }
+    let now = crate::host::now_us();
+    for (g, group) in graph.groups.iter().enumerate().filter(|(_, group)| group.retry_delay.is_some()) {
+        for i in 0..group.count {
+            let task = TaskId::new(GroupId(g as u32), i);
+            if let Some(at) = previous.retry_at(&graph.label(task)).filter(|&at| at > now) {
+                core.wait_until(task, at);
+            }
+        }
+    }
 }
 
 /// Sends the run's first events (that it started, and `warnings`) and
