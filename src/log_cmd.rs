@@ -319,9 +319,14 @@ fn list(
         journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
     rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
     rows.sort_by_key(|&(t, a, _)| (t, a));
+    // The last attempt of each instance: the one a `continue_on_failure` ignores when it failed.
+    let last: BTreeMap<TaskId, u32> = journal.iter().map(|(t, e)| (*t, e.attempt)).collect();
     let attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
         let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-        Attempt { task: run.task_ref(task), attempt, entry, sizes }
+        let ignored = entry.is_some_and(|e| e.status == JournalStatus::Failed && e.retry_at_us.is_none())
+            && last.get(&task) == Some(&attempt)
+            && run.graph().groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
+        Attempt { task: run.task_ref(task), attempt, entry, sizes, ignored }
     });
     trace::render(out, attempts, columns, format)
 }

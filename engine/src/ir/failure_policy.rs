@@ -41,6 +41,10 @@ pub enum RetryOn {
     Timeout,
 }
 
+/// How the reason of an attempt killed at its `timeout` begins
+/// ("timed out after 90s"): `retry_on = ["timeout"]` looks for it.
+pub const TIMED_OUT: &str = "timed out after";
+
 /// What an ended attempt's failure was, as `retry_on` tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failure {
@@ -50,6 +54,13 @@ pub struct Failure {
     pub signal: Option<i32>,
     /// Whether it ran past its timeout.
     pub timed_out: bool,
+}
+
+impl Failure {
+    /// The failure of an attempt that ended with `exit_code`, `signal` and `reason`.
+    pub fn of(exit_code: Option<i32>, signal: Option<i32>, reason: &str) -> Failure {
+        Failure { exit_code, signal, timed_out: reason.starts_with(TIMED_OUT) }
+    }
 }
 
 impl RetryOn {

@@ -19,12 +19,12 @@ use super::output_sink::OutputSink;
 use super::process::{Exit, Process};
 use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
-use crate::ir::TaskId;
+use crate::ir::{TIMED_OUT, TaskId};
 use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
-use crate::runtime::protocol::outcome::{Outcome, Status, TIMED_OUT, WorkerEvent};
+use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 use crate::units::{DurationStyle, duration};
 
 /// Bytes of stderr kept per running task, to show when it fails.

@@ -59,10 +59,6 @@ impl Outcome {
     }
 }
 
-/// How the reason of an attempt killed at its `timeout` begins
-/// ("timed out after 90s"): `retry_on = ["timeout"]` looks for it.
-pub const TIMED_OUT: &str = "timed out after";
-
 /// The end state of one attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {

@@ -7,7 +7,7 @@ use super::Driver;
 use crate::ir::{Failure, RetryOn, TaskId};
 use crate::log::{JournalEvent, JournalRecord, Wrote};
 use crate::runtime::core::{Retry, TaskResult, WorkerId};
-use crate::runtime::protocol::outcome::{Outcome, Status, TIMED_OUT};
+use crate::runtime::protocol::outcome::{Outcome, Status};
 
 impl Driver {
     /// Counts how an attempt of `task` ended as `status`, and says what
@@ -24,8 +24,7 @@ impl Driver {
                 TaskResult::Succeeded
             }
             Status::Failed { exit_code, signal, reason } => {
-                let failure =
-                    Failure { exit_code: *exit_code, signal: *signal, timed_out: reason.starts_with(TIMED_OUT) };
+                let failure = Failure::of(*exit_code, *signal, reason);
                 if RetryOn::retries(&self.graph().group(task.group).retry_on, failure) {
                     TaskResult::Failed
                 } else {
