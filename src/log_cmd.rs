@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::{Graph, TaskId};
+use flow_engine::ir::{Finally, Graph, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
     JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, attempts,
@@ -215,7 +215,13 @@ impl Run {
             .iter()
             .map(|text| {
                 let selector = Selector::parse(text).map_err(|e| Failure::Usage(e.to_string()))?;
-                selector.resolve(self.graph()).map_err(|e| Failure::Usage(format!("`{text}` in this run: {e}")))
+                match selector.resolve(self.graph()) {
+                    // The `[finally]` command's output, unless a task has its name.
+                    Err(_) if text == Finally::LABEL && self.graph().finally.is_some() => {
+                        Ok(Selected { group: Finally::TASK.group, positions: None })
+                    }
+                    resolved => resolved.map_err(|e| Failure::Usage(format!("`{text}` in this run: {e}"))),
+                }
             })
             .collect::<Result<_, Failure>>()?;
         Ok(Selection { picks })

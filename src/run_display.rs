@@ -108,12 +108,25 @@ impl Display {
         }
         let _ = write!(err, "{}", commands.closing(summary));
         let mut parts = vec![format!("{} succeeded", summary.succeeded)];
-        for (n, what) in
-            [(summary.cached, "unchanged (skipped)"), (summary.failed, "failed"), (summary.cancelled, "cancelled")]
-        {
+        for (n, what) in [
+            (summary.cached, "unchanged (skipped)"),
+            (summary.failed, "failed"),
+            (summary.ignored, "failed (ignored)"),
+            (summary.cancelled, "cancelled"),
+        ] {
             if n > 0 {
                 parts.push(format!("{n} {what}"));
             }
+        }
+        match &summary.finally {
+            Some(f) if f.succeeded => {
+                let _ = writeln!(err, "finally: succeeded in {:.1}s", f.seconds);
+            }
+            Some(f) => {
+                let why = f.reason.as_deref().unwrap_or("failed");
+                let _ = writeln!(err, "finally failed: {why} (flow log cat finally)");
+            }
+            None => {}
         }
         let how = if summary.interrupted { "; interrupted after" } else { " in" };
         let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };

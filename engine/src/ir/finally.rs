@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::Command;
+use super::{Command, GroupId, TaskId};
 
 /// The workflow's `[finally]` command, its templates rendered with `vars`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,4 +20,11 @@ pub struct Finally {
     pub env: BTreeMap<String, String>,
     /// Kill it after this many seconds.
     pub timeout: Option<u64>,
+}
+
+impl Finally {
+    /// The id its output is logged under: no group has it.
+    pub const TASK: TaskId = TaskId { group: GroupId(u32::MAX), instance: 0 };
+    /// The label its output is logged under (`flow log cat finally`).
+    pub const LABEL: &str = "finally";
 }

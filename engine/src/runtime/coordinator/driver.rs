@@ -415,7 +415,7 @@ impl Driver {
         let now = now_us();
         let result = self.count_end(task, &outcome.status);
         let retry = self.core.on_finished(task, result, now, out);
-        not_retried(retry, &mut outcome.status);
+        not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
         self.record_end(worker, task, attempt, &mut outcome, now, retry);
         if outcome.status == Status::Succeeded
             && let Some(line) = self.ahead.measure(task.group, outcome.duration)

@@ -264,6 +264,10 @@ impl Launch {
         };
         let graph = self.factory.graph().clone();
         let alloc_log = self.options.queue.is_some().then(|| OutputSink::Log(self.log.clone()));
+        // `[finally]` runs on this machine after the loop (not under `--dry-exec`).
+        let finally = graph.finally.clone().filter(|_| !self.options.dry_exec);
+        let finally_log = finally.as_ref().map(|_| OutputSink::Log(self.log.clone()));
+        let (run_dir, options) = (self.run.clone(), self.options.clone());
         // Only the workers and the queue write the log from here on.
         drop(self.log);
         let queue = self.options.queue.clone().map(|(profile, queue)| {
@@ -284,9 +288,16 @@ impl Launch {
             source: self.source,
             summary: self.summary,
         });
-        let summary = driver.run().await;
+        let mut summary = driver.run().await;
         if let Some(task) = accepting {
             task.abort();
+        }
+        if let (Some(finally), Some(log)) = (finally, finally_log) {
+            // Written before it starts, so the command can read it (and rewritten as the run ends).
+            if let Err(e) = run_dir.write_summary(&summary) {
+                summary.io_errors.push(format!("cannot write summary.json: {e}"));
+            }
+            summary.finally = Some(super::finally_runner::run(&finally, &summary, &run_dir, &options, log).await);
         }
         Ok(summary)
     }

@@ -71,14 +71,17 @@ impl Driver {
 }
 
 /// Adds to a failure's reason why the core does not retry it, when that is
-/// not plain (out of attempts, or the run stopping).
-pub(super) fn not_retried(retry: Retry, status: &mut Status) {
-    let not = match retry {
-        Retry::TooBig { attempt } => format!("not retried: attempt {attempt} asks for more than any worker has"),
-        Retry::NotRetryable => "not retried: retry_on does not list it".to_owned(),
-        _ => return,
-    };
-    if let Status::Failed { reason, .. } = status {
-        *reason = if reason.is_empty() { not } else { format!("{reason}; {not}") };
+/// not plain (out of attempts, or the run stopping), and that it is
+/// ignored when its task has `continue_on_failure` (`ignores`).
+pub(super) fn not_retried(retry: Retry, ignores: bool, status: &mut Status) {
+    let Status::Failed { reason, .. } = status else { return };
+    let mut add = |note: &str| *reason = if reason.is_empty() { note.to_owned() } else { format!("{reason}; {note}") };
+    match retry {
+        Retry::TooBig { attempt } => add(&format!("not retried: attempt {attempt} asks for more than any worker has")),
+        Retry::NotRetryable => add("not retried: retry_on does not list it"),
+        _ => {}
+    }
+    if ignores && !retry.runs_again() {
+        add("ignored (continue_on_failure)");
     }
 }
