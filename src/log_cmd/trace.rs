@@ -65,6 +65,7 @@ pub enum Column {
     /// Why it failed or was cancelled.
     Reason,
     /// When the next attempt of a failed one may start (`retry_delay`; RFC 3339, UTC).
+    #[value(name = "retry_at")]
     RetryAt,
 }
 
