@@ -176,6 +176,7 @@ fn max_fails_stops_the_run_as_a_count_a_share_or_as_the_command_line_says() {
         ("2", &["run", "--cpus", "1"][..], 2),
         ("\"30%\"", &["run", "--cpus", "1"], 3),
         ("2", &["run", "--cpus", "1", "--max-fails", "1"], 1),
+        ("1", &["run", "--cpus", "1", "--keep-going"], 10),
     ] {
         let t = Test::new().workflow(&workflow(max));
         assert_code(&t.run_with(args), 1);

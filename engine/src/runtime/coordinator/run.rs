@@ -141,8 +141,9 @@ fn build_core(
     options: &RunOptions,
     source: &Source,
 ) -> Result<(Core, Option<WorkerId>), RunError> {
-    // The command line's `--max-fails` overrides the workflow's.
-    let max_fails = options.max_fails.map(MaxFails::Count).or(graph.max_fails);
+    // The command line's `--max-fails` or `--keep-going` overrides the workflow's.
+    let workflow = if options.keep_going { None } else { graph.max_fails };
+    let max_fails = options.max_fails.map(MaxFails::Count).or(workflow);
     let mut core = Core::new(graph, CoreOptions { max_fails });
     for group in previous.finished_groups(graph) {
         core.set_precheck(group);
