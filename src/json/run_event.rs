@@ -52,7 +52,7 @@ pub enum RunEvent<'a> {
         /// Whether it runs again.
         retrying: bool,
         /// When it runs again, if it waits (`retry_delay`), in µs since the Unix epoch.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_at_us: Option<u64>,
         /// How long it ran, in µs.
         duration_us: u64,

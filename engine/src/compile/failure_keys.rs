@@ -75,7 +75,7 @@ fn back_off(ctx: &mut Ctx, entries: &[(Sp<String>, Sp<Quantity>)], span: &std::o
 }
 
 fn back_off_factor(ctx: &mut Ctx, q: &Sp<Quantity>) -> Option<f64> {
-    let check = |n: f64| if n.is_finite() && n >= 1.0 { Ok(n) } else { Err(ValueError::BelowMin { n, min: 1 }) };
+    let check = |n: f64| if n.is_finite() && n >= 1.0 { Ok(n) } else { Err(ValueError::BelowOne(n)) };
     let parse = |s: &str| s.trim().parse::<f64>().map_err(|_| ValueError::NotNumber(s.to_owned())).and_then(check);
     ctx.quantity(
         q,

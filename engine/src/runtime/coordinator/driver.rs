@@ -458,6 +458,7 @@ impl Driver {
         match state {
             TaskState::Failed if self.stopped.contains(&task) => {}
             TaskState::Failed => self.summary.failed += 1,
+            TaskState::Ignored if self.stopped.contains(&task) => {}
             TaskState::Ignored => self.summary.ignored += 1,
             TaskState::Cancelled(reason) => {
                 self.summary.cancelled += 1;
