@@ -93,13 +93,14 @@ fn heading(kind: ReasonKind) -> (u8, &'static str, bool) {
         ReasonKind::TimeRequest => (2, "waiting: time request longer than workers last", true),
         ReasonKind::NoWorkers => (3, "waiting for a worker", true),
         ReasonKind::Ready => (4, "ready, waiting for a free slot", true),
-        ReasonKind::Running => (5, "running", false),
-        ReasonKind::Failed => (6, "failed", false),
-        ReasonKind::Cancelled => (7, "cancelled", false),
-        ReasonKind::Lost => (8, "lost with their worker", false),
-        ReasonKind::NotRun => (9, "never finished (the run stopped)", false),
-        ReasonKind::Succeeded => (10, "succeeded", false),
-        ReasonKind::Cached => (11, "unchanged since an earlier run", false),
+        ReasonKind::Retrying => (5, "failed, waiting to retry", false),
+        ReasonKind::Running => (6, "running", false),
+        ReasonKind::Failed => (7, "failed", false),
+        ReasonKind::Cancelled => (8, "cancelled", false),
+        ReasonKind::Lost => (9, "lost with their worker", false),
+        ReasonKind::NotRun => (10, "never finished (the run stopped)", false),
+        ReasonKind::Succeeded => (11, "succeeded", false),
+        ReasonKind::Cached => (12, "unchanged since an earlier run", false),
     }
 }
 
@@ -167,6 +168,15 @@ impl Text {
                     .started_us
                     .map(|s| format!(" for {}", duration(self.now_us.saturating_sub(s), DurationStyle::Hundredths)));
                 format!("running{}{}{}", on(ran.worker.as_ref()), since.unwrap_or_default(), attempt_note(*attempt))
+            }
+            Reason::Retrying { attempt, attempts, until_us } => {
+                let wait = until_us.saturating_sub(self.now_us);
+                format!(
+                    "retries at {}, in {}, attempt {} of {attempts}",
+                    utc(*until_us, UtcStyle::Readable),
+                    duration(wait, DurationStyle::Whole),
+                    attempt + 1
+                )
             }
             Reason::Succeeded { attempt, ran } => {
                 format!("succeeded{}{}{}", took("in", ran), attempt_note(*attempt), ended(ran.ended_us))

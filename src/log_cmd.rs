@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::{Graph, TaskId};
+use flow_engine::ir::{Finally, Graph, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
     JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, attempts,
@@ -215,7 +215,13 @@ impl Run {
             .iter()
             .map(|text| {
                 let selector = Selector::parse(text).map_err(|e| Failure::Usage(e.to_string()))?;
-                selector.resolve(self.graph()).map_err(|e| Failure::Usage(format!("`{text}` in this run: {e}")))
+                match selector.resolve(self.graph()) {
+                    // The `[finally]` command's output, unless a task has its name.
+                    Err(_) if text == Finally::LABEL && self.graph().finally.is_some() => {
+                        Ok(Selected { group: Finally::TASK.group, positions: None })
+                    }
+                    resolved => resolved.map_err(|e| Failure::Usage(format!("`{text}` in this run: {e}"))),
+                }
             })
             .collect::<Result<_, Failure>>()?;
         Ok(Selection { picks })
@@ -319,9 +325,14 @@ fn list(
         journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
     rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
     rows.sort_by_key(|&(t, a, _)| (t, a));
+    // The last attempt of each instance: the one a `continue_on_failure` ignores when it failed.
+    let last: BTreeMap<TaskId, u32> = journal.iter().map(|(t, e)| (*t, e.attempt)).collect();
     let attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
         let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-        Attempt { task: run.task_ref(task), attempt, entry, sizes }
+        let ignored = entry.is_some_and(|e| e.status == JournalStatus::Failed && e.retry_at_us.is_none())
+            && last.get(&task) == Some(&attempt)
+            && run.graph().groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
+        Attempt { task: run.task_ref(task), attempt, entry, sizes, ignored }
     });
     trace::render(out, attempts, columns, format)
 }

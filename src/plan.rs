@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use flow_engine::ir::{Domain, EdgeKind, EdgeOrigin, Graph, GroupId, Resources};
+use flow_engine::ir::{Command, Domain, EdgeKind, EdgeOrigin, Graph, GroupId, MaxFails, Resources};
 
 /// The summary text: tasks, edges, totals and the critical path.
 pub fn summary(graph: &Graph) -> String {
@@ -56,6 +56,20 @@ pub fn summary(graph: &Graph) -> String {
     let path = graph.critical_path();
     let names: Vec<&str> = path.groups.iter().map(|&g| graph.group(g).name.as_str()).collect();
     let _ = writeln!(out, "critical path: {} ({})", plural(path.length, "task"), names.join(" → "));
+    if let Some(max) = graph.max_fails {
+        let limit = match max {
+            MaxFails::Count(n) => plural(n, "failed instance"),
+            MaxFails::Fraction(f) => format!("{}% of the instances failed", f * 100.0),
+        };
+        let _ = writeln!(out, "stops at: {limit}");
+    }
+    if let Some(finally) = &graph.finally {
+        let command = match &finally.command {
+            Command::Shell(text) => text.clone(),
+            Command::Argv(words) => words.join(" "),
+        };
+        let _ = writeln!(out, "finally: {command} (runs once at the end, whatever happened)");
+    }
     out
 }
 

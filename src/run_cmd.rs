@@ -20,11 +20,11 @@ pub struct RunArgs {
     /// Resources of the embedded worker (default: this machine's).
     #[command(flatten)]
     pub worker: WorkerArgs,
-    /// Stop starting new tasks after this many instances failed.
+    /// Stop starting new tasks after this many instances failed (overrides the workflow's `max_fails`).
     #[arg(long, value_name = "N")]
     pub max_fails: Option<u64>,
-    /// Keep running independent tasks after a failure (the default; see `--max-fails`).
-    #[arg(long)]
+    /// Keep running independent tasks after a failure, whatever the workflow's `max_fails` says.
+    #[arg(long, conflicts_with = "max_fails")]
     pub keep_going: bool,
     /// Rerun every instance, even those an earlier run finished unchanged.
     #[arg(long)]
@@ -104,6 +104,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         workflow,
         worker: crate::local_resources::local(&args.worker)?,
         max_fails: args.max_fails,
+        keep_going: args.keep_going,
         force: args.force,
         only,
         dry_exec: args.dry_exec,

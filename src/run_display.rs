@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Graph;
 use flow_engine::runtime::{AllocState, Event, Status, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -107,12 +108,25 @@ impl Display {
         }
         let _ = write!(err, "{}", commands.closing(summary));
         let mut parts = vec![format!("{} succeeded", summary.succeeded)];
-        for (n, what) in
-            [(summary.cached, "unchanged (skipped)"), (summary.failed, "failed"), (summary.cancelled, "cancelled")]
-        {
+        for (n, what) in [
+            (summary.cached, "unchanged (skipped)"),
+            (summary.failed, "failed"),
+            (summary.ignored, "failed (ignored)"),
+            (summary.cancelled, "cancelled"),
+        ] {
             if n > 0 {
                 parts.push(format!("{n} {what}"));
             }
+        }
+        match &summary.finally {
+            Some(f) if f.succeeded => {
+                let _ = writeln!(err, "finally: succeeded in {:.1}s", f.seconds);
+            }
+            Some(f) => {
+                let why = f.reason.as_deref().unwrap_or("failed");
+                let _ = writeln!(err, "finally failed: {why} (flow log cat finally)");
+            }
+            None => {}
         }
         let how = if summary.interrupted { "; interrupted after" } else { " in" };
         let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
@@ -255,6 +269,7 @@ fn failure_text(event: &Event) -> Option<String> {
         label,
         status: Status::Failed { reason, .. },
         retrying,
+        retry_at_us,
         stderr_tail,
         location,
         attempt,
@@ -263,7 +278,9 @@ fn failure_text(event: &Event) -> Option<String> {
     else {
         return None;
     };
-    let mut text = if *retrying {
+    let mut text = if let Some(at) = retry_at_us {
+        format!("! {label} failed ({reason}), retrying at {} (attempt {})", utc(*at, UtcStyle::Readable), attempt + 1)
+    } else if *retrying {
         format!("! {label} failed ({reason}), retrying (attempt {})", attempt + 1)
     } else {
         format!("✗ {label} failed: {reason} ({location})")
@@ -299,6 +316,7 @@ mod tests {
             attempt,
             status,
             retrying,
+            retry_at_us: None,
             duration: Duration::from_millis(40),
             stderr_tail: "Traceback (most recent call last):\nValueError: bad SMILES\n".to_owned(),
             location: "workflow.toml:9:8".to_owned(),

@@ -84,7 +84,7 @@ impl Standing {
             state: if run.live { "running" } else { "crashed" },
             run_state: if run.live { RunState::Running } else { RunState::Crashed },
             dry_exec: run.is_dry(),
-            counts: Counts::of_journal(run.graph.instance_count(), &journal.state),
+            counts: Counts::of_journal(&run.graph, &journal.state),
             seconds: None,
             exit_code: None,
             io_errors: Vec::new(),
@@ -184,9 +184,12 @@ pub fn status(args: &StatusArgs) -> Result<(), Failure> {
 fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
     let (s, c) = (&run.standing, &run.standing.counts);
     writeln!(out, "run {}: {}", run.id, s.state_words())?;
+    // Said only when there are some, so runs without these read as before.
+    let ignored = if c.ignored > 0 { format!(" ({} ignored)", c.ignored) } else { String::new() };
+    let retrying = if c.retrying > 0 { format!(", {} waiting to retry", c.retrying) } else { String::new() };
     writeln!(
         out,
-        "  {}/{} done: {} succeeded, {} unchanged, {} failed, {} cancelled; {} running, {} queued",
+        "  {}/{} done: {} succeeded, {} unchanged, {} failed{ignored}, {} cancelled; {} running{retrying}, {} queued",
         c.done(),
         c.total,
         c.succeeded,
@@ -320,7 +323,16 @@ mod tests {
     use super::*;
 
     fn standing(state: &'static str, seconds: Option<f64>) -> Standing {
-        let counts = Counts { total: 12, succeeded: 6, cached: 2, failed: 1, cancelled: 1, running: 1, queued: 1 };
+        let counts = Counts {
+            total: 12,
+            succeeded: 6,
+            cached: 2,
+            failed: 1,
+            cancelled: 1,
+            running: 1,
+            queued: 1,
+            ..Counts::default()
+        };
         Standing {
             state,
             run_state: RunState::Running,

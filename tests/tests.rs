@@ -12,6 +12,8 @@ mod dynamic;
 mod examples;
 mod exit_codes;
 mod explain;
+mod failure_policy;
+mod finally;
 mod graph;
 mod growing;
 mod interrupt;

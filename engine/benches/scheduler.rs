@@ -36,7 +36,7 @@ fn group(name: &str, count: u64, priority: i64) -> Group {
 }
 
 fn graph(groups: Vec<Group>, edges: Vec<Edge>) -> Graph {
-    Graph { name: "bench".to_owned(), vars: BTreeMap::new(), groups, edges }
+    Graph { name: "bench".to_owned(), vars: BTreeMap::new(), groups, edges, max_fails: None, finally: None }
 }
 
 /// One group of a million instances.
@@ -67,7 +67,7 @@ fn busy_core(graph: &Graph, now: u64) -> (Core, Sink) {
 /// Finishes the oldest running task and schedules one into its place.
 fn one_match(core: &mut Core, sink: &mut Sink, now: u64) {
     if let Some(task) = sink.0.pop_front() {
-        core.on_finished(task, TaskResult::Succeeded, sink);
+        core.on_finished(task, TaskResult::Succeeded, now, sink);
         core.schedule(now, sink);
     }
 }

@@ -81,8 +81,13 @@ pub enum UnitError {
 }
 
 /// Parses a duration: `"90s"`, `"15m"`, `"2h"`, `"1h30m"`, `"1d"`, `"HH:MM:SS"`,
-/// `"MM:SS"` or a bare number of seconds. Returns whole seconds.
+/// `"MM:SS"` or a bare number of seconds. Returns whole seconds, rounded up.
 pub fn parse_duration(text: &str) -> Result<u64, UnitError> {
+    Ok(parse_duration_us(text)?.div_ceil(1_000_000))
+}
+
+/// Parses a duration as [`parse_duration`] does, to the µs (`"250ms"` is 250,000).
+pub fn parse_duration_us(text: &str) -> Result<u64, UnitError> {
     let t = text.trim();
     if t.is_empty() {
         return Err(UnitError::EmptyDuration);
@@ -97,7 +102,7 @@ pub fn parse_duration(text: &str) -> Result<u64, UnitError> {
             let n: u64 = p.parse().map_err(|_| UnitError::NotWhole { part: (*p).to_owned(), text: t.to_owned() })?;
             secs = secs.checked_mul(60).and_then(|s| s.checked_add(n)).ok_or(UnitError::DurationTooLong)?;
         }
-        return Ok(secs);
+        return secs.checked_mul(1_000_000).ok_or(UnitError::DurationTooLong);
     }
     if let Ok(n) = t.parse::<f64>() {
         return seconds(n, t);
@@ -127,11 +132,12 @@ pub fn parse_duration(text: &str) -> Result<u64, UnitError> {
     seconds(total, t)
 }
 
+/// `n` seconds in µs, rounded up.
 fn seconds(n: f64, text: &str) -> Result<u64, UnitError> {
-    if !(0.0..=1e15).contains(&n) {
+    if !(0.0..=1e12).contains(&n) {
         return Err(UnitError::InvalidDuration { text: text.to_owned() });
     }
-    Ok(n.ceil() as u64)
+    Ok((n * 1e6).ceil() as u64)
 }
 
 /// Parses a size: `"4 GiB"`, `"512MB"`, `"1.5G"`, or a bare number of MiB. Returns bytes.
@@ -258,6 +264,14 @@ mod tests {
         for bad in ["", "abc", "5 parsecs", "1:2:3:4", "h", "-5", "10x"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn durations_to_the_microsecond() {
+        for (text, us) in [("250ms", 250_000), ("1.5s", 1_500_000), ("2m", 120_000_000), ("00:01", 1_000_000)] {
+            assert_eq!(parse_duration_us(text), Ok(us), "{text}");
+        }
+        assert!(parse_duration_us("1e13").is_err(), "past what µs in a u64 hold");
     }
 
     #[test]

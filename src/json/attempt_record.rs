@@ -46,6 +46,12 @@ pub struct AttemptRecord {
     pub gpu_ids: Option<Vec<u32>>,
     /// Why it failed or was cancelled.
     pub reason: Option<String>,
+    /// When the next attempt of this failed one may start (`retry_delay`), µs since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at_us: Option<u64>,
+    /// A failure its task's `continue_on_failure` ignores: what depends on it ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignored: bool,
     /// Bytes written to stdout.
     pub stdout_bytes: u64,
     /// Bytes written to stderr.

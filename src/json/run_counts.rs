@@ -1,5 +1,6 @@
 //! [`Counts`]: how many instances of a run stand where.
 
+use flow_engine::ir::{Graph, TaskId};
 use flow_engine::log::{JournalState, JournalStatus};
 use flow_engine::runtime::Summary;
 use schemars::JsonSchema;
@@ -23,6 +24,17 @@ pub struct Counts {
     pub running: u64,
     /// Not started yet.
     pub queued: u64,
+    /// Failed, and waiting to run again after their `retry_delay`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retrying: u64,
+    /// Of `failed`, those whose task's `continue_on_failure` ignores the
+    /// failure: they do not make the run fail.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ignored: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Counts {
@@ -32,8 +44,9 @@ impl Counts {
             total: s.total,
             succeeded: s.succeeded,
             cached: s.cached,
-            failed: s.failed,
+            failed: s.failed + s.ignored,
             cancelled: s.cancelled,
+            ignored: s.ignored,
             ..Counts::default()
         }
         .with_queued()
@@ -50,17 +63,23 @@ impl Counts {
             cancelled: c.cancelled,
             running: c.running + c.lost,
             queued: c.waiting,
+            ..Counts::default()
         }
     }
 
-    /// The counts of `total` instances whose last attempts `journal` holds.
-    pub fn of_journal(total: u64, journal: &JournalState) -> Self {
-        let mut counts = Counts { total, ..Counts::default() };
-        for (_, entry) in journal.iter() {
+    /// The counts of the instances of `graph` whose last attempts `journal` holds.
+    pub fn of_journal(graph: &Graph, journal: &JournalState) -> Self {
+        let mut counts = Counts { total: graph.instance_count(), ..Counts::default() };
+        let ignores = |task: TaskId| graph.groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
+        for (task, entry) in journal.iter() {
             match entry.status {
                 JournalStatus::Succeeded => counts.succeeded += 1,
                 JournalStatus::Cached => counts.cached += 1,
-                JournalStatus::Failed => counts.failed += 1,
+                JournalStatus::Failed if entry.retry_at_us.is_some() => counts.retrying += 1,
+                JournalStatus::Failed => {
+                    counts.failed += 1;
+                    counts.ignored += u64::from(ignores(*task));
+                }
                 JournalStatus::Cancelled => counts.cancelled += 1,
                 JournalStatus::Running | JournalStatus::Lost => counts.running += 1,
             }
@@ -74,7 +93,7 @@ impl Counts {
     }
 
     fn with_queued(mut self) -> Self {
-        self.queued = self.total.saturating_sub(self.done() + self.running);
+        self.queued = self.total.saturating_sub(self.done() + self.running + self.retrying);
         self
     }
 }

@@ -51,6 +51,9 @@ pub enum RunEvent<'a> {
         reason: Option<&'a str>,
         /// Whether it runs again.
         retrying: bool,
+        /// When it runs again, if it waits (`retry_delay`), in µs since the Unix epoch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_at_us: Option<u64>,
         /// How long it ran, in µs.
         duration_us: u64,
         /// The end of its stderr (failures only).
@@ -187,7 +190,17 @@ impl<'a> RunEvent<'a> {
             Event::TaskStarted { task, label, attempt } => {
                 RunEvent::TaskStarted { task: task_ref(graph, *task, label), attempt: *attempt }
             }
-            Event::TaskFinished { task, label, attempt, status, retrying, duration, stderr_tail, location } => {
+            Event::TaskFinished {
+                task,
+                label,
+                attempt,
+                status,
+                retrying,
+                retry_at_us,
+                duration,
+                stderr_tail,
+                location,
+            } => {
                 let (exit_code, signal, reason) = match status {
                     Status::Failed { exit_code, signal, reason } => (*exit_code, *signal, Some(reason.as_str())),
                     _ => (None, None, None),
@@ -200,6 +213,7 @@ impl<'a> RunEvent<'a> {
                     signal,
                     reason,
                     retrying: *retrying,
+                    retry_at_us: *retry_at_us,
                     duration_us: duration.as_micros() as u64,
                     stderr_tail,
                     location,

@@ -1,6 +1,6 @@
 //! [`TaskRef`]: how every `--json` names a task instance.
 
-use flow_engine::ir::{Graph, TaskId};
+use flow_engine::ir::{Finally, Graph, TaskId};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -28,6 +28,7 @@ impl TaskRef {
     pub fn new(graph: &Graph, task: TaskId) -> Self {
         match graph.groups.get(task.group.index()) {
             Some(group) => TaskRef::labelled(&group.name, graph.label(task)),
+            None if task == Finally::TASK => TaskRef::labelled(Finally::LABEL, Finally::LABEL.to_owned()),
             None => TaskRef::labelled("?", format!("#{}[{}]", task.group.0, task.instance)),
         }
     }

@@ -77,7 +77,7 @@ impl RunSummary {
         Ok(RunSummary {
             run_id: run.dir().id.clone(),
             finished: run.view.is_finished(),
-            counts: Counts::of_journal(run.graph().instance_count(), &journal),
+            counts: Counts::of_journal(run.graph(), &journal),
             output,
             tasks,
             slowest,
@@ -158,7 +158,7 @@ mod tests {
         RunSummary {
             run_id: "20261125-010203-004".to_owned(),
             finished: true,
-            counts: Counts { total: 7, succeeded: 3, cached: 2, failed: 1, cancelled: 1, running: 0, queued: 0 },
+            counts: Counts { total: 7, succeeded: 3, cached: 2, failed: 1, cancelled: 1, ..Counts::default() },
             output: OutputSizes { stdout_bytes: 43, stderr_bytes: 12_000, system_bytes: 12, records: 7 },
             tasks: vec![
                 TaskUse {

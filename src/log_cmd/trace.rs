@@ -64,6 +64,9 @@ pub enum Column {
     Stderr,
     /// Why it failed or was cancelled.
     Reason,
+    /// When the next attempt of a failed one may start (`retry_delay`; RFC 3339, UTC).
+    #[value(name = "retry_at")]
+    RetryAt,
 }
 
 /// The columns of a table when none are named.
@@ -137,6 +140,8 @@ pub struct Attempt<'a> {
     pub entry: Option<&'a JournalEntry>,
     /// Bytes of stdout and stderr it wrote.
     pub sizes: [u64; 2],
+    /// It failed for good, and its task's `continue_on_failure` ignores that.
+    pub ignored: bool,
 }
 
 impl Attempt<'_> {
@@ -167,7 +172,11 @@ impl Attempt<'_> {
             Column::Name => Some(r.task.task),
             Column::Index => Some(r.task.index.to_string()),
             Column::Attempt => self.entry.map(|_| r.attempt.to_string()),
-            Column::State => self.entry.map(|e| e.status.as_str().to_owned()),
+            Column::State => self.entry.map(|e| match (human, e.retry_at_us, self.ignored) {
+                (true, Some(at), _) => format!("failed, retry at {}", utc(at, UtcStyle::Readable)),
+                (true, None, true) => "failed, ignored".to_owned(),
+                _ => e.status.as_str().to_owned(),
+            }),
             Column::Exit => match (r.exit_code, r.signal) {
                 (Some(code), _) => Some(code.to_string()),
                 (None, signal) => signal.map(|s| format!("signal {s}")),
@@ -190,6 +199,7 @@ impl Attempt<'_> {
             Column::Stdout => size(Some(r.stdout_bytes)),
             Column::Stderr => size(Some(r.stderr_bytes)),
             Column::Reason => r.reason,
+            Column::RetryAt => time(r.retry_at_us),
         };
         value.unwrap_or_else(|| if human { "-".to_owned() } else { String::new() })
     }
@@ -221,6 +231,8 @@ impl Attempt<'_> {
             cpu_ids: m.map(|m| m.cpus.clone()),
             gpu_ids: m.map(|m| m.gpus.clone()),
             reason: e.and_then(|e| e.reason.clone()),
+            retry_at_us: e.and_then(|e| e.retry_at_us),
+            ignored: self.ignored,
             stdout_bytes: self.sizes[0],
             stderr_bytes: self.sizes[1],
         }
@@ -279,6 +291,7 @@ mod tests {
             reason: failed.then(|| "exit code 3".to_owned()),
             wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
+            retry_at_us: None,
         }
     }
 
@@ -286,10 +299,10 @@ mod tests {
     fn rows(entries: &[JournalEntry]) -> Vec<Attempt<'_>> {
         let task = |index: i64| TaskRef::labelled("score", format!("score[{index}]"));
         vec![
-            Attempt { task: task(10), attempt: 0, entry: Some(&entries[0]), sizes: [12, 2048] },
-            Attempt { task: task(10), attempt: 1, entry: Some(&entries[1]), sizes: [12, 0] },
-            Attempt { task: task(20), attempt: 0, entry: Some(&entries[2]), sizes: [0, 0] },
-            Attempt { task: task(30), attempt: 0, entry: None, sizes: [5, 0] },
+            Attempt { task: task(10), attempt: 0, entry: Some(&entries[0]), sizes: [12, 2048], ignored: false },
+            Attempt { task: task(10), attempt: 1, entry: Some(&entries[1]), sizes: [12, 0], ignored: false },
+            Attempt { task: task(20), attempt: 0, entry: Some(&entries[2]), sizes: [0, 0], ignored: false },
+            Attempt { task: task(30), attempt: 0, entry: None, sizes: [5, 0], ignored: false },
         ]
     }
 

@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::draft::Draft;
 use super::options::Options;
 use super::writers::Writers;
-use super::{for_each, group_builder, inference, merge, topo_order};
+use super::{for_each, group_builder, inference, merge, run_policy, topo_order};
 use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
 use crate::spec::Workflow;
@@ -33,12 +33,14 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     let complete = drafts.iter().all(Option::is_some) && resolved.len() == workflow.tasks.len();
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
     let edges = inference::infer(&mut ctx, &resolved, &names, &drafts, complete);
+    let max_fails = run_policy::max_fails(&mut ctx, workflow);
+    let finally = workflow.finally.as_ref().and_then(|f| run_policy::finally(&mut ctx, f));
 
     let groups = drafts.into_iter().map(|d| d.map(|d| d.group)).collect::<Option<Vec<_>>>();
     let Some(groups) = groups else { return Err(ctx.finish()) };
     let name = workflow.name.as_ref().map_or_else(|| "workflow".to_owned(), |n| n.value.clone());
     match topo_order::sort(&mut ctx, groups, edges) {
-        Some((groups, edges)) if !ctx.has_errors() => Ok(Graph { name, vars, groups, edges }),
+        Some((groups, edges)) if !ctx.has_errors() => Ok(Graph { name, vars, groups, edges, max_fails, finally }),
         _ => Err(ctx.finish()),
     }
 }

@@ -6,7 +6,7 @@ use super::draft::Draft;
 use super::resolved::Resolved;
 use super::value_error::ValueError;
 use super::writers::Writers;
-use super::{expand, requests};
+use super::{expand, failure_keys, requests};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
 use crate::spec::{Quantity, Sp};
@@ -60,6 +60,9 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
     let nodes = spec.nodes.as_ref().map_or(Some(1), |q| ctx.count(q, "nodes", 1));
     let crash_limit = spec.crash_limit.as_ref().map_or(Some(5), |q| ctx.count(q, "crash_limit", 0));
     let priority = spec.priority.as_ref().map_or(Some(0), |q| priority(ctx, q));
+    let retry_delay = spec.retry_delay.as_ref().and_then(|d| failure_keys::retry_delay(ctx, d));
+    let retry_on = spec.retry_on.as_ref().map(|l| failure_keys::retry_on(ctx, l)).unwrap_or_default();
+    let max_fails = spec.max_fails.as_ref().and_then(|q| failure_keys::max_fails(ctx, q, "max_fails"));
 
     check_syntax(ctx, r);
     let (domain, count, waits_for) = domain?;
@@ -98,6 +101,10 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
         priority: priority.unwrap_or(0),
         retries: retries.unwrap_or(0) as u32,
         crash_limit: crash_limit.unwrap_or(5) as u32,
+        retry_delay,
+        retry_on,
+        max_fails,
+        continue_on_failure: spec.continue_on_failure.as_ref().is_some_and(|b| b.value),
         implicit_inputs: spec.implicit_inputs.as_ref().is_none_or(|b| b.value),
     };
     Some(Draft { group, scope, for_each: spec.for_each.clone(), waits_for })

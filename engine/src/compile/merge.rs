@@ -143,6 +143,10 @@ fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
         priority,
         retries,
         crash_limit,
+        retry_delay,
+        retry_on,
+        max_fails,
+        continue_on_failure,
     );
     let has_expansion = spec.range.is_some()
         || spec.each_line.is_some()

@@ -97,6 +97,37 @@ error_cases! {
         => [("flow::compile::bad_value", "\"soon\"")];
     for_each_unknown: "[[tasks]]\nname = \"a\"\nfor_each = \"b\"\ncommand = \"x\"\n", &[]
         => [("flow::compile::unknown_task", "\"b\"")];
+    back_off_typo: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nretry_delay = { first = \"1s\", factr = 2 }\n", &[]
+        => [("flow::spec::unknown_key", "factr")];
+    back_off_without_first: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nretry_delay = { max = \"1m\" }\n", &[]
+        => [("flow::spec::missing_key", "{ max = \"1m\" }")];
+    back_off_shrinking: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nretry_delay = { first = \"1s\", factor = 0.5 }\n", &[]
+        => [("flow::compile::bad_value", "0.5")];
+    back_off_cap_below_first: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nretry_delay = { first = \"1m\", max = \"1s\" }\n", &[]
+        => [("flow::compile::bad_value", "\"1s\"")];
+    retry_on_unknown: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nretry_on = [\"SIGKIL\", 256, \"timeout\"]\n", &[]
+        => [("flow::compile::bad_value", "\"SIGKIL\""), ("flow::compile::bad_value", "256")];
+    max_fails_zero: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nmax_fails = 0\n", &[] => [("flow::compile::bad_value", "0")];
+    max_fails_twice: "max_fails = 3\ncontinue_on_failure = false\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::conflicting_keys", "false")];
+    finally_without_command: "[finally]\ncwd = \"x\"\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::no_command", "[finally]")];
+}
+
+#[test]
+fn failure_policies_compile_to_the_graph() {
+    use crate::ir::{BackOff, Command, MaxFails, RetryOn};
+    let text = "max_fails = \"10%\"\n[finally]\nargv = [\"echo\", \"{{ vars.who }}\"]\ntimeout = \"1m\"\n[vars]\nwho = \"me\"\n[defaults]\nretry_delay = \"250ms\"\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\nretry_on = [75, \"kill\", \"SIGTERM\", \"timeout\"]\nmax_fails = 0.5\ncontinue_on_failure = true\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nretry_delay = { first = \"30s\", max = \"10m\" }\nmax_fails = 2\n";
+    let g = ok(text, &[]);
+    let (a, b) = (&g.groups[0], &g.groups[1]);
+    assert_eq!(a.retry_delay, Some(BackOff { first_us: 250_000, factor: 1.0, max_us: None }), "from [defaults]");
+    assert_eq!(a.retry_on, [RetryOn::Exit(75), RetryOn::Signal(9), RetryOn::Signal(15), RetryOn::Timeout]);
+    assert_eq!((a.max_fails, a.continue_on_failure), (Some(MaxFails::Fraction(0.5)), true));
+    assert_eq!(b.retry_delay, Some(BackOff { first_us: 30_000_000, factor: 2.0, max_us: Some(600_000_000) }));
+    assert_eq!(b.max_fails, Some(MaxFails::Count(2)));
+    assert_eq!(g.max_fails, Some(MaxFails::Fraction(0.1)));
+    let finally = g.finally.expect("finally");
+    assert_eq!((finally.command, finally.timeout), (Command::Argv(vec!["echo".into(), "me".into()]), Some(60)));
 }
 
 #[test]

@@ -25,6 +25,9 @@ pub enum ValueError {
         /// The key's minimum.
         min: u64,
     },
+    /// A factor below 1 where a wait must not shrink.
+    #[error("{0} is less than 1")]
+    BelowOne(f64),
     /// A negative resource amount.
     #[error("{0} must not be negative")]
     Negative(f64),

@@ -108,6 +108,9 @@ codes! {
     /// A per-instance expansion (`for_each` with a file expansion) over a
     /// task whose instances are known only at run time.
     CompileNestedParent = "flow::compile::nested_parent",
+    /// Two keys that say the same thing, or contradict each other
+    /// (`continue_on_failure = false` with `max_fails`).
+    CompileConflictingKeys = "flow::compile::conflicting_keys",
     /// `flow check --profile`: a task the profile's queue can never run.
     CheckQueue = "flow::check::queue",
     /// `flow check` note: a shell command takes an item read from a data

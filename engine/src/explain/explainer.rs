@@ -163,7 +163,13 @@ impl<'a> Explainer<'a> {
                 JournalStatus::Running => (Reason::NotRun { running: Some(self.ran(entry)) }, None),
                 JournalStatus::Failed if !self.journal.failed_for_good(&run.graph, task) => {
                     let left = group.retries.saturating_sub(self.journal.failures(task));
-                    (self.waiting(task), Some(earlier(entry, EarlierStatus::Failed, Some(left))))
+                    let reason = match entry.retry_at_us {
+                        Some(until_us) => {
+                            Reason::Retrying { attempt: entry.attempt + 1, attempts: group.retries + 1, until_us }
+                        }
+                        None => self.waiting(task),
+                    };
+                    (reason, Some(earlier(entry, EarlierStatus::Failed, Some(left))))
                 }
                 JournalStatus::Failed => (
                     Reason::Failed {

@@ -84,6 +84,16 @@ pub enum Reason {
         /// Idle workers it needs at once (more than one for multi-node tasks).
         nodes: u32,
     },
+    /// An attempt failed and it waits, holding no worker, for its
+    /// `retry_delay` to pass before it runs again.
+    Retrying {
+        /// The coming attempt (0 for the first).
+        attempt: u32,
+        /// How many attempts it may make in all (`retries` + 1).
+        attempts: u32,
+        /// When it may start, in µs since the Unix epoch.
+        until_us: u64,
+    },
     /// It is running.
     Running {
         /// The attempt (0 for the first).
@@ -154,6 +164,8 @@ pub enum ReasonKind {
     NoWorkers,
     /// [`Reason::Ready`].
     Ready,
+    /// [`Reason::Retrying`].
+    Retrying,
     /// [`Reason::Running`].
     Running,
     /// [`Reason::Succeeded`].
@@ -179,6 +191,7 @@ impl Reason {
             Reason::TimeRequest { .. } => ReasonKind::TimeRequest,
             Reason::NoWorkers { .. } => ReasonKind::NoWorkers,
             Reason::Ready { .. } => ReasonKind::Ready,
+            Reason::Retrying { .. } => ReasonKind::Retrying,
             Reason::Running { .. } => ReasonKind::Running,
             Reason::Succeeded { .. } => ReasonKind::Succeeded,
             Reason::Cached { .. } => ReasonKind::Cached,
@@ -189,7 +202,7 @@ impl Reason {
         }
     }
 
-    /// Where the instance stands: waiting for the first five kinds, the
+    /// Where the instance stands: waiting for the first six kinds, the
     /// state of the same name otherwise.
     pub fn state(&self) -> State {
         match self.kind() {
@@ -197,7 +210,8 @@ impl Reason {
             | ReasonKind::Resources
             | ReasonKind::TimeRequest
             | ReasonKind::NoWorkers
-            | ReasonKind::Ready => State::Waiting,
+            | ReasonKind::Ready
+            | ReasonKind::Retrying => State::Waiting,
             ReasonKind::Running => State::Running,
             ReasonKind::Succeeded => State::Succeeded,
             ReasonKind::Cached => State::Cached,

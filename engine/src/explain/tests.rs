@@ -343,3 +343,27 @@ fn queue_notes_are_only_the_tasks_own() {
     let run = live(g, &[], vec![], Some(allocs));
     assert_eq!(run.explainer().explain(t(0, 0)).queue_notes, Vec::<String>::new());
 }
+
+#[test]
+fn a_failure_waiting_for_its_retry_delay_says_when_it_runs_again() {
+    let g = graph(
+        "[[tasks]]\nname = \"fetch\"\ncommand = \"x\"\nretries = 4\nretry_delay = \"1m\"\n\
+         [[tasks]]\nname = \"strict\"\ncommand = \"x\"\nretries = 4\nretry_on = [75]\n",
+    );
+    let until = T0 + 70 * SECOND;
+    let records = [
+        started(t(0, 0), 0, 0),
+        failed(t(0, 0), 0, 1),
+        at(t(0, 0), 0, 2, JournalEvent::RetryAt { until_us: until }),
+        started(t(1, 0), 0, 0),
+        failed(t(1, 0), 0, 3),
+    ];
+    let run = live(g, &records, vec![worker(0, 4, 0, 0)], None);
+    let ex = run.explainer();
+    let fetch = ex.explain(t(0, 0));
+    assert_eq!(fetch.reason, Reason::Retrying { attempt: 1, attempts: 5, until_us: until });
+    assert_eq!(fetch.state, State::Waiting);
+    assert_eq!(fetch.earlier.map(|e| e.retries_left), Some(Some(3)));
+    // Exit code 3 is not in `retry_on`: failed for good, retries left or not.
+    assert_eq!(ex.explain(t(1, 0)).state, State::Failed);
+}

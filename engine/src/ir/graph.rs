@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Domain, Edge, EdgeOrigin, Group, GroupId, Item};
+use super::{Domain, Edge, EdgeOrigin, Finally, Group, GroupId, Item, MaxFails};
 
 /// The compiled workflow: groups (tasks and task arrays) and the edges between them.
 ///
@@ -20,6 +20,13 @@ pub struct Graph {
     pub groups: Vec<Group>,
     /// Dependencies between groups.
     pub edges: Vec<Edge>,
+    /// Stop the run (cancel what has not started) once this many instances
+    /// failed; `flow run --max-fails` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_fails: Option<MaxFails>,
+    /// The command run once at the end of every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finally: Option<Finally>,
 }
 
 impl Graph {

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Amount, Domain, IntRange};
+use super::{Amount, BackOff, Domain, IntRange, MaxFails, RetryOn};
 
 /// A task or task array: one template and an index domain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +37,20 @@ pub struct Group {
     pub retries: u32,
     /// Lost workers an instance may survive.
     pub crash_limit: u32,
+    /// How long a failed instance waits before its next attempt; none: no wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_delay: Option<BackOff>,
+    /// The failures that are retried; empty: every failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_on: Vec<RetryOn>,
+    /// Cancel the group's instances not yet started once this many failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_fails: Option<MaxFails>,
+    /// A failed instance is shown as failed but treated as ended: its
+    /// dependents run, and it counts neither towards the run's `max_fails`
+    /// nor against its exit code.
+    #[serde(default, skip_serializing_if = "is_no")]
+    pub continue_on_failure: bool,
     /// Hash the scripts and programs the command names like inputs.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub implicit_inputs: bool,
@@ -48,6 +62,10 @@ fn yes() -> bool {
 
 fn is_yes(b: &bool) -> bool {
     *b
+}
+
+fn is_no(b: &bool) -> bool {
+    !*b
 }
 
 impl Group {
@@ -77,6 +95,10 @@ impl Group {
             priority: 0,
             retries: 0,
             crash_limit: 5,
+            retry_delay: None,
+            retry_on: Vec::new(),
+            max_fails: None,
+            continue_on_failure: false,
             implicit_inputs: true,
         }
     }

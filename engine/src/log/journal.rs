@@ -11,6 +11,7 @@
 //! Failed    4  has exit code: u8 | exit code: i32 | has signal: u8 | signal: i32 | reason (UTF-8, to the end)
 //! Cancelled 5  reason (UTF-8, to the end)
 //! Lost      6  worker: u32
+//! RetryAt   7  until_us: u64
 //! ```
 //!
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
@@ -19,6 +20,11 @@
 //! journals written before metrics existed read as they did. `wrote` is
 //! the variant and the output stamps of a success ([`Wrote`]); records
 //! written before it existed end after the fingerprint.
+//!
+//! `RetryAt` follows the `Failed` record of an attempt that is retried
+//! after a `retry_delay`, with the same attempt number: a record of its
+//! own, so a reader that does not know it skips it and still reads the
+//! failure.
 
 use std::io;
 use std::path::Path;
@@ -86,6 +92,12 @@ pub enum JournalEvent {
         /// The worker.
         worker: u32,
     },
+    /// Its failed attempt is retried (`retry_delay`): the next attempt
+    /// starts no earlier than `until_us`. The attempt's status stays failed.
+    RetryAt {
+        /// When the next attempt may start, in µs since the Unix epoch.
+        until_us: u64,
+    },
 }
 
 /// Set in the event tag when an [`AttemptMetrics`] block follows it.
@@ -141,6 +153,10 @@ impl JournalRecord {
                 tag(out, 6);
                 out.extend(worker.to_le_bytes());
             }
+            JournalEvent::RetryAt { until_us } => {
+                tag(out, 7);
+                out.extend(until_us.to_le_bytes());
+            }
         }
     }
 
@@ -167,6 +183,7 @@ impl JournalRecord {
             }
             5 => JournalEvent::Cancelled { reason: text(c) },
             6 => JournalEvent::Lost { worker: c.u32()? },
+            7 => JournalEvent::RetryAt { until_us: c.u64()? },
             _ => return None,
         };
         Some(Self { time_us, task, attempt, event, metrics })
@@ -287,6 +304,7 @@ mod tests {
             record(2, 1, 50, failed(None, Some(9), "timed out after 90s")),
             record(2, 2, 55, failed(Some(-1), Some(0), "")),
             record(3, 0, 60, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
+            record(2, 2, 58, JournalEvent::RetryAt { until_us: 1_700_000_000_000_000 }),
             record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
         ]
     }
@@ -392,7 +410,7 @@ mod tests {
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
         let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
-        assert_eq!(records, every_event()[..7]);
+        assert_eq!(records, every_event()[..8]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
         assert!(damage.is_empty());
     }

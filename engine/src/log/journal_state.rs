@@ -64,6 +64,9 @@ pub struct JournalEntry {
     pub wrote: Option<Wrote>,
     /// Where it ran and what it used, once it ended on a worker that reported it.
     pub metrics: Option<Box<AttemptMetrics>>,
+    /// When the next attempt of a failed one may start (`retry_delay`),
+    /// in µs since the Unix epoch.
+    pub retry_at_us: Option<u64>,
 }
 
 impl JournalEntry {
@@ -80,6 +83,7 @@ impl JournalEntry {
             reason: None,
             wrote: None,
             metrics: None,
+            retry_at_us: None,
         }
     }
 
@@ -110,6 +114,7 @@ impl JournalEntry {
             JournalEvent::Lost { worker } => {
                 (self.status, self.worker, self.ended_us) = (JournalStatus::Lost, Some(*worker), time);
             }
+            JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
         }
         if record.metrics.is_some() {
             self.metrics.clone_from(&record.metrics);

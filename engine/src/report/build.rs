@@ -372,7 +372,8 @@ impl Attempts {
                 self.samples[r.task.group.index()].attempts += 1;
                 return;
             }
-            JournalEvent::Cached { .. } => return,
+            // The wait before a retry is no time on a worker.
+            JournalEvent::Cached { .. } | JournalEvent::RetryAt { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",

@@ -23,7 +23,8 @@ impl Latest {
         let Some(slot) = groups.get_mut(r.task.group.index()).and_then(|g| g.get_mut(r.task.instance as usize)) else {
             return;
         };
-        if slot.1.is_none() || r.attempt >= slot.0 {
+        // A retry's time leaves the failed attempt's status as it is.
+        if (slot.1.is_none() || r.attempt >= slot.0) && !matches!(r.event, JournalEvent::RetryAt { .. }) {
             *slot = (r.attempt, Some(status(&r.event)));
         }
     }
@@ -38,13 +39,13 @@ impl Latest {
     }
 }
 
-/// Where an attempt got to after `event`.
+/// Where an attempt got to after `event` (a `RetryAt` is no change: failed).
 fn status(event: &JournalEvent) -> JournalStatus {
     match event {
         JournalEvent::Started { .. } => JournalStatus::Running,
         JournalEvent::Succeeded { .. } => JournalStatus::Succeeded,
         JournalEvent::Cached { .. } => JournalStatus::Cached,
-        JournalEvent::Failed { .. } => JournalStatus::Failed,
+        JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => JournalStatus::Failed,
         JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
         JournalEvent::Lost { .. } => JournalStatus::Lost,
     }

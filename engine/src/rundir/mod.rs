@@ -24,5 +24,5 @@ pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
 pub use run_dir_error::RunDirError;
 pub use run_journal::{JournalHealth, RunJournal};
 pub use run_view::RunView;
-pub use summary::{IO_FAILURE, Summary};
+pub use summary::{FinallyOutcome, IO_FAILURE, Summary};
 pub use worker_info::WorkerInfo;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Graph, TaskId};
+use crate::ir::{Failure, Graph, RetryOn, TaskId};
 use crate::log::{Damage, JournalEvent, JournalRecord, JournalState, TornTail};
 
 /// What of a journal (or an output log) could not be read, by
@@ -68,9 +68,16 @@ impl RunJournal {
     }
 
     /// Whether a failed `task` of `graph` will not run again: it used up
-    /// its retries, or the run is over. (The scheduler retries while
-    /// failures <= retries.)
+    /// its retries, its task's `retry_on` does not list the failure, or the
+    /// run is over. (The scheduler retries while failures <= retries.)
     pub fn failed_for_good(&self, graph: &Graph, task: TaskId) -> bool {
-        !self.live || self.failures(task) > graph.group(task.group).retries
+        let group = graph.group(task.group);
+        let not_listed = || {
+            self.state.get(task).is_some_and(|e| {
+                let failure = Failure::of(e.exit_code, e.signal, e.reason.as_deref().unwrap_or_default());
+                !RetryOn::retries(&group.retry_on, failure)
+            })
+        };
+        !self.live || self.failures(task) > group.retries || not_listed()
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The exit code of a run that could not write its journal, its output log
 /// or its summary (`EX_IOERR` of sysexits.h).
@@ -24,6 +24,10 @@ pub struct Summary {
     pub failed: u64,
     /// Instances that did not run because of a failure, `--max-fails` or Ctrl-C.
     pub cancelled: u64,
+    /// Instances that failed in a task with `continue_on_failure`: shown
+    /// as failed, but they do not make the run fail.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ignored: u64,
     /// Whether the run was interrupted.
     pub interrupted: bool,
     /// A `--dry-exec` run: nothing was executed, its successes are not results.
@@ -35,6 +39,9 @@ pub struct Summary {
     /// and these say what was not recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io_errors: Vec<String>,
+    /// How the workflow's `[finally]` command ended, if it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finally: Option<FinallyOutcome>,
     /// Where the results are: the first declared outputs (absolute) of the
     /// instances of final tasks (those no task depends on) that succeeded
     /// or were unchanged, in instance order. Not a run file: `flow run`
@@ -46,18 +53,39 @@ pub struct Summary {
     pub more_results: u64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Summary {
     /// The process exit code: 0 all succeeded, 1 some failed or were
-    /// cancelled, 74 run files could not be written, 130 interrupted.
+    /// cancelled (or `[finally]` failed), 74 run files could not be
+    /// written, 130 interrupted.
     pub fn exit_code(&self) -> u8 {
         if !self.io_errors.is_empty() {
             IO_FAILURE
         } else if self.interrupted {
             130
-        } else if self.failed > 0 || self.cancelled > 0 {
+        } else if self.failed > 0 || self.cancelled > 0 || self.finally.as_ref().is_some_and(|f| !f.succeeded) {
             1
         } else {
             0
         }
     }
+}
+
+/// How the `[finally]` command ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinallyOutcome {
+    /// Whether it exited 0.
+    pub succeeded: bool,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    /// Why it failed, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long it ran, in seconds.
+    pub seconds: f64,
 }

@@ -56,6 +56,8 @@ pub enum Event {
         status: Status,
         /// Whether it will be tried again.
         retrying: bool,
+        /// When the next attempt may start, if it waits (`retry_delay`), in µs since the Unix epoch.
+        retry_at_us: Option<u64>,
         /// How long it ran.
         duration: Duration,
         /// The end of its stderr (failures only).

@@ -32,8 +32,8 @@ pub use run_options::RunOptions;
 
 // The run directory and its files, which the run writes.
 pub use crate::rundir::{
-    AllocRecord, AllocState, AllocsFile, IO_FAILURE, Meta, QueueRecord, RunDir, RunLock, STATE_DIR, Summary,
-    WorkerInfo, if_written, locate, state_dir,
+    AllocRecord, AllocState, AllocsFile, FinallyOutcome, IO_FAILURE, Meta, QueueRecord, RunDir, RunLock, STATE_DIR,
+    Summary, WorkerInfo, if_written, locate, state_dir,
 };
 
 // Earlier runs: what a run would redo, and which run did an instance's work.

@@ -15,8 +15,11 @@ pub struct RunOptions {
     pub workflow: PathBuf,
     /// What the embedded worker owns.
     pub worker: WorkerShape,
-    /// Stop scheduling after this many failed instances.
+    /// Stop scheduling after this many failed instances (overrides the workflow's `max_fails`).
     pub max_fails: Option<u64>,
+    /// Keep going after failures whatever the workflow's `max_fails` or
+    /// `continue_on_failure = false` say (`--keep-going`).
+    pub keep_going: bool,
     /// Rerun every instance, even those an earlier run finished.
     pub force: bool,
     /// Rerun these instances and their dependents even if unchanged.

@@ -7,12 +7,14 @@
 
 mod de;
 mod de_error;
+mod finally_spec;
 mod format;
 mod node_de;
 mod parse;
 #[cfg(test)]
 mod parse_tests;
 mod pass;
+mod retry_delay;
 mod scalar;
 mod sp;
 mod tree;
@@ -20,9 +22,11 @@ mod unknown_key;
 mod workflow;
 mod yaml;
 
+pub use finally_spec::FinallySpec;
 pub use format::Format;
 pub(crate) use parse::read;
 pub use parse::{parse, parse_recoverable, parse_vars};
+pub use retry_delay::{BACK_OFF_KEYS, RetryDelay};
 pub use scalar::{Quantity, RangeSpec, Text};
 pub use sp::Sp;
 pub use workflow::{EachChunk, TaskSpec, Variant, Workflow};

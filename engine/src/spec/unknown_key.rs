@@ -22,6 +22,7 @@ pub(crate) fn struct_context(name: &str, section: Option<&str>) -> String {
         "TaskSpec" => format!("in {}", section.unwrap_or("task")),
         "Variant" => "in variant".to_owned(),
         "EachChunk" => "in each_chunk".to_owned(),
+        "FinallySpec" => "in [finally]".to_owned(),
         other => format!("in {other}"),
     }
 }

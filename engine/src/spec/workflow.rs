@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::finally_spec::FinallySpec;
+use super::retry_delay::RetryDelay;
 use super::scalar::{Quantity, RangeSpec, Text};
 use super::sp::Sp;
 
@@ -26,6 +28,13 @@ pub struct Workflow {
     /// The tasks. Each is one task, or an array of instances when it has an expansion key.
     #[serde(default)]
     pub tasks: Vec<Sp<TaskSpec>>,
+
+    /// Stop the run once this many instances have failed for good: a count (`5`) or a share of all instances (`"10%"`, `0.1`). What has not started is cancelled. `flow run --max-fails` overrides it. Default: no limit.
+    pub max_fails: Option<Sp<Quantity>>,
+    /// `false` stops the run at the first failure (the same as `max_fails = 1`). Default true: independent tasks keep running.
+    pub continue_on_failure: Option<Sp<bool>>,
+    /// A command run once at the end of every run, whatever happened (cleanup, a notification).
+    pub finally: Option<Sp<FinallySpec>>,
 }
 
 /// One task (or task array), a template, or the defaults.
@@ -87,6 +96,15 @@ pub struct TaskSpec {
     pub retries: Option<Sp<Quantity>>,
     /// How many lost workers an instance may be running on before it fails. Default 5.
     pub crash_limit: Option<Sp<Quantity>>,
+
+    /// How long a failed instance waits before it is retried, without holding a worker: a duration (`"30s"`), or `{ first = "30s", factor = 2, max = "10m" }` to wait longer after each failure. Default: no wait.
+    pub retry_delay: Option<Sp<RetryDelay>>,
+    /// Which failures are retried: exit codes (`75`), signal names (`"SIGKILL"`) and `"timeout"`; any other failure fails at once. Default: every failure.
+    pub retry_on: Option<Sp<Vec<Sp<Text>>>>,
+    /// Cancel this task's instances not yet started once this many of them have failed: a count (`5`) or a share of its instances (`"10%"`, `0.1`). Default: no limit.
+    pub max_fails: Option<Sp<Quantity>>,
+    /// A failed instance is shown as "failed, ignored": its dependents run as if it had succeeded, and it counts neither towards the run's `max_fails` nor against its exit code. Default false.
+    pub continue_on_failure: Option<Sp<bool>>,
 
     /// One instance per integer: `"1-1000"`, `"1-100:2"`, `"1,5,7-9"` or a list.
     pub range: Option<Sp<RangeSpec>>,

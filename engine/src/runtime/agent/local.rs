@@ -19,7 +19,7 @@ use super::output_sink::OutputSink;
 use super::process::{Exit, Process};
 use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
-use crate::ir::TaskId;
+use crate::ir::{TIMED_OUT, TaskId};
 use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
@@ -253,10 +253,7 @@ fn status(
         _ if end == End::TimedOut => Status::failed(
             None,
             None,
-            format!(
-                "timed out after {}",
-                duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)
-            ),
+            format!("{TIMED_OUT} {}", duration(timeout.unwrap_or_default().as_micros() as u64, DurationStyle::Whole)),
         ),
         Ok(s) if s.success() => match stamps {
             Err(path) => Status::failed(Some(0), None, format!("declared output `{}` was not created", path.display())),

@@ -9,6 +9,7 @@
 //! own state and says what changed; the driver acts on it. Groups known
 //! only at run time are expanded in [`expansions`].
 
+mod attempt_end;
 mod expansions;
 mod membership;
 
@@ -34,14 +35,15 @@ use super::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord, Wrote};
+use crate::log::JournalEvent;
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
-use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskState, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 use crate::runtime::run_options::RunOptions;
+use attempt_end::not_retried;
 
 /// The longest the end of a run waits for submissions in flight (to cancel them).
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);
@@ -176,7 +178,11 @@ impl Driver {
         let mut queue_tick = tokio::time::interval(QUEUE_TICK);
         let mut workers_tick = tokio::time::interval(WORKERS_TICK);
         while !self.core.is_finished() {
+            // Instances waiting to be retried become ready at their time.
+            let wake = self.core.next_wake_us();
+            let retry_due = tokio::time::sleep(Duration::from_micros(wake.unwrap_or(0).saturating_sub(now_us())));
             tokio::select! {
+                () = retry_due, if wake.is_some() => {}
                 event = self.driver_events.recv() => {
                     let Some(event) = event else { break };
                     self.handle(event, &mut out);
@@ -314,6 +320,7 @@ impl Driver {
             attempt: 0,
             status,
             retrying: false,
+            retry_at_us: None,
             duration: Duration::ZERO,
             stderr_tail: String::new(),
             location: self.location(task),
@@ -392,9 +399,9 @@ impl Driver {
         job.env.push(("FLOW_HOSTS".to_owned(), hosts.join(",")));
     }
 
-    /// Attempt `attempt` of `task` ended on `worker`: journal it, tell the
-    /// core, say why it is not retried when the core says so, show it, and
-    /// start the task waiting in line behind it.
+    /// Attempt `attempt` of `task` ended on `worker`: tell the core,
+    /// journal it with why it is not retried when the core says so, show
+    /// it, and start the task waiting in line behind it.
     fn finished(&mut self, worker: WorkerId, task: TaskId, attempt: u32, outcome: Outcome, out: &mut Collect) {
         // A late report from a worker that lost the task (or an older attempt) changes nothing.
         if self.running.get(&task) != Some(&(attempt, worker)) {
@@ -407,12 +414,11 @@ impl Driver {
             outcome.status =
                 Status::failed(None, None, "its output could not be stored: output.log cannot be written".into());
         }
-        let result = self.record_end(worker, task, attempt, &mut outcome);
-        let retry = self.core.on_finished(task, result, out);
-        if let (Retry::TooBig { attempt: next }, Status::Failed { reason, .. }) = (retry, &mut outcome.status) {
-            let not = format!("not retried: attempt {next} asks for more than any worker has");
-            *reason = if reason.is_empty() { not } else { format!("{reason}; {not}") };
-        }
+        let now = now_us();
+        let result = self.count_end(task, &outcome.status);
+        let retry = self.core.on_finished(task, result, now, out);
+        not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
+        self.record_end(worker, task, attempt, &mut outcome, now, retry);
         if outcome.status == Status::Succeeded
             && let Some(line) = self.ahead.measure(task.group, outcome.duration)
         {
@@ -425,42 +431,16 @@ impl Driver {
             label: self.factory.label(task),
             attempt,
             status: outcome.status,
-            retrying: matches!(retry, Retry::Retrying { .. }),
+            retrying: retry.runs_again(),
+            retry_at_us: match retry {
+                Retry::Delayed { until_us, .. } => Some(until_us),
+                _ => None,
+            },
             duration: outcome.duration,
             stderr_tail: if failed { outcome.stderr_tail } else { String::new() },
             location: self.location(task),
         });
         self.start_next_in_line(task);
-    }
-
-    /// Journals how attempt `attempt` of `task` on `worker` ended (taking
-    /// the outputs it wrote) and counts it: what the core is told.
-    fn record_end(&mut self, worker: WorkerId, task: TaskId, attempt: u32, outcome: &mut Outcome) -> TaskResult {
-        let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
-        let fingerprint = outcome.fingerprint.unwrap_or_default();
-        let variant = metrics.as_ref().map_or(0, |m| m.variant);
-        let wrote = Wrote { variant, outputs: Some(std::mem::take(&mut outcome.outputs)) };
-        let (journal, result) = match &outcome.status {
-            Status::Succeeded => {
-                self.summary.succeeded += 1;
-                (JournalEvent::Succeeded { fingerprint, wrote }, TaskResult::Succeeded)
-            }
-            Status::Cached => {
-                self.summary.cached += 1;
-                (JournalEvent::Cached { fingerprint, wrote }, TaskResult::Succeeded)
-            }
-            Status::Failed { exit_code, signal, reason } => (
-                JournalEvent::Failed { exit_code: *exit_code, signal: *signal, reason: reason.clone() },
-                TaskResult::Failed,
-            ),
-            Status::Stopped => {
-                self.stopped.insert(task);
-                self.summary.cancelled += 1;
-                (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
-            }
-        };
-        self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now_us(), task, attempt, journal) });
-        result
     }
 
     /// The task sent ahead behind `task`, which ended, starts now (unless
@@ -480,6 +460,8 @@ impl Driver {
         match state {
             TaskState::Failed if self.stopped.contains(&task) => {}
             TaskState::Failed => self.summary.failed += 1,
+            TaskState::Ignored if self.stopped.contains(&task) => {}
+            TaskState::Ignored => self.summary.ignored += 1,
             TaskState::Cancelled(reason) => {
                 self.summary.cancelled += 1;
                 let stopped = matches!(reason, CancelReason::Stopped);
@@ -493,7 +475,7 @@ impl Driver {
                 }
                 self.recorder.event(Event::TaskCancelled { task, label: self.factory.label(task), reason });
             }
-            TaskState::Succeeded | TaskState::Retrying { .. } => {}
+            TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } => {}
         }
     }
 
@@ -501,9 +483,13 @@ impl Driver {
     fn cancel_reason(&self, task: TaskId, reason: CancelReason) -> String {
         match reason {
             CancelReason::DependencyFailed(dep) => format!("{} failed", self.factory.label(dep)),
+            CancelReason::DependencyCancelled(dep) if self.core.reached_max_fails(dep.group) => {
+                format!("{} was cancelled: its task reached its max_fails", self.factory.label(dep))
+            }
             CancelReason::DependencyCancelled(dep) => {
                 format!("{} was cancelled: no worker can run it", self.factory.label(dep))
             }
+            CancelReason::TaskMaxFails => "its task reached its max_fails".to_owned(),
             CancelReason::MaxFails => "--max-fails reached".to_owned(),
             CancelReason::Stopped => "interrupted".to_owned(),
             CancelReason::Unschedulable => {

@@ -92,6 +92,7 @@ mod tests {
             attempt: 0,
             status,
             retrying: false,
+            retry_at_us: None,
             duration: std::time::Duration::ZERO,
             stderr_tail: String::new(),
             location: String::new(),

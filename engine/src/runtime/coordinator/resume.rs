@@ -22,6 +22,9 @@ pub struct Previous {
     successes: HashMap<String, HashMap<Fingerprint, (String, Arc<Wrote>)>>,
     /// The variants successes of each task ran in.
     variants: HashMap<String, Vec<u32>>,
+    /// Instances whose last attempt failed and was to be retried after a
+    /// `retry_delay`, by `name[index]`: when that retry was due.
+    retry_at: HashMap<String, u64>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
     /// Instances that must run again (`--only` and their dependents), per group.
@@ -90,6 +93,11 @@ impl Previous {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
             }
+            match entry.retry_at_us.filter(|_| entry.status == JournalStatus::Failed) {
+                Some(at) => self.retry_at.insert(graph.label(*task), at),
+                None if self.retry_at.is_empty() => None,
+                None => self.retry_at.remove(&graph.label(*task)),
+            };
             let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
             // `--dry-exec` successes have no fingerprint and did no work.
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
@@ -134,6 +142,17 @@ impl Previous {
     /// Where the instance labelled `label` stands, if an earlier run got to it.
     pub fn standing(&self, label: &str) -> Option<&Standing> {
         self.standing.get(label)
+    }
+
+    /// When the retry of the instance labelled `label` was due, if the last
+    /// run to get to it failed it and meant to retry it after a delay.
+    pub fn retry_at(&self, label: &str) -> Option<u64> {
+        self.retry_at.get(label).copied()
+    }
+
+    /// Whether some instance waits for a retry an earlier run scheduled.
+    pub fn has_retries(&self) -> bool {
+        !self.retry_at.is_empty()
     }
 
     /// The id of the run a [`Standing::Done`] points at.

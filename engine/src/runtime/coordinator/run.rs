@@ -24,7 +24,7 @@ use super::recorder::Recorder;
 use super::resume::Previous;
 use super::stale::StaleOutputs;
 use crate::diag::Source;
-use crate::ir::{Graph, GroupId, TaskId};
+use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
     JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, LogHealth, OutputLog, OutputLogHandle,
     OutputLogSender, read_journal,
@@ -141,10 +141,14 @@ fn build_core(
     options: &RunOptions,
     source: &Source,
 ) -> Result<(Core, Option<WorkerId>), RunError> {
-    let mut core = Core::new(graph, CoreOptions { max_fails: options.max_fails });
+    // The command line's `--max-fails` or `--keep-going` overrides the workflow's.
+    let workflow = if options.keep_going { None } else { graph.max_fails };
+    let max_fails = options.max_fails.map(MaxFails::Count).or(workflow);
+    let mut core = Core::new(graph, CoreOptions { max_fails });
     for group in previous.finished_groups(graph) {
         core.set_precheck(group);
     }
+    keep_retry_schedule(&mut core, graph, previous);
     let local = options.local.then(|| core.add_worker(options.worker.clone(), None));
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
@@ -159,6 +163,23 @@ fn build_core(
         return Err(RunError::Unschedulable(lines));
     }
     Ok((core, local))
+}
+
+/// Makes each instance an earlier run failed and meant to retry after a
+/// `retry_delay` wait until then: resuming keeps the schedule.
+fn keep_retry_schedule(core: &mut Core, graph: &Graph, previous: &Previous) {
+    if !previous.has_retries() {
+        return;
+    }
+    let now = crate::host::now_us();
+    for (g, group) in graph.groups.iter().enumerate().filter(|(_, group)| group.retry_delay.is_some()) {
+        for i in 0..group.count {
+            let task = TaskId::new(GroupId(g as u32), i);
+            if let Some(at) = previous.retry_at(&graph.label(task)).filter(|&at| at > now) {
+                core.wait_until(task, at);
+            }
+        }
+    }
 }
 
 /// Sends the run's first events (that it started, and `warnings`) and
@@ -245,6 +266,10 @@ impl Launch {
         };
         let graph = self.factory.graph().clone();
         let alloc_log = self.options.queue.is_some().then(|| OutputSink::Log(self.log.clone()));
+        // `[finally]` runs on this machine after the loop (not under `--dry-exec`).
+        let finally = graph.finally.clone().filter(|_| !self.options.dry_exec);
+        let finally_log = finally.as_ref().map(|_| OutputSink::Log(self.log.clone()));
+        let (run_dir, options) = (self.run.clone(), self.options.clone());
         // Only the workers and the queue write the log from here on.
         drop(self.log);
         let queue = self.options.queue.clone().map(|(profile, queue)| {
@@ -265,9 +290,16 @@ impl Launch {
             source: self.source,
             summary: self.summary,
         });
-        let summary = driver.run().await;
+        let mut summary = driver.run().await;
         if let Some(task) = accepting {
             task.abort();
+        }
+        if let (Some(finally), Some(log)) = (finally, finally_log) {
+            // Written before it starts, so the command can read it (and rewritten as the run ends).
+            if let Err(e) = run_dir.write_summary(&summary) {
+                summary.io_errors.push(format!("cannot write summary.json: {e}"));
+            }
+            summary.finally = Some(super::finally_runner::run(&finally, &summary, &run_dir, &options, log).await);
         }
         Ok(summary)
     }

@@ -2,9 +2,12 @@
 //! tasks running on them — and the calls that build and inspect it.
 //! Matching is in `matching.rs`, event handling in `events.rs`.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use hashbrown::HashMap;
 
-use crate::ir::{Domain, Graph, GroupId, TaskId};
+use crate::ir::{Domain, Graph, GroupId, MaxFails, TaskId};
 
 use super::allocation::Allocation;
 use super::deps::{Deps, Link};
@@ -17,11 +20,12 @@ use super::worker_id::WorkerId;
 use crate::resources::{Deadline, Names, Request, WorkerShape};
 
 /// Settings of a run that the core enforces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CoreOptions {
     /// Stop the run (cancel everything not yet running) once this many
-    /// tasks have failed for good.
-    pub max_fails: Option<u64>,
+    /// tasks (or this share of them) have failed for good; failures a
+    /// task's `continue_on_failure` ignores do not count.
+    pub max_fails: Option<MaxFails>,
 }
 
 /// The scheduler core: plain data, no I/O. The driver feeds it events
@@ -44,8 +48,11 @@ pub struct Core {
     pub(super) stopped: Option<CancelReason>,
     /// Pending instances of all groups.
     pub(super) pending: u64,
-    /// Tasks failed for good.
+    /// Tasks failed for good (not counting ignored failures).
     pub(super) failed: u64,
+    /// Instances waiting to be retried (`retry_delay`), earliest due first;
+    /// may hold entries of instances cancelled meanwhile.
+    pub(super) waiting: BinaryHeap<Reverse<(u64, TaskId)>>,
     /// Bumped whenever a group gains ready instances, so workers that found
     /// nothing to run are tried again.
     pub(super) epoch: u64,
@@ -129,6 +136,7 @@ impl Core {
             options,
             stopped: None,
             failed: 0,
+            waiting: BinaryHeap::new(),
             epoch: 0,
             spare: Vec::new(),
             scratch: Vec::new(),
@@ -187,6 +195,12 @@ impl Core {
     /// Whether the run was stopped ([`Core::stop`] or `max_fails`), and why.
     pub fn stopped(&self) -> Option<CancelReason> {
         self.stopped
+    }
+
+    /// Whether `group` reached its own `max_fails`, which cancelled the
+    /// rest of its instances.
+    pub fn reached_max_fails(&self, group: GroupId) -> bool {
+        self.groups.get(group.index()).is_some_and(|g| g.max_fails.is_some_and(|max| g.failed >= max.limit(g.count)))
     }
 
     /// Updates the ready-group set after `g` changed.

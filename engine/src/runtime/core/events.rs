@@ -22,13 +22,17 @@ enum Cascade {
 }
 
 impl Core {
-    /// An attempt of `task` ended: frees its resources and updates its
-    /// dependents. A failed attempt is retried while the task has retries
-    /// left (state `Retrying`); otherwise the task fails and everything that
-    /// depends on it, directly or not, is cancelled. Reports for tasks that
-    /// are not running (already reported, or lost with their worker) are
-    /// ignored. Returns whether the task runs again, and if not, why.
-    pub fn on_finished(&mut self, task: TaskId, result: TaskResult, out: &mut impl Out) -> Retry {
+    /// An attempt of `task` ended at `now_us`: frees its resources and
+    /// updates its dependents. A failed attempt is retried while the task
+    /// has retries left and its `retry_on` lists the failure — at once
+    /// (state `Retrying`), or after its `retry_delay` (state `Delayed`,
+    /// holding no worker); otherwise the task fails and everything that
+    /// depends on it, directly or not, is cancelled (with
+    /// `continue_on_failure` the failure is ignored and its dependents run).
+    /// Reports for tasks that are not running (already reported, or lost
+    /// with their worker) are ignored. Returns whether the task runs again,
+    /// and if not, why.
+    pub fn on_finished(&mut self, task: TaskId, result: TaskResult, now_us: u64, out: &mut impl Out) -> Retry {
         let Some(run) = self.running.remove(&task) else { return Retry::NotRunning };
         self.release(task, &run);
         let retry = match result {
@@ -39,16 +43,17 @@ impl Core {
                 self.release_dependents(task);
                 Retry::NotFailed
             }
-            TaskResult::Failed => {
+            TaskResult::Failed | TaskResult::NotRetryable => {
                 let history = self.history.entry(task).or_default();
                 history.failures += 1;
                 let left = history.failures <= self.groups[task.group.index()].retries;
-                let retry = match (self.stopped, left) {
-                    (Some(_), _) => Retry::Stopped,
-                    (None, false) => Retry::OutOfAttempts,
-                    (None, true) => self.retry(task, run.attempt, out),
+                let retry = match (self.stopped, left, result) {
+                    (Some(_), _, _) => Retry::Stopped,
+                    (None, false, _) => Retry::OutOfAttempts,
+                    (None, true, TaskResult::NotRetryable) => Retry::NotRetryable,
+                    (None, true, _) => self.retry(task, run.attempt, Some(now_us), out),
                 };
-                if !matches!(retry, Retry::Retrying { .. }) {
+                if !retry.runs_again() {
                     self.fail(task, out);
                 }
                 retry
@@ -59,7 +64,8 @@ impl Core {
     }
 
     /// Removes a worker that is gone. Each task it was running is
-    /// rescheduled as its next attempt (state `Retrying`), unless the task
+    /// rescheduled as its next attempt at once (state `Retrying`: a lost
+    /// worker is not the task's failure, so `retry_delay` does not apply), unless the task
     /// has now been on `crash_limit` lost workers: then it fails. After a
     /// stop, such tasks are cancelled instead. A multi-node task is lost
     /// with any of its workers; the others are freed.
@@ -87,7 +93,7 @@ impl Core {
                 self.groups[task.group.index()].finish(task.instance, Instance::Cancelled);
                 self.forget(task);
                 out.state(task, TaskState::Cancelled(reason));
-            } else if crashed_out || !matches!(self.retry(task, run.attempt, out), Retry::Retrying { .. }) {
+            } else if crashed_out || !self.retry(task, run.attempt, None, out).runs_again() {
                 self.fail(task, out);
             }
             self.recycle(run);
@@ -165,30 +171,54 @@ impl Core {
         }
     }
 
-    /// Puts `task`, whose attempt `attempt` ended, back to run again,
-    /// unless the next attempt asks for more than any worker has (the
-    /// caller then fails it).
-    fn retry(&mut self, task: TaskId, attempt: u32, out: &mut impl Out) -> Retry {
+    /// Puts `task`, whose attempt `attempt` ended, back to run again —
+    /// after its `retry_delay` from `failed_us` if it has one and the
+    /// attempt failed then — unless the next attempt asks for more than any
+    /// worker has (the caller then fails it).
+    fn retry(&mut self, task: TaskId, attempt: u32, failed_us: Option<u64>, out: &mut impl Out) -> Retry {
         let (g, next) = (task.group.index(), attempt + 1);
         if !self.attempt_fits(g, next) {
             return Retry::TooBig { attempt: next };
         }
         self.history.entry(task).or_default().attempt = next;
-        self.groups[g].requeue(task.instance);
         self.pending += 1;
+        let wait = failed_us.zip(self.groups[g].retry_delay).map(|(at, b)| (at, b.delay_us(next)));
+        if let Some((at, delay)) = wait.filter(|&(_, delay)| delay > 0) {
+            let until_us = at.saturating_add(delay);
+            self.groups[g].delay(task.instance);
+            self.wait(task, until_us);
+            out.state(task, TaskState::Delayed { attempt: next, until_us });
+            return Retry::Delayed { attempt: next, until_us };
+        }
+        self.groups[g].requeue(task.instance);
         self.sync_active(g);
         out.state(task, TaskState::Retrying { attempt: next });
         Retry::Retrying { attempt: next }
     }
 
-    /// `task` (running until now) failed for good.
+    /// `task` (running until now) failed for good. With its task's
+    /// `continue_on_failure` the failure is ignored: its dependents are
+    /// released as after a success, and the run's `max_fails` does not
+    /// count it. A task's own `max_fails` counts every failure.
     fn fail(&mut self, task: TaskId, out: &mut impl Out) {
-        self.groups[task.group.index()].finish(task.instance, Instance::Failed);
+        let g = task.group.index();
+        self.groups[g].finish(task.instance, Instance::Failed);
         self.forget(task);
-        self.failed += 1;
-        out.state(task, TaskState::Failed);
-        self.cancel_dependents(task, CancelReason::DependencyFailed(task), out);
-        if self.options.max_fails.is_some_and(|max| self.failed >= max) && self.stopped.is_none() {
+        if self.groups[g].continue_on_failure {
+            self.groups[g].ignored += 1;
+            out.state(task, TaskState::Ignored);
+            self.release_dependents(task);
+        } else {
+            self.failed += 1;
+            out.state(task, TaskState::Failed);
+            self.cancel_dependents(task, CancelReason::DependencyFailed(task), out);
+        }
+        let group = &self.groups[g];
+        if group.max_fails.is_some_and(|max| group.failed >= max.limit(group.count)) && !group.doomed {
+            self.cancel_groups_for(&[task.group], CancelReason::TaskMaxFails, out);
+        }
+        let instances = self.groups.iter().map(|g| g.count).sum();
+        if self.options.max_fails.is_some_and(|max| self.failed >= max.limit(instances)) && self.stopped.is_none() {
             self.stop_with(CancelReason::MaxFails, out);
         }
     }

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ir::Group;
+use crate::ir::{BackOff, Group, MaxFails};
 
 use crate::resources::Request;
 
@@ -25,6 +25,9 @@ pub(super) enum Instance {
     Checked,
     /// Started and not finished.
     Running,
+    /// Failed, and waiting for its time to run again (`retry_delay`):
+    /// pending, but not ready.
+    Delayed,
     /// Succeeded (or done in an earlier run).
     Succeeded,
     /// Failed for good.
@@ -68,6 +71,14 @@ pub(super) struct GroupState {
     pub(super) retries: u32,
     /// Lost workers that fail an instance.
     pub(super) crash_limit: u32,
+    /// The wait before each retry, if any.
+    pub(super) retry_delay: Option<BackOff>,
+    /// Failures of its instances that cancel those not started yet.
+    pub(super) max_fails: Option<MaxFails>,
+    /// A failed instance counts as ended: its dependents run.
+    pub(super) continue_on_failure: bool,
+    /// Failed instances whose failure is ignored (`continue_on_failure`).
+    pub(super) ignored: u64,
     /// `All` sources not yet fully succeeded: instances are ready only at 0.
     pub(super) blocked_by: u32,
     /// Whole group cancelled by a failure upstream of an `All` edge.
@@ -138,6 +149,10 @@ impl GroupState {
             nodes: group.nodes,
             retries: group.retries,
             crash_limit: group.crash_limit,
+            retry_delay: group.retry_delay,
+            max_fails: group.max_fails,
+            continue_on_failure: group.continue_on_failure,
+            ignored: 0,
             blocked_by,
             doomed: false,
             deferred,
@@ -209,9 +224,9 @@ impl GroupState {
         if self.blocked_by == 0 { self.queued + self.checked_ready } else { 0 }
     }
 
-    /// Whether every instance succeeded.
+    /// Whether every instance succeeded (or failed with its failure ignored).
     pub(super) fn is_complete(&self) -> bool {
-        !self.deferred && self.parts_left == 0 && self.succeeded == self.count
+        !self.deferred && self.parts_left == 0 && self.succeeded + self.ignored == self.count
     }
 
     /// Gives a nested group `parts` parts, each a pending placeholder.
@@ -379,6 +394,44 @@ impl GroupState {
         self.queue.push_back(i);
     }
 
+    /// Running instance `i` failed and waits to run again until [`GroupState::wake`].
+    pub(super) fn delay(&mut self, i: u64) {
+        debug_assert_eq!(self.state(i), Instance::Running);
+        self.pending += 1;
+        self.states[i as usize] = Instance::Delayed;
+    }
+
+    /// Pending instance `i` (not started in this run) waits until
+    /// [`GroupState::wake`]; false if it is not pending.
+    pub(super) fn delay_pending(&mut self, i: u64) -> bool {
+        match self.state(i) {
+            Instance::Pending if self.is_queued(i) => self.unqueue(),
+            Instance::Pending => {}
+            _ => return false,
+        }
+        self.states[i as usize] = Instance::Delayed;
+        true
+    }
+
+    /// Delayed instance `i` is due: it is ready once its dependencies are
+    /// done (a prechecked group's retry is not compared again); false if it
+    /// is no longer delayed (cancelled meanwhile).
+    pub(super) fn wake(&mut self, i: u64) -> bool {
+        if self.state(i) != Instance::Delayed {
+            return false;
+        }
+        if self.precheck {
+            self.mark_checked(i);
+            return true;
+        }
+        self.states[i as usize] = Instance::Pending;
+        if self.remaining.get(i as usize).is_none_or(|&r| r == 0) {
+            self.queued += 1;
+            self.queue.push_back(i);
+        }
+        true
+    }
+
     /// One per-instance dependency of instance `i` succeeded.
     pub(super) fn release(&mut self, i: u64) {
         let Some(r) = self.remaining.get_mut(i as usize) else { return };
@@ -401,7 +454,7 @@ impl GroupState {
             Instance::Succeeded => self.succeeded += 1,
             Instance::Failed => self.failed += 1,
             Instance::Cancelled => self.cancelled += 1,
-            Instance::Pending | Instance::Checking | Instance::Checked | Instance::Running => {}
+            Instance::Pending | Instance::Checking | Instance::Checked | Instance::Running | Instance::Delayed => {}
         }
     }
 
@@ -410,7 +463,7 @@ impl GroupState {
     pub(super) fn end_pending(&mut self, i: u64, state: Instance) -> bool {
         match self.state(i) {
             Instance::Pending if self.is_queued(i) => self.unqueue(),
-            Instance::Pending | Instance::Checking => {}
+            Instance::Pending | Instance::Checking | Instance::Delayed => {}
             Instance::Checked => self.checked_ready -= 1,
             _ => return false,
         }

@@ -18,8 +18,10 @@ use super::worker_id::WorkerId;
 impl Core {
     /// Fills the free resources of every worker with ready tasks, calling
     /// [`Out::start`] for each task started. `now_us` (µs since the Unix epoch) is compared with worker
-    /// deadlines for tasks that have a `time_request`.
+    /// deadlines for tasks that have a `time_request`, and instances
+    /// waiting to be retried until then become ready first.
     pub fn schedule(&mut self, now_us: u64, out: &mut impl Out) {
+        self.wake_due(now_us);
         if self.stopped.is_some() || self.order.is_idle() {
             return;
         }

@@ -33,6 +33,7 @@ mod prefetch;
 mod retry;
 mod state_counts;
 mod unschedulable;
+mod waiting;
 mod worker;
 mod worker_id;
 

@@ -25,6 +25,9 @@ pub enum TaskResult {
     Succeeded,
     /// The attempt failed (exit code, signal, timeout, missing output, …).
     Failed,
+    /// The attempt failed in a way the task's `retry_on` does not list: it
+    /// is not retried.
+    NotRetryable,
 }
 
 /// A state a task reaches, reported through [`Out::state`]. Starting is
@@ -39,8 +42,19 @@ pub enum TaskState {
         /// The number of the coming attempt (0 was the first).
         attempt: u32,
     },
+    /// An attempt failed; the task waits until `until_us` (its
+    /// `retry_delay`) to run again as attempt `attempt`, holding no worker.
+    Delayed {
+        /// The number of the coming attempt.
+        attempt: u32,
+        /// When it may start, in µs since the Unix epoch.
+        until_us: u64,
+    },
     /// The task failed for good (retries or crash limit used up).
     Failed,
+    /// The task failed for good, but its task has `continue_on_failure`:
+    /// it counts as ended, and what depends on it runs.
+    Ignored,
     /// The task will not run.
     Cancelled(CancelReason),
 }
@@ -55,6 +69,8 @@ pub enum CancelReason {
     DependencyCancelled(TaskId),
     /// The run reached `max_fails` failed tasks.
     MaxFails,
+    /// Its own task reached its `max_fails` failed instances.
+    TaskMaxFails,
     /// The run was stopped ([`super::Core::stop`]).
     Stopped,
     /// No worker can ever run the task ([`super::Core::cancel_unschedulable`]).

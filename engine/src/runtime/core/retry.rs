@@ -14,6 +14,15 @@ pub enum Retry {
         /// The number of the coming attempt (0 was the first).
         attempt: u32,
     },
+    /// The task waits until `until_us` (`retry_delay`) to run again as attempt `attempt`.
+    Delayed {
+        /// The number of the coming attempt.
+        attempt: u32,
+        /// When it may start, in µs since the Unix epoch.
+        until_us: u64,
+    },
+    /// The failure is not one the task's `retry_on` lists.
+    NotRetryable,
     /// The run is being stopped: nothing runs again.
     Stopped,
     /// The task failed as many times as it may.
@@ -23,4 +32,11 @@ pub enum Retry {
         /// The number of the attempt that was not made.
         attempt: u32,
     },
+}
+
+impl Retry {
+    /// Whether the task runs again (at once or after its delay).
+    pub fn runs_again(self) -> bool {
+        matches!(self, Retry::Retrying { .. } | Retry::Delayed { .. })
+    }
 }

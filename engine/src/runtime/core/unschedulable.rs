@@ -51,6 +51,13 @@ impl Core {
     /// Cancels the pending instances of `groups`, which can never run
     /// (`Cancelled(Unschedulable)`), and everything that depends on them.
     pub fn cancel_groups(&mut self, groups: &[GroupId], out: &mut impl Out) {
+        self.cancel_groups_for(groups, CancelReason::Unschedulable, out);
+    }
+
+    /// Cancels the pending instances of `groups` for `why` (they can never
+    /// run, or their task reached its `max_fails`), and everything that
+    /// depends on them.
+    pub(super) fn cancel_groups_for(&mut self, groups: &[GroupId], why: CancelReason, out: &mut impl Out) {
         let mut cancelled = Vec::new();
         for id in groups {
             let g = id.index();
@@ -58,15 +65,15 @@ impl Core {
             for i in 0..self.groups[g].count {
                 if self.groups[g].end_pending(i, Instance::Cancelled) {
                     self.pending -= 1;
-                    out.state(TaskId::new(*id, i), TaskState::Cancelled(CancelReason::Unschedulable));
+                    out.state(TaskId::new(*id, i), TaskState::Cancelled(why));
                     cancelled.push(TaskId::new(*id, i));
                 }
             }
             if self.groups[g].deferred {
-                self.cancel_deferred(g, CancelReason::Unschedulable, out);
+                self.cancel_deferred(g, why, out);
                 cancelled.push(TaskId::whole(*id));
             }
-            for m in self.cancel_parts(g, CancelReason::Unschedulable, out) {
+            for m in self.cancel_parts(g, why, out) {
                 cancelled.push(TaskId::whole(Self::group_id(m)));
             }
             self.sync_active(g);

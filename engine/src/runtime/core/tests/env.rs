@@ -80,6 +80,24 @@ impl GroupSpec {
         self
     }
 
+    /// A wait of `first_us` before the first retry, times `factor` before each later one.
+    pub(crate) fn retry_delay(mut self, first_us: u64, factor: f64) -> Self {
+        self.0.retry_delay = Some(crate::ir::BackOff { first_us, factor, max_us: None });
+        self
+    }
+
+    /// Cancel the rest once this many instances failed.
+    pub(crate) fn max_fails(mut self, max: crate::ir::MaxFails) -> Self {
+        self.0.max_fails = Some(max);
+        self
+    }
+
+    /// Failed instances release their dependents.
+    pub(crate) fn continue_on_failure(mut self) -> Self {
+        self.0.continue_on_failure = true;
+        self
+    }
+
     pub(crate) fn crash_limit(mut self, limit: u32) -> Self {
         self.0.crash_limit = limit;
         self
@@ -102,6 +120,8 @@ pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
         vars: BTreeMap::new(),
         groups: groups.into_iter().map(GroupSpec::build).collect(),
         edges,
+        max_fails: None,
+        finally: None,
     }
 }
 
@@ -203,14 +223,14 @@ impl TestEnv {
     pub(crate) fn report(&mut self, task: TaskId, result: TaskResult) -> Vec<(TaskId, TaskState)> {
         self.out.running.remove(&task);
         let before = self.out.events.len();
-        self.core.on_finished(task, result, &mut self.out);
+        self.core.on_finished(task, result, self.now, &mut self.out);
         self.states_since(before)
     }
 
     /// Reports `task` as finished with `result`; returns whether the core runs it again.
     pub(crate) fn retry(&mut self, task: TaskId, result: TaskResult) -> Retry {
         self.out.running.remove(&task);
-        self.core.on_finished(task, result, &mut self.out)
+        self.core.on_finished(task, result, self.now, &mut self.out)
     }
 
     pub(crate) fn finish(&mut self, task: TaskId) -> Vec<(TaskId, TaskState)> {

@@ -2,6 +2,7 @@
 //! and lost workers.
 
 use super::env::{GroupSpec, TestEnv, edge_all, edge_each, edge_explicit, t};
+use crate::ir::MaxFails;
 use crate::runtime::core::{CancelReason, CoreOptions, StateCounts, TaskState, WorkerId};
 
 const fn cancelled_by(task: crate::ir::TaskId) -> TaskState {
@@ -96,7 +97,7 @@ fn a_failure_in_a_self_chain_cancels_the_rest_of_the_chain() {
 
 #[test]
 fn max_fails_cancels_everything_not_running() {
-    let options = CoreOptions { max_fails: Some(2) };
+    let options = CoreOptions { max_fails: Some(MaxFails::Count(2)) };
     let mut env = TestEnv::with_options(vec![GroupSpec::new("g", 6)], vec![], options);
     env.worker(3, 0);
     env.schedule();

@@ -13,3 +13,4 @@ mod resources;
 mod retry;
 mod scale;
 mod slots;
+mod waiting;

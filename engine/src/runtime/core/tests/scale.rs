@@ -30,7 +30,7 @@ fn run_to_end(core: &mut Core) -> (u64, Vec<TaskId>) {
         if first.len() < 4 {
             first.push(task);
         }
-        core.on_finished(task, TaskResult::Succeeded, &mut out);
+        core.on_finished(task, TaskResult::Succeeded, now, &mut out);
         core.schedule(now, &mut out);
     }
     (out.1, first)

@@ -1,0 +1,109 @@
+//! The workflow's `[finally]` command: run once when the run's loop is
+//! over, whatever happened, on this machine (an agent of its own, so it
+//! runs with `--no-local-worker` too), with the run's outcome in its
+//! environment and its output in the run log under the label `finally`.
+//! A second Ctrl-C (or SIGTERM) stops it.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use crate::ir::{Command, Finally};
+use crate::rundir::{FinallyOutcome, RunDir, Summary};
+use crate::runtime::agent::local::LocalWorker;
+use crate::runtime::agent::output_sink::OutputSink;
+use crate::runtime::protocol::job::{Job, JobCommand, Sink};
+use crate::runtime::protocol::outcome::{Status, WorkerEvent};
+use crate::runtime::run_options::RunOptions;
+
+/// Runs `finally` after the run `summary` sums up (its `summary.json`
+/// written already), writing its output to `log`.
+pub(super) async fn run(
+    finally: &Finally,
+    summary: &Summary,
+    run: &RunDir,
+    options: &RunOptions,
+    log: OutputSink,
+) -> FinallyOutcome {
+    let (tx, mut reports) = mpsc::unbounded_channel();
+    let report = Arc::new(move |event: WorkerEvent| {
+        let _ = tx.send(event);
+    });
+    let worker = LocalWorker::new(options.worker.clone(), log, report, false, options.guard.clone());
+    let started = Instant::now();
+    worker.start(job(finally, summary, run, &options.base_dir));
+    let ended = tokio::select! {
+        ended = reports.recv() => ended,
+        () = super::signals::interrupted() => {
+            worker.stop_all();
+            reports.recv().await
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    match ended.map(|WorkerEvent::Finished { outcome, .. }| outcome.status) {
+        Some(Status::Succeeded | Status::Cached) => {
+            FinallyOutcome { succeeded: true, exit_code: Some(0), signal: None, reason: None, seconds }
+        }
+        Some(Status::Failed { exit_code, signal, reason }) => {
+            FinallyOutcome { succeeded: false, exit_code, signal, reason: Some(reason), seconds }
+        }
+        Some(Status::Stopped) => failed("interrupted", seconds),
+        None => failed("its worker ended without a report", seconds),
+    }
+}
+
+fn failed(reason: &str, seconds: f64) -> FinallyOutcome {
+    FinallyOutcome { succeeded: false, exit_code: None, signal: None, reason: Some(reason.to_owned()), seconds }
+}
+
+/// `succeeded`, `failed` or `interrupted`: how the run ended, for `FLOW_OUTCOME`.
+fn outcome_word(summary: &Summary) -> &'static str {
+    match summary.exit_code() {
+        0 => "succeeded",
+        130 => "interrupted",
+        _ => "failed",
+    }
+}
+
+/// The job that runs `finally`: its command, `cwd` and `env`, and the run's outcome.
+fn job(finally: &Finally, summary: &Summary, run: &RunDir, base_dir: &Path) -> Job {
+    let command = match &finally.command {
+        Command::Shell(text) => JobCommand::Shell(text.clone()),
+        Command::Argv(words) => JobCommand::Argv(words.clone()),
+    };
+    let mut env: Vec<(String, String)> = finally.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let count = |name: &str, n: u64| (format!("FLOW_{name}"), n.to_string());
+    env.extend([
+        ("FLOW_RUN_ID".to_owned(), summary.run_id.clone()),
+        ("FLOW_RUN_DIR".to_owned(), run.path.display().to_string()),
+        ("FLOW_OUTCOME".to_owned(), outcome_word(summary).to_owned()),
+        ("FLOW_SUMMARY_JSON".to_owned(), run.summary().display().to_string()),
+        count("TOTAL", summary.total),
+        count("SUCCEEDED", summary.succeeded),
+        count("CACHED", summary.cached),
+        count("FAILED", summary.failed),
+        count("IGNORED", summary.ignored),
+        count("CANCELLED", summary.cancelled),
+    ]);
+    Job {
+        task: Finally::TASK,
+        attempt: 0,
+        label: Finally::LABEL.to_owned(),
+        command,
+        cwd: finally.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c)),
+        env,
+        stdin: None,
+        stdout: Sink::Log,
+        stderr: Sink::Log,
+        chunk: None,
+        inputs: Vec::new(),
+        implicit: Vec::new(),
+        base_dir: base_dir.to_path_buf(),
+        outputs: Vec::new(),
+        timeout: finally.timeout.map(Duration::from_secs),
+        cpus: Vec::new(),
+        definition: String::new(),
+    }
+}
