@@ -9,8 +9,8 @@
 #                                            three; add flat1m for 1,000,000)
 # Per workload and N it prints: tasks/s from the first start to the last end
 # in the journal, the coordinator's CPU seconds and peak RSS, the workers'
-# CPU seconds, and the bytes both ways on the wire per task (the workers'
-# read+write bytes: they touch no file in this mode).
+# CPU seconds, and the bytes both ways on the wire per task (what the
+# workers' connections carried, from the kernel's tcp_info through `ss`).
 set -euo pipefail
 counts=${*:-1 16 64 256 1000}
 workloads=${SCALE_WORKLOADS:-flat100k fan wide}
@@ -50,7 +50,7 @@ workflow() {
 
 # one WORKLOAD N: one timing; prints a table row.
 one() {
-  local d="$work/$1-$2" run_pid worker_pid access io child
+  local d="$work/$1-$2" run_pid worker_pid access io=0 port sample
   rm -rf "$d" && mkdir -p "$d"
   workflow "$1" "$d"
   (cd "$d" && exec /usr/bin/time -f '%U %S %M' -o "$d/run.time" "$flow" run --dry-exec --no-local-worker \
@@ -67,12 +67,14 @@ one() {
     --copies "$2" --cpus 128 --gpus 8 --memory 512GiB 2> "$d/workers.stderr" &
   worker_pid=$!
   pids+=("$worker_pid")
-  # The workers' byte counts, sampled until they leave: the last sample is
+  # The bytes the workers' connections carried both ways (the kernel's
+  # tcp_info through `ss`), sampled until they leave: the last sample is
   # taken at most 0.1 s before the end.
-  # (`time` runs the worker as its child.)
+  port=$(sed -n 's/.*"address": *"[^"]*:\([0-9]*\)".*/\1/p' "$access")
   while kill -0 "$worker_pid" 2> /dev/null; do
-    child=$(pgrep -P "$worker_pid" | head -1 || true)
-    [ -n "$child" ] && io=$(awk '/^(rchar|wchar)/ { n += $2 } END { print n }' "/proc/$child/io" 2> /dev/null || echo "${io:-0}")
+    sample=$(ss -tinH state established "( dport = :$port )" 2> /dev/null |
+      grep -o 'bytes_\(acked\|received\):[0-9]*' | awk -F: '{ n += $2 } END { print n + 0 }' || true)
+    [ "${sample:-0}" -gt 0 ] && io=$sample
     sleep 0.1
   done
   wait "$run_pid" || { cat "$d/run.stderr" >&2; exit 1; }
