@@ -5,7 +5,7 @@
 mod log_summary;
 mod trace;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +14,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use flow_engine::ir::{Graph, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
-    JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, attempts,
+    JournalEntry, JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream,
 };
 use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::origin;
@@ -228,13 +228,6 @@ impl Run {
         Ok(state)
     }
 
-    /// The journal's records (none if there is no journal yet); warns of damage.
-    fn journal_records(&self) -> io::Result<Vec<JournalRecord>> {
-        let mut records = Vec::new();
-        self.each_journal_record(|r| records.push(r))?;
-        Ok(records)
-    }
-
     /// Passes each record of the journal to `each`, in order, holding none
     /// (none if there is no journal yet); warns of damage.
     fn each_journal_record(&self, each: impl FnMut(JournalRecord)) -> io::Result<()> {
@@ -302,7 +295,8 @@ fn list(
             run.dir().id
         );
     }
-    let journal = attempts(&run.journal_records()?);
+    let (index, health) = run.view.attempt_index()?;
+    warn("journal", &health);
     let mut sizes: BTreeMap<(TaskId, u32), [u64; 2]> = BTreeMap::new();
     run.each_record(|r, _| {
         let size = sizes.entry((r.task, r.attempt)).or_default();
@@ -313,17 +307,29 @@ fn list(
         }
         Ok(())
     })?;
-    // Every attempt the journal knows, and those with output and no record yet.
-    let known: BTreeSet<(TaskId, u32)> = journal.iter().map(|(t, e)| (*t, e.attempt)).collect();
-    let mut rows: Vec<(TaskId, u32, Option<&flow_engine::log::JournalEntry>)> =
-        journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
-    rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
-    rows.sort_by_key(|&(t, a, _)| (t, a));
-    let attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
-        let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-        Attempt { task: run.task_ref(task), attempt, entry, sizes }
-    });
-    trace::render(out, attempts, columns, format)
+    // Every attempt the journal knows, and in their places those with
+    // output and no record yet, read from the journal as they are printed.
+    let rows = |each: &mut dyn FnMut(&Attempt<'_>) -> io::Result<()>| -> io::Result<()> {
+        let mut emit = |task: TaskId, attempt: u32, entry: Option<&JournalEntry>| match selection.contains(task) {
+            true => {
+                let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
+                each(&Attempt { task: run.task_ref(task), attempt, entry, sizes })
+            }
+            false => Ok(()),
+        };
+        let mut unrecorded = sizes.keys().copied().peekable();
+        index.each(|task, entry| {
+            let key = (task, entry.attempt);
+            while let Some(earlier) = unrecorded.next_if(|k| *k <= key) {
+                if earlier != key {
+                    emit(earlier.0, earlier.1, None)?;
+                }
+            }
+            emit(task, entry.attempt, Some(entry))
+        })?;
+        unrecorded.try_for_each(|(task, attempt)| emit(task, attempt, None))
+    };
+    trace::render(out, rows, columns, format)
 }
 
 /// `flow log cat`: one pass to find the records, then each task's in turn.
@@ -502,13 +508,15 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
         .collect();
-    let mut text = String::new();
-    for row in rows {
-        let cells: Vec<_> = row.iter().zip(&widths).map(|(cell, &w)| format!("{cell:w$}")).collect();
-        text.push_str(cells.join("  ").trim_end());
-        text.push('\n');
-    }
-    text
+    rows.iter().map(|row| table_row(row, &widths)).collect()
+}
+
+/// One line of a [`table`] whose columns are `widths` wide.
+pub(crate) fn table_row(row: &[String], widths: &[usize]) -> String {
+    let cells: Vec<_> = row.iter().zip(widths).map(|(cell, &w)| format!("{cell:w$}")).collect();
+    let mut line = cells.join("  ").trim_end().to_owned();
+    line.push('\n');
+    line
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! [`Counts`]: how many instances of a run stand where.
 
-use flow_engine::log::{JournalState, JournalStatus};
+use flow_engine::log::{JournalStatus, Latest};
 use flow_engine::runtime::Summary;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -53,11 +53,11 @@ impl Counts {
         }
     }
 
-    /// The counts of `total` instances whose last attempts `journal` holds.
-    pub fn of_journal(total: u64, journal: &JournalState) -> Self {
+    /// The counts of `total` instances whose last attempts `latest` holds.
+    pub fn of_latest(total: u64, latest: &Latest) -> Self {
         let mut counts = Counts { total, ..Counts::default() };
-        for (_, entry) in journal.iter() {
-            match entry.status {
+        for last in latest.iter() {
+            match last.status {
                 JournalStatus::Succeeded => counts.succeeded += 1,
                 JournalStatus::Cached => counts.cached += 1,
                 JournalStatus::Failed => counts.failed += 1,

@@ -9,7 +9,7 @@ use flow_engine::host::{UtcStyle, utc};
 use flow_engine::log::JournalEntry;
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
-use super::table;
+use super::table_row;
 use crate::json::{self, AttemptRecord, State, TaskRef, WorkerRef};
 
 /// A column of `flow log list --columns`.
@@ -227,23 +227,38 @@ impl Attempt<'_> {
     }
 }
 
-/// Writes `attempts` as `format` in `columns` (their defaults when empty),
-/// or as NDJSON records when `format` is `None`.
-pub fn render<'a>(
+/// Writes the attempts `rows` passes on, as `format` in `columns` (their
+/// defaults when empty), or as NDJSON records when `format` is `None`,
+/// holding none of them: `rows` is called once, or twice for a table (its
+/// widths first).
+pub fn render(
     out: &mut impl Write,
-    attempts: impl Iterator<Item = Attempt<'a>>,
+    rows: impl Fn(&mut dyn FnMut(&Attempt<'_>) -> io::Result<()>) -> io::Result<()>,
     columns: &[Column],
     format: Option<Format>,
 ) -> io::Result<()> {
     let Some(format) = format else {
-        return attempts.into_iter().try_for_each(|a| json::write_line(out, &a.record()));
+        return rows(&mut |a| json::write_line(out, &a.record()));
     };
     let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
-    let mut lines = vec![format.header(&columns)];
-    lines.extend(attempts.map(|a| columns.iter().map(|&c| a.cell(c, format)).collect()));
+    let header = format.header(&columns);
+    let cells = |a: &Attempt<'_>| columns.iter().map(|&c| a.cell(c, format)).collect::<Vec<_>>();
     match format {
-        Format::Table => out.write_all(table(&lines).as_bytes()),
-        Format::Tsv | Format::Csv => lines.iter().try_for_each(|cells| writeln!(out, "{}", format.line(cells))),
+        Format::Table => {
+            let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+            rows(&mut |a| {
+                for (w, cell) in widths.iter_mut().zip(cells(a)) {
+                    *w = (*w).max(cell.chars().count());
+                }
+                Ok(())
+            })?;
+            out.write_all(table_row(&header, &widths).as_bytes())?;
+            rows(&mut |a| out.write_all(table_row(&cells(a), &widths).as_bytes()))
+        }
+        Format::Tsv | Format::Csv => {
+            writeln!(out, "{}", format.line(&header))?;
+            rows(&mut |a| writeln!(out, "{}", format.line(&cells(a))))
+        }
     }
 }
 
@@ -300,7 +315,8 @@ mod tests {
             entry(0, JournalStatus::Cached, 0, false),
         ];
         let mut out = Vec::new();
-        render(&mut out, rows(&entries).into_iter(), columns, format).unwrap();
+        let rows = rows(&entries);
+        render(&mut out, |each| rows.iter().try_for_each(&mut *each), columns, format).unwrap();
         String::from_utf8(out).unwrap()
     }
 
