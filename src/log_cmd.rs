@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::{Graph, TaskId};
+use flow_engine::ir::{Graph, Resources, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
     JournalEntry, JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream,
@@ -205,6 +205,18 @@ impl Run {
         TaskRef::new(self.graph(), task)
     }
 
+    /// What the variant `task`'s attempt `entry` ran with asks for: the one
+    /// it names, else the task's only one.
+    fn requested(&self, task: TaskId, entry: Option<&JournalEntry>) -> Option<&Resources> {
+        let variants = &self.graph().groups.get(task.group.index())?.variants;
+        let named = entry.and_then(|e| e.metrics.as_ref().map(|m| m.variant).or(e.wrote.as_ref().map(|w| w.variant)));
+        match named {
+            Some(variant) => variants.get(variant as usize),
+            None if variants.len() == 1 => variants.first(),
+            None => None,
+        }
+    }
+
     /// `name[index]`, or `name` for a plain task.
     fn label(&self, task: TaskId) -> String {
         self.task_ref(task).label
@@ -313,7 +325,8 @@ fn list(
         let mut emit = |task: TaskId, attempt: u32, entry: Option<&JournalEntry>| match selection.contains(task) {
             true => {
                 let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-                each(&Attempt { task: run.task_ref(task), attempt, entry, sizes })
+                let requested = run.requested(task, entry);
+                each(&Attempt { task: run.task_ref(task), attempt, entry, sizes, requested })
             }
             false => Ok(()),
         };

@@ -33,4 +33,5 @@ mod schema;
 mod slurm;
 mod status;
 mod storage;
+mod trace;
 mod workers;

@@ -34,7 +34,7 @@ use super::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::{JournalEvent, JournalRecord, Wrote};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
 use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskResult, TaskState, WorkerId};
@@ -317,6 +317,7 @@ impl Driver {
             duration: Duration::ZERO,
             stderr_tail: String::new(),
             location: self.location(task),
+            metrics: None,
         }
     }
 
@@ -405,7 +406,7 @@ impl Driver {
             outcome.status =
                 Status::failed(None, None, "its output could not be stored: output.log cannot be written".into());
         }
-        let result = self.record_end(worker, task, attempt, &mut outcome);
+        let (result, metrics) = self.record_end(worker, task, attempt, &mut outcome);
         let retry = self.core.on_finished(task, result, out);
         if let (Retry::TooBig { attempt: next }, Status::Failed { reason, .. }) = (retry, &mut outcome.status) {
             let not = format!("not retried: attempt {next} asks for more than any worker has");
@@ -427,13 +428,21 @@ impl Driver {
             duration: outcome.duration,
             stderr_tail: if failed { outcome.stderr_tail } else { String::new() },
             location: self.location(task),
+            metrics,
         });
         self.start_next_in_line(task);
     }
 
     /// Journals how attempt `attempt` of `task` on `worker` ended (taking
-    /// the outputs it wrote) and counts it: what the core is told.
-    fn record_end(&mut self, worker: WorkerId, task: TaskId, attempt: u32, outcome: &mut Outcome) -> TaskResult {
+    /// the outputs it wrote) and counts it: what the core is told, and the
+    /// attempt's metrics.
+    fn record_end(
+        &mut self,
+        worker: WorkerId,
+        task: TaskId,
+        attempt: u32,
+        outcome: &mut Outcome,
+    ) -> (TaskResult, Option<Box<AttemptMetrics>>) {
         let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
         let fingerprint = outcome.fingerprint.unwrap_or_default();
         let variant = metrics.as_ref().map_or(0, |m| m.variant);
@@ -457,8 +466,9 @@ impl Driver {
                 (JournalEvent::Cancelled { reason: "interrupted".to_owned() }, TaskResult::Failed)
             }
         };
-        self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now_us(), task, attempt, journal) });
-        result
+        let record = JournalRecord { metrics: metrics.clone(), ..JournalRecord::new(now_us(), task, attempt, journal) };
+        self.recorder.record(record);
+        (result, metrics)
     }
 
     /// The task sent ahead behind `task`, which ended, starts now (unless
