@@ -5,16 +5,17 @@
 mod log_summary;
 mod trace;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::{Finally, Graph, TaskId};
+use flow_engine::ir::{Finally, Graph, Resources, TaskId};
 use flow_engine::ir::{Selected, Selector};
 use flow_engine::log::{
-    JournalRecord, JournalState, JournalStatus, LineSplitter, OutputReader, OutputRecord, OutputStream, attempts,
+    JournalEntry, JournalRecord, JournalState, JournalStatus, Latest, LineSplitter, OutputReader, OutputRecord,
+    OutputStream,
 };
 use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::origin;
@@ -205,6 +206,18 @@ impl Run {
         TaskRef::new(self.graph(), task)
     }
 
+    /// What the variant `task`'s attempt `entry` ran with asks for: the one
+    /// it names, else the task's only one.
+    fn requested(&self, task: TaskId, entry: Option<&JournalEntry>) -> Option<&Resources> {
+        let variants = &self.graph().groups.get(task.group.index())?.variants;
+        let named = entry.and_then(|e| e.metrics.as_ref().map(|m| m.variant).or(e.wrote.as_ref().map(|w| w.variant)));
+        match named {
+            Some(variant) => variants.get(variant as usize),
+            None if variants.len() == 1 => variants.first(),
+            None => None,
+        }
+    }
+
     /// `name[index]`, or `name` for a plain task.
     fn label(&self, task: TaskId) -> String {
         self.task_ref(task).label
@@ -232,13 +245,6 @@ impl Run {
         let mut state = JournalState::default();
         self.each_journal_record(|r| state.apply(&r))?;
         Ok(state)
-    }
-
-    /// The journal's records (none if there is no journal yet); warns of damage.
-    fn journal_records(&self) -> io::Result<Vec<JournalRecord>> {
-        let mut records = Vec::new();
-        self.each_journal_record(|r| records.push(r))?;
-        Ok(records)
     }
 
     /// Passes each record of the journal to `each`, in order, holding none
@@ -308,7 +314,8 @@ fn list(
             run.dir().id
         );
     }
-    let journal = attempts(&run.journal_records()?);
+    let (index, health) = run.view.attempt_index()?;
+    warn("journal", &health);
     let mut sizes: BTreeMap<(TaskId, u32), [u64; 2]> = BTreeMap::new();
     run.each_record(|r, _| {
         let size = sizes.entry((r.task, r.attempt)).or_default();
@@ -319,22 +326,43 @@ fn list(
         }
         Ok(())
     })?;
-    // Every attempt the journal knows, and those with output and no record yet.
-    let known: BTreeSet<(TaskId, u32)> = journal.iter().map(|(t, e)| (*t, e.attempt)).collect();
-    let mut rows: Vec<(TaskId, u32, Option<&flow_engine::log::JournalEntry>)> =
-        journal.iter().map(|(t, e)| (*t, e.attempt, Some(e))).collect();
-    rows.extend(sizes.keys().filter(|k| !known.contains(k)).map(|&(t, a)| (t, a, None)));
-    rows.sort_by_key(|&(t, a, _)| (t, a));
-    // The last attempt of each instance: the one a `continue_on_failure` ignores when it failed.
-    let last: BTreeMap<TaskId, u32> = journal.iter().map(|(t, e)| (*t, e.attempt)).collect();
-    let attempts = rows.into_iter().filter(|(t, ..)| selection.contains(*t)).map(|(task, attempt, entry)| {
-        let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
-        let ignored = entry.is_some_and(|e| e.status == JournalStatus::Failed && e.retry_at_us.is_none())
-            && last.get(&task) == Some(&attempt)
-            && run.graph().groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
-        Attempt { task: run.task_ref(task), attempt, entry, sizes, ignored }
-    });
-    trace::render(out, attempts, columns, format)
+    // The last attempt of each instance, when a task's `continue_on_failure`
+    // may ignore its failure: only a last attempt's failure is ignored.
+    let ignoring = match run.graph().groups.iter().any(|g| g.continue_on_failure) {
+        true => {
+            let mut latest = Latest::new(run.graph());
+            run.view.each_journal_record(|r| latest.apply(&r))?;
+            Some(latest)
+        }
+        false => None,
+    };
+    // Every attempt the journal knows, and in their places those with
+    // output and no record yet, read from the journal as they are printed.
+    let rows = |each: &mut dyn FnMut(&Attempt<'_>) -> io::Result<()>| -> io::Result<()> {
+        let mut emit = |task: TaskId, attempt: u32, entry: Option<&JournalEntry>| match selection.contains(task) {
+            true => {
+                let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
+                let requested = run.requested(task, entry);
+                let ignored = entry.is_some_and(|e| e.status == JournalStatus::Failed && e.retry_at_us.is_none())
+                    && ignoring.as_ref().and_then(|l| l.get(task)).is_some_and(|last| last.attempt == attempt)
+                    && run.graph().groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
+                each(&Attempt { task: run.task_ref(task), attempt, entry, sizes, requested, ignored })
+            }
+            false => Ok(()),
+        };
+        let mut unrecorded = sizes.keys().copied().peekable();
+        index.each(|task, entry| {
+            let key = (task, entry.attempt);
+            while let Some(earlier) = unrecorded.next_if(|k| *k <= key) {
+                if earlier != key {
+                    emit(earlier.0, earlier.1, None)?;
+                }
+            }
+            emit(task, entry.attempt, Some(entry))
+        })?;
+        unrecorded.try_for_each(|(task, attempt)| emit(task, attempt, None))
+    };
+    trace::render(out, rows, columns, format)
 }
 
 /// `flow log cat`: one pass to find the records, then each task's in turn.
@@ -513,13 +541,15 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
         .collect();
-    let mut text = String::new();
-    for row in rows {
-        let cells: Vec<_> = row.iter().zip(&widths).map(|(cell, &w)| format!("{cell:w$}")).collect();
-        text.push_str(cells.join("  ").trim_end());
-        text.push('\n');
-    }
-    text
+    rows.iter().map(|row| table_row(row, &widths)).collect()
+}
+
+/// One line of a [`table`] whose columns are `widths` wide.
+pub(crate) fn table_row(row: &[String], widths: &[usize]) -> String {
+    let cells: Vec<_> = row.iter().zip(widths).map(|(cell, &w)| format!("{cell:w$}")).collect();
+    let mut line = cells.join("  ").trim_end().to_owned();
+    line.push('\n');
+    line
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use clap::Args;
+use flow_engine::log::Latest;
 use flow_engine::rundir::{
     AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
 };
@@ -79,16 +80,17 @@ impl Standing {
                 journal_damage: health.lost_stretches(),
             });
         }
-        let journal = run.journal()?;
+        let mut latest = Latest::new(&run.graph);
+        let health = run.each_journal_record(|r| latest.apply(&r))?;
         Ok(Standing {
             state: if run.live { "running" } else { "crashed" },
             run_state: if run.live { RunState::Running } else { RunState::Crashed },
             dry_exec: run.is_dry(),
-            counts: Counts::of_journal(&run.graph, &journal.state),
+            counts: Counts::of_latest(&run.graph, &latest),
             seconds: None,
             exit_code: None,
             io_errors: Vec::new(),
-            journal_damage: journal.health.lost_stretches(),
+            journal_damage: health.lost_stretches(),
         })
     }
 

@@ -157,6 +157,9 @@ fn list_shows_every_instance_with_records() {
             "started_us": T0 + 2 * SECOND, "ended_us": T0 + 5 * SECOND,
             "wall_us": null, "cpu_us": null, "user_us": null, "system_us": null, "rss_bytes": null,
             "variant": null, "cpu_ids": null, "gpu_ids": null,
+            "fingerprint": null, "cpu_percent": null,
+            // The task's only variant: what it asked for.
+            "requested_cpus": 1.0, "requested_gpus": 0.0, "requested_memory_bytes": 0, "requested_time_us": null,
         })
     );
 }

@@ -233,6 +233,32 @@ fn the_report_renders_in_chromium() {
     headless(&chromium, &page, &[&format!("--screenshot={}", shot.display()), "--window-size=1280,2000"]);
     assert!(shot.is_file(), "no screenshot at {}", shot.display());
 
+    // Past 2,000 attempts the lanes are binned: failures and retries are
+    // still marked, a legend says what the shades mean, counts have commas.
+    let many = Test::new()
+        .workflow(
+            "name = \"many\"\n[[tasks]]\nname = \"many\"\nrange = \"1-2100\"\nretries = 1\n\
+             command = \"if [ {{ index }} = 7 ]; then exit 2; fi; \
+             if [ $(({{ index }} % 500)) = 0 ] && [ ! -e f{{ index }} ]; then touch f{{ index }}; exit 1; fi\"\n",
+        )
+        .args(["run", "--cpus", "2", "--report=many.html"]);
+    many.status(1);
+    let (dom, _) = headless(&chromium, &many.path().join("many.html"), &["--dump-dom"]);
+    assert_sections(&dom);
+    assert!(dom.contains(r#"<rect class="bin""#), "the attempts are not binned");
+    assert!(dom.contains(r#"<rect class="mark failed""#), "no mark where attempts failed");
+    assert!(dom.contains(r#"<rect class="mark retried""#), "no mark where retries started");
+    assert!(dom.contains("red under a bin: an attempt failed there"), "no legend");
+    assert!(dom.contains("<td>2,100</td>"), "the instance count has no thousands separator");
+    let shot = shots.join("binned-run.png");
+    let _ = fs_err::remove_file(&shot);
+    headless(
+        &chromium,
+        &many.path().join("many.html"),
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1280,2000"],
+    );
+    assert!(shot.is_file(), "no screenshot at {}", shot.display());
+
     let big = Test::new()
         .workflow("name = \"big\"\n[[tasks]]\nname = \"many\"\nrange = \"1-1000000\"\ncommand = \"true\"\n")
         .args(["run", "--dry-exec", "--report=big.html"]);
@@ -243,4 +269,6 @@ fn the_report_renders_in_chromium() {
     assert_sections(&dom);
     assert!(dom.contains(r#"<rect class="bin""#), "the attempts are not binned");
     assert!(dom.contains("<th>Dry run</th>"), "the dry run is not marked");
+    assert!(dom.contains("<td>1,000,000</td>"), "the instance count has no thousands separators");
+    assert!(!dom.contains("Longest attempts"), "a dry run shows wall times");
 }

@@ -35,4 +35,5 @@ mod schema;
 mod slurm;
 mod status;
 mod storage;
+mod trace;
 mod workers;

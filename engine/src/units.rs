@@ -241,9 +241,31 @@ pub fn bytes(n: u64, style: BytesStyle) -> String {
     }
 }
 
+/// A count with a comma between each group of three digits: `1,000,000`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_group_their_digits_by_three() {
+        let cases = [(0, "0"), (999, "999"), (1000, "1,000"), (65_536, "65,536"), (1_000_000, "1,000,000")];
+        for (n, text) in cases {
+            assert_eq!(count(n), text);
+        }
+        assert_eq!(count(u64::MAX), "18,446,744,073,709,551,615");
+    }
 
     #[test]
     fn durations() {

@@ -56,4 +56,17 @@ pub struct AttemptRecord {
     pub stdout_bytes: u64,
     /// Bytes written to stderr.
     pub stderr_bytes: u64,
+    /// The fingerprint of a succeeded or cached attempt, 64 hex digits:
+    /// the same work has the same fingerprint in every run.
+    pub fingerprint: Option<String>,
+    /// CPU time over wall time, in percent (200 is two CPUs kept busy).
+    pub cpu_percent: Option<f64>,
+    /// The CPUs the variant it ran with asks for.
+    pub requested_cpus: Option<f64>,
+    /// The GPUs it asks for.
+    pub requested_gpus: Option<f64>,
+    /// The memory it asks for, bytes.
+    pub requested_memory_bytes: Option<u64>,
+    /// The run time it asks for (`time_request`), µs.
+    pub requested_time_us: Option<u64>,
 }

@@ -13,6 +13,7 @@
 
 mod alloc_list;
 mod attempt_record;
+mod attempt_usage;
 mod check_report;
 mod explained;
 mod micros;
@@ -33,6 +34,7 @@ mod worker_object;
 
 pub use alloc_list::{AllocList, QueueLimits};
 pub use attempt_record::AttemptRecord;
+pub use attempt_usage::AttemptUsage;
 pub use check_report::{CheckDiagnostic, CheckReport, Severity};
 pub use explained::Explained;
 pub use flow_engine::explain::State;

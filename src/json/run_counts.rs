@@ -1,7 +1,7 @@
 //! [`Counts`]: how many instances of a run stand where.
 
-use flow_engine::ir::{Graph, TaskId};
-use flow_engine::log::{JournalState, JournalStatus};
+use flow_engine::ir::Graph;
+use flow_engine::log::{JournalStatus, Latest};
 use flow_engine::runtime::Summary;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -67,18 +67,18 @@ impl Counts {
         }
     }
 
-    /// The counts of the instances of `graph` whose last attempts `journal` holds.
-    pub fn of_journal(graph: &Graph, journal: &JournalState) -> Self {
+    /// The counts of the instances of `graph` whose last attempts `latest` holds.
+    pub fn of_latest(graph: &Graph, latest: &Latest) -> Self {
         let mut counts = Counts { total: graph.instance_count(), ..Counts::default() };
-        let ignores = |task: TaskId| graph.groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
-        for (task, entry) in journal.iter() {
-            match entry.status {
+        let ignores = |group: usize| graph.groups.get(group).is_some_and(|g| g.continue_on_failure);
+        for last in latest.iter() {
+            match last.status {
                 JournalStatus::Succeeded => counts.succeeded += 1,
                 JournalStatus::Cached => counts.cached += 1,
-                JournalStatus::Failed if entry.retry_at_us.is_some() => counts.retrying += 1,
+                JournalStatus::Failed if last.retrying => counts.retrying += 1,
                 JournalStatus::Failed => {
                     counts.failed += 1;
-                    counts.ignored += u64::from(ignores(*task));
+                    counts.ignored += u64::from(ignores(last.task.group.index()));
                 }
                 JournalStatus::Cancelled => counts.cancelled += 1,
                 JournalStatus::Running | JournalStatus::Lost => counts.running += 1,

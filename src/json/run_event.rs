@@ -11,7 +11,7 @@ use flow_engine::rundir::AllocState;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Counts, RunState, State, TaskRef, WorkerRef, micros};
+use super::{AttemptUsage, Counts, RunState, State, TaskRef, WorkerRef, micros};
 
 /// One event of `flow run --json`.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -60,6 +60,9 @@ pub enum RunEvent<'a> {
         stderr_tail: &'a str,
         /// `file:line:column` of the task in the workflow.
         location: &'a str,
+        /// Where it ran and what its process used; `null` if no process
+        /// ran (cached, cancelled, `--dry-exec`) or its worker was lost.
+        metrics: Option<AttemptUsage<'a>>,
     },
     /// An instance will not run.
     TaskCancelled {
@@ -200,6 +203,7 @@ impl<'a> RunEvent<'a> {
                 duration,
                 stderr_tail,
                 location,
+                metrics,
             } => {
                 let (exit_code, signal, reason) = match status {
                     Status::Failed { exit_code, signal, reason } => (*exit_code, *signal, Some(reason.as_str())),
@@ -217,6 +221,7 @@ impl<'a> RunEvent<'a> {
                     duration_us: duration.as_micros() as u64,
                     stderr_tail,
                     location,
+                    metrics: metrics.as_deref().map(AttemptUsage::of),
                 }
             }
             Event::TaskCancelled { task, label, reason } => {

@@ -3,11 +3,12 @@
 //! memory, per task) and its slowest instances, gathered into a
 //! [`RunSummary`] and printed as text or as one JSON document.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Write};
 
 use flow_engine::ir::{GroupId, TaskId};
-use flow_engine::log::{JournalState, OutputStream};
+use flow_engine::log::{Latest, OutputStream};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
 use super::{Run, table};
@@ -21,7 +22,7 @@ impl RunSummary {
     pub(super) fn gather(run: &Run) -> io::Result<RunSummary> {
         // One pass: the last attempt of each instance, and what every
         // attempt used, from the record that ended it.
-        let mut journal = JournalState::default();
+        let mut latest = Latest::new(run.graph());
         let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
         run.each_journal_record(|r| {
             if let Some(m) = &r.metrics {
@@ -30,7 +31,7 @@ impl RunSummary {
                 cpu.push(m.usage.user_us + m.usage.system_us);
                 rss.push(m.usage.max_rss);
             }
-            journal.apply(&r);
+            latest.apply(&r);
         })?;
         let mut output = OutputSizes::default();
         run.each_record(|r, _| {
@@ -43,27 +44,32 @@ impl RunSummary {
             output.records += 1;
             Ok(())
         })?;
-        let mut durations = BTreeMap::<GroupId, Vec<u64>>::new();
-        let mut timed: Vec<(u64, TaskId)> = Vec::new();
-        for (&task, entry) in journal.iter() {
-            if let Some(us) = entry.duration_us() {
-                durations.entry(task.group).or_default().push(us);
-                timed.push((us, task));
+        // Per task the durations' count, sum and maximum; the slowest
+        // instances in a heap of a few.
+        let mut durations = BTreeMap::<GroupId, (u64, u64, u64)>::new();
+        let mut slowest = BinaryHeap::new();
+        for last in latest.iter() {
+            if let Some(us) = last.duration_us {
+                let (n, total, max) = durations.entry(last.task.group).or_default();
+                (*n, *total, *max) = (*n + 1, *total + us, (*max).max(us));
+                slowest.push(Reverse((us, Reverse(last.task))));
+                if slowest.len() > SLOWEST {
+                    slowest.pop();
+                }
             }
         }
         let groups: std::collections::BTreeSet<GroupId> = durations.keys().chain(usage.keys()).copied().collect();
         let tasks = groups
             .into_iter()
             .map(|group| {
-                let times = durations.remove(&group).unwrap_or_default();
+                let (n, total, max) = durations.remove(&group).unwrap_or_default();
                 let [wall, cpu, rss] = usage.remove(&group).unwrap_or_default();
-                let (n, total) = (times.len() as u64, times.iter().sum::<u64>());
                 TaskUse {
                     task: run.graph().groups.get(group.index()).map_or("?", |g| &g.name).to_owned(),
                     timed: n,
                     total_us: total,
                     mean_us: total.checked_div(n).unwrap_or(0),
-                    max_us: times.iter().copied().max().unwrap_or(0),
+                    max_us: max,
                     measured: wall.len() as u64,
                     wall_us: Spread::of(wall),
                     cpu_us: Spread::of(cpu),
@@ -71,13 +77,15 @@ impl RunSummary {
                 }
             })
             .collect();
-        timed.sort_by_key(|&(us, task)| (std::cmp::Reverse(us), task));
+        let mut slowest: Vec<(u64, TaskId)> =
+            slowest.into_iter().map(|Reverse((us, Reverse(task)))| (us, task)).collect();
+        slowest.sort_by_key(|&(us, task)| (Reverse(us), task));
         let slowest =
-            timed.iter().take(SLOWEST).map(|&(us, task)| Slow { task: run.task_ref(task), duration_us: us }).collect();
+            slowest.into_iter().map(|(us, task)| Slow { task: run.task_ref(task), duration_us: us }).collect();
         Ok(RunSummary {
             run_id: run.dir().id.clone(),
             finished: run.view.is_finished(),
-            counts: Counts::of_journal(run.graph(), &journal),
+            counts: Counts::of_latest(run.graph(), &latest),
             output,
             tasks,
             slowest,

@@ -6,10 +6,11 @@ use std::io::{self, Write};
 
 use clap::ValueEnum;
 use flow_engine::host::{UtcStyle, utc};
-use flow_engine::log::JournalEntry;
+use flow_engine::ir::Resources;
+use flow_engine::log::{JournalEntry, ProcessUsage};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
-use super::table;
+use super::table_row;
 use crate::json::{self, AttemptRecord, State, TaskRef, WorkerRef};
 
 /// A column of `flow log list --columns`.
@@ -67,6 +68,23 @@ pub enum Column {
     /// When the next attempt of a failed one may start (`retry_delay`; RFC 3339, UTC).
     #[value(name = "retry_at")]
     RetryAt,
+    /// The fingerprint of a succeeded or cached attempt (hex; the first
+    /// 12 digits in a table).
+    Fingerprint,
+    /// CPU time over wall time, in percent: 200 is two CPUs kept busy.
+    Pcpu,
+    /// The CPUs asked for by the variant it ran with.
+    #[value(name = "req_cpus")]
+    ReqCpus,
+    /// The GPUs asked for.
+    #[value(name = "req_gpus")]
+    ReqGpus,
+    /// The memory asked for.
+    #[value(name = "req_memory")]
+    ReqMemory,
+    /// The run time asked for (`time_request`).
+    #[value(name = "req_time")]
+    ReqTime,
 }
 
 /// The columns of a table when none are named.
@@ -142,6 +160,8 @@ pub struct Attempt<'a> {
     pub sizes: [u64; 2],
     /// It failed for good, and its task's `continue_on_failure` ignores that.
     pub ignored: bool,
+    /// What the variant it ran with asks for, if that is known.
+    pub requested: Option<&'a Resources>,
 }
 
 impl Attempt<'_> {
@@ -200,6 +220,12 @@ impl Attempt<'_> {
             Column::Stderr => size(Some(r.stderr_bytes)),
             Column::Reason => r.reason,
             Column::RetryAt => time(r.retry_at_us),
+            Column::Fingerprint => r.fingerprint.map(|f| if human { f[..12].to_owned() } else { f }),
+            Column::Pcpu => r.cpu_percent.map(|p| format!("{p:.1}")),
+            Column::ReqCpus => r.requested_cpus.map(|n| n.to_string()),
+            Column::ReqGpus => r.requested_gpus.map(|n| n.to_string()),
+            Column::ReqMemory => size(r.requested_memory_bytes),
+            Column::ReqTime => span(r.requested_time_us),
         };
         value.unwrap_or_else(|| if human { "-".to_owned() } else { String::new() })
     }
@@ -235,33 +261,61 @@ impl Attempt<'_> {
             ignored: self.ignored,
             stdout_bytes: self.sizes[0],
             stderr_bytes: self.sizes[1],
+            fingerprint: e.and_then(|e| e.fingerprint).map(|f| f.iter().map(|b| format!("{b:02x}")).collect()),
+            cpu_percent: m.and_then(|m| cpu_percent(&m.usage)),
+            requested_cpus: self.requested.map(|r| r.cpus.as_f64()),
+            requested_gpus: self.requested.map(|r| r.gpus.as_f64()),
+            requested_memory_bytes: self.requested.map(|r| r.memory),
+            requested_time_us: self.requested.and_then(|r| r.time_request).map(|s| s * 1_000_000),
         }
     }
 }
 
-/// Writes `attempts` as `format` in `columns` (their defaults when empty),
-/// or as NDJSON records when `format` is `None`.
-pub fn render<'a>(
+/// CPU time over wall time in percent, to a tenth; `None` for no wall time.
+fn cpu_percent(usage: &ProcessUsage) -> Option<f64> {
+    let cpu = (usage.user_us + usage.system_us) as f64;
+    (usage.wall_us > 0).then(|| (cpu * 1000.0 / usage.wall_us as f64).round() / 10.0)
+}
+
+/// Writes the attempts `rows` passes on, as `format` in `columns` (their
+/// defaults when empty), or as NDJSON records when `format` is `None`,
+/// holding none of them: `rows` is called once, or twice for a table (its
+/// widths first).
+pub fn render(
     out: &mut impl Write,
-    attempts: impl Iterator<Item = Attempt<'a>>,
+    rows: impl Fn(&mut dyn FnMut(&Attempt<'_>) -> io::Result<()>) -> io::Result<()>,
     columns: &[Column],
     format: Option<Format>,
 ) -> io::Result<()> {
     let Some(format) = format else {
-        return attempts.into_iter().try_for_each(|a| json::write_line(out, &a.record()));
+        return rows(&mut |a| json::write_line(out, &a.record()));
     };
     let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
-    let mut lines = vec![format.header(&columns)];
-    lines.extend(attempts.map(|a| columns.iter().map(|&c| a.cell(c, format)).collect()));
+    let header = format.header(&columns);
+    let cells = |a: &Attempt<'_>| columns.iter().map(|&c| a.cell(c, format)).collect::<Vec<_>>();
     match format {
-        Format::Table => out.write_all(table(&lines).as_bytes()),
-        Format::Tsv | Format::Csv => lines.iter().try_for_each(|cells| writeln!(out, "{}", format.line(cells))),
+        Format::Table => {
+            let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+            rows(&mut |a| {
+                for (w, cell) in widths.iter_mut().zip(cells(a)) {
+                    *w = (*w).max(cell.chars().count());
+                }
+                Ok(())
+            })?;
+            out.write_all(table_row(&header, &widths).as_bytes())?;
+            rows(&mut |a| out.write_all(table_row(&cells(a), &widths).as_bytes()))
+        }
+        Format::Tsv | Format::Csv => {
+            writeln!(out, "{}", format.line(&header))?;
+            rows(&mut |a| writeln!(out, "{}", format.line(&cells(a))))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use flow_engine::log::{AttemptMetrics, JournalStatus, ProcessUsage};
+    use flow_engine::ir::Amount;
+    use flow_engine::log::{AttemptMetrics, JournalStatus};
 
     use super::*;
 
@@ -287,7 +341,7 @@ mod tests {
             ended_us: Some(T0 + seconds * 1_000_000),
             exit_code: failed.then_some(3),
             signal: None,
-            fingerprint: None,
+            fingerprint: (status == JournalStatus::Succeeded).then_some([0xab; 32]),
             reason: failed.then(|| "exit code 3".to_owned()),
             wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
@@ -296,13 +350,34 @@ mod tests {
     }
 
     /// Attempts of a task that failed once, one that succeeded and one with output and no record.
-    fn rows(entries: &[JournalEntry]) -> Vec<Attempt<'_>> {
+    fn rows<'a>(entries: &'a [JournalEntry], asked: &'a Resources) -> Vec<Attempt<'a>> {
         let task = |index: i64| TaskRef::labelled("score", format!("score[{index}]"));
         vec![
-            Attempt { task: task(10), attempt: 0, entry: Some(&entries[0]), sizes: [12, 2048], ignored: false },
-            Attempt { task: task(10), attempt: 1, entry: Some(&entries[1]), sizes: [12, 0], ignored: false },
-            Attempt { task: task(20), attempt: 0, entry: Some(&entries[2]), sizes: [0, 0], ignored: false },
-            Attempt { task: task(30), attempt: 0, entry: None, sizes: [5, 0], ignored: false },
+            Attempt {
+                task: task(10),
+                attempt: 0,
+                entry: Some(&entries[0]),
+                sizes: [12, 2048],
+                requested: None,
+                ignored: false,
+            },
+            Attempt {
+                task: task(10),
+                attempt: 1,
+                entry: Some(&entries[1]),
+                sizes: [12, 0],
+                requested: Some(asked),
+                ignored: false,
+            },
+            Attempt {
+                task: task(20),
+                attempt: 0,
+                entry: Some(&entries[2]),
+                sizes: [0, 0],
+                requested: Some(asked),
+                ignored: false,
+            },
+            Attempt { task: task(30), attempt: 0, entry: None, sizes: [5, 0], requested: None, ignored: false },
         ]
     }
 
@@ -313,7 +388,10 @@ mod tests {
             entry(0, JournalStatus::Cached, 0, false),
         ];
         let mut out = Vec::new();
-        render(&mut out, rows(&entries).into_iter(), columns, format).unwrap();
+        let asked =
+            Resources { cpus: Amount::whole(2), memory: 4 << 30, time_request: Some(600), ..Resources::default() };
+        let rows = rows(&entries, &asked);
+        render(&mut out, |each| rows.iter().try_for_each(&mut *each), columns, format).unwrap();
         String::from_utf8(out).unwrap()
     }
 

@@ -27,7 +27,7 @@ pub struct ProcessUsage {
 }
 
 /// One attempt as the journal records it when it ends.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct AttemptMetrics {
     /// What its process used.
     pub usage: ProcessUsage,

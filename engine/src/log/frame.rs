@@ -184,6 +184,10 @@ pub struct FrameReader {
     damage: Vec<Damage>,
     /// Where the frame last read starts.
     last: u64,
+    /// Where the file position is after a complete frame read by
+    /// [`FrameReader::read_at`], so that reading many in a row asks the
+    /// system for the position once.
+    after_read_at: Option<u64>,
 }
 
 impl FrameReader {
@@ -199,6 +203,7 @@ impl FrameReader {
             torn: None,
             damage: Vec::new(),
             last: HEADER,
+            after_read_at: None,
         })
     }
 
@@ -207,6 +212,7 @@ impl FrameReader {
     /// it again later to continue after the file has grown.
     pub fn next_into(&mut self, payload: &mut Vec<u8>) -> io::Result<bool> {
         self.torn = None;
+        self.after_read_at = None;
         if !self.header_read {
             self.file.rewind()?;
             if !self.read_header()? {
@@ -295,10 +301,15 @@ impl FrameReader {
     /// Reads the frame that starts at `offset` (an earlier [`FrameReader::offset`]);
     /// `false` if it is not complete. Sequential reading continues where it was.
     pub fn read_at(&mut self, offset: u64, payload: &mut Vec<u8>) -> io::Result<bool> {
-        let here = self.file.stream_position()?;
+        let here = match self.after_read_at.take() {
+            Some(here) => here,
+            None => self.file.stream_position()?,
+        };
         self.file.seek_relative(offset as i64 - here as i64)?;
         self.at_offset = false;
-        Ok(matches!(self.read_frame(payload)?, Frame::Complete(_)))
+        let Frame::Complete(size) = self.read_frame(payload)? else { return Ok(false) };
+        self.after_read_at = Some(offset + size);
+        Ok(true)
     }
 
     /// Where the next frame starts: the end of the header and the complete frames read so far.

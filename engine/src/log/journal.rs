@@ -266,6 +266,17 @@ impl JournalReader {
     pub fn damage(&self) -> &[Damage] {
         self.frames.damage()
     }
+
+    /// Where the record last read starts, to read it again with [`JournalReader::read_at`].
+    pub fn last_start(&self) -> u64 {
+        self.frames.last_start()
+    }
+
+    /// The record that starts at `offset` (a [`JournalReader::last_start`]
+    /// seen before), or `None` if it is not complete or not a record.
+    pub fn read_at(&mut self, offset: u64) -> io::Result<Option<JournalRecord>> {
+        Ok(self.frames.read_at(offset, &mut self.payload)?.then(|| JournalRecord::decode(&self.payload)).flatten())
+    }
 }
 
 impl Iterator for JournalReader {

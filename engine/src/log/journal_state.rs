@@ -1,7 +1,7 @@
 //! [`JournalState`]: the latest [`JournalEntry`] of every task instance, folded from
 //! journal records. Resume asks it which instances already succeeded;
-//! `flow log cat --failed` and `flow log summary` read it. [`attempts`] keeps
-//! every attempt instead, for `flow log list`.
+//! `flow log cat --failed` reads it. [`fold_attempt`] folds one attempt
+//! instead, for `flow log list`.
 
 use std::collections::BTreeMap;
 
@@ -127,20 +127,16 @@ impl JournalEntry {
     }
 }
 
-/// Every attempt of every task instance that has a journal record, in graph
-/// order and then by attempt; each attempt's last record wins, as in
-/// [`JournalState`] (a success whose output was lost afterwards is failed),
-/// except a `cancelled` record for an attempt that already ended: the one
-/// written for an instance stopped while waiting to be retried names attempt 0.
-pub fn attempts(records: &[JournalRecord]) -> Vec<(TaskId, JournalEntry)> {
-    let mut attempts: BTreeMap<(TaskId, u32), JournalEntry> = BTreeMap::new();
-    for r in records {
-        let entry = attempts.entry((r.task, r.attempt)).or_insert_with(|| JournalEntry::new(r.attempt));
-        if entry.ended_us.is_none() || !matches!(r.event, JournalEvent::Cancelled { .. }) {
-            entry.apply(r);
-        }
+/// Folds the records of one attempt, in journal order, into its entry:
+/// each attempt's last record wins, as in [`JournalState`] (a success whose
+/// output was lost afterwards is failed), except a `cancelled` record for an
+/// attempt that already ended: the one written for an instance stopped while
+/// waiting to be retried names attempt 0.
+pub fn fold_attempt(entry: &mut Option<JournalEntry>, r: &JournalRecord) {
+    let entry = entry.get_or_insert_with(|| JournalEntry::new(r.attempt));
+    if entry.ended_us.is_none() || !matches!(r.event, JournalEvent::Cancelled { .. }) {
+        entry.apply(r);
     }
-    attempts.into_iter().map(|((task, _), entry)| (task, entry)).collect()
 }
 
 /// The latest state of every task instance that has a journal record, in graph order.
@@ -259,8 +255,12 @@ mod tests {
             // Its output could not be stored after all.
             at(1, 2, 0, 330, JournalEvent::Failed { exit_code: None, signal: None, reason: "lost".into() }),
         ];
-        let rows: Vec<_> =
-            attempts(&records).into_iter().map(|(t, e)| (t.instance, e.attempt, e.status, e.metrics)).collect();
+        let mut folded: BTreeMap<(TaskId, u32), Option<JournalEntry>> = BTreeMap::new();
+        records.iter().for_each(|r| fold_attempt(folded.entry((r.task, r.attempt)).or_default(), r));
+        let rows: Vec<_> = folded
+            .into_iter()
+            .filter_map(|((t, _), e)| e.map(|e| (t.instance, e.attempt, e.status, e.metrics)))
+            .collect();
         assert_eq!(
             rows,
             [

@@ -7,7 +7,8 @@
 //! and reports the incomplete one at the end as a [`TornTail`]. Records are
 //! binary, little-endian, with no per-record JSON: the output log is the hot
 //! path and is written by its own thread ([`OutputLog`]) at disk speed.
-//! [`JournalState`] folds the journal into the latest state per task.
+//! [`JournalState`] folds the journal into the latest state per task, and
+//! [`Latest`] folds the same in a few bytes per instance.
 //! This module never knows how tasks run or how the CLI prints them; see
 //! "Run directory, journal and resume" in `docs/design/architecture.md`.
 
@@ -16,6 +17,7 @@ mod cursor;
 mod frame;
 mod journal;
 mod journal_state;
+mod latest;
 mod line_splitter;
 mod log_error;
 mod output;
@@ -24,7 +26,8 @@ mod wrote;
 pub use attempt_metrics::{AttemptMetrics, ProcessUsage};
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 pub use journal::{JournalEvent, JournalFile, JournalReader, JournalRecord, JournalWriter, read_journal};
-pub use journal_state::{JournalEntry, JournalState, JournalStatus, attempts};
+pub use journal_state::{JournalEntry, JournalState, JournalStatus, fold_attempt};
+pub use latest::{LastAttempt, Latest};
 pub use line_splitter::LineSplitter;
 pub use log_error::LogError;
 pub use output::{

@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use super::counts::Counts;
 use super::graph_view::GraphView;
-use super::latest::Latest;
 use super::report::{AllocationSpan, FailureReport, Report, RunInfo, SlowAttempt, TaskReport, VariantUse};
 use super::stats::Stats;
 use super::stderr_tails::stderr_tails;
@@ -19,7 +18,7 @@ use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 use crate::diag::Source;
 use crate::ir::{Graph, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus, LastAttempt, Latest};
 use crate::rundir::{JournalHealth, RunDir, RunView, WorkerInfo};
 use crate::units::{BytesStyle, bytes};
 
@@ -60,7 +59,7 @@ impl Report {
             graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
         let mut failed = Vec::new();
         for (g, c) in counts.iter_mut().enumerate() {
-            for (task, attempt, status) in latest.of(g) {
+            for LastAttempt { task, attempt, status, .. } in latest.of(g) {
                 c.waiting -= 1;
                 *match status {
                     JournalStatus::Running => &mut c.running,

@@ -9,7 +9,6 @@
 mod build;
 mod counts;
 mod graph_view;
-mod latest;
 mod page;
 #[allow(clippy::module_inception)]
 mod report;

@@ -10,7 +10,7 @@ use minijinja::{Environment, Value, context};
 
 use super::{Report, ReportError, svg};
 use crate::host::{UtcStyle, utc};
-use crate::units::{BytesStyle, DurationStyle, bytes, duration};
+use crate::units::{BytesStyle, DurationStyle, bytes, count, duration};
 
 /// The page template, with its CSS inline.
 const TEMPLATE: &str = include_str!("report.html");
@@ -20,6 +20,7 @@ pub fn render(report: &Report, out: &mut impl std::io::Write) -> Result<(), Repo
     let mut env = Environment::new();
     env.add_filter("duration", |us: u64| duration(us, DurationStyle::Spaced));
     env.add_filter("bytes", |n: u64| bytes(n, BytesStyle::Trimmed));
+    env.add_filter("count", count);
     env.add_filter("time", time);
     env.add_filter("colour", |group: u32| svg::colour(group, "succeeded"));
     env.add_template("report.html", TEMPLATE).map_err(|e| ReportError::Render(e.to_string()))?;

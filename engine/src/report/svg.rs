@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::graph_view::GraphView;
 use super::report::AllocationSpan;
 use super::timeline::Timeline;
-use crate::units::{BytesStyle, DurationStyle, bytes, duration};
+use crate::units::{BytesStyle, DurationStyle, bytes, count, duration};
 
 /// Width of the drawings, in SVG units (they scale to the page).
 const WIDTH: f64 = 1100.0;
@@ -95,6 +95,22 @@ pub fn gantt(t: &Timeline) -> String {
                 2.0 * ROW,
                 (busy / peak).max(0.05)
             );
+        }
+        // A red mark under a bin where an attempt failed, an orange one above where a retry started.
+        let marks = [
+            (&lane.failed, y + 4.0 + 2.0 * ROW - 3.0, "failed", "#e15759"),
+            (&lane.retried, y + 2.0, "retried", "#f28e2b"),
+        ];
+        for (counts, my, class, fill) in marks {
+            for (i, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let _ = write!(
+                    out,
+                    r#"<rect class="mark {class}" x="{:.1}" y="{my:.1}" width="{:.1}" height="3" fill="{fill}"><title>{} {class}</title></rect>"#,
+                    x(i as u64 * t.bin_us),
+                    (x(t.bin_us) - x(0)).max(2.0),
+                    count(u64::from(n)),
+                );
+            }
         }
         out.push_str("</g>");
         y += h;

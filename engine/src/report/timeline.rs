@@ -66,6 +66,11 @@ pub struct Lane {
     pub bars: Vec<Bar>,
     /// Attempts running on average in each bin, if the timeline is binned.
     pub busy: Vec<f64>,
+    /// Failed attempts that ended in each bin, if the timeline is binned.
+    pub failed: Vec<u32>,
+    /// Retries (attempts after the first) that started in each bin, if the
+    /// timeline is binned.
+    pub retried: Vec<u32>,
 }
 
 /// One attempt in a lane.

@@ -41,6 +41,8 @@ pub(super) struct TimelineBuilder {
     spans: Vec<Span>,
     /// Per worker, attempts running on average in each bin, once binned.
     busy: Option<BTreeMap<u32, Vec<f64>>>,
+    /// Per worker, failed attempts ending and retries starting in each bin, once binned.
+    marks: BTreeMap<u32, Marks>,
     cpu_used: Vec<f64>,
     cpu_given: Vec<f64>,
     gpu_given: Vec<f64>,
@@ -63,6 +65,7 @@ impl TimelineBuilder {
             count: 0,
             spans: Vec::new(),
             busy: None,
+            marks: BTreeMap::new(),
             cpu_used: vec![0.0; BINS],
             cpu_given: vec![0.0; BINS],
             gpu_given: vec![0.0; BINS],
@@ -98,6 +101,7 @@ impl TimelineBuilder {
         }
         if self.busy.is_some() {
             self.spread(Bins::Busy, &s, 1.0);
+            self.mark(&s);
         } else {
             self.spans.push(s);
             self.bin_if_too_many();
@@ -110,7 +114,25 @@ impl TimelineBuilder {
             self.busy = Some(BTreeMap::new());
             for s in std::mem::take(&mut self.spans) {
                 self.spread(Bins::Busy, &s, 1.0);
+                self.mark(&s);
             }
+        }
+    }
+
+    /// Counts `s` in its worker's marks if it failed or is a retry.
+    fn mark(&mut self, s: &Span) {
+        let (failed, retry) = (s.state == "failed", s.attempt > 0);
+        if !failed && !retry {
+            return;
+        }
+        let bin = |us: u64| (((us - self.start_us) / self.bin_us) as usize).min(BINS - 1);
+        let (end, start) = (bin(s.end_us), bin(s.start_us));
+        let marks = self.marks.entry(s.worker).or_insert_with(Marks::new);
+        if failed {
+            marks.failed[end] += 1;
+        }
+        if retry {
+            marks.retried[start] += 1;
         }
     }
 
@@ -138,11 +160,16 @@ impl TimelineBuilder {
         let binned = busy.is_some();
         let mut out: Vec<Lane> = lanes
             .iter()
-            .map(|(id, label)| Lane {
-                label: label.clone(),
-                rows: 1,
-                bars: Vec::new(),
-                busy: busy.as_mut().map(|b| b.remove(id).unwrap_or_else(|| vec![0.0; BINS])).unwrap_or_default(),
+            .map(|(id, label)| {
+                let marks = self.marks.remove(id).filter(|_| binned).unwrap_or_else(|| Marks::new().or_empty(binned));
+                Lane {
+                    label: label.clone(),
+                    rows: 1,
+                    bars: Vec::new(),
+                    busy: busy.as_mut().map(|b| b.remove(id).unwrap_or_else(|| vec![0.0; BINS])).unwrap_or_default(),
+                    failed: marks.failed,
+                    retried: marks.retried,
+                }
             })
             .collect();
         let lane_of: BTreeMap<u32, usize> = lanes.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
@@ -200,6 +227,23 @@ impl TimelineBuilder {
             mem_used: self.mem_used,
             mem_capacity: capacity.memory.filter(|_| self.any_mem || self.any_rss),
         }
+    }
+}
+
+/// A worker's failures and retries per bin.
+struct Marks {
+    failed: Vec<u32>,
+    retried: Vec<u32>,
+}
+
+impl Marks {
+    fn new() -> Self {
+        Marks { failed: vec![0; BINS], retried: vec![0; BINS] }
+    }
+
+    /// These marks, or none for a timeline drawn as bars.
+    fn or_empty(self, binned: bool) -> Self {
+        if binned { self } else { Marks { failed: Vec::new(), retried: Vec::new() } }
     }
 }
 
@@ -291,5 +335,27 @@ mod tests {
         let busy: f64 = t.lanes[0].busy.iter().map(|b| b * t.bin_us as f64).sum();
         assert!((busy - (MAX_BARS as f64 + 1.0)).abs() < 1e-6, "{busy}");
         assert_eq!(t.lanes[1].busy, vec![0.0; BINS]);
+    }
+
+    #[test]
+    fn a_binned_lane_marks_where_attempts_failed_and_retries_started() {
+        let n = MAX_BARS as u64 + 1;
+        let mut spans: Vec<Span> = (0..n).map(|i| span(0, i, i + 1)).collect();
+        // Attempt 0 fails early (one kept as a bar before binning), its retry
+        // runs at the end; another worker's attempt fails at the end.
+        spans[3].state = "failed";
+        spans.push(Span { attempt: 1, ..span(0, n - 2, n - 1) });
+        spans.push(Span { state: "failed", ..span(1, n - 2, n - 1) });
+        let t = timeline(spans, &[(0, "a".into()), (1, "b".into())], (0, n), None);
+        let at = |counts: &[u32]| {
+            counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| (i, c)).collect::<Vec<_>>()
+        };
+        assert_eq!(at(&t.lanes[0].failed), [(0, 1)]);
+        let end = ((n - 2) / t.bin_us) as usize;
+        assert_eq!(at(&t.lanes[0].retried), [(end, 1)]);
+        assert_eq!((at(&t.lanes[1].failed), at(&t.lanes[1].retried)), (vec![(end, 1)], vec![]));
+        // Drawn as bars, a failure is its bar's colour: no marks.
+        let t = timeline(vec![Span { state: "failed", ..span(0, 0, 1) }], &[(0, "a".into())], (0, 1), None);
+        assert!(t.lanes[0].failed.is_empty() && t.lanes[0].retried.is_empty());
     }
 }

@@ -10,6 +10,7 @@
 //! See "Run directory, journal and resume" in `docs/design/architecture.md`.
 
 mod allocs_file;
+mod attempt_index;
 mod meta;
 mod run_dir;
 mod run_dir_error;
@@ -19,6 +20,7 @@ mod summary;
 mod worker_info;
 
 pub use allocs_file::{ALLOCS_FILE, AllocRecord, AllocState, AllocsFile, QueueRecord};
+pub use attempt_index::AttemptIndex;
 pub use meta::Meta;
 pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
 pub use run_dir_error::RunDirError;

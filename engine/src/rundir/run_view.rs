@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use crate::ir::Graph;
 use crate::log::{Damage, JournalReader, JournalRecord, OutputReader, TornTail, read_output};
-use crate::rundir::{AllocsFile, JournalHealth, Meta, RunDir, RunDirError, RunJournal, Summary, WorkerInfo};
+use crate::rundir::{
+    AllocsFile, AttemptIndex, JournalHealth, Meta, RunDir, RunDirError, RunJournal, Summary, WorkerInfo,
+};
 
 /// Times a JSON file of a live run that does not parse is read again.
 const RETRIES: u32 = 3;
@@ -94,13 +96,29 @@ impl RunView {
     /// Passes every intact record of the journal to `each`, in order,
     /// holding none of them; says what could not be read.
     pub fn each_journal_record(&self, mut each: impl FnMut(JournalRecord)) -> Result<JournalHealth, RunDirError> {
+        self.each_placed_record(|record, _| each(record))
+    }
+
+    /// Reads the journal once and notes where each attempt's records are,
+    /// to read them back by instance with [`AttemptIndex::each`]; says what
+    /// could not be read.
+    pub fn attempt_index(&self) -> Result<(AttemptIndex, JournalHealth), RunDirError> {
+        let mut index = AttemptIndex::new(self.dir.journal());
+        let health = self.each_placed_record(|record, offset| index.push(&record, offset))?;
+        index.sort();
+        Ok((index, health))
+    }
+
+    /// Passes every intact record of the journal to `each` with where it
+    /// starts, in order; says what could not be read.
+    fn each_placed_record(&self, mut each: impl FnMut(JournalRecord, u64)) -> Result<JournalHealth, RunDirError> {
         let path = self.dir.journal();
         let mut reader = match JournalReader::open(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(self.health(&[], None)),
             opened => opened.map_err(|e| RunDirError::reading(&path, e))?,
         };
-        for record in reader.by_ref() {
-            each(record.map_err(|e| RunDirError::reading(&path, e))?);
+        while let Some(record) = reader.next() {
+            each(record.map_err(|e| RunDirError::reading(&path, e))?, reader.last_start());
         }
         Ok(self.health(reader.damage(), reader.torn_tail()))
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::ir::TaskId;
+use crate::log::AttemptMetrics;
 use crate::rundir::Summary;
 use crate::runtime::protocol::outcome::Status;
 
@@ -64,6 +65,9 @@ pub enum Event {
         stderr_tail: String,
         /// `file:line:column` of the task in the workflow.
         location: String,
+        /// Where it ran and what its process used, if one ran and its
+        /// worker reported it (as the journal records it).
+        metrics: Option<Box<AttemptMetrics>>,
     },
     /// An instance will not run.
     TaskCancelled {

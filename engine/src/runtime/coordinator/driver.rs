@@ -324,6 +324,7 @@ impl Driver {
             duration: Duration::ZERO,
             stderr_tail: String::new(),
             location: self.location(task),
+            metrics: None,
         }
     }
 
@@ -418,7 +419,7 @@ impl Driver {
         let result = self.count_end(task, &outcome.status);
         let retry = self.core.on_finished(task, result, now, out);
         not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
-        self.record_end(worker, task, attempt, &mut outcome, now, retry);
+        let metrics = self.record_end(worker, task, attempt, &mut outcome, now, retry);
         if outcome.status == Status::Succeeded
             && let Some(line) = self.ahead.measure(task.group, outcome.duration)
         {
@@ -439,6 +440,7 @@ impl Driver {
             duration: outcome.duration,
             stderr_tail: if failed { outcome.stderr_tail } else { String::new() },
             location: self.location(task),
+            metrics,
         });
         self.start_next_in_line(task);
     }

@@ -96,6 +96,7 @@ mod tests {
             duration: std::time::Duration::ZERO,
             stderr_tail: String::new(),
             location: String::new(),
+            metrics: None,
         }
     }
 

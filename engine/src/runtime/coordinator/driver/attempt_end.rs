@@ -5,7 +5,7 @@
 
 use super::Driver;
 use crate::ir::{Failure, RetryOn, TaskId};
-use crate::log::{JournalEvent, JournalRecord, Wrote};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
 use crate::runtime::core::{Retry, TaskResult, WorkerId};
 use crate::runtime::protocol::outcome::{Outcome, Status};
 
@@ -41,7 +41,8 @@ impl Driver {
 
     /// Journals how attempt `attempt` of `task` on `worker` ended at
     /// `now` (taking the outputs it wrote) and, when it waits to be
-    /// retried, from when its next attempt may start.
+    /// retried, from when its next attempt may start; returns the attempt's
+    /// metrics.
     pub(super) fn record_end(
         &mut self,
         worker: WorkerId,
@@ -50,7 +51,7 @@ impl Driver {
         outcome: &mut Outcome,
         now: u64,
         retry: Retry,
-    ) {
+    ) -> Option<Box<AttemptMetrics>> {
         let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
         let fingerprint = outcome.fingerprint.unwrap_or_default();
         let variant = metrics.as_ref().map_or(0, |m| m.variant);
@@ -63,10 +64,12 @@ impl Driver {
             }
             Status::Stopped => JournalEvent::Cancelled { reason: "interrupted".to_owned() },
         };
-        self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now, task, attempt, journal) });
+        self.recorder
+            .record(JournalRecord { metrics: metrics.clone(), ..JournalRecord::new(now, task, attempt, journal) });
         if let Retry::Delayed { until_us, .. } = retry {
             self.recorder.journal(task, attempt, JournalEvent::RetryAt { until_us });
         }
+        metrics
     }
 }
 

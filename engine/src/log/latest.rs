@@ -1,0 +1,170 @@
+//! [`Latest`]: the last attempt of every instance of a graph, where it got
+//! to and when it started and ended, in 24 bytes per instance, folded from
+//! the journal as [`super::JournalState`] folds it (a later attempt starts
+//! afresh, a record of an earlier one is ignored), for the readers of runs
+//! of millions of instances: `flow report`, `flow log summary`, `flow status`.
+
+use std::num::NonZeroU64;
+
+use super::{JournalEvent, JournalRecord, JournalStatus};
+use crate::ir::{Graph, GroupId, TaskId};
+
+/// The last attempt of one instance, as [`Latest`] keeps it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Slot {
+    attempt: u32,
+    /// `None` before any record.
+    status: Option<JournalStatus>,
+    /// A failed attempt that waits to be retried (a `RetryAt` record).
+    retrying: bool,
+    started_us: Option<NonZeroU64>,
+    ended_us: Option<NonZeroU64>,
+}
+
+impl Slot {
+    fn duration_us(&self) -> Option<u64> {
+        Some(self.ended_us?.get().saturating_sub(self.started_us?.get()))
+    }
+}
+
+/// The last attempt of one instance with a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastAttempt {
+    /// The instance.
+    pub task: TaskId,
+    /// The attempt, 0 for the first.
+    pub attempt: u32,
+    /// Where it got to.
+    pub status: JournalStatus,
+    /// How long it ran, if it both started and ended.
+    pub duration_us: Option<u64>,
+    /// It failed and waits to be retried.
+    pub retrying: bool,
+}
+
+/// The last attempt of each instance, per group.
+#[derive(Debug, Clone)]
+pub struct Latest {
+    groups: Vec<Vec<Slot>>,
+}
+
+impl Latest {
+    /// No record yet of any instance of `graph`.
+    pub fn new(graph: &Graph) -> Latest {
+        Latest { groups: graph.groups.iter().map(|g| vec![Slot::default(); g.count as usize]).collect() }
+    }
+
+    /// Folds in the next record; one of an instance the graph does not have is left out.
+    pub fn apply(&mut self, r: &JournalRecord) {
+        let groups = &mut self.groups;
+        let Some(slot) = groups.get_mut(r.task.group.index()).and_then(|g| g.get_mut(r.task.instance as usize)) else {
+            return;
+        };
+        if slot.status.is_some() && r.attempt < slot.attempt {
+            return;
+        }
+        if slot.status.is_none() || r.attempt > slot.attempt {
+            *slot = Slot { attempt: r.attempt, ..Slot::default() };
+        }
+        // A retry's time leaves the failed attempt as it is, waiting.
+        if matches!(r.event, JournalEvent::RetryAt { .. }) {
+            slot.retrying = true;
+            return;
+        }
+        let time = NonZeroU64::new(r.time_us);
+        let status = match r.event {
+            JournalEvent::Started { .. } => {
+                slot.started_us = time;
+                JournalStatus::Running
+            }
+            JournalEvent::Succeeded { .. } => JournalStatus::Succeeded,
+            JournalEvent::Cached { .. } => JournalStatus::Cached,
+            JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => JournalStatus::Failed,
+            JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
+            JournalEvent::Lost { .. } => JournalStatus::Lost,
+        };
+        if status != JournalStatus::Running {
+            slot.ended_us = time;
+        }
+        slot.status = Some(status);
+    }
+
+    /// The last attempt of each instance of group `group` that has a record.
+    pub fn of(&self, group: usize) -> impl Iterator<Item = LastAttempt> + '_ {
+        let id = GroupId(group as u32);
+        let slots = self.groups.get(group).map_or(&[][..], Vec::as_slice);
+        slots.iter().enumerate().filter_map(move |(i, slot)| {
+            Some(LastAttempt {
+                task: TaskId::new(id, i as u64),
+                attempt: slot.attempt,
+                status: slot.status?,
+                duration_us: slot.duration_us(),
+                retrying: slot.retrying,
+            })
+        })
+    }
+
+    /// The last attempt of instance `task`, if it has a record.
+    pub fn get(&self, task: TaskId) -> Option<LastAttempt> {
+        let slot = self.groups.get(task.group.index())?.get(task.instance as usize)?;
+        Some(LastAttempt {
+            task,
+            attempt: slot.attempt,
+            status: slot.status?,
+            duration_us: slot.duration_us(),
+            retrying: slot.retrying,
+        })
+    }
+
+    /// The last attempt of every instance that has a record, in graph order.
+    pub fn iter(&self) -> impl Iterator<Item = LastAttempt> + '_ {
+        (0..self.groups.len()).flat_map(|g| self.of(g))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{Options, compile};
+    use crate::diag::Source;
+    use crate::log::{JournalState, Wrote};
+    use crate::spec::{Format, parse};
+
+    fn graph() -> Graph {
+        let text = "[[tasks]]\nname = \"a\"\ncommand = \"true\"\n\n[[tasks]]\nname = \"b\"\nrange = \"1-3\"\ncommand = \"true\"\n";
+        let source = Source::new("workflow.toml", text);
+        let workflow = parse(&source, Format::Toml).unwrap();
+        compile(&workflow, &source, &Options::default()).unwrap()
+    }
+
+    fn at(group: u32, instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
+        JournalRecord::new(time_us, TaskId::new(GroupId(group), instance), attempt, event)
+    }
+
+    /// The records of `JournalState`'s own test, folded both ways.
+    #[test]
+    fn folds_as_the_journal_state_does() {
+        let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
+        let records = [
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
+            at(0, 0, 0, 100, JournalEvent::Cached { fingerprint: [1; 32], wrote: Wrote::default() }),
+            at(1, 0, 0, 250, failed),
+            at(1, 0, 1, 300, JournalEvent::Started { worker: 2 }),
+            at(1, 1, 0, 310, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 1, 900, JournalEvent::Succeeded { fingerprint: [2; 32], wrote: Wrote::default() }),
+            // A late record of an old attempt changes nothing.
+            at(1, 0, 0, 950, JournalEvent::Lost { worker: 1 }),
+            at(1, 2, 0, 960, JournalEvent::Cancelled { reason: "interrupted".into() }),
+            // An instance the graph does not have is left out.
+            at(1, 7, 0, 970, JournalEvent::Started { worker: 1 }),
+        ];
+        let mut latest = Latest::new(&graph());
+        records.iter().for_each(|r| latest.apply(r));
+        let state = JournalState::from_records(&records[..8]);
+        let folded: Vec<_> = latest.iter().map(|a| (a.task, a.attempt, a.status, a.duration_us)).collect();
+        let expected: Vec<_> = state.iter().map(|(&t, e)| (t, e.attempt, e.status, e.duration_us())).collect();
+        assert_eq!(folded, expected);
+        assert_eq!(folded[1], (TaskId::new(GroupId(1), 0), 1, JournalStatus::Succeeded, Some(600)));
+        assert_eq!(latest.of(5).count(), 0);
+    }
+}
