@@ -108,6 +108,8 @@ codes! {
     /// A per-instance expansion (`for_each` with a file expansion) over a
     /// task whose instances are known only at run time.
     CompileNestedParent = "flow::compile::nested_parent",
+    /// A container engine name flow does not know (`[containers] engine`).
+    CompileUnknownEngine = "flow::compile::unknown_engine",
     /// `flow check --profile`: a task the profile's queue can never run.
     CheckQueue = "flow::check::queue",
     /// `flow check` note: a shell command takes an item read from a data

@@ -25,7 +25,7 @@ pub(crate) use parse::read;
 pub use parse::{parse, parse_recoverable, parse_vars};
 pub use scalar::{Quantity, RangeSpec, Text};
 pub use sp::Sp;
-pub use workflow::{EachChunk, TaskSpec, Variant, Workflow};
+pub use workflow::{Containers, EachChunk, TaskSpec, Variant, Workflow};
 
 /// The JSON Schema of the workflow file, generated from [`Workflow`].
 pub fn json_schema() -> serde_json::Value {

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::container::ResolvedImage;
 use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::runtime::core::Allocation;
-use crate::runtime::protocol::job::{Job, JobCommand, Sink, relative};
+use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink, relative};
 use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
 
 /// Compiled templates of one group.
@@ -21,6 +22,7 @@ struct GroupTemplates {
     stderr: Option<Tmpl>,
     inputs: Vec<Tmpl>,
     outputs: Vec<Tmpl>,
+    setup: Vec<Tmpl>,
     /// For a nested group: the expansion file, rendered per parent instance.
     part_file: Option<Tmpl>,
     /// Context per variant, per attempt ([`scopes`]).
@@ -63,6 +65,7 @@ impl JobFactory {
                 stderr: stream(&t.stderr, &mut compile)?,
                 inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                setup: t.setup.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 part_file: match &group.domain {
                     Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
                     _ => None,
@@ -169,17 +172,35 @@ impl JobFactory {
             stdin = Some(r.path(s, "stdin")?);
         }
         let mut env = r.env(&t.env)?;
+        let setup_lines = t.setup.iter().map(|l| r.text(l, "setup")).collect::<Result<Vec<_>, _>>()?;
+        let container = self.container(task, &label)?;
         let item = item_text(&self.graph, task);
         let implicit = if group.implicit_inputs {
             implicit_inputs(&command, &cwd, &self.base_dir, &inputs, &outputs)
         } else {
             Vec::new()
         };
-        let definition = definition(&command, &self.base_dir, &cwd, &env, stdin.as_deref(), &outputs, &item);
+        let definition = definition(
+            &command,
+            &self.base_dir,
+            &cwd,
+            &env,
+            stdin.as_deref(),
+            &outputs,
+            &item,
+            &setup_lines,
+            container.map(|c| c.identity.as_str()),
+        );
         let chunk_file = chunk.as_ref().map(|c| c.0.clone());
         let item = self.item_var(task, item, &mut chunk);
         env.extend(flow_env(&self.graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
+        let setup = (!setup_lines.is_empty()).then(|| {
+            let file = self.run_dir.join("setup").join(format!("{}.{}.{attempt}", group.name, task.instance));
+            env.push(("FLOW_SETUP_STATUS".to_owned(), file.display().to_string()));
+            Setup { lines: setup_lines, status_file: file }
+        });
         let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
+        let gpus = alloc.gpus.iter().map(|(id, _)| *id).collect();
         Ok(Job {
             task,
             attempt,
@@ -197,8 +218,21 @@ impl JobFactory {
             outputs,
             timeout: group.timeout.map(Duration::from_secs),
             cpus,
+            gpus,
+            setup,
+            container: container.map(|c| JobContainer { engine: c.engine, image: c.image.clone() }),
             definition,
         })
+    }
+
+    /// The image instance `task` (labelled `label`) runs in, as the run
+    /// checked it at its start.
+    fn container(&self, task: TaskId, label: &str) -> Result<Option<&ResolvedImage>, String> {
+        let Some(text) = &self.graph.group(task.group).template.container else { return Ok(None) };
+        match self.graph.images.get(text) {
+            Some(image) => Ok(Some(image)),
+            None => Err(format!("the container `{text}` of {label} was not checked when the run started")),
+        }
     }
 
     /// The chunk file of instance `task` (absolute) with its text, if its
@@ -367,8 +401,11 @@ fn item_text(graph: &Graph, task: TaskId) -> String {
 
 /// What determines a job's result besides its input files, as one text:
 /// also the item, which reaches the task through `FLOW_ITEM` or the chunk
-/// file even when no template mentions it.
+/// file even when no template mentions it; the setup lines and the
+/// container image's identity when the task has them (not the engine: the
+/// same image gives the same result under another engine).
 /// Paths inside the workflow directory are written relative to it.
+#[allow(clippy::too_many_arguments)]
 fn definition(
     command: &JobCommand,
     base: &Path,
@@ -377,8 +414,10 @@ fn definition(
     stdin: Option<&Path>,
     outputs: &[PathBuf],
     item: &str,
+    setup: &[String],
+    image: Option<&str>,
 ) -> String {
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "item": item,
         "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
         "cwd": relative(cwd, base),
@@ -386,6 +425,13 @@ fn definition(
         "stdin": stdin.map(|p| relative(p, base)),
         "outputs": outputs.iter().map(|p| relative(p, base)).collect::<Vec<_>>(),
     });
+    // Added only when present, so the fingerprints of other tasks stay as they were.
+    if !setup.is_empty() {
+        value["setup"] = serde_json::json!(setup);
+    }
+    if let Some(image) = image {
+        value["container"] = serde_json::json!(image);
+    }
     value.to_string()
 }
 

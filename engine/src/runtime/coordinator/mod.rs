@@ -19,6 +19,7 @@ pub(crate) mod cache_checks;
 pub(crate) mod cache_lookup;
 pub(crate) mod driver;
 pub(crate) mod driver_event;
+pub(crate) mod images;
 pub(crate) mod job_factory;
 pub(crate) mod links;
 pub(crate) mod orphans;

@@ -102,6 +102,8 @@ pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
         vars: BTreeMap::new(),
         groups: groups.into_iter().map(GroupSpec::build).collect(),
         edges,
+        container_engine: None,
+        images: BTreeMap::new(),
     }
 }
 
