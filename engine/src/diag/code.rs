@@ -118,6 +118,9 @@ codes! {
     /// `flow check` note: a command runs a script flow does not track, so
     /// editing it does not rerun the task.
     CheckUntrackedScript = "flow::check::untracked_script",
+    /// `flow check` note: which container engine runs the workflow's
+    /// images, and where that choice comes from.
+    CheckContainers = "flow::check::containers",
     /// A profile that the profiles file does not have.
     ProfileUnknown = "flow::profile::unknown",
     /// A value in a profile that is not valid.
