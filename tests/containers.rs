@@ -8,9 +8,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flow_engine::runtime::{RunDir, STATE_DIR};
+
 use crate::run::{assert_code, last_summary, run_ids};
 use crate::support::Test;
 use crate::support::normalize::normalize_in;
+use crate::support::process::{finish, flow_bin, read, wait_child, wait_for};
 
 /// Writes an executable `name` into `dir/bin` and returns a `PATH` with it first.
 fn program_on_path(dir: &Path, name: &str, script: &str) -> String {
@@ -83,6 +86,8 @@ fn editing_a_setup_line_reruns_the_task() {
     t.success();
     assert_eq!(counts(t.path()), (0, 1, 0));
     fs_err::write(t.path().join("workflow.toml"), workflow("V=2")).unwrap();
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("setup changed"), "{plan}");
     t.success();
     assert_eq!(counts(t.path()), (1, 0, 0));
     assert_eq!(fs_err::read_to_string(t.path().join("a.txt")).unwrap(), "2\n");
@@ -146,6 +151,8 @@ fn apptainer_is_given_the_binds_the_working_directory_and_the_environment() {
     t.success();
     assert_eq!(counts(t.path()), (0, 1, 0));
     fs_err::write(t.path().join("img/tools.sif"), "image v2").unwrap();
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("container changed"), "{plan}");
     t.success();
     assert_eq!(counts(t.path()), (1, 0, 0));
 }
@@ -188,6 +195,45 @@ fn check_says_which_engine_a_profile_would_use() {
     assert_eq!(hpc.stdout, format!("note: containers: apptainer (from profile `hpc`)\n{ok}"));
     let laptop = t.run_with(&["check", "--profile", "laptop"]);
     assert_eq!(laptop.stdout, format!("note: containers: podman (from the workflow's `[containers] engine`)\n{ok}"));
+}
+
+/// `flow` started in `t`'s directory with `path` as its `PATH`, its stderr in the file `stderr`.
+fn spawn_with_path(t: &Test, args: &[&str], path: &str, stderr: &str) -> std::process::Child {
+    std::process::Command::new(flow_bin())
+        .args(args)
+        .current_dir(t.path())
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(fs_err::File::create(t.path().join(stderr)).unwrap().into_parts().0)
+        .spawn()
+        .expect("start flow")
+}
+
+#[test]
+fn a_worker_without_the_engine_fails_the_instance_and_says_why() {
+    let workflow = "[[tasks]]\nname = \"fold\"\ncontainer = \"img/tools.sif\"\ncommand = \"true\"\n";
+    let t = Test::new().workflow(workflow).file("img/tools.sif", "image v1");
+    let with_engine = program_on_path(t.path(), "apptainer", FAKE_APPTAINER);
+    let args = ["run", "--listen", "127.0.0.1:0", "--no-local-worker"];
+    let mut run = spawn_with_path(&t, &args, &with_engine, "run.stderr");
+    let state = t.path().join(STATE_DIR);
+    let access = || RunDir::latest(&state).map(|r| r.access()).filter(|a| a.exists());
+    assert!(wait_for(Duration::from_secs(30), || access().is_some()), "{}", read(&t, "run.stderr"));
+    let access = access().unwrap().display().to_string();
+    // The worker's PATH has no container engine.
+    let empty = t.path().join("empty-bin");
+    fs_err::create_dir_all(&empty).unwrap();
+    let worker_args = ["worker", "--access", access.as_str(), "--cpus", "1"];
+    let mut worker = spawn_with_path(&t, &worker_args, &empty.display().to_string(), "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 1);
+    let _ = wait_child(&mut worker, Duration::from_secs(10));
+    let stderr = read(&t, "run.stderr");
+    assert!(
+        stderr.contains("✗ fold failed: could not start: container engine `apptainer` not found on this worker's PATH"),
+        "{stderr}"
+    );
 }
 
 /// Whether podman can be used: skips (false, with a message) without it
