@@ -447,3 +447,56 @@ fn implicit_inputs(
     let declared: Vec<PathBuf> = inputs.iter().chain(outputs).cloned().collect();
     crate::scripts::scripts(command.text(), cwd, base, &declared).tracked
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{Options, compile};
+    use crate::container::{ContainerEngine, Image};
+    use crate::diag::Source;
+    use crate::spec::{Format, parse};
+
+    fn graph(text: &str) -> Graph {
+        let source = Source::new("workflow.toml", text);
+        let workflow = parse(&source, Format::Toml).expect("parses");
+        compile(&workflow, &source, &Options::default()).expect("compiles")
+    }
+
+    const WORKFLOW: &str = "[[tasks]]\nname = \"plain\"\ncommand = \"true\"\n\
+                            [[tasks]]\nname = \"boxed\"\nsetup = [\"module load x/{{ index }}\"]\n\
+                            container = \"localhost/t:1\"\ncommand = \"true\"\n";
+
+    #[test]
+    fn setup_lines_and_the_image_identity_are_in_the_job_and_its_definition() {
+        let mut g = graph(WORKFLOW);
+        let image = Image::Reference("localhost/t:1".into());
+        let resolved =
+            ResolvedImage { engine: ContainerEngine::Podman, image: image.clone(), identity: "sha256:1".into() };
+        g.images.insert("localhost/t:1".into(), resolved);
+        let factory = JobFactory::new(Arc::new(g), Path::new("/w"), Path::new("/w/.flow/runs/r")).unwrap();
+        let boxed = factory.graph().find("boxed").unwrap();
+        let job = factory.job(TaskId::new(boxed, 0), 1, &Allocation::default()).unwrap();
+        let setup = job.setup.as_ref().unwrap();
+        assert_eq!(setup.lines, ["module load x/0"]);
+        assert_eq!(setup.status_file, Path::new("/w/.flow/runs/r/setup/boxed.0.1"));
+        assert!(job.env.contains(&("FLOW_SETUP_STATUS".to_owned(), "/w/.flow/runs/r/setup/boxed.0.1".to_owned())));
+        assert_eq!(job.container, Some(JobContainer { engine: ContainerEngine::Podman, image }));
+        let definition: serde_json::Value = serde_json::from_str(&job.definition).unwrap();
+        assert_eq!(definition["setup"], serde_json::json!(["module load x/0"]));
+        assert_eq!(definition["container"], "sha256:1");
+
+        // A task without either has the definition it always had.
+        let plain = factory.graph().find("plain").unwrap();
+        let job = factory.job(TaskId::new(plain, 0), 0, &Allocation::default()).unwrap();
+        assert_eq!((job.setup, job.container), (None, None));
+        assert_eq!(job.definition, r#"{"command":"true","cwd":"","env":[],"item":"","outputs":[],"stdin":null}"#);
+    }
+
+    #[test]
+    fn an_image_the_run_did_not_check_fails_the_job() {
+        let factory = JobFactory::new(Arc::new(graph(WORKFLOW)), Path::new("/w"), Path::new("/w/r")).unwrap();
+        let boxed = factory.graph().find("boxed").unwrap();
+        let err = factory.job(TaskId::new(boxed, 0), 0, &Allocation::default()).unwrap_err();
+        assert_eq!(err, "the container `localhost/t:1` of boxed was not checked when the run started");
+    }
+}
