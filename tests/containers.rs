@@ -247,42 +247,60 @@ fn podman_available() -> bool {
     found
 }
 
-/// Podman's configuration for this machine: `runc` as the runtime and no
-/// default ulimits (see the containers guide). Written into `dir`.
-fn podman_conf(dir: &Path) -> PathBuf {
-    let conf = dir.join("containers.conf");
-    let text = "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\n\
-                events_logger = \"file\"\n";
-    fs_err::write(&conf, text).unwrap();
-    conf
+/// Podman with this machine's configuration (`runc` as the runtime, no
+/// default ulimits: see the containers guide), in a directory of its own,
+/// and the images a test imports, removed when the test ends.
+struct Podman {
+    _dir: tempfile::TempDir,
+    conf: PathBuf,
+    images: Vec<String>,
 }
 
-/// A podman command with `conf`.
-fn podman(conf: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("podman").env("CONTAINERS_CONF", conf).args(args).output().expect("run podman")
-}
-
-/// Imports a busybox image as `name`, with `marker` in `/marker`.
-fn import_busybox(conf: &Path, name: &str, marker: &str) {
-    let root = tempfile::tempdir().unwrap();
-    let bin = root.path().join("bin");
-    fs_err::create_dir_all(&bin).unwrap();
-    fs_err::copy("/bin/busybox", bin.join("busybox")).expect("busybox-static is installed");
-    for applet in ["sh", "cat", "echo", "id", "pwd", "sleep", "env", "tr"] {
-        std::os::unix::fs::symlink("busybox", bin.join(applet)).unwrap();
+impl Podman {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("containers.conf");
+        let text = "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\n\
+                    events_logger = \"file\"\n";
+        fs_err::write(&conf, text).unwrap();
+        Podman { _dir: dir, conf, images: Vec::new() }
     }
-    fs_err::write(root.path().join("marker"), marker).unwrap();
-    let script = format!("tar -C {} -c . | podman import - {name}", root.path().display());
-    let out = std::process::Command::new("sh").args(["-c", &script]).env("CONTAINERS_CONF", conf).output().unwrap();
-    assert!(out.status.success(), "podman import: {}", String::from_utf8_lossy(&out.stderr));
+
+    /// `CONTAINERS_CONF` for `flow`.
+    fn conf(&self) -> String {
+        self.conf.display().to_string()
+    }
+
+    /// Runs podman with `args`.
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("podman").env("CONTAINERS_CONF", &self.conf).args(args).output().expect("podman")
+    }
+
+    /// Imports a busybox image as `name`, with `marker` in `/marker`.
+    fn import_busybox(&mut self, name: &str, marker: &str) {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        fs_err::create_dir_all(&bin).unwrap();
+        fs_err::copy("/bin/busybox", bin.join("busybox")).expect("busybox-static is installed");
+        for applet in ["sh", "cat", "echo", "id", "pwd", "sleep", "env", "tr"] {
+            std::os::unix::fs::symlink("busybox", bin.join(applet)).unwrap();
+        }
+        fs_err::write(root.path().join("marker"), marker).unwrap();
+        let script = format!("tar -C {} -c . | podman import - {name}", root.path().display());
+        let out = std::process::Command::new("sh").args(["-c", &script]).env("CONTAINERS_CONF", &self.conf).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "podman import: {}", String::from_utf8_lossy(&out.stderr));
+        // The id it printed: an image replaced by a later import is removed too.
+        self.images.push(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+        self.images.push(name.to_owned());
+    }
 }
 
-/// Removes the image when the test ends.
-struct Image<'a>(&'a Path, String);
-
-impl Drop for Image<'_> {
+impl Drop for Podman {
     fn drop(&mut self) {
-        let _ = podman(self.0, &["rmi", "-f", &self.1]);
+        for image in self.images.iter().rev() {
+            let _ = self.run(&["rmi", "-f", image]);
+        }
     }
 }
 
@@ -304,13 +322,12 @@ fn a_task_runs_in_a_podman_container_and_its_image_is_in_the_fingerprint() {
     if !podman_available() {
         return;
     }
-    let t = Test::new().workflow(PODMAN).file("data/seq.txt", "ACGT\n");
-    let conf = podman_conf(t.path());
+    let mut podman = Podman::new();
     let name = format!("flow-test-{}:1", std::process::id());
-    let _image = Image(&conf, format!("localhost/{name}"));
-    import_busybox(&conf, &format!("localhost/{name}"), "v1\n");
+    podman.import_busybox(&format!("localhost/{name}"), "v1\n");
     let image_var = format!("image={name}");
-    let t = t.env("CONTAINERS_CONF", &conf.display().to_string()).args(["run", "-v", &image_var]);
+    let t = Test::new().workflow(PODMAN).file("data/seq.txt", "ACGT\n");
+    let t = t.env("CONTAINERS_CONF", &podman.conf()).args(["run", "-v", &image_var]);
     t.success();
     let dir = t.path().canonicalize().unwrap();
     let uid = String::from_utf8(std::process::Command::new("id").arg("-u").output().unwrap().stdout).unwrap();
@@ -322,7 +339,7 @@ fn a_task_runs_in_a_podman_container_and_its_image_is_in_the_fingerprint() {
     t.success();
     assert_eq!(counts(t.path()), (0, 1, 0));
     // Imported again with other content: a new image id, the task reruns.
-    import_busybox(&conf, &format!("localhost/{name}"), "v2\n");
+    podman.import_busybox(&format!("localhost/{name}"), "v2\n");
     t.success();
     assert_eq!(counts(t.path()), (1, 0, 0));
     assert!(fs_err::read_to_string(dir.join("results/count.txt")).unwrap().contains("v2\n"));
@@ -334,16 +351,14 @@ fn a_timeout_kills_the_task_inside_its_container() {
     if !podman_available() {
         return;
     }
-    let t = Test::new();
-    let conf = podman_conf(t.path());
+    let mut podman = Podman::new();
     let name = format!("localhost/flow-sleep-{}:1", std::process::id());
-    let _image = Image(&conf, name.clone());
-    import_busybox(&conf, &name, "");
+    podman.import_busybox(&name, "");
     let workflow =
         format!("[[tasks]]\nname = \"nap\"\ncontainer = \"{name}\"\ntimeout = \"2s\"\ncommand = \"sleep 300\"\n");
-    let t = t.workflow(&workflow).env("CONTAINERS_CONF", &conf.display().to_string()).args(["run"]);
+    let t = Test::new().workflow(&workflow).env("CONTAINERS_CONF", &podman.conf()).args(["run"]);
     let out = t.timeout(Duration::from_secs(60)).status(1);
     assert!(out.stderr.contains("✗ nap failed: timed out after 2s"), "{}", out.stderr);
-    let left = podman(&conf, &["ps", "-a", "--filter", &format!("ancestor={name}"), "--format", "{{.ID}}"]);
+    let left = podman.run(&["ps", "-a", "--filter", &format!("ancestor={name}"), "--format", "{{.ID}}"]);
     assert_eq!(String::from_utf8_lossy(&left.stdout), "", "a container is left behind");
 }
