@@ -4,6 +4,7 @@
 
 use flow_engine::diag::{Code, Diagnostic, Source};
 use flow_engine::ir::{Command, Domain, Expansion, GroupId, Resources};
+use flow_engine::profile::Profile;
 use flow_engine::resources::Unfit;
 use flow_engine::runtime::{Fit, fits};
 use flow_engine::template::{LeakKind, data_leaks, group_scope, json_value};
@@ -52,10 +53,17 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
 fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
     let worker = load_workflow::worker(&args.worker)?;
     let loaded = load_workflow::load(&args.workflow, worker)?;
-    let mut notes = match &args.profile {
-        Some(name) => against_profile(&loaded, name)?,
+    let profile = match &args.profile {
+        Some(name) => Some(crate::profile_arg::load(&loaded.dir()?, name)?),
+        None => None,
+    };
+    let mut notes = match &profile {
+        Some(profile) => against_profile(&loaded, profile)?,
         None => Vec::new(),
     };
+    if let Some(message) = crate::container_note::engines(&loaded, profile.as_ref()) {
+        notes.push(Note { code: Code::CheckContainers, at: None, message });
+    }
     notes.extend(unquoted_data(&loaded));
     notes.extend(untracked_scripts(&loaded)?);
     Ok((loaded, notes))
@@ -179,15 +187,15 @@ fn limit_help(why: &Unfit) -> &'static str {
     }
 }
 
-/// Reads profile `name` and checks each task against its queue, as
-/// `flow run --profile` would at its start. A task the queue can never run
-/// is a problem; when the profile keeps the embedded worker, it is only a
-/// note (that worker may run it).
-fn against_profile(loaded: &Loaded, name: &str) -> Result<Vec<Note>, Failure> {
-    let profile = crate::profile_arg::load(&loaded.dir()?, name)?;
-    let Some(queue) = profile.queue else { return Ok(Vec::new()) };
+/// Checks each task against the queue of `profile`, as `flow run
+/// --profile` would at its start. A task the queue can never run is a
+/// problem; when the profile keeps the embedded worker, it is only a note
+/// (that worker may run it).
+fn against_profile(loaded: &Loaded, profile: &Profile) -> Result<Vec<Note>, Failure> {
+    let name = &profile.name;
+    let Some(queue) = &profile.queue else { return Ok(Vec::new()) };
     let mut never = Vec::new();
-    for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
+    for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, queue)) {
         if let Fit::Never(why) = fit {
             never.push((group, why));
         }

@@ -45,6 +45,7 @@ impl From<RunError> for Failure {
             RunError::Unschedulable(tasks) => {
                 Failure::Usage(tasks.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))
             }
+            RunError::Images(lines) => Failure::Usage(lines.join("\nerror: ")),
             RunError::Options(_) => Failure::Usage(e.to_string()),
             RunError::Io(_) => Failure::Io(e.to_string()),
             RunError::Crashed(_) => Failure::Internal(e.to_string()),

@@ -5,6 +5,7 @@ mod alloc_cmd;
 mod args;
 mod check_cmd;
 mod cli;
+mod container_note;
 mod exit_codes;
 mod explain_cmd;
 mod explain_display;

@@ -93,6 +93,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         ));
     }
     let local = !args.no_local_worker && profile.as_ref().is_none_or(|p| p.local_worker);
+    let container_engine = profile.as_ref().and_then(|p| p.container_engine);
     let queue = profile.and_then(|p| p.queue.map(|q| (p.name, q)));
     let only = args
         .only
@@ -113,6 +114,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         guard: if args.dry_exec || !local { None } else { crate::guard_cmd::start() },
         listen,
         local,
+        container_engine,
         queue,
         share_with_group: args.share_with_group,
         command_line: std::env::args().collect(),

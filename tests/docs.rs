@@ -60,6 +60,7 @@ pages! {
     guide_failures: "docs/guide/failures.md",
     guide_report: "docs/guide/report.md",
     guide_cluster: "docs/guide/cluster.md",
+    guide_containers: "docs/guide/containers.md",
     guide_editor_setup: "docs/guide/editor-setup.md",
     reference_cli: "docs/reference/cli.md",
 }

@@ -36,7 +36,16 @@ fn group(name: &str, count: u64, priority: i64) -> Group {
 }
 
 fn graph(groups: Vec<Group>, edges: Vec<Edge>) -> Graph {
-    Graph { name: "bench".to_owned(), vars: BTreeMap::new(), groups, edges, max_fails: None, finally: None }
+    Graph {
+        name: "bench".to_owned(),
+        vars: BTreeMap::new(),
+        groups,
+        edges,
+        container_engine: None,
+        images: BTreeMap::new(),
+        max_fails: None,
+        finally: None,
+    }
 }
 
 /// One group of a million instances.

@@ -7,6 +7,7 @@
 //! [`explain`] and [`report`] read the run directories it leaves.
 
 pub mod compile;
+pub mod container;
 pub mod diag;
 pub mod expansion;
 pub mod explain;

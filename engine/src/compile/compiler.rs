@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::draft::Draft;
 use super::options::Options;
 use super::writers::Writers;
-use super::{for_each, group_builder, inference, merge, run_policy, topo_order};
+use super::{containers, for_each, group_builder, inference, merge, run_policy, topo_order};
 use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
 use crate::spec::Workflow;
@@ -24,6 +24,7 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     vars.extend(options.vars.iter().cloned());
     let mut ctx = Ctx::new(source, options, &vars);
 
+    let container_engine = containers::engine(&mut ctx, workflow);
     let resolved = merge::resolve(&mut ctx, workflow);
     let writers = Writers::new(&mut ctx, &resolved);
     let mut drafts: Vec<Option<Draft>> =
@@ -40,7 +41,9 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     let Some(groups) = groups else { return Err(ctx.finish()) };
     let name = workflow.name.as_ref().map_or_else(|| "workflow".to_owned(), |n| n.value.clone());
     match topo_order::sort(&mut ctx, groups, edges) {
-        Some((groups, edges)) if !ctx.has_errors() => Ok(Graph { name, vars, groups, edges, max_fails, finally }),
+        Some((groups, edges)) if !ctx.has_errors() => {
+            Ok(Graph { name, vars, groups, edges, max_fails, finally, container_engine, images: BTreeMap::new() })
+        }
         _ => Err(ctx.finish()),
     }
 }

@@ -86,6 +86,9 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
         stderr: stream(&spec.stderr),
         inputs: list(&spec.inputs),
         outputs: list(&spec.outputs),
+        setup: list(&spec.setup),
+        // `container = ""` runs a task outside the container its defaults or template name.
+        container: spec.container.as_ref().and_then(|c| ctx.render_vars(c, "container")).filter(|c| !c.is_empty()),
     };
     let scope = group_scope(ctx.vars(), &r.name, count, None, &variants[0]);
     let group = Group {

@@ -111,8 +111,12 @@ macro_rules! inherit_fields {
 }
 
 /// Fills keys `spec` leaves out from `base`; `env` maps are merged key by key,
-/// and an expansion is inherited only when `spec` has none of its own.
+/// `setup` lines are `base`'s followed by `spec`'s, and an expansion is
+/// inherited only when `spec` has none of its own.
 fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
+    if let (Some(setup), Some(base_setup)) = (&mut spec.setup, &base.setup) {
+        setup.value.splice(0..0, base_setup.value.iter().cloned());
+    }
     if let (Some(env), Some(base_env)) = (&mut spec.env, &base.env) {
         for (k, v) in &base_env.value {
             env.value.entry(k.clone()).or_insert_with(|| v.clone());
@@ -147,6 +151,8 @@ fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
         retry_on,
         max_fails,
         continue_on_failure,
+        setup,
+        container,
     );
     let has_expansion = spec.range.is_some()
         || spec.each_line.is_some()

@@ -10,6 +10,7 @@
 //! pass's result into the next. This module never runs anything.
 
 mod compiler;
+mod containers;
 mod ctx;
 mod draft;
 mod edge_builder;

@@ -18,7 +18,7 @@ pub struct Resolved {
 
 impl Resolved {
     /// The template keys rendered only when an instance starts: `command`,
-    /// `argv`, `cwd`, `stdin`, `stdout`, `stderr` and `env.NAME`, with their text.
+    /// `argv`, `cwd`, `stdin`, `stdout`, `stderr`, `setup` and `env.NAME`, with their text.
     pub fn run_time_keys(&self) -> Vec<(String, Sp<String>)> {
         let spec = &self.spec;
         let single = [
@@ -31,6 +31,7 @@ impl Resolved {
         let mut keys: Vec<(String, Sp<String>)> =
             single.into_iter().filter_map(|(key, s)| Some((key.to_owned(), s.clone()?))).collect();
         keys.extend(spec.argv.iter().flat_map(|l| l.value.iter()).map(|s| ("argv".to_owned(), s.clone())));
+        keys.extend(spec.setup.iter().flat_map(|l| l.value.iter()).map(|s| ("setup".to_owned(), s.clone())));
         keys.extend(
             spec.env
                 .iter()

@@ -35,6 +35,24 @@ fn ok(text: &str, files: &[(&str, &str)]) -> Graph {
     }
 }
 
+#[test]
+fn setup_lines_run_defaults_then_template_then_task_and_container_takes_vars() {
+    let g = ok(
+        "[vars]\ntag = \"2\"\n[containers]\nengine = \"apptainer\"\n\
+         [defaults]\nsetup = [\"d\"]\ncontainer = \"localhost/t:{{ vars.tag }}\"\n\
+         [templates.t]\nsetup = [\"t1\", \"t2\"]\n\
+         [[tasks]]\nname = \"a\"\nuse = \"t\"\nsetup = [\"a\"]\ncommand = \"x\"\n\
+         [[tasks]]\nname = \"b\"\ncontainer = \"\"\ncommand = \"x\"\n",
+        &[],
+    );
+    assert_eq!(g.container_engine, Some(crate::container::ContainerEngine::Apptainer));
+    let a = &g.groups[g.find("a").unwrap().index()].template;
+    assert_eq!(a.setup, ["d", "t1", "t2", "a"]);
+    assert_eq!(a.container.as_deref(), Some("localhost/t:2"));
+    let b = &g.groups[g.find("b").unwrap().index()].template;
+    assert_eq!((b.setup.as_slice(), b.container.as_deref()), (["d".to_owned()].as_slice(), None));
+}
+
 /// Asserts exactly the given (code, spanned text) diagnostics.
 fn errors(text: &str, files: &[(&str, &str)], expected: &[(&str, &str)]) {
     let (source, result) = compile_with(text, files);
@@ -54,6 +72,10 @@ macro_rules! error_cases {
 }
 
 error_cases! {
+    unknown_engine: "[containers]\nengine = \"podmn\"\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::unknown_engine", "\"podmn\"")];
+    setup_syntax: "[[tasks]]\nname = \"a\"\nsetup = [\"module load {{ vars.x\"]\ncommand = \"x\"\n", &[]
+        => [("flow::compile::template", "x")];
     no_command: "[[tasks]]\nname = \"a\"\n", &[] => [("flow::compile::no_command", "\"a\"")];
     command_and_argv: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nargv = [\"x\"]\n", &[]
         => [("flow::compile::command_and_argv", "\"x\"")];

@@ -111,6 +111,8 @@ codes! {
     /// Two keys that say the same thing, or contradict each other
     /// (`continue_on_failure = false` with `max_fails`).
     CompileConflictingKeys = "flow::compile::conflicting_keys",
+    /// A container engine name flow does not know (`[containers] engine`).
+    CompileUnknownEngine = "flow::compile::unknown_engine",
     /// `flow check --profile`: a task the profile's queue can never run.
     CheckQueue = "flow::check::queue",
     /// `flow check` note: a shell command takes an item read from a data
@@ -119,6 +121,9 @@ codes! {
     /// `flow check` note: a command runs a script flow does not track, so
     /// editing it does not rerun the task.
     CheckUntrackedScript = "flow::check::untracked_script",
+    /// `flow check` note: which container engine runs the workflow's
+    /// images, and where that choice comes from.
+    CheckContainers = "flow::check::containers",
     /// A profile that the profiles file does not have.
     ProfileUnknown = "flow::profile::unknown",
     /// A value in a profile that is not valid.

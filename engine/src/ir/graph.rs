@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::container::{ContainerEngine, ResolvedImage};
+
 use super::{Domain, Edge, EdgeOrigin, Finally, Group, GroupId, Item, MaxFails};
 
 /// The compiled workflow: groups (tasks and task arrays) and the edges between them.
@@ -27,6 +29,13 @@ pub struct Graph {
     /// The command run once at the end of every run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finally: Option<Finally>,
+    /// The workflow's `[containers] engine`, if it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_engine: Option<ContainerEngine>,
+    /// The task images (each group's `container` text) as the run checked
+    /// them at its start; empty before a run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub images: BTreeMap<String, ResolvedImage>,
 }
 
 impl Graph {

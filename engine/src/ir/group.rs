@@ -123,6 +123,12 @@ pub struct TaskTemplate {
     pub inputs: Vec<String>,
     /// Declared output files.
     pub outputs: Vec<String>,
+    /// Shell lines run before the command (templates), from the defaults, the template and the task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
+    /// The image the task runs in, rendered with `vars`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 impl TaskTemplate {
@@ -137,6 +143,8 @@ impl TaskTemplate {
             stderr: Stream::Log,
             inputs: Vec::new(),
             outputs: Vec::new(),
+            setup: Vec::new(),
+            container: None,
         }
     }
 }

@@ -17,6 +17,9 @@ pub struct Profile {
     pub local_worker: bool,
     /// The allocation queue, if any.
     pub queue: Option<Queue>,
+    /// The engine that runs task images on this cluster (`container_engine`);
+    /// it overrides the workflow's `[containers] engine`.
+    pub container_engine: Option<crate::container::ContainerEngine>,
 }
 
 /// An allocation queue with its values parsed.

@@ -11,6 +11,7 @@ use serde_spanned::Spanned;
 
 use super::profile::{PROFILES_FILE, Profile, Queue};
 use super::settings::{QueueSettings, WorkerShape, default_max_workers, default_one, five_minutes, thirty_seconds};
+use crate::container::ContainerEngine;
 use crate::diag::{Code, Diagnostic, Source, closest};
 use crate::ir::Amount;
 use crate::resources::Capacity;
@@ -34,6 +35,8 @@ struct RawProfile {
     local_worker: Option<bool>,
     #[serde(default)]
     queue: Option<QueueSettings>,
+    #[serde(default)]
+    container_engine: Option<Spanned<String>>,
 }
 
 /// The values of each profile's queue that are checked beyond their types,
@@ -108,6 +111,13 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
         return Err(problems.into_iter().map(at).collect());
     }
     let raw = raw.get_ref();
+    let container_engine = match &raw.container_engine {
+        None => None,
+        Some(name) => match ContainerEngine::parse(name.get_ref()) {
+            Some(engine) => Some(engine),
+            None => return Err(vec![at(unknown_engine(name))]),
+        },
+    };
     let queue = raw.queue.clone().zip(checked).map(|(settings, c)| Queue {
         worker: c.worker(&settings.worker),
         settings,
@@ -121,7 +131,20 @@ pub fn load(source: &Arc<Source>, name: &str) -> Result<Profile, Vec<Diagnostic>
         listen: raw.listen.clone().or_else(|| queue.as_ref().map(|_| "0.0.0.0:0".to_owned())),
         local_worker: raw.local_worker.unwrap_or(queue.is_none()),
         queue,
+        container_engine,
     })
+}
+
+/// The problem with an engine name flow does not know.
+fn unknown_engine(name: &Spanned<String>) -> Diagnostic {
+    let names = ContainerEngine::ALL.map(ContainerEngine::name);
+    let help = match closest(name.get_ref(), names) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!("the engines are: {}", names.join(", ")),
+    };
+    Diagnostic::new(Code::ProfileValue, format!("unknown container engine `{}`", name.get_ref()))
+        .at(name.span(), "no such engine")
+        .help(help)
 }
 
 /// A queue's values, parsed.
@@ -242,6 +265,14 @@ mod tests {
         assert!(errors[0].starts_with("flow.profiles.toml:3:14 `time_limit`"), "{errors:?}");
         assert!(errors[1].contains("idle_timeout"), "{errors:?}");
         assert!(errors[2].starts_with("flow.profiles.toml:5:"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_profile_names_its_container_engine() {
+        let p = profile("[profile.hpc]\ncontainer_engine = \"apptainer\"\n", "hpc").unwrap();
+        assert_eq!(p.container_engine, Some(ContainerEngine::Apptainer));
+        let errors = profile("[profile.hpc]\ncontainer_engine = \"apptainr\"\n", "hpc").unwrap_err();
+        assert_eq!(errors, vec!["flow.profiles.toml:2:20 unknown container engine `apptainr`".to_owned()]);
     }
 
     #[test]

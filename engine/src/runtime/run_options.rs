@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub listen: Option<String>,
     /// Run tasks on the embedded worker too (off: only remote workers).
     pub local: bool,
+    /// The engine for task images (from the profile): it overrides the workflow's.
+    pub container_engine: Option<crate::container::ContainerEngine>,
     /// Submit allocations to this queue (from the named profile).
     pub queue: Option<(String, Queue)>,
     /// Make `.flow` and the run directory readable by the owner's group

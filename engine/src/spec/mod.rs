@@ -29,7 +29,7 @@ pub use parse::{parse, parse_recoverable, parse_vars};
 pub use retry_delay::{BACK_OFF_KEYS, RetryDelay};
 pub use scalar::{Quantity, RangeSpec, Text};
 pub use sp::Sp;
-pub use workflow::{EachChunk, TaskSpec, Variant, Workflow};
+pub use workflow::{Containers, EachChunk, TaskSpec, Variant, Workflow};
 
 /// The JSON Schema of the workflow file, generated from [`Workflow`].
 pub fn json_schema() -> serde_json::Value {

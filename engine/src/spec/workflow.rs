@@ -35,6 +35,16 @@ pub struct Workflow {
     pub continue_on_failure: Option<Sp<bool>>,
     /// A command run once at the end of every run, whatever happened (cleanup, a notification).
     pub finally: Option<Sp<FinallySpec>>,
+    /// How tasks with a `container` run: `[containers] engine = "podman"`.
+    pub containers: Option<Sp<Containers>>,
+}
+
+/// The `[containers]` table.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Containers {
+    /// The engine that runs task images: `"podman"`, `"docker"`, `"apptainer"` or `"singularity"`. A cluster profile's `container_engine` overrides it. Default: Apptainer (or Singularity) for a `.sif` file, otherwise the first of podman, docker, apptainer, singularity found on PATH.
+    pub engine: Option<Sp<String>>,
 }
 
 /// One task (or task array), a template, or the defaults.
@@ -118,6 +128,11 @@ pub struct TaskSpec {
     pub matrix: Option<Sp<BTreeMap<String, Sp<Vec<serde_json::Value>>>>>,
     /// One instance per instance of the named task, with the same `index` and `item`.
     pub for_each: Option<Sp<String>>,
+
+    /// Shell lines run before the command, in the same shell (`module load gromacs/2024`, `. venv/bin/activate`). Templates. The lines of `[defaults]`, then of the template, then of the task run in that order; the first that fails fails the instance.
+    pub setup: Option<Sp<Vec<Sp<String>>>>,
+    /// Image the task runs in: `"docker://ghcr.io/org/image:tag"`, a local image name (`"localhost/tools:1"`), or a `.sif` file relative to the workflow file. Template over `vars`.
+    pub container: Option<Sp<String>>,
 }
 
 /// An alternative resource request inside `variants`.

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use super::guard::{Guard, WATCH_AFTER};
 use super::output_sink::OutputSink;
 use super::process::{Exit, Process};
+use super::program::{failure_reason, missing_engine};
 use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
 use crate::ir::{TIMED_OUT, TaskId};
@@ -127,7 +128,7 @@ impl JobContext {
             Err(_) if !job.cwd.is_dir() => {
                 return failed(format!("could not start: working directory `{}` does not exist", job.cwd.display()));
             }
-            Err(e) => return failed(format!("could not start: {e}")),
+            Err(e) => return failed(missing_engine(&job, &e).unwrap_or_else(|| format!("could not start: {e}"))),
         };
         let mut child = spawned.process;
         let pgid = child.id();
@@ -146,7 +147,12 @@ impl JobContext {
         let usage = exit.as_ref().ok().map(|exit| exit.usage);
         let succeeded = end == End::Exited && exit.as_ref().is_ok_and(|exit| exit.status.success());
         let stamps = if succeeded { stamps(&job).await } else { Ok(Vec::new()) };
-        let (status, outputs) = status(exit.map(|exit| exit.status), end, job.timeout, stamps);
+        let (mut status, outputs) = status(exit.map(|exit| exit.status), end, job.timeout, stamps);
+        if let Status::Failed { exit_code: Some(code), reason, .. } = &mut status {
+            if let Some(better) = failure_reason(&job, *code) {
+                *reason = better;
+            }
+        }
         Outcome { usage, outputs, ..Outcome::new(status, Some(fp), stderr_tail, started) }
     }
 
@@ -219,6 +225,13 @@ async fn prepare(job: &Job) -> Result<Fingerprint, String> {
     for output in &job.outputs {
         if let Some(parent) = output.parent() {
             let _ = fs_err::create_dir_all(parent);
+        }
+    }
+    if let Some(setup) = &job.setup {
+        // A status left by an earlier attempt must not be read as this one's.
+        let _ = fs_err::remove_file(&setup.status_file);
+        if let Some(parent) = setup.status_file.parent() {
+            fs_err::create_dir_all(parent).map_err(|e| format!("could not make the setup status directory: {e}"))?;
         }
     }
     Ok(fp)

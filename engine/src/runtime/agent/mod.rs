@@ -13,5 +13,6 @@ pub(crate) mod guard;
 pub(crate) mod local;
 pub(crate) mod output_sink;
 pub(crate) mod process;
+pub(crate) mod program;
 pub(crate) mod remote_worker;
 pub(crate) mod spawn;

@@ -1,4 +1,5 @@
-//! Starting a job's process: `sh -c` or argv, its own process group (so it
+//! Starting a job's process: `sh -c` or argv (after its setup lines, inside
+//! its container: [`super::program`]), its own process group (so it
 //! and its children are signalled together), its streams, optional CPU
 //! binding. The process is started with the standard library, not tokio,
 //! so that only [`Process`] reaps it.
@@ -10,7 +11,8 @@ use std::time::Instant;
 use tokio::process::{ChildStderr, ChildStdout};
 
 use super::process::Process;
-use crate::runtime::protocol::job::{Job, JobCommand, Sink};
+use super::program::program;
+use crate::runtime::protocol::job::{Job, Sink};
 
 /// A job's started process and the pipes of the streams that go to the log.
 pub struct Spawned {
@@ -22,21 +24,14 @@ pub struct Spawned {
     pub stderr: Option<ChildStderr>,
 }
 
-/// Starts the job's process; stdout/stderr are piped when they go to the log.
+/// Starts the job's process ([`program`]: its setup lines, its container);
+/// stdout/stderr are piped when they go to the log.
 pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
-    let mut cmd = match &job.command {
-        JobCommand::Shell(text) => {
-            let mut c = Command::new("sh");
-            c.arg("-c").arg(text);
-            c
-        }
-        JobCommand::Argv(argv) => {
-            let mut c = Command::new(argv.first().map_or("", String::as_str));
-            c.args(argv.iter().skip(1));
-            c
-        }
-    };
-    cmd.current_dir(&job.cwd).envs(job.env.iter().map(|(k, v)| (k, v))).process_group(0);
+    let user = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
+    let program = program(job, user);
+    let mut cmd = Command::new(program.argv.first().map_or("", String::as_str));
+    cmd.args(program.argv.iter().skip(1));
+    cmd.current_dir(&job.cwd).envs(program.env.iter().map(|(k, v)| (k, v))).process_group(0);
     cmd.stdin(match &job.stdin {
         Some(path) => Stdio::from(fs_err::File::open(path)?.into_parts().0),
         None => Stdio::null(),

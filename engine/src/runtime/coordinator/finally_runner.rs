@@ -104,6 +104,9 @@ fn job(finally: &Finally, summary: &Summary, run: &RunDir, base_dir: &Path) -> J
         outputs: Vec::new(),
         timeout: finally.timeout.map(Duration::from_secs),
         cpus: Vec::new(),
+        gpus: Vec::new(),
+        setup: None,
+        container: None,
         definition: String::new(),
     }
 }

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::container::ResolvedImage;
 use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::runtime::core::Allocation;
-use crate::runtime::protocol::job::{Job, JobCommand, Sink, relative};
+use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink, relative};
 use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
 
 /// Compiled templates of one group.
@@ -22,6 +23,7 @@ struct GroupTemplates {
     stderr: Option<Tmpl>,
     inputs: Vec<Tmpl>,
     outputs: Vec<Tmpl>,
+    setup: Vec<Tmpl>,
     /// For a nested group: the expansion file, rendered per parent instance.
     part_file: Option<Tmpl>,
     /// Context per variant, per attempt ([`scopes`]).
@@ -74,6 +76,7 @@ impl JobFactory {
                 stderr: stream(&t.stderr, &mut compile)?,
                 inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                setup: t.setup.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 part_file: match &group.domain {
                     Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
                     _ => None,
@@ -181,17 +184,35 @@ impl JobFactory {
             stdin = Some(r.path(s, "stdin")?);
         }
         let mut env = r.env(&t.env)?;
+        let setup_lines = t.setup.iter().map(|l| r.text(l, "setup")).collect::<Result<Vec<_>, _>>()?;
+        let container = self.container(task, &label)?;
         let item = item_text(&self.graph, task);
         let implicit = if group.implicit_inputs {
             self.implicit_inputs(task.group, &command, &cwd, &inputs, &outputs)
         } else {
             Vec::new()
         };
-        let definition = definition(&command, &self.base_dir, &cwd, &env, stdin.as_deref(), &outputs, &item);
+        let definition = definition(
+            &command,
+            &self.base_dir,
+            &cwd,
+            &env,
+            stdin.as_deref(),
+            &outputs,
+            &item,
+            &setup_lines,
+            container.map(|c| c.identity.as_str()),
+        );
         let chunk_file = chunk.as_ref().map(|c| c.0.clone());
         let item = self.item_var(task, item, &mut chunk);
         env.extend(flow_env(&self.graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
+        let setup = (!setup_lines.is_empty()).then(|| {
+            let file = self.run_dir.join("setup").join(format!("{}.{}.{attempt}", group.name, task.instance));
+            env.push(("FLOW_SETUP_STATUS".to_owned(), file.display().to_string()));
+            Setup { lines: setup_lines, status_file: file }
+        });
         let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
+        let gpus = alloc.gpus.iter().map(|(id, _)| *id).collect();
         Ok(Job {
             task,
             attempt,
@@ -209,8 +230,21 @@ impl JobFactory {
             outputs,
             timeout: group.timeout.map(Duration::from_secs),
             cpus,
+            gpus,
+            setup,
+            container: container.map(|c| JobContainer { engine: c.engine, image: c.image.clone() }),
             definition,
         })
+    }
+
+    /// The image instance `task` (labelled `label`) runs in, as the run
+    /// checked it at its start.
+    fn container(&self, task: TaskId, label: &str) -> Result<Option<&ResolvedImage>, String> {
+        let Some(text) = &self.graph.group(task.group).template.container else { return Ok(None) };
+        match self.graph.images.get(text) {
+            Some(image) => Ok(Some(image)),
+            None => Err(format!("the container `{text}` of {label} was not checked when the run started")),
+        }
     }
 
     /// The chunk file of instance `task` (absolute) with its text, if its
@@ -405,8 +439,11 @@ fn item_text(graph: &Graph, task: TaskId) -> String {
 
 /// What determines a job's result besides its input files, as one text:
 /// also the item, which reaches the task through `FLOW_ITEM` or the chunk
-/// file even when no template mentions it.
+/// file even when no template mentions it; the setup lines and the
+/// container image's identity when the task has them (not the engine: the
+/// same image gives the same result under another engine).
 /// Paths inside the workflow directory are written relative to it.
+#[allow(clippy::too_many_arguments)]
 fn definition(
     command: &JobCommand,
     base: &Path,
@@ -415,6 +452,8 @@ fn definition(
     stdin: Option<&Path>,
     outputs: &[PathBuf],
     item: &str,
+    setup: &[String],
+    image: Option<&str>,
 ) -> String {
     let text = |p: &Path| relative(p, base).to_string_lossy().into_owned();
     let definition = Definition {
@@ -422,10 +461,12 @@ fn definition(
             JobCommand::Shell(s) => DefinitionCommand::Shell(s),
             JobCommand::Argv(a) => DefinitionCommand::Argv(a),
         },
+        container: image,
         cwd: text(cwd),
         env,
         item,
         outputs: outputs.iter().map(|p| text(p)).collect(),
+        setup,
         stdin: stdin.map(text),
     };
     // Strings, lists and pairs of strings always serialize.
@@ -435,13 +476,19 @@ fn definition(
 /// The fields of a job's [`definition`], in the order of their names: the
 /// text is what a JSON object with these keys has always been written as,
 /// so the fingerprints of earlier runs still match.
+/// `setup` and `container` are written only when a task has them, so the
+/// fingerprints of other tasks stay as they were.
 #[derive(serde::Serialize)]
 struct Definition<'a> {
     command: DefinitionCommand<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    container: Option<&'a str>,
     cwd: String,
     env: &'a [(String, String)],
     item: &'a str,
     outputs: Vec<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    setup: &'a [String],
     stdin: Option<String>,
 }
 
@@ -456,6 +503,54 @@ enum DefinitionCommand<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::{Options, compile};
+    use crate::container::{ContainerEngine, Image};
+    use crate::diag::Source;
+    use crate::spec::{Format, parse};
+
+    fn graph(text: &str) -> Graph {
+        let source = Source::new("workflow.toml", text);
+        let workflow = parse(&source, Format::Toml).expect("parses");
+        compile(&workflow, &source, &Options::default()).expect("compiles")
+    }
+
+    const WORKFLOW: &str = "[[tasks]]\nname = \"plain\"\ncommand = \"true\"\n\
+                            [[tasks]]\nname = \"boxed\"\nsetup = [\"module load x/{{ index }}\"]\n\
+                            container = \"localhost/t:1\"\ncommand = \"true\"\n";
+
+    #[test]
+    fn setup_lines_and_the_image_identity_are_in_the_job_and_its_definition() {
+        let mut g = graph(WORKFLOW);
+        let image = Image::Reference("localhost/t:1".into());
+        let resolved =
+            ResolvedImage { engine: ContainerEngine::Podman, image: image.clone(), identity: "sha256:1".into() };
+        g.images.insert("localhost/t:1".into(), resolved);
+        let factory = JobFactory::new(Arc::new(g), Path::new("/w"), Path::new("/w/.flow/runs/r")).unwrap();
+        let boxed = factory.graph().find("boxed").unwrap();
+        let job = factory.job(TaskId::new(boxed, 0), 1, &Allocation::default()).unwrap();
+        let setup = job.setup.as_ref().unwrap();
+        assert_eq!(setup.lines, ["module load x/0"]);
+        assert_eq!(setup.status_file, Path::new("/w/.flow/runs/r/setup/boxed.0.1"));
+        assert!(job.env.contains(&("FLOW_SETUP_STATUS".to_owned(), "/w/.flow/runs/r/setup/boxed.0.1".to_owned())));
+        assert_eq!(job.container, Some(JobContainer { engine: ContainerEngine::Podman, image }));
+        let definition: serde_json::Value = serde_json::from_str(&job.definition).unwrap();
+        assert_eq!(definition["setup"], serde_json::json!(["module load x/0"]));
+        assert_eq!(definition["container"], "sha256:1");
+
+        // A task without either has the definition it always had.
+        let plain = factory.graph().find("plain").unwrap();
+        let job = factory.job(TaskId::new(plain, 0), 0, &Allocation::default()).unwrap();
+        assert_eq!((job.setup, job.container), (None, None));
+        assert_eq!(job.definition, r#"{"command":"true","cwd":"","env":[],"item":"","outputs":[],"stdin":null}"#);
+    }
+
+    #[test]
+    fn an_image_the_run_did_not_check_fails_the_job() {
+        let factory = JobFactory::new(Arc::new(graph(WORKFLOW)), Path::new("/w"), Path::new("/w/r")).unwrap();
+        let boxed = factory.graph().find("boxed").unwrap();
+        let err = factory.job(TaskId::new(boxed, 0), 0, &Allocation::default()).unwrap_err();
+        assert_eq!(err, "the container `localhost/t:1` of boxed was not checked when the run started");
+    }
 
     /// The definition is written as the `serde_json` object with the same
     /// keys always was: earlier runs' fingerprints must still match.
@@ -467,18 +562,27 @@ mod tests {
         let commands =
             [JobCommand::Shell("python score.py 3".to_owned()), JobCommand::Argv(vec!["a".into(), "b c".into()])];
         for command in &commands {
-            for stdin in [None, Some(Path::new("/w/in.txt"))] {
-                let before = serde_json::json!({
+            for (stdin, setup, image) in [
+                (None, vec![], None),
+                (Some(Path::new("/w/in.txt")), vec![], None),
+                (None, vec!["module load x".to_owned()], Some("sha256:1")),
+            ] {
+                let mut before = serde_json::json!({
                     "item": "x\ny",
                     "command": match command { JobCommand::Shell(s) => serde_json::json!(s), JobCommand::Argv(a) => serde_json::json!(a) },
                     "cwd": relative(Path::new("/w/sub"), base),
                     "env": env,
                     "stdin": stdin.map(|p| relative(p, base)),
                     "outputs": outputs.iter().map(|p| relative(p, base)).collect::<Vec<_>>(),
-                })
-                .to_string();
-                let now = definition(command, base, Path::new("/w/sub"), &env, stdin, &outputs, "x\ny");
-                assert_eq!(now, before);
+                });
+                if !setup.is_empty() {
+                    before["setup"] = serde_json::json!(setup);
+                }
+                if let Some(image) = image {
+                    before["container"] = serde_json::json!(image);
+                }
+                let now = definition(command, base, Path::new("/w/sub"), &env, stdin, &outputs, "x\ny", &setup, image);
+                assert_eq!(now, before.to_string());
             }
         }
     }

@@ -20,6 +20,7 @@ pub(crate) mod cache_lookup;
 pub(crate) mod driver;
 pub(crate) mod driver_event;
 pub(crate) mod finally_runner;
+pub(crate) mod images;
 pub(crate) mod job_factory;
 pub(crate) mod links;
 pub(crate) mod orphans;

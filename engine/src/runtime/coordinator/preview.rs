@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::cache_lookup::{Lookup, candidates, lookup};
+use super::images::check_images;
 use super::job_factory::JobFactory;
 use super::resume::{Previous, Standing};
 use super::stale::StaleOutputs;
@@ -146,6 +147,10 @@ const EXAMPLES: usize = 3;
 pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> Result<Vec<TaskPreview>, String> {
     let state = base_dir.join(STATE_DIR);
     let previous = Previous::load(&state, workflow, false);
+    // The images as a run would check them; one that cannot run leaves its tasks unjudged.
+    let mut graph = graph.clone();
+    let _ = check_images(&mut graph, None, base_dir, std::env::var_os("PATH").as_deref());
+    let graph = &graph;
     let mut factory = JobFactory::new(Arc::new(graph.clone()), base_dir, &state)?;
     let mut stale = StaleOutputs::new(graph, &previous);
     // The outputs the run would move aside, as absolute paths.
@@ -366,7 +371,8 @@ fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
     if a["command"] != b["command"] {
         return Why::CommandChanged;
     }
-    let settings: Vec<&str> = ["env", "cwd", "stdin", "outputs"].into_iter().filter(|k| a[*k] != b[*k]).collect();
+    let settings: Vec<&str> =
+        ["env", "cwd", "stdin", "outputs", "setup", "container"].into_iter().filter(|k| a[*k] != b[*k]).collect();
     if !settings.is_empty() {
         return Why::SettingsChanged(settings.join(", "));
     }

@@ -17,6 +17,7 @@ use super::alloc::queue::AllocQueue;
 use super::cache_checks::CacheChecks;
 use super::driver::{Driver, Setup};
 use super::driver_event::DriverEvent;
+use super::images::check_images;
 use super::job_factory::JobFactory;
 use super::links::{Link, Links};
 use super::queue_side::QueueSide;
@@ -48,6 +49,9 @@ pub enum RunError {
     /// Some tasks can never run on the available workers.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Unschedulable(Vec<NeverRuns>),
+    /// Task images that cannot run: a missing engine or image, one line each.
+    #[error("{}", .0.join("\n"))]
+    Images(Vec<String>),
     /// An option does not fit the workflow (e.g. `--only` names no task).
     #[error("{0}")]
     Options(String),
@@ -73,10 +77,13 @@ impl RunHandle {
 }
 
 /// Starts running `graph` (compiled from `source`) with `options`.
-pub fn start(graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<RunHandle, RunError> {
-    let graph = Arc::new(graph);
+pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Result<RunHandle, RunError> {
     let state = options.base_dir.join(STATE_DIR);
     refuse_if_live(&state)?;
+    // Before anything runs: every image, with the engine that will run it.
+    let path = std::env::var_os("PATH");
+    check_images(&mut graph, options.container_engine, &options.base_dir, path.as_deref()).map_err(RunError::Images)?;
+    let graph = Arc::new(graph);
     let reaped = super::orphans::reap(&state);
     let (mut previous, stale) = read_previous(&state, &graph, &options)?;
     let (core, local) = build_core(&graph, &previous, &options, &source)?;

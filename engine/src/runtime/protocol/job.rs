@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::container::{ContainerEngine, Image};
 use crate::ir::TaskId;
 
 /// A task instance ready to execute: every template rendered, every path absolute.
@@ -45,8 +46,33 @@ pub struct Job {
     pub timeout: Option<Duration>,
     /// CPU ids the task was given (for binding).
     pub cpus: Vec<u32>,
+    /// GPU ids the task was given (for a container's devices).
+    pub gpus: Vec<u32>,
+    /// Shell lines run before the command, if the task has any.
+    pub setup: Option<Setup>,
+    /// The container the task runs in, if any.
+    pub container: Option<JobContainer>,
     /// Canonical text of everything that determines the result, for fingerprints.
     pub definition: String,
+}
+
+/// A job's setup lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    /// The lines, rendered.
+    pub lines: Vec<String>,
+    /// Where a failing line's exit status is written (`FLOW_SETUP_STATUS`),
+    /// so that the failure is told apart from the command's.
+    pub status_file: PathBuf,
+}
+
+/// The container a job runs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobContainer {
+    /// The engine chosen for the image.
+    pub engine: ContainerEngine,
+    /// The image.
+    pub image: Image,
 }
 
 /// How a job is executed.

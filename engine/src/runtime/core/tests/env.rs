@@ -122,6 +122,8 @@ pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
         edges,
         max_fails: None,
         finally: None,
+        container_engine: None,
+        images: BTreeMap::new(),
     }
 }
 

@@ -1,0 +1,141 @@
+//! [`check_images`]: at run start, every task image the graph names is
+//! checked with the engine that will run it, and its identity recorded in
+//! the graph, before any task starts.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::Path;
+
+use crate::container::{ContainerEngine, Image, ImageError, ResolvedImage, identify, on_path};
+use crate::ir::Graph;
+
+/// Checks each distinct `container` of `graph`'s tasks (once per image)
+/// and records it in `graph.images`. The engine is `configured` (the
+/// profile's), else the workflow's, else the default for the image among
+/// those on `path`. Returns one line per image that cannot run: which
+/// tasks, which image, what is wrong and what to do.
+pub fn check_images(
+    graph: &mut Graph,
+    configured: Option<ContainerEngine>,
+    base_dir: &Path,
+    path: Option<&OsStr>,
+) -> Result<(), Vec<String>> {
+    let mut users: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for group in &graph.groups {
+        if let Some(text) = &group.template.container {
+            users.entry(text).or_default().push(&group.name);
+        }
+    }
+    let mut images = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (text, tasks) in users {
+        let image = Image::parse(text, base_dir);
+        let engine = configured.or(graph.container_engine);
+        let resolved = engine
+            .or_else(|| image.default_engine(|name| on_path(name, path)))
+            .ok_or_else(|| {
+                let names = ContainerEngine::ALL.map(ContainerEngine::name).join(", ");
+                ImageError::NoneFound(names)
+            })
+            .and_then(|engine| {
+                let identity = identify(engine, &image, path)?;
+                Ok(ResolvedImage { engine, image, identity })
+            });
+        match resolved {
+            Ok(resolved) => {
+                images.insert(text.to_owned(), resolved);
+            }
+            Err(e) => {
+                let noun = if tasks.len() == 1 { "task" } else { "tasks" };
+                let tasks = tasks.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+                let help = match e {
+                    ImageError::NoEngine(_) | ImageError::NoneFound(_) => {
+                        "; install it, or name another with `[containers] engine` or a profile's `container_engine`"
+                    }
+                    _ => "",
+                };
+                problems.push(format!("cannot run {noun} {tasks} in container `{text}`: {e}{help}"));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    graph.images = images;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::ir::{Group, TaskTemplate};
+
+    fn graph(containers: &[(&str, &str)]) -> Graph {
+        let groups = containers
+            .iter()
+            .map(|(name, image)| {
+                let mut t = TaskTemplate::shell("true");
+                t.container = Some((*image).to_owned());
+                Group::range(name, 1, t)
+            })
+            .collect();
+        Graph {
+            name: "t".into(),
+            vars: BTreeMap::new(),
+            groups,
+            edges: Vec::new(),
+            container_engine: None,
+            images: BTreeMap::new(),
+            max_fails: None,
+            finally: None,
+        }
+    }
+
+    #[test]
+    fn each_image_is_checked_once_and_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = dir.path().join("calls");
+        let podman = dir.path().join("podman");
+        let script = format!(
+            "#!/bin/sh\necho \"$5\" >> {}\n[ \"$5\" = localhost/t:1 ] && echo f00 || exit 125\n",
+            calls.display()
+        );
+        fs_err::write(&podman, script).unwrap();
+        std::fs::set_permissions(&podman, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([dir.path(), Path::new("/bin"), Path::new("/usr/bin")]).unwrap();
+
+        let mut g = graph(&[("a", "localhost/t:1"), ("b", "localhost/t:1")]);
+        check_images(&mut g, None, dir.path(), Some(&path)).unwrap();
+        assert_eq!(fs_err::read_to_string(&calls).unwrap(), "localhost/t:1\n");
+        let resolved = &g.images["localhost/t:1"];
+        assert_eq!((resolved.engine, resolved.identity.as_str()), (ContainerEngine::Podman, "sha256:f00"));
+
+        let mut g = graph(&[("a", "localhost/gone:1"), ("b", "localhost/gone:1"), ("c", "x.sif")]);
+        let problems = check_images(&mut g, None, dir.path(), Some(&path)).unwrap_err();
+        assert_eq!(
+            problems,
+            vec![
+                "cannot run tasks `a`, `b` in container `localhost/gone:1`: image `localhost/gone:1` is not in \
+                 podman's local images; fetch it first (`podman pull localhost/gone:1`, or build or import it)"
+                    .to_owned(),
+                "cannot run task `c` in container `x.sif`: no container engine found on PATH (looked for podman, \
+                 docker, apptainer, singularity); install it, or name another with `[containers] engine` or a \
+                 profile's `container_engine`"
+                    .to_owned(),
+            ]
+        );
+        assert!(g.images.is_empty());
+    }
+
+    #[test]
+    fn the_profile_engine_wins_over_the_workflow_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut g = graph(&[("a", "localhost/t:1")]);
+        g.container_engine = Some(ContainerEngine::Podman);
+        let path = std::env::join_paths([dir.path()]).unwrap();
+        let problems = check_images(&mut g, Some(ContainerEngine::Docker), dir.path(), Some(&path)).unwrap_err();
+        assert!(problems[0].contains("container engine `docker` is not installed"), "{problems:?}");
+    }
+}
