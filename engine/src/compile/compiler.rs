@@ -21,7 +21,9 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     }
     let mut vars: BTreeMap<String, serde_json::Value> =
         workflow.vars.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
-    vars.extend(options.vars.iter().cloned());
+    for (name, value) in &options.vars {
+        set_var(&mut vars, name, value.clone());
+    }
     let mut ctx = Ctx::new(source, options, &vars);
 
     let resolved = merge::resolve(&mut ctx, workflow);
@@ -41,6 +43,20 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         Some((groups, edges)) if !ctx.has_errors() => Ok(Graph { name, vars, groups, edges }),
         _ => Err(ctx.finish()),
     }
+}
+
+/// Sets the variable `name` to `value`; `ns.name` sets the variable of the
+/// file included as `ns` (`-v ligen.receptor=x.pdb`), when there is one.
+fn set_var(vars: &mut BTreeMap<String, serde_json::Value>, name: &str, value: serde_json::Value) {
+    if let Some((namespace, rest)) = name.split_once('.')
+        && let Some(serde_json::Value::Object(inner)) = vars.get_mut(namespace)
+    {
+        let mut inner_vars: BTreeMap<String, serde_json::Value> = std::mem::take(inner).into_iter().collect();
+        set_var(&mut inner_vars, rest, value);
+        *inner = inner_vars.into_iter().collect();
+        return;
+    }
+    vars.insert(name.to_owned(), value);
 }
 
 /// An empty file is a mistake (the wrong file, an unsaved editor), not a

@@ -8,6 +8,9 @@
 mod de;
 mod de_error;
 mod format;
+mod include;
+mod loader;
+mod namespace;
 mod node_de;
 mod parse;
 #[cfg(test)]
@@ -21,6 +24,8 @@ mod workflow;
 mod yaml;
 
 pub use format::Format;
+pub use include::{Include, IncludeTable};
+pub use loader::load;
 pub(crate) use parse::read;
 pub use parse::{parse, parse_recoverable, parse_vars};
 pub use scalar::{Quantity, RangeSpec, Text};

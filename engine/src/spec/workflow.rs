@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::include::Include;
 use super::scalar::{Quantity, RangeSpec, Text};
 use super::sp::Sp;
 
@@ -26,6 +27,17 @@ pub struct Workflow {
     /// The tasks. Each is one task, or an array of instances when it has an expansion key.
     #[serde(default)]
     pub tasks: Vec<Sp<TaskSpec>>,
+
+    /// Other workflow files whose `vars`, `templates` and `tasks` come in under a namespace
+    /// (`lib/ligen.toml`: task `score` becomes `ligen.score`). Paths inside an included file
+    /// are relative to it.
+    #[serde(default)]
+    pub include: Vec<Sp<Include>>,
+    /// The `defaults` of each included file by namespace (`ligen`, `ligen.inner`), which
+    /// apply to that file's tasks only. Filled when includes are loaded; never written.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub namespace_defaults: BTreeMap<String, Sp<TaskSpec>>,
 }
 
 /// One task (or task array), a template, or the defaults.
