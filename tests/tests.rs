@@ -14,6 +14,7 @@ mod exit_codes;
 mod explain;
 mod graph;
 mod growing;
+mod include;
 mod interrupt;
 mod json;
 mod json_schema;

@@ -12,6 +12,7 @@ use minijinja::Value;
 use super::options::Options;
 use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic, Source};
+use crate::ir::SourceRef;
 use crate::spec::{Quantity, Sp};
 use crate::template::{
     GroupScope, Renderer, Scope, Tmpl, json_value, namespace_vars, template_diagnostic, undefined_name,
@@ -66,6 +67,13 @@ impl<'a> Ctx<'a> {
     /// The workflow file.
     pub fn source(&self) -> &Source {
         &self.source
+    }
+
+    /// The included file `offset` lies in and its line there; `None` for an
+    /// offset in the workflow file itself.
+    pub fn included_from(&self, offset: usize) -> Option<SourceRef> {
+        let (file, at) = self.source.place(offset);
+        (!std::ptr::eq(file, &*self.source)).then(|| SourceRef { file: file.name.clone(), line: file.line_col(at).0 })
     }
 
     /// The caller's options.

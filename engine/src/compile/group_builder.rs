@@ -89,6 +89,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
     let group = Group {
         name: r.name.clone(),
         span: r.name_span.clone(),
+        source: ctx.included_from(r.name_span.start),
         count,
         domain,
         template,

@@ -74,8 +74,8 @@ pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
                 Diagnostic::new(Code::CompileDuplicateTask, format!("task `{}` is defined twice", name.value))
                     .at(name.span.clone(), "second definition")
                     .help(format!(
-                        "task names must be unique; rename one (the first is on line {})",
-                        ctx.source().line_col(first.start).0
+                        "task names must be unique; rename one (the first is {})",
+                        where_is(ctx, first.start)
                     )),
             );
             continue;
@@ -98,6 +98,13 @@ pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
         out.push(Resolved { name: name.value.clone(), name_span: name.span.clone(), spec });
     }
     out
+}
+
+/// `on line N`, N counted in the file `offset` lies in (two tasks of one
+/// name are always in one file: a namespace belongs to one include).
+fn where_is(ctx: &Ctx, offset: usize) -> String {
+    let (file, at) = ctx.source().place(offset);
+    format!("on line {}", file.line_col(at).0)
 }
 
 fn unknown_template(u: &Sp<String>, templates: &BTreeMap<String, Sp<TaskSpec>>) -> Diagnostic {

@@ -145,7 +145,7 @@ impl Loader {
         path: &Sp<String>,
         chain: &[(PathBuf, String)],
     ) -> Option<(PathBuf, Arc<Source>)> {
-        let shown = target.display().to_string();
+        let shown = crate::paths::normalize(&target.to_string_lossy()).into_owned();
         let missing =
             |why: String| Diagnostic::new(Code::IncludeMissing, format!("cannot include `{}`: {why}", path.value));
         let canon = match target.canonicalize() {
