@@ -368,6 +368,33 @@ mod tests {
     }
 
     #[test]
+    fn a_span_in_an_included_file_is_shown_there_with_its_chain() {
+        let inner = Source::new("lib/b.toml", "x = 1\ny = 2\n");
+        let outer = Source::new("lib/a.toml", "include = [\"b.toml\"]\n");
+        let root_text = "include = [\"lib/a.toml\"]\n";
+        let a_start = root_text.len() + 1;
+        let b_start = a_start + outer.text.len() + 1;
+        let text = format!("{root_text}\n{}\n{}", outer.text, inner.text);
+        let parts = vec![
+            Part { start: a_start, source: outer, included_at: 11..23 },
+            Part { start: b_start, source: inner, included_at: a_start + 11..a_start + 19 },
+        ];
+        let root = Source::with_parts("workflow.toml", text, parts);
+        assert_eq!(root.position(b_start + 6), "lib/b.toml:2:1");
+        assert_eq!(root.position(3), "workflow.toml:1:4");
+        let d = Diagnostic::new(Code::SpecSyntax, "bad").at(b_start + 6..b_start + 7, "here").help("fix it");
+        let located = d.located(&root);
+        assert_eq!(located.span, Some(6..7));
+        assert_eq!(located.source.as_ref().map(|s| s.name.as_str()), Some("lib/b.toml"));
+        assert_eq!(
+            located.help.as_deref(),
+            Some("fix it\nincluded from lib/a.toml:1:12\nincluded from workflow.toml:1:12")
+        );
+        let out = render(&d, &root);
+        assert!(out.contains("[lib/b.toml:2:1]"), "{out}");
+    }
+
+    #[test]
     fn line_col_counts_from_one() {
         let src = Source::new("w.toml", "ab\ncdé\nx");
         assert_eq!(src.line_col(0), (1, 1));
