@@ -71,6 +71,7 @@ fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
 
 impl CheckDiagnostic {
     fn error(d: &Diagnostic, workflow: &Source) -> Self {
+        let d = &d.located(workflow);
         let source = d.source.as_deref().unwrap_or(workflow);
         let (line, column) = d.span.as_ref().map(|s| source.line_col(s.start)).unzip();
         CheckDiagnostic {
@@ -97,21 +98,22 @@ impl Note {
     /// `note: …`'s text: `file:line:column: message`, or the message.
     fn text(&self, source: &Source) -> String {
         match self.at {
-            Some(at) => {
-                let (line, col) = source.line_col(at);
-                format!("{}:{line}:{col}: {}", source.name, self.message)
-            }
+            Some(at) => format!("{}: {}", source.position(at), self.message),
             None => self.message.clone(),
         }
     }
 
     fn json(&self, source: &Source) -> CheckDiagnostic {
-        let (line, column) = self.at.map(|at| source.line_col(at)).unzip();
+        let (file, at) = self.at.map_or((source, None), |at| {
+            let (file, at) = source.place(at);
+            (file, Some(at))
+        });
+        let (line, column) = at.map(|at| file.line_col(at)).unzip();
         CheckDiagnostic {
             code: self.code.as_str(),
             severity: Severity::Note,
             message: self.message.clone(),
-            file: source.name.clone(),
+            file: file.name.clone(),
             line,
             column,
             label: None,

@@ -17,7 +17,7 @@ use crate::failure::Failure;
 pub struct Loaded {
     /// The compiled graph.
     pub graph: Graph,
-    /// The workflow file's text.
+    /// The workflow file's text, followed by the texts of the files it includes.
     pub source: Arc<Source>,
     /// The workflow file.
     pub path: PathBuf,
@@ -47,8 +47,8 @@ pub fn load(args: &WorkflowArgs, worker: Option<Capacity>) -> Result<Loaded, Fai
         })?,
     };
     let format = Format::from_path(&path).unwrap_or(Format::Toml);
-    let source = read_source(&path)?;
-    let (workflow, spec_diags) = spec::parse_recoverable(&source, format);
+    let root = read_source(&path)?;
+    let (workflow, source, spec_diags) = spec::load(&root, &path, format);
     let invalid = |diagnostics| Failure::Invalid { source: source.clone(), diagnostics };
     let Some(workflow) = workflow else { return Err(invalid(spec_diags)) };
 

@@ -17,6 +17,7 @@ mod failure_policy;
 mod finally;
 mod graph;
 mod growing;
+mod include;
 mod interrupt;
 mod json;
 mod json_schema;

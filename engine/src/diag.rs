@@ -15,18 +15,71 @@ mod code;
 pub use code::Code;
 
 /// A named input text (the workflow file, a vars file, a JSON items file).
+///
+/// A workflow file that includes others is one text too: the files it
+/// includes follow its own text, each a [`Part`], so a span of any of them
+/// is a byte range of the one text and [`Source::place`] finds its file.
 #[derive(Debug, Clone)]
 pub struct Source {
     /// The name shown in diagnostics, usually the path as given.
     pub name: String,
     /// The whole text.
     pub text: Arc<str>,
+    /// The included files appended to the text, in order.
+    pub parts: Vec<Part>,
+}
+
+/// An included file inside a [`Source`]'s text.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// Where its text starts in the including source's text.
+    pub start: usize,
+    /// The file itself, its spans counted from its own start.
+    pub source: Arc<Source>,
+    /// The `include` entry that brought it in, in the including source's text.
+    pub included_at: Range<usize>,
 }
 
 impl Source {
     /// A source named `name` holding `text`.
     pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Arc<Self> {
-        Arc::new(Self { name: name.into(), text: text.into() })
+        Arc::new(Self { name: name.into(), text: text.into(), parts: Vec::new() })
+    }
+
+    /// A source named `name` whose `text` holds the included files `parts` after its own.
+    pub fn with_parts(name: impl Into<String>, text: impl Into<Arc<str>>, parts: Vec<Part>) -> Arc<Self> {
+        Arc::new(Self { name: name.into(), text: text.into(), parts })
+    }
+
+    /// The file a byte offset lies in and the offset within it.
+    pub fn place(&self, offset: usize) -> (&Source, usize) {
+        match self.part_at(offset) {
+            Some(part) => (&part.source, offset - part.start),
+            None => (self, offset),
+        }
+    }
+
+    fn part_at(&self, offset: usize) -> Option<&Part> {
+        self.parts.iter().rev().find(|p| p.start <= offset && offset <= p.start + p.source.text.len())
+    }
+
+    /// `file:line:column` of a byte offset, in the file it lies in.
+    pub fn position(&self, offset: usize) -> String {
+        let (source, at) = self.place(offset);
+        let (line, col) = source.line_col(at);
+        format!("{}:{line}:{col}", source.name)
+    }
+
+    /// The `include` entries that brought in the file `offset` lies in, the
+    /// nearest first, each as `included from file:line:column`.
+    pub fn include_chain(&self, offset: usize) -> Vec<String> {
+        let mut chain = Vec::new();
+        let mut at = offset;
+        while let Some(part) = self.part_at(at) {
+            at = part.included_at.start;
+            chain.push(format!("included from {}", self.position(at)));
+        }
+        chain
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -93,8 +146,9 @@ impl Diagnostic {
 
     /// `file:line:column` of the diagnostic, given the workflow file.
     pub fn location(&self, workflow: &Source) -> String {
-        let source = self.source.as_deref().unwrap_or(workflow);
-        match &self.span {
+        let located = self.located(workflow);
+        let source = located.source.as_deref().unwrap_or(workflow);
+        match &located.span {
             Some(span) => {
                 let (line, col) = source.line_col(span.start);
                 format!("{}:{line}:{col}", source.name)
@@ -103,10 +157,29 @@ impl Diagnostic {
         }
     }
 
+    /// The diagnostic pointing into the file its span lies in: for a span
+    /// in a file the workflow includes, that file, the span counted from
+    /// its start, and the `include` entries that brought it in added to
+    /// the help.
+    pub fn located(&self, workflow: &Source) -> Diagnostic {
+        let mut d = self.clone();
+        let Some(span) = d.span.clone().filter(|_| d.source.is_none()) else { return d };
+        let Some(part) = workflow.part_at(span.start) else { return d };
+        d.span = Some(span.start - part.start..span.end.saturating_sub(part.start));
+        d.source = Some(part.source.clone());
+        let chain = workflow.include_chain(span.start).join("\n");
+        d.help = Some(match d.help {
+            Some(help) => format!("{help}\n{chain}"),
+            None => chain,
+        });
+        d
+    }
+
     /// Pairs the diagnostic with the workflow file for rendering.
     pub fn report(&self, workflow: &Arc<Source>) -> Report {
-        let source = self.source.clone().unwrap_or_else(|| workflow.clone());
-        Report { diagnostic: self.clone(), source }
+        let diagnostic = self.located(workflow);
+        let source = diagnostic.source.clone().unwrap_or_else(|| workflow.clone());
+        Report { diagnostic, source }
     }
 }
 
@@ -292,6 +365,33 @@ mod tests {
         assert!(d.message.starts_with("`xxx"));
         assert!(d.message.ends_with("` is not a number"));
         assert!(d.message.contains("(29718 characters)"), "{}", d.message);
+    }
+
+    #[test]
+    fn a_span_in_an_included_file_is_shown_there_with_its_chain() {
+        let inner = Source::new("lib/b.toml", "x = 1\ny = 2\n");
+        let outer = Source::new("lib/a.toml", "include = [\"b.toml\"]\n");
+        let root_text = "include = [\"lib/a.toml\"]\n";
+        let a_start = root_text.len() + 1;
+        let b_start = a_start + outer.text.len() + 1;
+        let text = format!("{root_text}\n{}\n{}", outer.text, inner.text);
+        let parts = vec![
+            Part { start: a_start, source: outer, included_at: 11..23 },
+            Part { start: b_start, source: inner, included_at: a_start + 11..a_start + 19 },
+        ];
+        let root = Source::with_parts("workflow.toml", text, parts);
+        assert_eq!(root.position(b_start + 6), "lib/b.toml:2:1");
+        assert_eq!(root.position(3), "workflow.toml:1:4");
+        let d = Diagnostic::new(Code::SpecSyntax, "bad").at(b_start + 6..b_start + 7, "here").help("fix it");
+        let located = d.located(&root);
+        assert_eq!(located.span, Some(6..7));
+        assert_eq!(located.source.as_ref().map(|s| s.name.as_str()), Some("lib/b.toml"));
+        assert_eq!(
+            located.help.as_deref(),
+            Some("fix it\nincluded from lib/a.toml:1:12\nincluded from workflow.toml:1:12")
+        );
+        let out = render(&d, &root);
+        assert!(out.contains("[lib/b.toml:2:1]"), "{out}");
     }
 
     #[test]

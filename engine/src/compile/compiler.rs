@@ -1,7 +1,7 @@
 //! [`compile`]: the passes in order, each given the shared [`Ctx`] and the
 //! results of the passes before it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::ctx::Ctx;
@@ -21,7 +21,10 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     }
     let mut vars: BTreeMap<String, serde_json::Value> =
         workflow.vars.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect();
-    vars.extend(options.vars.iter().cloned());
+    let namespaces: BTreeSet<&str> = workflow.namespace_defaults.keys().map(String::as_str).collect();
+    for (name, value) in &options.vars {
+        set_var(&mut vars, &namespaces, name, value.clone());
+    }
     let mut ctx = Ctx::new(source, options, &vars);
 
     let container_engine = containers::engine(&mut ctx, workflow);
@@ -46,6 +49,39 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
         }
         _ => Err(ctx.finish()),
     }
+}
+
+/// Sets the variable `name` to `value`; `ns.name` sets the variable of the
+/// file included as `ns` (`-v ligen.receptor=x.pdb`), and a table given
+/// for `ns` (in a `--vars` file) sets those of its variables it names.
+fn set_var(
+    vars: &mut BTreeMap<String, serde_json::Value>,
+    namespaces: &BTreeSet<&str>,
+    name: &str,
+    value: serde_json::Value,
+) {
+    let (namespace, rest) = name.split_once('.').unwrap_or((name, ""));
+    let inward = !rest.is_empty() || value.is_object();
+    if inward
+        && namespaces.contains(namespace)
+        && let Some(serde_json::Value::Object(inner)) = vars.get_mut(namespace)
+    {
+        // The namespaces inside this one, relative to it.
+        let prefix = format!("{namespace}.");
+        let inside: BTreeSet<&str> = namespaces.iter().filter_map(|n| n.strip_prefix(&prefix)).collect();
+        let mut inner_vars: BTreeMap<String, serde_json::Value> = std::mem::take(inner).into_iter().collect();
+        match value {
+            serde_json::Value::Object(table) if rest.is_empty() => {
+                for (k, v) in table {
+                    set_var(&mut inner_vars, &inside, &k, v);
+                }
+            }
+            value => set_var(&mut inner_vars, &inside, rest, value),
+        }
+        *inner = inner_vars.into_iter().collect();
+        return;
+    }
+    vars.insert(name.to_owned(), value);
 }
 
 /// An empty file is a mistake (the wrong file, an unsaved editor), not a

@@ -12,8 +12,11 @@ use minijinja::Value;
 use super::options::Options;
 use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic, Source};
+use crate::ir::SourceRef;
 use crate::spec::{Quantity, Sp};
-use crate::template::{GroupScope, Renderer, Scope, Tmpl, json_value, template_diagnostic, undefined_name};
+use crate::template::{
+    GroupScope, Renderer, Scope, Tmpl, json_value, namespace_vars, template_diagnostic, undefined_name,
+};
 
 /// The context the compiler passes share.
 pub struct Ctx<'a> {
@@ -22,6 +25,8 @@ pub struct Ctx<'a> {
     renderer: Renderer,
     diagnostics: Vec<Diagnostic>,
     vars: Value,
+    /// The variables of the task being compiled ([`Ctx::enter_task`]).
+    task_vars: Value,
 }
 
 impl<'a> Ctx<'a> {
@@ -33,7 +38,14 @@ impl<'a> Ctx<'a> {
             renderer: Renderer::default(),
             diagnostics: Vec::new(),
             vars: json_value(vars),
+            task_vars: json_value(vars),
         }
+    }
+
+    /// Says which task the keys rendered next belong to: a task of an
+    /// included file sees that file's variables as `vars`.
+    pub fn enter_task(&mut self, name: &str) {
+        self.task_vars = namespace_vars(&self.vars, name);
     }
 
     /// Records a problem.
@@ -55,6 +67,13 @@ impl<'a> Ctx<'a> {
     /// The workflow file.
     pub fn source(&self) -> &Source {
         &self.source
+    }
+
+    /// The included file `offset` lies in and its line there; `None` for an
+    /// offset in the workflow file itself.
+    pub fn included_from(&self, offset: usize) -> Option<SourceRef> {
+        let (file, at) = self.source.place(offset);
+        (!std::ptr::eq(file, &*self.source)).then(|| SourceRef { file: file.name.clone(), line: file.line_col(at).0 })
     }
 
     /// The caller's options.
@@ -85,7 +104,7 @@ impl<'a> Ctx<'a> {
     /// A scope where only `vars` and `env` are defined, and `attempt` when given.
     fn vars_scope(&self, attempt: Option<u32>) -> Value {
         let group =
-            Arc::new(GroupScope { vars: self.vars.clone(), task: Value::UNDEFINED, resources: Value::UNDEFINED });
+            Arc::new(GroupScope { vars: self.task_vars.clone(), task: Value::UNDEFINED, resources: Value::UNDEFINED });
         Scope {
             group,
             index: Value::UNDEFINED,
@@ -135,7 +154,7 @@ impl<'a> Ctx<'a> {
     pub fn template_error(&self, err: &minijinja::Error, text: &Sp<String>, key: &str) -> Diagnostic {
         let mut d = template_diagnostic(err, &self.source.text, &text.span, &text.value, key);
         if let Some(name) = undefined_name(err, &text.value).and_then(|n| n.strip_prefix("vars."))
-            && let Some(vars) = self.vars.as_object()
+            && let Some(vars) = self.task_vars.as_object()
         {
             let known: Vec<String> = vars.try_iter().into_iter().flatten().map(|k| k.to_string()).collect();
             let first = name.split(['.', '[']).next().unwrap_or(name);

@@ -18,6 +18,7 @@ use crate::template::group_scope;
 /// `writers` tells which expansion files other tasks write.
 pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option<Draft> {
     let spec = &r.spec;
+    ctx.enter_task(&r.name);
 
     let command = match (&spec.command, &spec.argv) {
         (Some(cmd), None) => Some(Command::Shell(cmd.value.clone())),
@@ -94,6 +95,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
     let group = Group {
         name: r.name.clone(),
         span: r.name_span.clone(),
+        source: ctx.included_from(r.name_span.start),
         count,
         domain,
         template,

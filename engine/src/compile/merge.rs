@@ -12,8 +12,13 @@ use crate::spec::{Sp, TaskSpec, Workflow};
 /// Resolves every task, reporting missing or duplicate names and unknown templates.
 pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
     let empty = TaskSpec::default();
-    let defaults = workflow.defaults.as_ref().map_or(&empty, |d| &d.value);
-    if let Some(d) = &workflow.defaults {
+    let root_defaults = workflow.defaults.as_ref().map_or(&empty, |d| &d.value);
+    // A task's defaults are those of the file it is written in.
+    let defaults_of = |name: &str| match name.rsplit_once('.') {
+        Some((namespace, _)) => workflow.namespace_defaults.get(namespace).map_or(&empty, |d| &d.value),
+        None => root_defaults,
+    };
+    for d in workflow.defaults.iter().chain(workflow.namespace_defaults.values()) {
         for (key, span) in
             [("name", d.value.name.as_ref().map(|s| &s.span)), ("use", d.value.use_template.as_ref().map(|s| &s.span))]
         {
@@ -55,7 +60,9 @@ pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
             );
             continue;
         };
-        if name.value.is_empty() || !name.value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        // A `.` comes only from a namespace: the loader reports one written in a name.
+        let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !name.value.split('.').all(word) {
             ctx.report(
                 Diagnostic::new(Code::CompileBadName, format!("task name `{}` is not allowed", name.value))
                     .at(name.span.clone(), "bad name")
@@ -67,8 +74,8 @@ pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
                 Diagnostic::new(Code::CompileDuplicateTask, format!("task `{}` is defined twice", name.value))
                     .at(name.span.clone(), "second definition")
                     .help(format!(
-                        "task names must be unique; rename one (the first is on line {})",
-                        ctx.source().line_col(first.start).0
+                        "task names must be unique; rename one (the first is {})",
+                        where_is(ctx, first.start)
                     )),
             );
             continue;
@@ -87,10 +94,17 @@ pub fn resolve(ctx: &mut Ctx, workflow: &Workflow) -> Vec<Resolved> {
         if let Some(t) = template {
             inherit(&mut spec, t);
         }
-        inherit(&mut spec, defaults);
+        inherit(&mut spec, defaults_of(&name.value));
         out.push(Resolved { name: name.value.clone(), name_span: name.span.clone(), spec });
     }
     out
+}
+
+/// `on line N`, N counted in the file `offset` lies in (two tasks of one
+/// name are always in one file: a namespace belongs to one include).
+fn where_is(ctx: &Ctx, offset: usize) -> String {
+    let (file, at) = ctx.source().place(offset);
+    format!("on line {}", file.line_col(at).0)
 }
 
 fn unknown_template(u: &Sp<String>, templates: &BTreeMap<String, Sp<TaskSpec>>) -> Diagnostic {

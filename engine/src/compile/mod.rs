@@ -34,6 +34,8 @@ mod value_error;
 mod writers;
 
 #[cfg(test)]
+mod include_tests;
+#[cfg(test)]
 mod tests;
 
 pub use compiler::compile;

@@ -41,7 +41,8 @@ impl Object for Any {
 pub fn scope(ctx: &Ctx, name: &str, nested: bool) -> Value {
     let any = Value::from_object(Any);
     let task = crate::template::json_value(&serde_json::json!({ "name": name }));
-    let group = Arc::new(GroupScope { vars: ctx.vars().clone(), task, resources: any.clone() });
+    let group =
+        Arc::new(GroupScope { vars: crate::template::namespace_vars(ctx.vars(), name), task, resources: any.clone() });
     let subindex = if nested { any.clone() } else { Value::UNDEFINED };
     Scope {
         group,

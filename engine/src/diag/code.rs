@@ -113,6 +113,14 @@ codes! {
     CompileConflictingKeys = "flow::compile::conflicting_keys",
     /// A container engine name flow does not know (`[containers] engine`).
     CompileUnknownEngine = "flow::compile::unknown_engine",
+    /// An included file that cannot be read.
+    IncludeMissing = "flow::include::missing",
+    /// A file that includes itself, directly or through others.
+    IncludeCycle = "flow::include::cycle",
+    /// A namespace used twice, or also the name of a task or variable of the including file.
+    IncludeClash = "flow::include::clash",
+    /// A namespace that is not a valid name, or an include's variable the file does not have.
+    IncludeBadValue = "flow::include::bad_value",
     /// `flow check --profile`: a task the profile's queue can never run.
     CheckQueue = "flow::check::queue",
     /// `flow check` note: a shell command takes an item read from a data

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Amount, BackOff, Domain, IntRange, MaxFails, RetryOn};
+use super::{Amount, BackOff, Domain, IntRange, MaxFails, RetryOn, SourceRef};
 
 /// A task or task array: one template and an index domain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,6 +14,9 @@ pub struct Group {
     pub name: String,
     /// Byte range of the task's `name` value in the workflow file.
     pub span: Range<usize>,
+    /// The included file the task is written in; `None` for a task of the workflow file itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceRef>,
     /// Number of instances.
     pub count: u64,
     /// The instances.
@@ -85,6 +88,7 @@ impl Group {
         Group {
             name: name.to_owned(),
             span: 0..0,
+            source: None,
             count,
             domain: Domain::Range { ranges: vec![IntRange { start: 0, count, step: 1 }] },
             template,

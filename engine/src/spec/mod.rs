@@ -9,6 +9,9 @@ mod de;
 mod de_error;
 mod finally_spec;
 mod format;
+mod include;
+mod loader;
+mod namespace;
 mod node_de;
 mod parse;
 #[cfg(test)]
@@ -24,6 +27,8 @@ mod yaml;
 
 pub use finally_spec::FinallySpec;
 pub use format::Format;
+pub use include::{Include, IncludeTable};
+pub use loader::load;
 pub(crate) use parse::read;
 pub use parse::{parse, parse_recoverable, parse_vars};
 pub use retry_delay::{BACK_OFF_KEYS, RetryDelay};

@@ -55,21 +55,43 @@ pub fn parse_vars(
 /// as far as possible: every problem found, sorted by position, and the
 /// value without the parts that had problems.
 pub(crate) fn read<T: DeserializeOwned>(source: &Source, format: Format, what: &str) -> (Option<T>, Vec<Diagnostic>) {
+    read_at(source, format, what, 0)
+}
+
+/// [`read`] for a file whose text starts at byte `base` of a longer text
+/// (an included file, see [`Source::with_parts`]): the value's spans and
+/// the diagnostics' are offsets into that longer text.
+pub(crate) fn read_at<T: DeserializeOwned>(
+    source: &Source,
+    format: Format,
+    what: &str,
+    base: usize,
+) -> (Option<T>, Vec<Diagnostic>) {
     let text = &*source.text;
     let mut diags = Vec::new();
     let root = match format {
         Format::Toml => tree::from_toml(text, &mut diags),
         Format::Yaml => yaml::from_yaml(text, &mut diags),
     };
-    let value = root.and_then(|root| match root.kind {
-        NodeKind::Map(_) => de::deserialize::<T>(&root, format, &mut diags),
+    let value = root.and_then(|mut root| match root.kind {
+        NodeKind::Map(_) => {
+            root.shift(base);
+            let mut found = Vec::new();
+            let value = de::deserialize::<T>(&root, format, &mut found);
+            diags.extend(found.into_iter().map(|mut d| {
+                d.span = d.span.map(|s| s.start.saturating_sub(base)..s.end.saturating_sub(base));
+                d
+            }));
+            value
+        }
         _ => {
             diags.push(not_a_table(&root, what));
             None
         }
     });
     for diag in &mut diags {
-        diag.span = Some(fit(text, diag.span.clone().unwrap_or(0..0)));
+        let span = fit(text, diag.span.clone().unwrap_or(0..0));
+        diag.span = Some(span.start + base..span.end + base);
     }
     diags.sort_by_key(|diag| diag.span.as_ref().map_or(0, |span| span.start));
     // An aliased YAML node repeats the problems of its anchor.

@@ -46,6 +46,19 @@ impl Node {
     pub(crate) fn new(kind: NodeKind, span: Range<usize>) -> Self {
         Self { kind, span }
     }
+
+    /// Moves this node's span and those of everything inside it `by` bytes on.
+    pub(crate) fn shift(&mut self, by: usize) {
+        self.span = self.span.start + by..self.span.end + by;
+        match &mut self.kind {
+            NodeKind::Seq(items) => items.iter_mut().for_each(|n| n.shift(by)),
+            NodeKind::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                k.shift(by);
+                v.shift(by);
+            }),
+            _ => {}
+        }
+    }
 }
 
 /// Reads a TOML document.

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::finally_spec::FinallySpec;
+use super::include::Include;
 use super::retry_delay::RetryDelay;
 use super::scalar::{Quantity, RangeSpec, Text};
 use super::sp::Sp;
@@ -37,6 +38,16 @@ pub struct Workflow {
     pub finally: Option<Sp<FinallySpec>>,
     /// How tasks with a `container` run: `[containers] engine = "podman"`.
     pub containers: Option<Sp<Containers>>,
+    /// Other workflow files whose `vars`, `templates` and `tasks` come in under a namespace
+    /// (`lib/ligen.toml`: task `score` becomes `ligen.score`). Paths inside an included file
+    /// are relative to it.
+    #[serde(default)]
+    pub include: Vec<Sp<Include>>,
+    /// The `defaults` of each included file by namespace (`ligen`, `ligen.inner`), which
+    /// apply to that file's tasks only. Filled when includes are loaded; never written.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub namespace_defaults: BTreeMap<String, Sp<TaskSpec>>,
 }
 
 /// The `[containers]` table.

@@ -11,5 +11,5 @@ mod taint;
 
 pub use diagnostic::{is_context_name, template_diagnostic, undefined_name};
 pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
-pub use scope::{group_scope, instance_scope};
+pub use scope::{group_scope, instance_scope, namespace_vars};
 pub use taint::{Leak, LeakKind, data_leaks};

@@ -59,7 +59,24 @@ pub fn group_scope(
     if let (Some(target), Some(obj)) = (for_each, task.as_object_mut()) {
         obj.insert("for_each".into(), target.into());
     }
-    Arc::new(GroupScope { vars: vars.clone(), task: json_value(&task), resources: resources_value(resources) })
+    Arc::new(GroupScope {
+        vars: namespace_vars(vars, name),
+        task: json_value(&task),
+        resources: resources_value(resources),
+    })
+}
+
+/// The variables a task named `name` sees as `vars`: the workflow's, or
+/// for a task of an included file (`ligen.score`), that file's
+/// (`vars.ligen`).
+pub fn namespace_vars(vars: &Value, name: &str) -> Value {
+    let mut scope = vars.clone();
+    let mut words: Vec<&str> = name.split('.').collect();
+    words.pop();
+    for word in words {
+        scope = scope.get_attr(word).unwrap_or(Value::UNDEFINED);
+    }
+    scope
 }
 
 /// `resources` in the template context: cpus, gpus, memory in MiB, custom ones by name.

@@ -512,8 +512,7 @@ impl Driver {
 
     /// Where `task`'s group is defined, as `file:line:col`.
     fn location(&self, task: TaskId) -> String {
-        let (line, col) = self.source.line_col(self.graph().group(task.group).span.start);
-        format!("{}:{line}:{col}", self.source.name)
+        self.source.position(self.graph().group(task.group).span.start)
     }
 
     /// The run is over: waits briefly for remote workers to leave and for

@@ -163,8 +163,9 @@ fn build_core(
         let lines = impossible
             .into_iter()
             .map(|(g, why)| {
-                let (line, col) = source.line_col(graph.group(g).span.start);
-                NeverRuns { task: graph.group(g).name.clone(), file: source.name.clone(), line, col, why }
+                let (file, at) = source.place(graph.group(g).span.start);
+                let (line, col) = file.line_col(at);
+                NeverRuns { task: graph.group(g).name.clone(), file: file.name.clone(), line, col, why }
             })
             .collect();
         return Err(RunError::Unschedulable(lines));
