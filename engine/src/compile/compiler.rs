@@ -13,6 +13,15 @@ use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
 use crate::spec::Workflow;
 
+/// The graph of a TOML workflow `text` with default options, for tests
+/// that need one; panics on a mistake in it.
+#[cfg(test)]
+pub(crate) fn compile_toml(text: &str) -> Graph {
+    let source = Source::new("workflow.toml", text);
+    let workflow = crate::spec::parse(&source, crate::spec::Format::Toml).expect("parses");
+    compile(&workflow, &source, &Options::default()).expect("compiles")
+}
+
 /// Compiles `workflow` (parsed from `source`) into a validated graph, or
 /// returns every problem found.
 pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> Result<Graph, Vec<Diagnostic>> {

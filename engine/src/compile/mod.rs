@@ -39,4 +39,6 @@ mod include_tests;
 mod tests;
 
 pub use compiler::compile;
+#[cfg(test)]
+pub(crate) use compiler::compile_toml;
 pub use options::{MAX_INSTANCES, Options};

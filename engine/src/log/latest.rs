@@ -125,16 +125,11 @@ impl Latest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::{Options, compile};
-    use crate::diag::Source;
     use crate::log::{JournalState, Wrote};
-    use crate::spec::{Format, parse};
 
     fn graph() -> Graph {
         let text = "[[tasks]]\nname = \"a\"\ncommand = \"true\"\n\n[[tasks]]\nname = \"b\"\nrange = \"1-3\"\ncommand = \"true\"\n";
-        let source = Source::new("workflow.toml", text);
-        let workflow = parse(&source, Format::Toml).unwrap();
-        compile(&workflow, &source, &Options::default()).unwrap()
+        crate::compile::compile_toml(text)
     }
 
     fn at(group: u32, instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {

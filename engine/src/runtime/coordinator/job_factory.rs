@@ -503,16 +503,8 @@ enum DefinitionCommand<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::{Options, compile};
+    use crate::compile::compile_toml as graph;
     use crate::container::{ContainerEngine, Image};
-    use crate::diag::Source;
-    use crate::spec::{Format, parse};
-
-    fn graph(text: &str) -> Graph {
-        let source = Source::new("workflow.toml", text);
-        let workflow = parse(&source, Format::Toml).expect("parses");
-        compile(&workflow, &source, &Options::default()).expect("compiles")
-    }
 
     const WORKFLOW: &str = "[[tasks]]\nname = \"plain\"\ncommand = \"true\"\n\
                             [[tasks]]\nname = \"boxed\"\nsetup = [\"module load x/{{ index }}\"]\n\

@@ -71,18 +71,12 @@ mod tests {
     use crate::ir::GroupId;
 
     fn graph() -> Graph {
-        use crate::compile::{Options, compile};
-        use crate::diag::Source;
-        use crate::spec::{Format, parse};
-        let source = Source::new(
-            "workflow.toml",
+        crate::compile::compile_toml(
             "[[tasks]]\nname = \"a\"\nrange = \"0-4\"\ncommand = \"true\"\noutputs = [\"a{{ index }}\"]\n\n\
              [[tasks]]\nname = \"b\"\nrange = \"0-4\"\ncommand = \"true\"\n\
              outputs = [\"b{{ index }}.x\", \"b{{ index }}.y\"]\n\n\
              [[tasks]]\nname = \"c\"\ncommand = \"true\"\ninputs = [\"a*\"]\n",
-        );
-        let workflow = parse(&source, Format::Toml).expect("parses");
-        compile(&workflow, &source, &Options::default()).expect("compiles")
+        )
     }
 
     fn finished(task: TaskId, status: Status) -> Event {

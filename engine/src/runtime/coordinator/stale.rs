@@ -262,14 +262,7 @@ fn move_file(from: &Path, to: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn graph(text: &str) -> Graph {
-        use crate::compile::{Options, compile};
-        use crate::diag::Source;
-        use crate::spec::{Format, parse};
-        let source = Source::new("workflow.toml", text);
-        let workflow = parse(&source, Format::Toml).expect("parses");
-        compile(&workflow, &source, &Options::default()).expect("compiles")
-    }
+    use crate::compile::compile_toml as graph;
 
     #[test]
     fn whether_an_instance_still_exists_is_known_when_its_group_is() {
