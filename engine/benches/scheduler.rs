@@ -36,7 +36,7 @@ fn group(name: &str, count: u64, priority: i64) -> Group {
 }
 
 fn graph(groups: Vec<Group>, edges: Vec<Edge>) -> Graph {
-    Graph { name: "bench".to_owned(), vars: BTreeMap::new(), groups, edges }
+    Graph { name: "bench".to_owned(), vars: BTreeMap::new(), groups, edges, dropped: Vec::new() }
 }
 
 /// One group of a million instances.

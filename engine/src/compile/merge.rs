@@ -143,6 +143,7 @@ fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
         priority,
         retries,
         crash_limit,
+        when,
     );
     let has_expansion = spec.range.is_some()
         || spec.each_line.is_some()

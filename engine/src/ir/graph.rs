@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Domain, Edge, EdgeOrigin, Group, GroupId, Item};
+use super::{Domain, Dropped, Edge, EdgeOrigin, Group, GroupId, Item};
 
 /// The compiled workflow: groups (tasks and task arrays) and the edges between them.
 ///
@@ -20,6 +20,10 @@ pub struct Graph {
     pub groups: Vec<Group>,
     /// Dependencies between groups.
     pub edges: Vec<Edge>,
+    /// Tasks of the file left out of the run (`when` false, or needing one
+    /// that is), in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<Dropped>,
 }
 
 impl Graph {

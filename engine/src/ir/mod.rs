@@ -9,6 +9,7 @@
 mod amount;
 mod critical_path;
 mod domain;
+mod dropped;
 mod edge;
 mod graph;
 mod group;
@@ -25,6 +26,7 @@ mod upstream;
 pub use amount::{Amount, InvalidAmount};
 pub use critical_path::CriticalPath;
 pub use domain::{Domain, Expansion, IntRange, Item};
+pub use dropped::{DropReason, Dropped};
 pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use graph::Graph;
 pub use group::{Command, Group, Resources, Stream, TaskTemplate};

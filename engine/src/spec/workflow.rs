@@ -100,6 +100,9 @@ pub struct TaskSpec {
     pub matrix: Option<Sp<BTreeMap<String, Sp<Vec<serde_json::Value>>>>>,
     /// One instance per instance of the named task, with the same `index` and `item`.
     pub for_each: Option<Sp<String>>,
+
+    /// Condition: a template over `vars` and `env`, decided before the run. When it renders false (`""`, `false`, `no`, `0`, `none`, `[]`), the task is left out of the run, and so is every task that needs it, except through an `on = "always"` edge.
+    pub when: Option<Sp<String>>,
 }
 
 /// An alternative resource request inside `variants`.

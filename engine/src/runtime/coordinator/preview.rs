@@ -109,6 +109,10 @@ pub struct TaskPreview {
     /// file that is not there): a note naming them and how to track them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked_scripts: Option<String>,
+    /// For a task dropped from the run (its `when` was false, or it needs
+    /// a dropped task): why, in words. It has no instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
 }
 
 /// One instance that would run, and why.
@@ -192,6 +196,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             stale_examples: Vec::new(),
             instances_run: Vec::new(),
             untracked_scripts: None,
+            dropped: None,
         };
         for moved in stale.settle(&factory, &[id], None, &state, true) {
             preview.stale_outputs += moved.files.len() as u64;
@@ -250,6 +255,21 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
         tasks.push(preview);
     }
+    tasks.extend(graph.dropped.iter().map(|d| TaskPreview {
+        task: d.name.clone(),
+        instances: Some(0),
+        run: 0,
+        unchanged: 0,
+        reasons: Vec::new(),
+        known_after: Vec::new(),
+        later_parts: 0,
+        implicit_inputs: Vec::new(),
+        stale_outputs: 0,
+        stale_examples: Vec::new(),
+        instances_run: Vec::new(),
+        untracked_scripts: None,
+        dropped: Some(d.reason.to_string()),
+    }));
     Ok(tasks)
 }
 

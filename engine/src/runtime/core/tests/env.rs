@@ -102,6 +102,7 @@ pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
         vars: BTreeMap::new(),
         groups: groups.into_iter().map(GroupSpec::build).collect(),
         edges,
+        dropped: Vec::new(),
     }
 }
 
