@@ -1,0 +1,163 @@
+//! `when`: a condition over `vars` and `env` drops a task, and every task
+//! that needs it, before the run; `flow plan`, `plan --why` and
+//! `plan --json` say why, and `flow run` never starts them.
+
+use crate::run::statuses;
+use crate::support::Test;
+
+const PIPELINE: &str = r#"
+name = "screen"
+vars = { dock = false }
+
+[[tasks]]
+name = "prepare"
+command = "echo ready > ready.txt"
+outputs = ["ready.txt"]
+
+[[tasks]]
+name = "dock"
+when = "{{ vars.dock }}"
+range = "1-3"
+after = ["prepare"]
+command = "echo {{ index }} > docked-{{ index }}.txt"
+outputs = ["docked-{{ index }}.txt"]
+
+[[tasks]]
+name = "score"
+inputs = ["docked-*.txt"]
+command = "cat docked-*.txt > scores.txt"
+outputs = ["scores.txt"]
+
+[[tasks]]
+name = "report"
+after = ["score"]
+command = "echo report"
+
+[[tasks]]
+name = "archive"
+after = ["prepare"]
+command = "echo archived > archived.txt"
+outputs = ["archived.txt"]
+"#;
+
+#[test]
+fn plan_lists_the_dropped_tasks_and_why() {
+    Test::new()
+        .workflow(PIPELINE)
+        .args(["plan"])
+        .stdout(
+            "screen: 2 tasks (3 dropped), 2 instances, 1 edge
+
+  task     instances  expansion  resources
+  prepare  1          -          cpus 1
+  archive  1          -          cpus 1
+
+dropped
+  task    why
+  dock    when `{{ vars.dock }}` was false (rendered `False`)
+  score   needs `dock`, which is dropped
+  report  needs `score`, which is dropped
+
+edges
+  dependency         kind  from
+  prepare → archive  all   after
+
+totals: 2 instances, 2 cpu-tasks (first variant of each task)
+critical path: 2 tasks (prepare → archive)
+",
+        )
+        .success();
+}
+
+#[test]
+fn a_variable_set_on_the_command_line_keeps_them() {
+    let out = Test::new().workflow(PIPELINE).args(["plan", "-v", "dock=yes"]).success();
+    assert!(out.starts_with("screen: 5 tasks, 7 instances, 4 edges\n"), "{out}");
+    assert!(!out.contains("dropped"), "{out}");
+}
+
+#[test]
+fn why_and_json_name_the_dropped_tasks() {
+    let t = Test::new().workflow(PIPELINE);
+    let why = t.success_with(&["plan", "--why"]);
+    assert!(why.contains("dock: dropped: when `{{ vars.dock }}` was false (rendered `False`)\n"), "{why}");
+    assert!(why.contains("report: dropped: needs `score`, which is dropped\n"), "{why}");
+    let lines: Vec<serde_json::Value> = t
+        .success_with(&["plan", "--why", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let dropped: Vec<(&str, &str)> =
+        lines.iter().filter_map(|l| Some((l["task"].as_str()?, l["dropped"].as_str()?))).collect();
+    assert_eq!(
+        dropped,
+        [
+            ("dock", "when `{{ vars.dock }}` was false (rendered `False`)"),
+            ("score", "needs `dock`, which is dropped"),
+            ("report", "needs `score`, which is dropped"),
+        ]
+    );
+    let ir: serde_json::Value = serde_json::from_str(&t.success_with(&["plan", "--json"])).expect("JSON");
+    assert_eq!(
+        ir["dropped"][0],
+        serde_json::json!({ "name": "dock", "reason": { "kind": "condition", "when": "{{ vars.dock }}", "rendered": "False" } })
+    );
+    assert_eq!(
+        ir["dropped"][1],
+        serde_json::json!({ "name": "score", "reason": { "kind": "upstream", "task": "dock" } })
+    );
+}
+
+#[test]
+fn a_run_never_starts_a_dropped_task() {
+    let t = Test::new().workflow(PIPELINE);
+    t.success_with(&["run"]);
+    let states = statuses(&t, None);
+    let labels: Vec<&str> = states.keys().map(String::as_str).collect();
+    assert_eq!(labels, ["archive", "prepare"]);
+    assert!(t.path().join("archived.txt").exists());
+    assert!(!t.path().join("docked-1.txt").exists());
+    assert!(!t.path().join("scores.txt").exists());
+}
+
+#[test]
+fn a_condition_reads_the_environment() {
+    let text = r#"
+[[tasks]]
+name = "notify"
+when = "{{ env.NOTIFY_ME | default('') }}"
+command = "echo notified > notified.txt"
+outputs = ["notified.txt"]
+
+[[tasks]]
+name = "work"
+command = "true"
+"#;
+    let t = Test::new().workflow(text);
+    t.success_with(&["run"]);
+    assert!(!t.path().join("notified.txt").exists());
+    let t = Test::new().workflow(text).env("NOTIFY_ME", "1");
+    t.success_with(&["run"]);
+    assert!(t.path().join("notified.txt").exists());
+}
+
+/// A dropped task's keys are not checked: what it reads need not exist,
+/// and a file it and another task both write has one writer in the run.
+#[test]
+fn a_dropped_task_is_not_checked() {
+    let text = r#"
+[[tasks]]
+name = "gpu"
+when = "{{ vars.gpu | default(false) }}"
+each_line = "gpu-hosts.txt"
+command = "echo {{ item }} > result.txt"
+outputs = ["result.txt"]
+
+[[tasks]]
+name = "cpu"
+command = "echo cpu > result.txt"
+outputs = ["result.txt"]
+"#;
+    let out = Test::new().workflow(text).args(["check"]).success();
+    assert!(out.contains("1 task (1 dropped), 1 instance, 0 edges"), "{out}");
+}
