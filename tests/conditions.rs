@@ -118,6 +118,13 @@ fn a_run_never_starts_a_dropped_task() {
     assert!(t.path().join("archived.txt").exists());
     assert!(!t.path().join("docked-1.txt").exists());
     assert!(!t.path().join("scores.txt").exists());
+    let out = t.run_with(&["explain", "score"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`score` is not in this run: it was dropped, needs `dock`, which is dropped"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
