@@ -57,6 +57,7 @@ pages! {
     tutorial: "docs/tutorial.md",
     guide_running: "docs/guide/running.md",
     guide_resume: "docs/guide/resume.md",
+    guide_conditions: "docs/guide/conditions.md",
     guide_report: "docs/guide/report.md",
     guide_cluster: "docs/guide/cluster.md",
     guide_editor_setup: "docs/guide/editor-setup.md",
