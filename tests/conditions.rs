@@ -111,7 +111,15 @@ fn why_and_json_name_the_dropped_tasks() {
 #[test]
 fn a_run_never_starts_a_dropped_task() {
     let t = Test::new().workflow(PIPELINE);
-    t.success_with(&["run"]);
+    let out = t.run_with(&["run"]);
+    assert!(
+        out.stderr.contains("instances of 2 tasks; dropped by `when`: `dock`, `score`, `report`\n"),
+        "{}",
+        out.stderr
+    );
+    let first = t.success_with(&["run", "--json"]).lines().next().map(str::to_owned).unwrap_or_default();
+    let started: serde_json::Value = serde_json::from_str(&first).expect("JSON line");
+    assert_eq!(started["dropped"], serde_json::json!(["dock", "score", "report"]));
     let states = statuses(&t, None);
     let labels: Vec<&str> = states.keys().map(String::as_str).collect();
     assert_eq!(labels, ["archive", "prepare"]);
