@@ -176,3 +176,19 @@ outputs = ["result.txt"]
     let out = Test::new().workflow(text).args(["check"]).success();
     assert!(out.contains("1 task (1 dropped), 1 instance, 0 edges"), "{out}");
 }
+
+/// The pocket-docking example notifies only when given a command.
+#[test]
+fn the_pocket_docking_example_notifies_when_asked() {
+    let t = Test::new();
+    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("dropped by `when`: `notify`"), "{}", out.stderr);
+    let out = t.run_with(&["run", "-v", "notify=tee notified.txt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs_err::read_to_string(t.path().join("summary.txt")).expect("summary");
+    let notified = fs_err::read_to_string(t.path().join("notified.txt")).expect("notify ran");
+    assert_eq!(notified, summary);
+    assert_eq!(statuses(&t, None).get("notify").map(String::as_str), Some("succeeded"));
+}
