@@ -173,16 +173,15 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
     }
     let mut out = String::new();
     for task in &tasks {
-        if let Some(why) = &task.dropped {
-            let _ = writeln!(out, "{}: dropped: {why}", task.task);
-            continue;
-        }
-        match task.instances {
-            None => {
+        match (&task.dropped, task.instances) {
+            (Some(why), _) => {
+                let _ = writeln!(out, "{}: dropped: {why}", task.task);
+            }
+            (None, None) => {
                 let writers: Vec<String> = task.known_after.iter().map(|w| format!("`{w}`")).collect();
                 let _ = writeln!(out, "{}: instances known after {} runs", task.task, writers.join(", "));
             }
-            Some(n) => {
+            (None, Some(n)) => {
                 let _ = write!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
                 if task.later_parts > 0 {
                     let parts = plural(task.later_parts, "part");

@@ -4,6 +4,7 @@
 
 use crate::run::statuses;
 use crate::support::Test;
+use crate::support::process::read;
 
 const PIPELINE: &str = r#"
 name = "screen"
@@ -191,4 +192,42 @@ fn the_pocket_docking_example_notifies_when_asked() {
     let notified = fs_err::read_to_string(t.path().join("notified.txt")).expect("notify ran");
     assert_eq!(notified, summary);
     assert_eq!(statuses(&t, None).get("notify").map(String::as_str), Some("succeeded"));
+}
+
+/// What a dropped task's earlier success left is moved aside, as a
+/// vanished instance's outputs are, so a glob reads what a clean run
+/// would; turned on again, the task runs again.
+#[test]
+fn a_dropped_task_leaves_no_outputs_for_a_glob_to_read() {
+    let text = r#"
+vars = { b = true }
+[[tasks]]
+name = "a"
+command = "mkdir -p out && echo a > out/a.txt"
+outputs = ["out/a.txt"]
+[[tasks]]
+name = "b"
+when = "{{ vars.b }}"
+command = "mkdir -p out && echo b > out/b.txt"
+outputs = ["out/b.txt"]
+[[tasks]]
+name = "all"
+after = ["a"]
+inputs = ["out/*.txt"]
+command = "cat out/*.txt > all.txt"
+outputs = ["all.txt"]
+"#;
+    let t = Test::new().workflow(text);
+    t.success_with(&["run"]);
+    assert_eq!(read(&t, "all.txt"), "a\nb\n");
+    let why = t.success_with(&["plan", "--why", "-v", "b=no"]);
+    assert!(why.contains("b: dropped: when `{{ vars.b }}` was false (rendered `no`)\n  1 output no instance writes any more would be moved aside: out/b.txt\n"), "{why}");
+    let out = t.run_with(&["run", "-v", "b=no"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("~ b: moved 1 output no instance writes any more (left by b) to "), "{}", out.stderr);
+    assert_eq!(read(&t, "all.txt"), "a\n");
+    assert!(!t.path().join("out/b.txt").exists());
+    let out = t.run_with(&["run"]);
+    assert!(out.stderr.contains("2 succeeded, 1 unchanged (skipped)"), "{}", out.stderr);
+    assert_eq!(read(&t, "all.txt"), "a\nb\n");
 }
