@@ -23,6 +23,7 @@ pub fn summary(graph: &Graph) -> String {
         })
         .collect();
     table(&mut out, ["task", "instances", "expansion", "resources"], &rows);
+    dropped(&mut out, graph);
 
     if !graph.edges.is_empty() {
         out.push_str("\nedges\n");
@@ -73,6 +74,16 @@ pub fn summary(graph: &Graph) -> String {
     out
 }
 
+/// The tasks dropped from the run, and why.
+fn dropped(out: &mut String, graph: &Graph) {
+    if graph.dropped.is_empty() {
+        return;
+    }
+    out.push_str("\ndropped\n");
+    let rows: Vec<[String; 2]> = graph.dropped.iter().map(|d| [d.name.clone(), d.reason.to_string()]).collect();
+    table(out, ["task", "why"], &rows);
+}
+
 /// `3 tasks, 1 instance, 2 edges`.
 pub fn counts(graph: &Graph) -> String {
     let deferred = graph.groups.iter().enumerate().filter(|(g, _)| graph.is_dynamic(GroupId(*g as u32))).count();
@@ -81,8 +92,12 @@ pub fn counts(graph: &Graph) -> String {
     } else {
         format!(" (+ {} known at run time)", plural(deferred as u64, "task"))
     };
+    let dropped = match graph.dropped.len() {
+        0 => String::new(),
+        n => format!(" ({n} dropped)"),
+    };
     format!(
-        "{}, {}{later}, {}",
+        "{}{dropped}, {}{later}, {}",
         plural(graph.groups.len() as u64, "task"),
         plural(graph.instance_count(), "instance"),
         plural(graph.edges.len() as u64, "edge")
@@ -172,12 +187,15 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
     }
     let mut out = String::new();
     for task in &tasks {
-        match task.instances {
-            None => {
+        match (&task.dropped, task.instances) {
+            (Some(why), _) => {
+                let _ = writeln!(out, "{}: dropped: {why}", task.task);
+            }
+            (None, None) => {
                 let writers: Vec<String> = task.known_after.iter().map(|w| format!("`{w}`")).collect();
                 let _ = writeln!(out, "{}: instances known after {} runs", task.task, writers.join(", "));
             }
-            Some(n) => {
+            (None, Some(n)) => {
                 let _ = write!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
                 if task.later_parts > 0 {
                     let parts = plural(task.later_parts, "part");

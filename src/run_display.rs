@@ -184,7 +184,7 @@ fn quote(text: &str) -> String {
 /// A line about the run or its workers, if the event deserves one.
 fn notice(event: &Event) -> Option<String> {
     match event {
-        Event::RunStarted { run_id, total, tasks, dynamic, access, .. } => {
+        Event::RunStarted { run_id, total, tasks, dynamic, dropped, access, .. } => {
             let (instances, tasks) = (crate::plan::plural(*total, "instance"), crate::plan::plural(*tasks, "task"));
             let mut text = format!("run {run_id}: {instances} of {tasks}");
             match dynamic.len() {
@@ -194,6 +194,14 @@ fn notice(event: &Event) -> Option<String> {
                     text.push_str(&format!(", + the instances of {} (known at run time)", names.join(", ")));
                 }
                 n => text.push_str(&format!(", + the instances of {n} tasks (known at run time)")),
+            }
+            match dropped.len() {
+                0 => {}
+                1..=3 => {
+                    let names: Vec<String> = dropped.iter().map(|name| format!("`{name}`")).collect();
+                    text.push_str(&format!("; dropped by `when`: {}", names.join(", ")));
+                }
+                n => text.push_str(&format!("; {n} tasks dropped by `when` (see flow plan)")),
             }
             if let Some(access) = access {
                 text.push_str(&format!("\nworkers join with: flow worker --access {}", access.display()));
@@ -330,6 +338,7 @@ mod tests {
                 total: 3,
                 tasks: 3,
                 dynamic: vec!["refine".into()],
+                dropped: vec!["notify".into()],
                 access: None,
             },
             Event::WorkerJoined {

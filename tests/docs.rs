@@ -59,6 +59,7 @@ pages! {
     guide_resume: "docs/guide/resume.md",
     guide_failures: "docs/guide/failures.md",
     guide_includes: "docs/guide/includes.md",
+    guide_conditions: "docs/guide/conditions.md",
     guide_report: "docs/guide/report.md",
     guide_cluster: "docs/guide/cluster.md",
     guide_containers: "docs/guide/containers.md",

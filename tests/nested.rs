@@ -311,7 +311,7 @@ fn the_pocket_docking_example_docks_into_every_pocket() {
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
     insta::assert_snapshot!(t.normalize(&again.stderr), @r"
-        run [RUN]: 7 instances of 3 tasks, + the instances of `dock` (known at run time)
+        run [RUN]: 7 instances of 3 tasks, + the instances of `dock` (known at run time); dropped by `when`: `notify`
         results: summary.txt
         log:  flow log list
         report:  flow report

@@ -45,6 +45,7 @@ fn graph(groups: Vec<Group>, edges: Vec<Edge>) -> Graph {
         images: BTreeMap::new(),
         max_fails: None,
         finally: None,
+        dropped: Vec::new(),
     }
 }
 

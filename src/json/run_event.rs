@@ -25,6 +25,10 @@ pub enum RunEvent<'a> {
         run_dir: &'a Path,
         /// Instances known at the start.
         total: u64,
+        /// Tasks of the file dropped from the run by a false `when`, or
+        /// because they need a dropped task.
+        #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+        dropped: &'a [String],
     },
     /// An attempt started.
     TaskStarted {
@@ -243,7 +247,9 @@ impl<'a> RunEvent<'a> {
                 RunEvent::WorkerLost { worker: worker_ref(*worker, hostname, allocation), reason, tasks: *tasks }
             }
             Event::RunFinished { summary } => finished(summary),
-            Event::RunStarted { run_id, run_dir, total, .. } => RunEvent::RunStarted { run_id, run_dir, total: *total },
+            Event::RunStarted { run_id, run_dir, total, dropped, .. } => {
+                RunEvent::RunStarted { run_id, run_dir, total: *total, dropped }
+            }
             Event::WorkerRefused { peer, reason, more } => RunEvent::WorkerRefused { peer, reason, more: *more },
             Event::RefusedQuietly { address, count } => RunEvent::RefusedQuietly { address, count: *count },
             Event::Allocation { id, job_id, state, reason } => {

@@ -212,6 +212,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             }
             Edit::SetN(n) => src.n = n,
             Edit::SetTag(t) => src.tag = t,
+            Edit::SetBOn(on) => src.b_on = on,
             Edit::Common(c) => src.common = c,
             Edit::Script(false, v) => src.script = v,
             Edit::Script(true, v) => src.sub_script = v,

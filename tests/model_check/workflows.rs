@@ -42,6 +42,8 @@ pub struct Shape {
     pub common: bool,
     /// `b`: `for_each = "a"`, reads `a`'s output element-wise; `Some(true)` adds `after = ["a[{{ index }}]"]`.
     pub mirror: Option<bool>,
+    /// `b` has `when = "{{ vars.b_on }}"`: dropped, with what needs it, while `b_on` is false.
+    pub gated: bool,
     /// `c`: a glob over `b/*.txt` (or `a/*.txt`) writing `all.txt` and the list `hits.txt`.
     pub combine: bool,
     /// `d`: a dynamic stage over `hits.txt`, and `e` combining its outputs (needs `combine`).
@@ -87,7 +89,7 @@ impl Shape {
         // A task fails while its marker exists (edit `Fail`).
         let gate = "test ! -e {{ vars.aux }}/fail/$FLOW_TASK.$FLOW_INDEX${FLOW_SUBINDEX:+.$FLOW_SUBINDEX}";
         let item = "item=$(printf %s \"$FLOW_ITEM\" | cksum)";
-        let mut w = String::from("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\n\n");
+        let mut w = String::from("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\nb_on = true\n\n");
         if self.template {
             w.push_str("[templates.base]\nenv = { NT = \"{{ resources.cpus }}\" }\nretries = 1\n\n");
         }
@@ -132,8 +134,9 @@ impl Shape {
         if let Some(after) = self.mirror {
             let _ = write!(
                 w,
-                "\n[[tasks]]\nname = \"b\"\nfor_each = \"a\"\n{}command = '''{gate} && head -c 3 a/{k}.txt > b/{k}.txt && echo \"{label}|b/{k}.txt|{item} in=$(cksum < a/{k}.txt)\" >> {log}'''\ninputs = [\"a/{k}.txt\"]\noutputs = [\"b/{k}.txt\"]\n",
-                if after { "after = [\"a[{{ index }}]\"]\n" } else { "" }
+                "\n[[tasks]]\nname = \"b\"\nfor_each = \"a\"\n{}{}command = '''{gate} && head -c 3 a/{k}.txt > b/{k}.txt && echo \"{label}|b/{k}.txt|{item} in=$(cksum < a/{k}.txt)\" >> {log}'''\ninputs = [\"a/{k}.txt\"]\noutputs = [\"b/{k}.txt\"]\n",
+                if after { "after = [\"a[{{ index }}]\"]\n" } else { "" },
+                if self.gated { "when = \"{{ vars.b_on }}\"\n" } else { "" }
             );
         }
         // c
@@ -177,11 +180,13 @@ pub struct Sources {
     pub common: u8,
     pub script: u8,
     pub sub_script: u8,
+    /// `-v b_on=…`.
+    pub b_on: bool,
 }
 
 impl Sources {
     pub fn new() -> Self {
-        Self { list: vec!["alpha", "beta", "gamma"], n: 3, tag: 0, common: 0, script: 0, sub_script: 0 }
+        Self { list: vec!["alpha", "beta", "gamma"], n: 3, tag: 0, common: 0, script: 0, sub_script: 0, b_on: true }
     }
 
     /// Path → contents of every source file.
@@ -200,7 +205,15 @@ impl Sources {
 
     /// `-v` arguments (besides `aux`).
     pub fn vars(&self) -> Vec<String> {
-        vec!["-v".into(), format!("n={}", self.n), "-v".into(), format!("tag=t{}", self.tag)]
+        let b_on = if self.b_on { "yes" } else { "no" };
+        vec![
+            "-v".into(),
+            format!("n={}", self.n),
+            "-v".into(),
+            format!("tag=t{}", self.tag),
+            "-v".into(),
+            format!("b_on={b_on}"),
+        ]
     }
 }
 
@@ -239,10 +252,12 @@ pub enum Edit {
     Move,
     /// `kill -9` the run this many milliseconds after it starts.
     Kill(u16),
+    /// `-v b_on=…` (`b`'s condition, when it has one).
+    SetBOn(bool),
 }
 
 /// Whether `FLOW_MODEL_SKIP` names `what`: a check, or a feature of the
-/// grammar (`variants`, `cwd`, `combine`, `dynamic`, `nested`, and edits `kill`,
+/// grammar (`variants`, `cwd`, `combine`, `dynamic`, `nested`, `when`, and edits `kill`,
 /// `fail`, `corrupt`, `insert`), left out to look past a known defect.
 pub fn left_out(what: &str) -> bool {
     std::env::var("FLOW_MODEL_SKIP").unwrap_or_default().split(',').any(|s| s.trim() == what)
@@ -257,9 +272,9 @@ pub fn shape() -> impl Strategy<Value = Shape> {
         Just(Source::Matrix),
     ];
     let opts = (any::<bool>(), any::<bool>(), any::<bool>(), proptest::option::of(any::<bool>()), any::<bool>());
-    let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>());
+    let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     (source, opts, rest).prop_map(
-        |(source, (template, variants, cwd, script, common), (mirror, combine, dynamic, nested))| Shape {
+        |(source, (template, variants, cwd, script, common), (mirror, combine, dynamic, nested, gated))| Shape {
             source,
             template,
             variants: variants && !left_out("variants"),
@@ -267,6 +282,7 @@ pub fn shape() -> impl Strategy<Value = Shape> {
             script,
             common,
             mirror,
+            gated: gated && mirror.is_some() && !left_out("when"),
             combine: combine && !left_out("combine"),
             dynamic: dynamic && !left_out("dynamic"),
             nested: nested && !left_out("nested"),
@@ -293,6 +309,7 @@ pub fn edit() -> impl Strategy<Value = Edit> {
         1 => (0..20usize).prop_map(Edit::Fail),
         1 => Just(Edit::Move),
         1 => (0..150u16).prop_map(Edit::Kill),
+        3 => any::<bool>().prop_map(Edit::SetBOn),
     ]
 }
 

@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::draft::Draft;
 use super::options::Options;
 use super::writers::Writers;
-use super::{containers, for_each, group_builder, inference, merge, run_policy, topo_order};
+use super::{condition, containers, for_each, group_builder, inference, merge, run_policy, topo_order};
 use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
 use crate::spec::Workflow;
@@ -38,12 +38,13 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
 
     let container_engine = containers::engine(&mut ctx, workflow);
     let resolved = merge::resolve(&mut ctx, workflow);
+    let (resolved, dropped) = condition::decide(&mut ctx, resolved);
     let writers = Writers::new(&mut ctx, &resolved);
     let mut drafts: Vec<Option<Draft>> =
         resolved.iter().enumerate().map(|(g, r)| group_builder::build(&mut ctx, &writers, r, g)).collect();
     for_each::resolve(&mut ctx, &resolved, &mut drafts);
     // Inputs a failed task would have produced must not be reported missing.
-    let complete = drafts.iter().all(Option::is_some) && resolved.len() == workflow.tasks.len();
+    let complete = drafts.iter().all(Option::is_some) && resolved.len() + dropped.len() == workflow.tasks.len();
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
     let edges = inference::infer(&mut ctx, &resolved, &names, &drafts, complete);
     let max_fails = run_policy::max_fails(&mut ctx, workflow);
@@ -53,9 +54,17 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     let Some(groups) = groups else { return Err(ctx.finish()) };
     let name = workflow.name.as_ref().map_or_else(|| "workflow".to_owned(), |n| n.value.clone());
     match topo_order::sort(&mut ctx, groups, edges) {
-        Some((groups, edges)) if !ctx.has_errors() => {
-            Ok(Graph { name, vars, groups, edges, max_fails, finally, container_engine, images: BTreeMap::new() })
-        }
+        Some((groups, edges)) if !ctx.has_errors() => Ok(Graph {
+            name,
+            vars,
+            groups,
+            edges,
+            max_fails,
+            finally,
+            container_engine,
+            images: BTreeMap::new(),
+            dropped,
+        }),
         _ => Err(ctx.finish()),
     }
 }

@@ -167,6 +167,7 @@ fn inherit(spec: &mut TaskSpec, base: &TaskSpec) {
         continue_on_failure,
         setup,
         container,
+        when,
     );
     let has_expansion = spec.range.is_some()
         || spec.each_line.is_some()

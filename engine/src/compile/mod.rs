@@ -1,7 +1,8 @@
 //! The compiler: a [`crate::spec::Workflow`] in, a validated
 //! [`crate::ir::Graph`] out, or every problem found.
 //!
-//! Passes: layer defaults and templates (`merge`), build each group on its
+//! Passes: layer defaults and templates (`merge`), leave out tasks whose
+//! `when` is false and those needing them (`condition`), build each group on its
 //! own (`group`: expansion, resources, numbers), resolve `for_each`
 //! (`for_each`), render every instance's file names and infer edges
 //! (`deps`, `link`), then check cycles and order groups (`order`). The
@@ -10,6 +11,7 @@
 //! pass's result into the next. This module never runs anything.
 
 mod compiler;
+mod condition;
 mod containers;
 mod ctx;
 mod draft;

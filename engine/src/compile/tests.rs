@@ -98,6 +98,10 @@ error_cases! {
         => [("flow::compile::template", "index")];
     unknown_after: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"b\"]\n", &[]
         => [("flow::compile::bad_after", "\"b\"")];
+    when_undefined_var: "vars = { dock = true }\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\nwhen = \"{{ vars.dok }}\"\n", &[]
+        => [("flow::compile::template", "vars.dok")];
+    when_over_item: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\nwhen = \"{{ item > 1 }}\"\n", &[]
+        => [("flow::compile::template", "item")];
     after_index_out_of_range: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"a[7]\"]\n", &[]
         => [("flow::compile::bad_after", "\"a[7]\"")];
     self_all: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"a\"]\n", &[] => [("flow::compile::cycle", "\"a\"")];
@@ -150,6 +154,92 @@ fn failure_policies_compile_to_the_graph() {
     assert_eq!(g.max_fails, Some(MaxFails::Fraction(0.1)));
     let finally = g.finally.expect("finally");
     assert_eq!((finally.command, finally.timeout), (Command::Argv(vec!["echo".into(), "me".into()]), Some(60)));
+}
+
+/// The names of a graph's tasks and of those it dropped, with why.
+fn kept_and_dropped(g: &Graph) -> (Vec<&str>, Vec<(&str, String)>) {
+    let kept = g.groups.iter().map(|g| g.name.as_str()).collect();
+    let dropped = g.dropped.iter().map(|d| (d.name.as_str(), d.reason.to_string())).collect();
+    (kept, dropped)
+}
+
+#[test]
+fn a_false_when_drops_the_task_and_what_needs_it() {
+    let text = r#"
+vars = { dock = "no" }
+[[tasks]]
+name = "prep"
+command = "x"
+outputs = ["prep.txt"]
+[[tasks]]
+name = "dock"
+when = "{{ vars.dock }}"
+range = "1-3"
+after = ["prep"]
+inputs = ["missing-but-dropped.txt"]
+command = "x"
+outputs = ["out/{{ index }}.txt"]
+[[tasks]]
+name = "score"
+inputs = ["out/*.txt"]
+command = "x"
+[[tasks]]
+name = "mirror"
+for_each = "dock"
+command = "x"
+[[tasks]]
+name = "pick"
+after = ["dock[{{ index }}]"]
+range = "1-3"
+command = "x"
+[[tasks]]
+name = "summary"
+after = ["score"]
+command = "x"
+[[tasks]]
+name = "other"
+after = ["prep"]
+command = "x"
+"#;
+    let g = ok(text, &[]);
+    let (kept, dropped) = kept_and_dropped(&g);
+    assert_eq!(kept, ["prep", "other"]);
+    let names: Vec<&str> = dropped.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["dock", "score", "mirror", "pick", "summary"]);
+    assert_eq!(dropped[0].1, "when `{{ vars.dock }}` was false (rendered `no`)");
+    assert_eq!(dropped[4].1, "needs `score`, which is dropped");
+    assert_eq!(g.edges.len(), 1);
+}
+
+#[test]
+fn a_true_when_keeps_the_task_and_a_file_another_task_writes_keeps_its_reader() {
+    let text = r#"
+vars = { dock = 1 }
+[[tasks]]
+name = "dock"
+when = "{{ vars.dock > 0 }}"
+command = "x"
+outputs = ["a.txt"]
+[[tasks]]
+name = "off"
+when = "{{ vars.dock > 5 }}"
+command = "x"
+outputs = ["b.txt"]
+[[tasks]]
+name = "also"
+command = "x"
+outputs = ["b.txt"]
+[[tasks]]
+name = "read"
+inputs = ["a.txt", "b.txt"]
+command = "x"
+"#;
+    let (_, result) = compile_with(text, &[]);
+    // Two writers of `b.txt` is an error, but only once both are in the run.
+    let g = result.expect("the dropped writer is not a second producer");
+    let (kept, dropped) = kept_and_dropped(&g);
+    assert_eq!(kept, ["dock", "also", "read"]);
+    assert_eq!(dropped, [("off", "when `{{ vars.dock > 5 }}` was false (rendered `False`)".to_owned())]);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::container::{ContainerEngine, ResolvedImage};
 
-use super::{Domain, Edge, EdgeOrigin, Finally, Group, GroupId, Item, MaxFails};
+use super::{Domain, Dropped, Edge, EdgeOrigin, Finally, Group, GroupId, Item, MaxFails};
 
 /// The compiled workflow: groups (tasks and task arrays) and the edges between them.
 ///
@@ -36,6 +36,10 @@ pub struct Graph {
     /// them at its start; empty before a run.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub images: BTreeMap<String, ResolvedImage>,
+    /// Tasks of the file left out of the run (`when` false, or needing one
+    /// that is), in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<Dropped>,
 }
 
 impl Graph {

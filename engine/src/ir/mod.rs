@@ -9,6 +9,7 @@
 mod amount;
 mod critical_path;
 mod domain;
+mod dropped;
 mod edge;
 mod failure_policy;
 mod finally;
@@ -28,6 +29,7 @@ mod upstream;
 pub use amount::{Amount, InvalidAmount};
 pub use critical_path::CriticalPath;
 pub use domain::{Domain, Expansion, IntRange, Item};
+pub use dropped::{DropReason, Dropped};
 pub use edge::{Edge, EdgeKind, EdgeOrigin};
 pub use failure_policy::{BackOff, Failure, MaxFails, RetryOn, TIMED_OUT};
 pub use finally::Finally;

@@ -57,9 +57,13 @@ impl Selector {
     /// What this selector names in `graph`. The error says what is wrong:
     /// an unknown task (with the closest name, or the task list), an index
     /// the task does not have (with the ones it has), or indices of a task
-    /// whose instances are known only at run time.
+    /// whose instances are known only at run time, or why a task of the
+    /// file was dropped from the run.
     pub fn resolve(&self, graph: &Graph) -> Result<Selected, SelectorError> {
         let Some(group) = graph.find(&self.name) else {
+            if let Some(d) = graph.dropped.iter().find(|d| d.name == self.name) {
+                return Err(SelectorError::Dropped { name: d.name.clone(), reason: d.reason.to_string() });
+            }
             let names = graph.groups.iter().map(|g| g.name.as_str());
             let name = self.name.clone();
             return Err(match crate::diag::closest(&self.name, names.clone()) {
@@ -157,5 +161,25 @@ mod tests {
         assert_eq!(Selector::parse("a[1-10:2,20]").unwrap().indices.unwrap().len(), 2);
         assert!(Selector::parse("a[1").is_err());
         assert!(Selector::parse("a[x]").is_err());
+    }
+
+    #[test]
+    fn a_dropped_task_says_why() {
+        let graph = Graph {
+            name: "w".into(),
+            vars: Default::default(),
+            groups: Vec::new(),
+            edges: Vec::new(),
+            dropped: vec![super::super::Dropped {
+                name: "dock".into(),
+                reason: super::super::DropReason::Upstream { task: "prep".into() },
+            }],
+            max_fails: None,
+            finally: None,
+            container_engine: None,
+            images: Default::default(),
+        };
+        let err = Selector::parse("dock").unwrap().resolve(&graph).unwrap_err();
+        assert_eq!(err.to_string(), "`dock` is not in this run: it was dropped, needs `prep`, which is dropped");
     }
 }

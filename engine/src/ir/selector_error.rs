@@ -22,6 +22,14 @@ pub enum SelectorError {
         /// What is wrong with the list.
         source: RangeError,
     },
+    /// The task is in the workflow file but was dropped from the run.
+    #[error("`{name}` is not in this run: it was dropped, {reason}")]
+    Dropped {
+        /// The task.
+        name: String,
+        /// Why it was dropped, in words.
+        reason: String,
+    },
     /// No task has this name, and one has a close name.
     #[error("no task named `{name}`; did you mean `{close}`?")]
     UnknownTaskLike {

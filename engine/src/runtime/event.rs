@@ -29,6 +29,10 @@ pub enum Event {
         /// Tasks whose instances are known only at run time (not in `total`).
         #[serde(skip)]
         dynamic: Vec<String>,
+        /// Tasks of the file dropped from the run by a false `when` (or
+        /// needing one that was), in file order.
+        #[serde(skip)]
+        dropped: Vec<String>,
         /// The access file remote workers join with, if the run listens for
         /// them. Left out of the serialised event: it is always
         /// `access.json` in `run_dir`, and whoever started the run chose to

@@ -144,6 +144,8 @@ pub struct TaskSpec {
     pub setup: Option<Sp<Vec<Sp<String>>>>,
     /// Image the task runs in: `"docker://ghcr.io/org/image:tag"`, a local image name (`"localhost/tools:1"`), or a `.sif` file relative to the workflow file. Template over `vars`.
     pub container: Option<Sp<String>>,
+    /// Condition: a template over `vars` and `env`, decided before the run. When it renders false (`""`, `false`, `no`, `0`, `none`, `[]`), the task is left out of the run, and so is every task that needs it.
+    pub when: Option<Sp<String>>,
 }
 
 /// An alternative resource request inside `variants`.

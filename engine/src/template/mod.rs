@@ -8,8 +8,10 @@ mod marker;
 mod render;
 mod scope;
 mod taint;
+mod truth;
 
 pub use diagnostic::{is_context_name, template_diagnostic, undefined_name};
 pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
 pub use scope::{group_scope, instance_scope, namespace_vars};
 pub use taint::{Leak, LeakKind, data_leaks};
+pub use truth::is_true;

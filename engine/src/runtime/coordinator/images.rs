@@ -90,6 +90,7 @@ mod tests {
             images: BTreeMap::new(),
             max_fails: None,
             finally: None,
+            dropped: Vec::new(),
         }
     }
 

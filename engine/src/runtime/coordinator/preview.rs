@@ -110,6 +110,10 @@ pub struct TaskPreview {
     /// file that is not there): a note naming them and how to track them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked_scripts: Option<String>,
+    /// For a task dropped from the run (its `when` was false, or it needs
+    /// a dropped task): why, in words. It has no instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
 }
 
 /// One instance that would run, and why.
@@ -158,6 +162,9 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
     let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
     let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
     let mut tasks = Vec::new();
+    // A run moves aside what dropped tasks left before anything else.
+    let dropped_moved = stale.settle_dropped(&factory, &state, true);
+    hidden.extend(dropped_moved.iter().flat_map(|m| &m.files).map(|f| base_dir.join(f)));
     for g in 0..graph.groups.len() {
         let id = GroupId(g as u32);
         if let Domain::Deferred { expansion } = &factory.graph().group(id).domain {
@@ -197,6 +204,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             stale_examples: Vec::new(),
             instances_run: Vec::new(),
             untracked_scripts: None,
+            dropped: None,
         };
         for moved in stale.settle(&factory, &[id], None, &state, true) {
             preview.stale_outputs += moved.files.len() as u64;
@@ -255,6 +263,24 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
         tasks.push(preview);
     }
+    tasks.extend(graph.dropped.iter().map(|d| {
+        let moved = dropped_moved.iter().find(|m| m.task == d.name).map_or(&[][..], |m| &m.files[..]);
+        TaskPreview {
+            task: d.name.clone(),
+            instances: Some(0),
+            run: 0,
+            unchanged: 0,
+            reasons: Vec::new(),
+            known_after: Vec::new(),
+            later_parts: 0,
+            implicit_inputs: Vec::new(),
+            stale_outputs: moved.len() as u64,
+            stale_examples: moved.iter().take(EXAMPLES).cloned().collect(),
+            instances_run: Vec::new(),
+            untracked_scripts: None,
+            dropped: Some(d.reason.to_string()),
+        }
+    }));
     Ok(tasks)
 }
 

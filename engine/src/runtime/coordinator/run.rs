@@ -216,6 +216,7 @@ fn announce(
             .filter(|&g| graph.is_dynamic(g))
             .map(|g| graph.group(g).name.clone())
             .collect(),
+        dropped: graph.dropped.iter().map(|d| d.name.clone()).collect(),
         access: listening.then(|| run.access()),
     }];
     first.extend(warnings.into_iter().map(|message| Event::Warning { message }));

@@ -8,6 +8,8 @@
 //! are: at the start for a static group, when a dynamic group is expanded,
 //! part by part for a per-instance fan-out. [`StaleOutputs`] holds the
 //! recorded instances not yet judged, keyed so each judgement is made once.
+//! A task a false `when` dropped has no instance at all: what its earlier
+//! successes left is moved aside at the start, like a vanished instance's.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -50,6 +52,8 @@ pub struct Moved {
 #[derive(Debug, Default)]
 pub struct StaleOutputs {
     pending: HashMap<(GroupId, Option<i64>), Vec<Recorded>>,
+    /// The earlier successes of each task dropped from the run, by name.
+    dropped: Vec<(String, Vec<Recorded>)>,
 }
 
 impl StaleOutputs {
@@ -65,7 +69,37 @@ impl StaleOutputs {
                 }
             }
         }
-        Self { pending }
+        let dropped = graph
+            .dropped
+            .iter()
+            .map(|d| {
+                let recorded = previous
+                    .done_of(&d.name)
+                    .map(|(label, wrote)| Recorded { label: label.to_owned(), wrote: wrote.clone() });
+                (d.name.clone(), recorded.filter(|r| !r.outputs().is_empty()).collect::<Vec<_>>())
+            })
+            .filter(|(_, recorded)| !recorded.is_empty())
+            .collect();
+        Self { pending, dropped }
+    }
+
+    /// Moves what the earlier successes of the tasks dropped from the run
+    /// left into `into` (unless `dry`), once — except files an instance
+    /// of a task whose instances are known declares now.
+    pub fn settle_dropped(&mut self, factory: &JobFactory, into: &Path, dry: bool) -> Vec<Moved> {
+        let dropped = std::mem::take(&mut self.dropped);
+        if dropped.is_empty() {
+            return Vec::new();
+        }
+        let graph = factory.graph();
+        let mut declared = HashSet::new();
+        for g in (0..graph.groups.len() as u32).map(GroupId).filter(|&g| !graph.is_dynamic(g)) {
+            declared.extend(declared_outputs(factory, g, 0..graph.group(g).count));
+        }
+        dropped
+            .into_iter()
+            .filter_map(|(task, recorded)| move_aside(factory.base_dir(), &task, recorded, &declared, into, dry))
+            .collect()
     }
 
     /// Judges the recorded instances of `groups` (or, with `part`, of the

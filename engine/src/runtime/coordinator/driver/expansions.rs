@@ -104,7 +104,8 @@ impl Driver {
 
     /// Moves aside the outputs of instances of `groups` (of one part of
     /// them, with `part`) that no longer exist, now that their instances
-    /// are known and before any of them, or anything after them, runs.
+    /// are known and before any of them, or anything after them, runs;
+    /// the first time, also what tasks dropped from the run left.
     pub(super) fn settle_stale(&mut self, groups: &[GroupId], part: Option<i64>) {
         if self.options.keep_stale_outputs {
             return;
@@ -112,7 +113,9 @@ impl Driver {
         let dir = self.run_dir.path.join("stale");
         let dry = self.options.dry_exec;
         let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
-        for moved in self.stale.settle(&self.factory, groups, part, &dir, dry) {
+        let mut all = self.stale.settle_dropped(&self.factory, &dir, dry);
+        all.extend(self.stale.settle(&self.factory, groups, part, &dir, dry));
+        for moved in all {
             let Moved { task, labels, files } = moved;
             if dry {
                 let base = &self.options.base_dir;

@@ -124,6 +124,7 @@ pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
         finally: None,
         container_engine: None,
         images: BTreeMap::new(),
+        dropped: Vec::new(),
     }
 }
 

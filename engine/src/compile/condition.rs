@@ -1,0 +1,90 @@
+//! The `when` pass: tasks whose condition renders false are left out of
+//! the graph, and so is every task that needs one of them — through
+//! `after`, an input only they write, `for_each`, or the file it expands
+//! over ("skip propagates").
+//!
+//! A condition sees `vars` and `env` only, so it is decided here, once,
+//! before any instance exists.
+
+use std::collections::HashMap;
+
+use super::ctx::Ctx;
+use super::resolved::Resolved;
+use super::symbolic;
+use super::writers::Writers;
+use crate::ir::{DropReason, Dropped};
+use crate::template::is_true;
+
+/// Splits `resolved` into the tasks that run and those left out, in file
+/// order. A `when` that cannot be rendered is reported and its task kept,
+/// so the passes after this one still check it.
+pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dropped>) {
+    let mut reasons: Vec<Option<DropReason>> = resolved.iter().map(|r| own_condition(ctx, r)).collect();
+    if reasons.iter().all(Option::is_none) {
+        return (resolved, Vec::new());
+    }
+    propagate(ctx, &resolved, &mut reasons);
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for (r, reason) in resolved.into_iter().zip(reasons) {
+        match reason {
+            Some(reason) => dropped.push(Dropped { name: r.name, reason }),
+            None => kept.push(r),
+        }
+    }
+    (kept, dropped)
+}
+
+/// Why `r` is left out by its own `when`, if it is.
+fn own_condition(ctx: &mut Ctx, r: &Resolved) -> Option<DropReason> {
+    let when = r.spec.when.as_ref()?;
+    let rendered = ctx.render_vars(when, "when")?;
+    (!is_true(&rendered)).then(|| DropReason::Condition { when: when.value.clone(), rendered })
+}
+
+/// Leaves out every task that needs a task left out, until none is left.
+fn propagate(ctx: &mut Ctx, resolved: &[Resolved], reasons: &mut [Option<DropReason>]) {
+    let writers = Writers::new(ctx, resolved);
+    let position: HashMap<&str, usize> = resolved.iter().enumerate().map(|(g, r)| (r.name.as_str(), g)).collect();
+    let needs: Vec<Vec<Vec<usize>>> =
+        resolved.iter().enumerate().map(|(g, r)| needs(ctx, &writers, &position, g, r)).collect();
+    loop {
+        let mut changed = false;
+        for g in 0..resolved.len() {
+            if reasons[g].is_some() {
+                continue;
+            }
+            let lost = needs[g].iter().find(|any_of| any_of.iter().all(|&up| reasons[up].is_some()));
+            if let Some(&up) = lost.and_then(|any_of| any_of.first()) {
+                reasons[g] = Some(DropReason::Upstream { task: resolved[up].name.clone() });
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// What `r` (at position `g`) cannot run without, each need as the tasks
+/// any one of which meets it: the task each of its `after` and its
+/// `for_each` name, and the writers of each of its inputs and of its
+/// expansion file (a file no task writes is not needed from any).
+fn needs(ctx: &mut Ctx, writers: &Writers, position: &HashMap<&str, usize>, g: usize, r: &Resolved) -> Vec<Vec<usize>> {
+    let spec = &r.spec;
+    let mut out = Vec::new();
+    let after = spec.after.iter().flat_map(|l| l.value.iter()).map(|a| a.value.as_str());
+    for text in after.chain(spec.for_each.as_ref().map(|f| f.value.as_str())) {
+        let selector = symbolic::render(ctx, &r.name, text);
+        let name = selector.split('[').next().unwrap_or_default().trim();
+        out.extend(position.get(name).map(|&up| vec![up]));
+    }
+    for file in spec.inputs.iter().flat_map(|l| l.value.iter()).chain(r.nested_file()) {
+        let path = symbolic::render(ctx, &r.name, &file.value);
+        let by = if symbolic::is_symbolic(&path) { writers.of_pattern(&path, g) } else { writers.of(&path, g) };
+        if !by.is_empty() {
+            out.push(by);
+        }
+    }
+    out
+}
