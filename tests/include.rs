@@ -196,3 +196,26 @@ fn run_keys_belong_to_the_including_file_and_image_files_are_relative() {
     let group = &plan["groups"][0];
     assert_eq!((&group["name"], &group["template"]["container"]), (&"x.t".into(), &"lib/img.sif".into()), "{group}");
 }
+
+/// A condition in an included file reads that file's variables, set by
+/// the command line through its namespace; `[finally]` reads the root's.
+#[test]
+fn a_condition_in_an_included_file_reads_its_own_variables() {
+    let t = Test::new()
+        .workflow(
+            "include = [\"lib/x.toml\"]\n\n[vars]\nenabled = false\nword = \"root\"\n\n\
+             [finally]\ncommand = \"echo {{ vars.word }} > finally.txt\"\n\n\
+             [[tasks]]\nname = \"a\"\ncommand = \"true\"\n",
+        )
+        .file(
+            "lib/x.toml",
+            "[vars]\nenabled = true\nword = \"lib\"\n\n[[tasks]]\nname = \"t\"\nwhen = \"{{ vars.enabled }}\"\n\
+             command = \"echo ran > t.txt\"\noutputs = [\"t.txt\"]\n",
+        );
+    let plan: serde_json::Value = serde_json::from_str(&t.success_with(&["plan", "--json"])).expect("JSON");
+    assert_eq!(plan["dropped"], serde_json::Value::Null, "{plan}");
+    let plan: serde_json::Value =
+        serde_json::from_str(&t.success_with(&["plan", "--json", "-v", "x.enabled=false"])).expect("JSON");
+    assert_eq!(plan["dropped"][0]["name"], "x.t", "{plan}");
+    t.args(["run"]).expect_file("lib/t.txt", "ran\n").expect_file("finally.txt", "root\n").success();
+}

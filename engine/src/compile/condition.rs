@@ -38,6 +38,7 @@ pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dro
 /// Why `r` is left out by its own `when`, if it is.
 fn own_condition(ctx: &mut Ctx, r: &Resolved) -> Option<DropReason> {
     let when = r.spec.when.as_ref()?;
+    ctx.enter_task(&r.name);
     let rendered = ctx.render_vars(when, "when")?;
     (!is_true(&rendered)).then(|| DropReason::Condition { when: when.value.clone(), rendered })
 }

@@ -33,6 +33,8 @@ pub fn max_fails(ctx: &mut Ctx, workflow: &Workflow) -> Option<MaxFails> {
 /// `[finally]`: exactly one of `command`/`argv`, each template rendered
 /// with `vars` (there are no instances to render it for).
 pub fn finally(ctx: &mut Ctx, spec: &Sp<FinallySpec>) -> Option<Finally> {
+    // The run's own keys see the workflow's variables.
+    ctx.enter_task(Finally::LABEL);
     let f = &spec.value;
     let command = match (&f.command, &f.argv) {
         (Some(cmd), None) => ctx.render_vars(cmd, "finally.command").map(Command::Shell),
