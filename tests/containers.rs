@@ -282,7 +282,7 @@ impl Podman {
         let bin = root.path().join("bin");
         fs_err::create_dir_all(&bin).unwrap();
         fs_err::copy("/bin/busybox", bin.join("busybox")).expect("busybox-static is installed");
-        for applet in ["sh", "cat", "echo", "id", "pwd", "sleep", "env", "tr"] {
+        for applet in ["sh", "cat", "echo", "id", "pwd", "sleep", "env", "tr", "sort"] {
             std::os::unix::fs::symlink("busybox", bin.join(applet)).unwrap();
         }
         fs_err::write(root.path().join("marker"), marker).unwrap();
@@ -361,4 +361,28 @@ fn a_timeout_kills_the_task_inside_its_container() {
     assert!(out.stderr.contains("✗ nap failed: timed out after 2s"), "{}", out.stderr);
     let left = podman.run(&["ps", "-a", "--filter", &format!("ancestor={name}"), "--format", "{{.ID}}"]);
     assert_eq!(String::from_utf8_lossy(&left.stdout), "", "a container is left behind");
+}
+
+/// The pocket-docking example runs its `summary` in the image `-v image=`
+/// names, with the same result as on the host.
+#[test]
+#[ignore = "needs podman (apt-get install podman runc catatonit busybox-static): pass --include-ignored"]
+fn the_pocket_docking_example_runs_its_summary_in_a_container() {
+    if !podman_available() {
+        return;
+    }
+    let mut podman = Podman::new();
+    let name = format!("localhost/flow-docking-{}:1", std::process::id());
+    podman.import_busybox(&name, "");
+    let t = Test::new();
+    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    let t = t.env("CONTAINERS_CONF", &podman.conf());
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let on_host = fs_err::read_to_string(t.path().join("summary.txt")).expect("summary");
+    let image = format!("image={name}");
+    let out = t.run_with(&["run", "-v", &image]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(counts(t.path()), (1, 17, 0), "the image is part of the summary's fingerprint: only it ran");
+    assert_eq!(fs_err::read_to_string(t.path().join("summary.txt")).expect("summary"), on_host);
 }

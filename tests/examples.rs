@@ -28,6 +28,9 @@ fn without_spans(mut v: serde_json::Value) -> serde_json::Value {
             g.as_object_mut().map(|g| g.remove("span"));
         }
     }
+    if let Some(finally) = v["finally"].as_object_mut() {
+        finally.remove("span");
+    }
     v
 }
 
@@ -117,4 +120,30 @@ fn every_example_profile_prints_its_job_script_and_can_run_every_task() {
         }
     }
     assert!(seen >= 2, "the examples have Slurm and PBS profiles");
+}
+
+/// The pocket-docking example shows the pipeline keys in one file: an
+/// included report under its namespace, a docking turned away once (exit
+/// 75) and retried after its delay, a notification dropped by its `when`,
+/// and `[finally]` recording every run's outcome.
+#[test]
+fn the_pocket_docking_example_includes_retries_and_finishes() {
+    let t = Test::new();
+    copy_dir(&root().join("examples/workflows/pocket-docking"), t.path());
+    fs_err::write(t.path().join("busy"), "").expect("busy marker");
+    let busy = t.path().join("busy").display().to_string();
+    let t = t.env("DOCK_BUSY", &busy);
+    let out = t.run_with(&["run", "-v", "report.top=2"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let summary = fs_err::read_to_string(t.path().join("summary.txt")).expect("summary");
+    let best = fs_err::read_to_string(t.path().join("lib/best.txt")).expect("the included report ran");
+    assert_eq!(best, summary.lines().take(2).map(|l| format!("{l}\n")).collect::<String>());
+    let docked: Vec<String> = crate::run::statuses(&t, None).into_keys().filter(|l| l.starts_with("dock[")).collect();
+    assert_eq!(docked.len(), 10, "{docked:?}");
+    let list = t.success_with(&["log", "list", "--format", "tsv", "--columns", "task,attempt,exit"]);
+    let failed: Vec<&str> = list.lines().filter(|l| l.ends_with("\t75")).collect();
+    assert_eq!(failed.len(), 1, "one docking was turned away once:\n{list}");
+    let runs_log = fs_err::read_to_string(t.path().join("runs.log")).expect("finally ran");
+    assert!(runs_log.ends_with(": succeeded, 18 succeeded, 0 failed\n"), "{runs_log}");
+    assert!(out.stderr.contains("dropped by `when`: `notify`"), "{}", out.stderr);
 }

@@ -305,17 +305,19 @@ fn the_pocket_docking_example_docks_into_every_pocket() {
     let docked: Vec<&str> = labels.keys().filter(|l| l.starts_with("dock[")).map(String::as_str).collect();
     // 2xyz (index 2) has no pocket; 3ert (index 1) has three.
     insta::assert_snapshot!(docked.join(" "), @"dock[0.0] dock[0.1] dock[1.0] dock[1.1] dock[1.2] dock[3.0] dock[3.1] dock[4.0] dock[5.0] dock[5.1]");
-    // Editing the docking script reruns every pose and the summary, nothing else.
+    // Editing the docking script reruns every pose, the summary and the
+    // included report on it, nothing else.
     let script = read(&t, "scripts/dock.sh").replace("* 7", "* 9");
     fs_err::write(t.path().join("scripts/dock.sh"), script).expect("edit the script");
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
     insta::assert_snapshot!(t.normalize(&again.stderr), @r"
-        run [RUN]: 7 instances of 3 tasks, + the instances of `dock` (known at run time); dropped by `when`: `notify`
-        results: summary.txt
+        run [RUN]: 8 instances of 4 tasks, + the instances of `dock` (known at run time); dropped by `when`: `notify`
+        results: lib/best.txt
         log:  flow log list
         report:  flow report
-        run [RUN]: 11 succeeded, 6 unchanged (skipped) in [TIME]
+        finally: succeeded in [TIME]
+        run [RUN]: 12 succeeded, 6 unchanged (skipped) in [TIME]
     ");
 }
 
