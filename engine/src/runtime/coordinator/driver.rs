@@ -477,7 +477,7 @@ impl Driver {
                 }
                 self.recorder.event(Event::TaskCancelled { task, label: self.factory.label(task), reason });
             }
-            TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } => {}
+            TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } | TaskState::Skipped(_) => {}
         }
     }
 

@@ -184,6 +184,7 @@ impl Core {
             succeeded: self.groups.iter().map(|g| g.succeeded).sum(),
             failed: self.failed,
             cancelled: self.groups.iter().map(|g| g.cancelled).sum(),
+            skipped: self.groups.iter().map(|g| g.skipped).sum(),
         }
     }
 
@@ -224,15 +225,7 @@ impl Core {
             let to = link.to();
             let target = &mut self.groups[to];
             match link {
-                Link::All { .. } if complete => {
-                    target.blocked_by -= 1;
-                    if target.blocked_by == 0 && target.deferred {
-                        self.resolvable.push(Self::group_id(to));
-                    }
-                    if target.blocked_by == 0 {
-                        self.unblock_parts(to);
-                    }
-                }
+                Link::All { .. } if complete => self.source_done(to),
                 Link::All { .. } => continue,
                 Link::Parts { .. } => self.parent_done(to, i),
                 _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
@@ -240,6 +233,18 @@ impl Core {
             if self.order.set_active(to, self.groups[to].is_active()) {
                 self.epoch += 1;
             }
+        }
+    }
+
+    /// One `All` source of group `to` is complete.
+    pub(super) fn source_done(&mut self, to: usize) {
+        let target = &mut self.groups[to];
+        target.blocked_by -= 1;
+        if target.blocked_by == 0 && target.deferred {
+            self.resolvable.push(Self::group_id(to));
+        }
+        if target.blocked_by == 0 {
+            self.unblock_parts(to);
         }
     }
 

@@ -43,6 +43,10 @@ impl Core {
                 self.release_dependents(task);
                 Retry::NotFailed
             }
+            TaskResult::Skipped => {
+                self.skip(task, out);
+                Retry::NotFailed
+            }
             TaskResult::Failed | TaskResult::NotRetryable => {
                 let history = self.history.entry(task).or_default();
                 history.failures += 1;
@@ -165,7 +169,7 @@ impl Core {
     }
 
     /// Drops the history of `task`, which reached its final state.
-    fn forget(&mut self, task: TaskId) {
+    pub(super) fn forget(&mut self, task: TaskId) {
         if !self.history.is_empty() {
             self.history.remove(&task);
         }

@@ -34,6 +34,8 @@ pub(super) enum Instance {
     Failed,
     /// Will not run.
     Cancelled,
+    /// Left out by its `when`, or by what it waits for being left out.
+    Skipped,
 }
 
 /// Where the part of one parent instance of a nested group is.
@@ -53,6 +55,8 @@ pub(super) enum PartState {
     Cancelled,
     /// Its file could not be read.
     Failed,
+    /// Never known: its parent instance was skipped.
+    Skipped,
 }
 
 /// One group's instances and counters.
@@ -111,6 +115,11 @@ pub(super) struct GroupState {
     pub(super) succeeded: u64,
     pub(super) failed: u64,
     pub(super) cancelled: u64,
+    /// Instances skipped.
+    pub(super) skipped: u64,
+    /// Parts, and the placeholder of a group known only at run time,
+    /// never known because what they wait for was skipped.
+    pub(super) skipped_parts: u64,
     states: Vec<Instance>,
     /// Unfinished per-instance dependencies of each instance (empty when
     /// the group has none).
@@ -168,6 +177,8 @@ impl GroupState {
             succeeded: 0,
             failed: 0,
             cancelled: 0,
+            skipped: 0,
+            skipped_parts: 0,
             states: vec![Instance::Pending; count as usize],
             remaining,
             cursor,
@@ -224,9 +235,16 @@ impl GroupState {
         if self.blocked_by == 0 { self.queued + self.checked_ready } else { 0 }
     }
 
-    /// Whether every instance succeeded (or failed with its failure ignored).
+    /// Whether every instance succeeded, was skipped, or failed with its
+    /// failure ignored.
     pub(super) fn is_complete(&self) -> bool {
-        !self.deferred && self.parts_left == 0 && self.succeeded + self.ignored == self.count
+        !self.deferred && self.parts_left == 0 && self.succeeded + self.ignored + self.skipped == self.count
+    }
+
+    /// Whether the group is complete and nothing of it ran: every instance
+    /// and part it had was skipped.
+    pub(super) fn is_all_skipped(&self) -> bool {
+        self.skipped + self.skipped_parts > 0 && self.succeeded + self.ignored == 0 && self.is_complete()
     }
 
     /// Gives a nested group `parts` parts, each a pending placeholder.
@@ -240,7 +258,11 @@ impl GroupState {
     /// ended already.
     pub(super) fn end_part(&mut self, outer: u64, state: PartState) -> bool {
         match self.parts.get_mut(outer as usize) {
-            Some(p) if !matches!(p, PartState::Known | PartState::Cancelled | PartState::Failed) => *p = state,
+            Some(p)
+                if !matches!(p, PartState::Known | PartState::Cancelled | PartState::Failed | PartState::Skipped) =>
+            {
+                *p = state
+            }
             _ => return false,
         }
         self.parts_left -= 1;
@@ -248,6 +270,7 @@ impl GroupState {
         match state {
             PartState::Cancelled => self.cancelled += 1,
             PartState::Failed => self.failed += 1,
+            PartState::Skipped => self.skipped_parts += 1,
             _ => {}
         }
         true
@@ -281,7 +304,10 @@ impl GroupState {
         }
         self.deferred = false;
         self.pending -= 1;
-        self.count_end(state);
+        match state {
+            Instance::Skipped => self.skipped_parts += 1,
+            _ => self.count_end(state),
+        }
         true
     }
 
@@ -454,6 +480,7 @@ impl GroupState {
             Instance::Succeeded => self.succeeded += 1,
             Instance::Failed => self.failed += 1,
             Instance::Cancelled => self.cancelled += 1,
+            Instance::Skipped => self.skipped += 1,
             Instance::Pending | Instance::Checking | Instance::Checked | Instance::Running | Instance::Delayed => {}
         }
     }

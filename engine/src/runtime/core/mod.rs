@@ -31,6 +31,7 @@ mod out;
 mod precheck;
 mod prefetch;
 mod retry;
+mod skips;
 mod state_counts;
 mod unschedulable;
 mod waiting;

@@ -28,6 +28,9 @@ pub enum TaskResult {
     /// The attempt failed in a way the task's `retry_on` does not list: it
     /// is not retried.
     NotRetryable,
+    /// The instance's `when` rendered false when it was about to start: it
+    /// did not run.
+    Skipped,
 }
 
 /// A state a task reaches, reported through [`Out::state`]. Starting is
@@ -57,6 +60,18 @@ pub enum TaskState {
     Ignored,
     /// The task will not run.
     Cancelled(CancelReason),
+    /// The task did not run and counts as done for what waits on it.
+    Skipped(SkipReason),
+}
+
+/// Why a task was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    /// Its own `when` rendered false.
+    Condition,
+    /// It waits for the id, which was skipped: element-wise, or as a whole
+    /// task every instance of which was skipped.
+    Upstream(TaskId),
 }
 
 /// Why a task was cancelled.

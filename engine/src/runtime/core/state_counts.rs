@@ -16,4 +16,6 @@ pub struct StateCounts {
     pub failed: u64,
     /// Will not run.
     pub cancelled: u64,
+    /// Did not run: left out by a `when`.
+    pub skipped: u64,
 }

@@ -12,5 +12,6 @@ mod prefetch;
 mod resources;
 mod retry;
 mod scale;
+mod skips;
 mod slots;
 mod waiting;

@@ -160,3 +160,39 @@ fn a_nested_group_no_worker_can_run_is_cancelled_with_its_parts() {
 fn t3() -> TaskId {
     t(3, 0)
 }
+
+#[test]
+fn a_skipped_parent_instance_skips_its_part_and_the_rest_runs() {
+    let (mut env, mut g) = env();
+    env.worker(3, 0);
+    env.schedule();
+    let events = env.report(t(0, 1), crate::runtime::core::TaskResult::Skipped);
+    let upstream = TaskState::Skipped(crate::runtime::core::out::SkipReason::Upstream(t(0, 1)));
+    assert_eq!(
+        events,
+        [
+            (t(0, 1), TaskState::Skipped(crate::runtime::core::out::SkipReason::Condition)),
+            (TaskId::part(GroupId(1), 1), upstream),
+            (TaskId::part(GroupId(2), 1), upstream),
+        ]
+    );
+    env.finish(t(0, 0));
+    env.finish(t(0, 2));
+    add(&mut env, &mut g, 0, &["a"]);
+    add(&mut env, &mut g, 2, &[]);
+    let ran = env.drain(|_| crate::runtime::core::TaskResult::Succeeded);
+    assert_eq!(ran.last(), Some(&t(3, 0)), "what waits for the whole nested group runs last");
+    assert!(env.core.is_finished());
+}
+
+#[test]
+fn a_nested_group_whose_parents_were_all_skipped_skips_what_waits_for_it() {
+    let (mut env, _) = env();
+    env.worker(3, 0);
+    env.schedule();
+    for i in 0..3 {
+        env.report(t(0, i), crate::runtime::core::TaskResult::Skipped);
+    }
+    assert!(env.core.is_finished(), "`after` is skipped: nothing it waits for ran");
+    assert_eq!(env.counts().skipped, 4);
+}
