@@ -101,6 +101,7 @@ fn heading(kind: ReasonKind) -> (u8, &'static str, bool) {
         ReasonKind::NotRun => (10, "never finished (the run stopped)", false),
         ReasonKind::Succeeded => (11, "succeeded", false),
         ReasonKind::Cached => (12, "unchanged since an earlier run", false),
+        ReasonKind::Skipped => (13, "skipped by `when`", false),
     }
 }
 
@@ -193,6 +194,10 @@ impl Text {
             Reason::Cancelled { message, ended_us } => {
                 let at = ended_us.map(|us| format!(" at {}", utc(us, UtcStyle::Readable))).unwrap_or_default();
                 format!("cancelled{at}: {}", message.as_deref().unwrap_or("no reason recorded"))
+            }
+            Reason::Skipped { message, ended_us } => {
+                let at = ended_us.map(|us| format!(" at {}", utc(us, UtcStyle::Readable))).unwrap_or_default();
+                format!("skipped{at}: {}", message.as_deref().unwrap_or("no reason recorded"))
             }
             Reason::Lost { ran, .. } => {
                 format!("lost{}: its worker went away and the run ended before it ran again", on(ran.worker.as_ref()))

@@ -197,6 +197,9 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
             }
             (None, Some(n)) => {
                 let _ = write!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
+                if task.skipped > 0 {
+                    let _ = write!(out, ", {} skipped by `when`", task.skipped);
+                }
                 if task.later_parts > 0 {
                     let parts = plural(task.later_parts, "part");
                     let _ = write!(out, "; {parts} known after `{}` runs", task.known_after.join("`, `"));

@@ -73,7 +73,7 @@ impl Display {
                             bar.println(text);
                         }
                     }
-                    Event::TaskCancelled { .. } => bar.inc(1),
+                    Event::TaskCancelled { .. } | Event::TaskSkipped { .. } => bar.inc(1),
                     Event::PartExpanded { count, .. } => bar.inc_length(*count),
                     Event::Expanded { count, .. } => {
                         bar.inc_length(*count);
@@ -113,6 +113,7 @@ impl Display {
             (summary.failed, "failed"),
             (summary.ignored, "failed (ignored)"),
             (summary.cancelled, "cancelled"),
+            (summary.skipped, "skipped by `when`"),
         ] {
             if n > 0 {
                 parts.push(format!("{n} {what}"));

@@ -35,6 +35,7 @@ mod rerun;
 mod resources;
 mod run;
 mod schema;
+mod skipped;
 mod slurm;
 mod status;
 mod storage;

@@ -27,6 +27,9 @@ pub struct Counts {
     /// Failed, and waiting to run again after their `retry_delay`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retrying: u64,
+    /// Did not run: their `when` was false, or they wait on a skipped instance.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
     /// Of `failed`, those whose task's `continue_on_failure` ignores the
     /// failure: they do not make the run fail.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -46,6 +49,7 @@ impl Counts {
             cached: s.cached,
             failed: s.failed + s.ignored,
             cancelled: s.cancelled,
+            skipped: s.skipped,
             ignored: s.ignored,
             ..Counts::default()
         }
@@ -61,6 +65,7 @@ impl Counts {
             cached: c.cached,
             failed: c.failed,
             cancelled: c.cancelled,
+            skipped: c.skipped,
             running: c.running + c.lost,
             queued: c.waiting,
             ..Counts::default()
@@ -81,6 +86,7 @@ impl Counts {
                     counts.ignored += u64::from(ignores(last.task.group.index()));
                 }
                 JournalStatus::Cancelled => counts.cancelled += 1,
+                JournalStatus::Skipped => counts.skipped += 1,
                 JournalStatus::Running | JournalStatus::Lost => counts.running += 1,
             }
         }
@@ -89,7 +95,7 @@ impl Counts {
 
     /// Instances that ended, however they ended.
     pub fn done(&self) -> u64 {
-        self.succeeded + self.cached + self.failed + self.cancelled
+        self.succeeded + self.cached + self.failed + self.cancelled + self.skipped
     }
 
     fn with_queued(mut self) -> Self {

@@ -45,7 +45,9 @@ pub enum RunEvent<'a> {
         task: TaskRef,
         /// The attempt, 0 first.
         attempt: u32,
-        /// How it ended: `succeeded`, `cached`, `failed` or `cancelled`.
+        /// How it ended: `succeeded`, `cached`, `failed`, `cancelled`, or
+        /// `skipped` (it did not run: its `when` was false, or it waits on a
+        /// skipped instance; `reason` says which).
         state: State,
         /// A failed attempt's exit code, if it exited.
         exit_code: Option<i32>,
@@ -231,6 +233,20 @@ impl<'a> RunEvent<'a> {
             Event::TaskCancelled { task, label, reason } => {
                 RunEvent::TaskCancelled { task: task_ref(graph, *task, label), reason }
             }
+            Event::TaskSkipped { task, label, reason, location } => RunEvent::TaskFinished {
+                task: task_ref(graph, *task, label),
+                attempt: 0,
+                state: State::Skipped,
+                exit_code: None,
+                signal: None,
+                reason: Some(reason),
+                retrying: false,
+                retry_at_us: None,
+                duration_us: 0,
+                stderr_tail: "",
+                location,
+                metrics: None,
+            },
             Event::Expanded { name, file, count, .. } => RunEvent::Expanded { task: name, file, count: *count },
             Event::PartExpanded { group, label, file, count } => RunEvent::PartExpanded {
                 task: TaskRef::labelled(name(graph, *group), label.clone()),

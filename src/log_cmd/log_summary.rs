@@ -99,7 +99,7 @@ impl RunSummary {
         let c = &self.counts;
         let states = [(c.succeeded, "succeeded"), (c.cached, "cached"), (c.failed, "failed")]
             .into_iter()
-            .chain([(c.cancelled, "cancelled"), (c.running, "running")])
+            .chain([(c.cancelled, "cancelled"), (c.skipped, "skipped"), (c.running, "running")])
             .filter(|&(n, _)| n > 0)
             .map(|(n, word)| format!("{n} {word}"))
             .collect::<Vec<_>>();

@@ -3,8 +3,10 @@
 //! `after`, an input only they write, `for_each`, or the file it expands
 //! over ("skip propagates").
 //!
-//! A condition sees `vars` and `env` only, so it is decided here, once,
-//! before any instance exists.
+//! A condition over `vars` and `env` is decided here, once, before any
+//! instance exists. One that names `item`, `index` or `subindex` is kept
+//! in the task's template and decided per instance when the run starts it
+//! (the instance is then skipped, not left out of the graph).
 
 use std::collections::HashMap;
 
@@ -39,6 +41,9 @@ pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dro
 fn own_condition(ctx: &mut Ctx, r: &Resolved) -> Option<DropReason> {
     let when = r.spec.when.as_ref()?;
     ctx.enter_task(&r.name);
+    if ctx.names_instance(when) {
+        return None;
+    }
     let rendered = ctx.render_vars(when, "when")?;
     (!is_true(&rendered)).then(|| DropReason::Condition { when: when.value.clone(), rendered })
 }

@@ -123,6 +123,16 @@ impl<'a> Ctx<'a> {
         self.render_before_run(text, key, None)
     }
 
+    /// Whether `text` (a `when`) cannot be decided with `vars` and `env`
+    /// because it names an instance's `item`, `index` or `subindex`: it is
+    /// then decided per instance, when the run starts it.
+    pub fn names_instance(&mut self, text: &Sp<String>) -> bool {
+        let scope = self.vars_scope(None);
+        let Err(e) = self.renderer.render_str(&text.value, &scope) else { return false };
+        let name = undefined_name(&e, &text.value).unwrap_or_default();
+        matches!(name.split(['.', '[']).next(), Some("item" | "index" | "subindex"))
+    }
+
     /// Renders the value of `key` with `vars` and, for a resource key
     /// rendered per attempt, `attempt`; reports errors against `key`.
     fn render_before_run(&mut self, text: &Sp<String>, key: &str, attempt: Option<u32>) -> Option<String> {
@@ -135,7 +145,15 @@ impl<'a> Ctx<'a> {
                 let root = name.split(['.', '[']).next().unwrap_or_default();
                 let seen =
                     name.starts_with("vars.") || name.starts_with("env.") || attempt.is_some() && root == "attempt";
-                if !seen && !root.is_empty() {
+                if !seen && !root.is_empty() && key == "when" {
+                    // A `when` may name what instances have; anything else is a slip.
+                    let close = crate::diag::closest(root, ["item", "index", "subindex"]);
+                    let guess = close.map(|c| format!("did you mean `{c}`? ")).unwrap_or_default();
+                    d.help = Some(format!(
+                        "{guess}a `when` sees `vars`, `env` and, decided per instance, `item`, `index` and \
+                         `subindex`; not `{root}`"
+                    ));
+                } else if !seen && !root.is_empty() {
                     // Not a typo: this key is read before there are instances.
                     let sees = if attempt.is_some() { "`vars`, `env` and `attempt`" } else { "`vars` and `env`" };
                     d.help = Some(format!(

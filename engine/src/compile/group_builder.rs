@@ -90,6 +90,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
         setup: list(&spec.setup),
         // `container = ""` runs a task outside the container its defaults or template name.
         container: spec.container.as_ref().and_then(|c| ctx.render_vars(c, "container")).filter(|c| !c.is_empty()),
+        when: spec.when.as_ref().filter(|w| ctx.names_instance(w)).map(|w| w.value.clone()),
     };
     let scope = group_scope(ctx.vars(), &r.name, count, None, &variants[0]);
     let group = Group {

@@ -100,8 +100,8 @@ error_cases! {
         => [("flow::compile::bad_after", "\"b\"")];
     when_undefined_var: "vars = { dock = true }\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\nwhen = \"{{ vars.dok }}\"\n", &[]
         => [("flow::compile::template", "vars.dok")];
-    when_over_item: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\nwhen = \"{{ item > 1 }}\"\n", &[]
-        => [("flow::compile::template", "item")];
+    when_misspelt_item: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\nwhen = \"{{ itme > 1 }}\"\n", &[]
+        => [("flow::compile::template", "itme")];
     after_index_out_of_range: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"a[7]\"]\n", &[]
         => [("flow::compile::bad_after", "\"a[7]\"")];
     self_all: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"a\"]\n", &[] => [("flow::compile::cycle", "\"a\"")];
@@ -154,6 +154,20 @@ fn failure_policies_compile_to_the_graph() {
     assert_eq!(g.max_fails, Some(MaxFails::Fraction(0.1)));
     let finally = g.finally.expect("finally");
     assert_eq!((finally.command, finally.timeout), (Command::Argv(vec!["echo".into(), "me".into()]), Some(60)));
+}
+
+/// A `when` over `item` or `index` is kept for the run to decide per
+/// instance; one over `vars` that is true whatever the item is decided now.
+#[test]
+fn a_when_over_instances_is_decided_per_instance() {
+    let g = ok(
+        "vars = { on = true }\n[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\nwhen = \"{{ index > 1 }}\"\n\
+         [[tasks]]\nname = \"b\"\nrange = \"1-3\"\ncommand = \"x\"\nwhen = \"{{ vars.on or item > 1 }}\"\n",
+        &[],
+    );
+    assert!(g.dropped.is_empty());
+    assert_eq!(g.groups[0].template.when.as_deref(), Some("{{ index > 1 }}"));
+    assert_eq!(g.groups[1].template.when, None);
 }
 
 /// The names of a graph's tasks and of those it dropped, with why.

@@ -157,6 +157,9 @@ impl<'a> Explainer<'a> {
                 JournalStatus::Cancelled => {
                     (Reason::Cancelled { message: entry.reason.clone(), ended_us: entry.ended_us }, None)
                 }
+                JournalStatus::Skipped => {
+                    (Reason::Skipped { message: entry.reason.clone(), ended_us: entry.ended_us }, None)
+                }
                 JournalStatus::Running if run.live => {
                     (Reason::Running { attempt: entry.attempt, ran: self.ran(entry) }, None)
                 }
@@ -256,7 +259,9 @@ impl<'a> Explainer<'a> {
     fn upstream_instance(&self, task: TaskId) -> UpstreamInstance {
         let entry = self.journal.state.get(task);
         let state = match entry.map(|e| e.status) {
-            None | Some(JournalStatus::Succeeded | JournalStatus::Cached) => UpstreamState::Waiting,
+            None | Some(JournalStatus::Succeeded | JournalStatus::Cached | JournalStatus::Skipped) => {
+                UpstreamState::Waiting
+            }
             Some(JournalStatus::Running) => UpstreamState::Running,
             Some(JournalStatus::Failed) if self.journal.failed_for_good(&self.run.graph, task) => UpstreamState::Failed,
             Some(JournalStatus::Failed) => UpstreamState::Retrying,
@@ -365,7 +370,8 @@ impl<'a> Explainer<'a> {
 
     fn class_of(run: &RunView, journal: &RunJournal, task: TaskId, entry: &JournalEntry) -> Class {
         match entry.status {
-            JournalStatus::Succeeded | JournalStatus::Cached => Class::Done,
+            // A skipped instance counts as done for what waits on it.
+            JournalStatus::Succeeded | JournalStatus::Cached | JournalStatus::Skipped => Class::Done,
             JournalStatus::Cancelled => Class::Failed,
             JournalStatus::Failed if journal.failed_for_good(&run.graph, task) => Class::Failed,
             JournalStatus::Failed => Class::Open,

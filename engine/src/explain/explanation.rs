@@ -135,6 +135,13 @@ pub enum Reason {
         /// When.
         ended_us: Option<u64>,
     },
+    /// It was skipped without running.
+    Skipped {
+        /// Why: the condition that was false, or the skipped instance it waits on.
+        message: Option<String>,
+        /// When.
+        ended_us: Option<u64>,
+    },
     /// Its worker was lost and the run ended before it ran again.
     Lost {
         /// The attempt that was lost.
@@ -180,6 +187,8 @@ pub enum ReasonKind {
     Lost,
     /// [`Reason::NotRun`].
     NotRun,
+    /// [`Reason::Skipped`].
+    Skipped,
 }
 
 impl Reason {
@@ -199,6 +208,7 @@ impl Reason {
             Reason::Cancelled { .. } => ReasonKind::Cancelled,
             Reason::Lost { .. } => ReasonKind::Lost,
             Reason::NotRun { .. } => ReasonKind::NotRun,
+            Reason::Skipped { .. } => ReasonKind::Skipped,
         }
     }
 
@@ -219,6 +229,7 @@ impl Reason {
             ReasonKind::Cancelled => State::Cancelled,
             ReasonKind::Lost => State::Lost,
             ReasonKind::NotRun => State::NotRun,
+            ReasonKind::Skipped => State::Skipped,
         }
     }
 }

@@ -28,6 +28,8 @@ pub enum State {
     Lost,
     /// The run stopped before it ran.
     NotRun,
+    /// Not run: its `when` was false, or it waits on a skipped instance.
+    Skipped,
 }
 
 impl From<JournalStatus> for State {
@@ -39,6 +41,7 @@ impl From<JournalStatus> for State {
             JournalStatus::Failed => State::Failed,
             JournalStatus::Cancelled => State::Cancelled,
             JournalStatus::Lost => State::Lost,
+            JournalStatus::Skipped => State::Skipped,
         }
     }
 }

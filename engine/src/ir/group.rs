@@ -133,6 +133,10 @@ pub struct TaskTemplate {
     /// The image the task runs in, rendered with `vars`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// A `when` naming `item`, `index` or `subindex`: decided per instance
+    /// as it starts (false: the instance is skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
 }
 
 impl TaskTemplate {
@@ -149,6 +153,7 @@ impl TaskTemplate {
             outputs: Vec::new(),
             setup: Vec::new(),
             container: None,
+            when: None,
         }
     }
 }

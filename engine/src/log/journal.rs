@@ -12,6 +12,7 @@
 //! Cancelled 5  reason (UTF-8, to the end)
 //! Lost      6  worker: u32
 //! RetryAt   7  until_us: u64
+//! Skipped   8  reason (UTF-8, to the end)
 //! ```
 //!
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
@@ -25,6 +26,10 @@
 //! after a `retry_delay`, with the same attempt number: a record of its
 //! own, so a reader that does not know it skips it and still reads the
 //! failure.
+//!
+//! `Skipped` is written for an instance whose per-instance `when` rendered
+//! false, or that waits on a skipped one; it never ran. A reader that does
+//! not know the tag skips the record, as it skips any unknown record.
 
 use std::io;
 use std::path::Path;
@@ -98,6 +103,12 @@ pub enum JournalEvent {
         /// When the next attempt may start, in µs since the Unix epoch.
         until_us: u64,
     },
+    /// It was skipped without running: its `when` was false, or it waits
+    /// on a skipped instance. Final for this run; the next run decides again.
+    Skipped {
+        /// Why, for people: the condition, or the skipped instance.
+        reason: String,
+    },
 }
 
 /// Set in the event tag when an [`AttemptMetrics`] block follows it.
@@ -157,6 +168,10 @@ impl JournalRecord {
                 tag(out, 7);
                 out.extend(until_us.to_le_bytes());
             }
+            JournalEvent::Skipped { reason } => {
+                tag(out, 8);
+                out.extend(reason.as_bytes());
+            }
         }
     }
 
@@ -184,6 +199,7 @@ impl JournalRecord {
             5 => JournalEvent::Cancelled { reason: text(c) },
             6 => JournalEvent::Lost { worker: c.u32()? },
             7 => JournalEvent::RetryAt { until_us: c.u64()? },
+            8 => JournalEvent::Skipped { reason: text(c) },
             _ => return None,
         };
         Some(Self { time_us, task, attempt, event, metrics })
@@ -316,6 +332,7 @@ mod tests {
             record(2, 2, 55, failed(Some(-1), Some(0), "")),
             record(3, 0, 60, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
             record(2, 2, 58, JournalEvent::RetryAt { until_us: 1_700_000_000_000_000 }),
+            record(4, 0, 59, JournalEvent::Skipped { reason: "`dock[4]` was skipped".into() }),
             record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
         ]
     }
@@ -421,7 +438,7 @@ mod tests {
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
         let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
-        assert_eq!(records, every_event()[..8]);
+        assert_eq!(records, every_event()[..9]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
         assert!(damage.is_empty());
     }

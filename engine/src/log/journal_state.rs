@@ -23,10 +23,13 @@ pub enum JournalStatus {
     Cancelled,
     /// Its worker disappeared.
     Lost,
+    /// Not run: its `when` was false, or it waits on a skipped instance.
+    Skipped,
 }
 
 impl JournalStatus {
-    /// The lowercase name: `running`, `succeeded`, `cached`, `failed`, `cancelled`, `lost`.
+    /// The lowercase name: `running`, `succeeded`, `cached`, `failed`,
+    /// `cancelled`, `lost`, `skipped`.
     pub fn as_str(self) -> &'static str {
         match self {
             JournalStatus::Running => "running",
@@ -35,6 +38,7 @@ impl JournalStatus {
             JournalStatus::Failed => "failed",
             JournalStatus::Cancelled => "cancelled",
             JournalStatus::Lost => "lost",
+            JournalStatus::Skipped => "skipped",
         }
     }
 }
@@ -115,6 +119,9 @@ impl JournalEntry {
                 (self.status, self.worker, self.ended_us) = (JournalStatus::Lost, Some(*worker), time);
             }
             JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
+            JournalEvent::Skipped { reason } => {
+                (self.status, self.reason, self.ended_us) = (JournalStatus::Skipped, Some(reason.clone()), time);
+            }
         }
         if record.metrics.is_some() {
             self.metrics.clone_from(&record.metrics);

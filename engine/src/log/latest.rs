@@ -82,6 +82,7 @@ impl Latest {
             JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => JournalStatus::Failed,
             JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
             JournalEvent::Lost { .. } => JournalStatus::Lost,
+            JournalEvent::Skipped { .. } => JournalStatus::Skipped,
         };
         if status != JournalStatus::Running {
             slot.ended_us = time;

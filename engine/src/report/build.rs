@@ -68,6 +68,7 @@ impl Report {
                     JournalStatus::Failed => &mut c.failed,
                     JournalStatus::Cancelled => &mut c.cancelled,
                     JournalStatus::Lost => &mut c.lost,
+                    JournalStatus::Skipped => &mut c.skipped,
                 } += 1;
                 if status == JournalStatus::Failed && failed.len() < MAX_FAILURES {
                     failed.push((task, attempt));
@@ -117,6 +118,7 @@ impl Report {
             failed: t.failed + c.failed,
             cancelled: t.cancelled + c.cancelled,
             lost: t.lost + c.lost,
+            skipped: t.skipped + c.skipped,
             running: t.running + c.running,
             waiting: t.waiting + c.waiting,
         });
@@ -372,7 +374,7 @@ impl Attempts {
                 return;
             }
             // The wait before a retry is no time on a worker.
-            JournalEvent::Cached { .. } | JournalEvent::RetryAt { .. } => return,
+            JournalEvent::Cached { .. } | JournalEvent::RetryAt { .. } | JournalEvent::Skipped { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",

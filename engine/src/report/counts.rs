@@ -17,6 +17,8 @@ pub struct Counts {
     pub cancelled: u64,
     /// Their worker disappeared.
     pub lost: u64,
+    /// Not run: their `when` was false, or they wait on a skipped instance.
+    pub skipped: u64,
     /// Started and never ended (the run was killed or is still going).
     pub running: u64,
     /// Never started.

@@ -79,5 +79,5 @@ fn worst(c: &Counts) -> &'static str {
     [(c.failed, "failed"), (c.lost, "lost"), (c.cancelled, "cancelled"), (c.running, "running"), (c.waiting, "waiting")]
         .into_iter()
         .find(|(n, _)| *n > 0)
-        .map_or("succeeded", |(_, state)| state)
+        .map_or(if c.total > 0 && c.skipped == c.total { "skipped" } else { "succeeded" }, |(_, state)| state)
 }

@@ -28,6 +28,10 @@ pub struct Summary {
     /// as failed, but they do not make the run fail.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ignored: u64,
+    /// Instances that did not run: their `when` was false, or they wait on
+    /// a skipped instance. A skip does not make the run fail.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
     /// Whether the run was interrupted.
     pub interrupted: bool,
     /// A `--dry-exec` run: nothing was executed, its successes are not results.

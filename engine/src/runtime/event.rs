@@ -82,6 +82,18 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// An instance was skipped without running: its `when` was false, or
+    /// it waits on a skipped instance.
+    TaskSkipped {
+        /// Which instance.
+        task: TaskId,
+        /// `name[index]`.
+        label: String,
+        /// Why: the condition that was false, or the skipped instance it waits on.
+        reason: String,
+        /// `file:line:column` of the task in the workflow.
+        location: String,
+    },
     /// A group known only at run time got its instances: its expansion
     /// file, written by tasks of this run, was read.
     Expanded {

@@ -56,7 +56,9 @@ impl CacheChecks {
         // Rendered in the variants earlier successes ran in: the
         // fingerprint covers the command, which may name its resources.
         let jobs = candidates(factory, &self.previous, task);
-        if jobs.is_empty() || self.dry_upstream(factory.graph(), task) {
+        // A skip is decided afresh each run, never taken from the cache.
+        let skipped = matches!(factory.skip_reason(task), Ok(Some(_)));
+        if jobs.is_empty() || skipped || self.dry_upstream(factory.graph(), task) {
             Some(Lookup::Differs)
         } else if jobs.iter().all(|job| job.inputs.is_empty() && job.implicit.is_empty()) {
             Some(lookup(&jobs, &self.previous, &factory.graph().group(task.group).name, &self.hidden))

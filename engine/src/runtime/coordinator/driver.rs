@@ -38,7 +38,7 @@ use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::JournalEvent;
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
-use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, SkipReason, TaskResult, TaskState, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
@@ -351,9 +351,18 @@ impl Driver {
     }
 
     fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
+        let skip = self.factory.skip_reason(task);
+        if let Ok(Some(reason)) = skip {
+            // Decided before dispatch: the instance never reaches its worker.
+            self.recorder.journal(task, attempt, JournalEvent::Skipped { reason: reason.to_string() });
+            let (label, location) = (self.factory.label(task), self.location(task));
+            self.recorder.event(Event::TaskSkipped { task, label, reason: reason.to_string(), location });
+            self.core.on_finished(task, TaskResult::Skipped, now_us(), out);
+            return;
+        }
         self.running.insert(task, (attempt, worker));
         self.placements.start(task, alloc);
-        let mut job = match self.factory.job(task, attempt, alloc) {
+        let mut job = match skip.and_then(|_| self.factory.job(task, attempt, alloc)) {
             Ok(job) => job,
             Err(reason) => {
                 let outcome = Outcome::instant(Status::failed(None, None, reason));
@@ -477,7 +486,21 @@ impl Driver {
                 }
                 self.recorder.event(Event::TaskCancelled { task, label: self.factory.label(task), reason });
             }
-            TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } | TaskState::Skipped(_) => {}
+            TaskState::Skipped(why) => {
+                // Parts and groups whose instances were never known are no instances.
+                if task.is_instance() {
+                    self.summary.skipped += 1;
+                }
+                if let SkipReason::Upstream(up) = why {
+                    let reason = format!("{} was skipped", self.factory.label(up));
+                    if task.is_instance() {
+                        self.recorder.journal(task, 0, JournalEvent::Skipped { reason: reason.clone() });
+                    }
+                    let (label, location) = (self.factory.label(task), self.location(task));
+                    self.recorder.event(Event::TaskSkipped { task, label, reason, location });
+                }
+            }
+            TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } => {}
         }
     }
 

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::container::ResolvedImage;
-use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
+use crate::ir::{Command, Domain, DropReason, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink, relative};
-use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, json_value};
+use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, is_true, json_value};
 
 /// Compiled templates of one group.
 struct GroupTemplates {
@@ -24,6 +24,8 @@ struct GroupTemplates {
     inputs: Vec<Tmpl>,
     outputs: Vec<Tmpl>,
     setup: Vec<Tmpl>,
+    /// A `when` decided per instance.
+    when: Option<Tmpl>,
     /// For a nested group: the expansion file, rendered per parent instance.
     part_file: Option<Tmpl>,
     /// Context per variant, per attempt ([`scopes`]).
@@ -77,6 +79,7 @@ impl JobFactory {
                 inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 setup: t.setup.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
+                when: t.when.as_deref().map(&mut compile).transpose()?,
                 part_file: match &group.domain {
                     Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
                     _ => None,
@@ -161,6 +164,19 @@ impl JobFactory {
         let block = &scopes[(attempt as usize).min(scopes.len() - 1)];
         let group = block.get(variant).unwrap_or(&block[0]);
         instance_scope(group, self.graph.base_domain(task.group), task.instance, Some(attempt))
+    }
+
+    /// Why instance `task` is skipped: its task's per-instance `when`
+    /// rendered false (the one place that decides it, for the run and the
+    /// previews). `None`: it runs.
+    pub fn skip_reason(&self, task: TaskId) -> Result<Option<DropReason>, String> {
+        let Some(when) = &self.groups[task.group.index()].when else { return Ok(None) };
+        let label = self.label(task);
+        let scope = self.scope(task, 0, 0);
+        let r = Rendering { renderer: &self.renderer, scope: &scope, label: &label, base_dir: &self.base_dir };
+        let rendered = r.text(when, "when")?;
+        let text = self.graph.group(task.group).template.when.clone().unwrap_or_default();
+        Ok((!is_true(&rendered)).then_some(DropReason::Condition { when: text, rendered }))
     }
 
     /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.

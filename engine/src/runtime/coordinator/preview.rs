@@ -51,12 +51,15 @@ pub enum Why {
     AfterUpstream(String),
     /// Same fingerprint, outputs there: skipped.
     Unchanged,
+    /// It would be skipped — its per-instance `when` is false, or it waits
+    /// on an instance that would be: why, in words.
+    Skipped(String),
 }
 
 impl Why {
     /// Whether the instance would run.
     pub fn runs(&self) -> bool {
-        *self != Why::Unchanged
+        !matches!(self, Why::Unchanged | Why::Skipped(_))
     }
 
     /// The reason in words.
@@ -74,6 +77,7 @@ impl Why {
             Why::FailedLastTime => "failed last time".to_owned(),
             Why::AfterUpstream(task) => format!("after `{task}`, which runs first"),
             Why::Unchanged => "unchanged".to_owned(),
+            Why::Skipped(why) => format!("skipped: {why}"),
         }
     }
 }
@@ -89,6 +93,9 @@ pub struct TaskPreview {
     pub run: u64,
     /// How many would be skipped as unchanged.
     pub unchanged: u64,
+    /// How many its per-instance `when` would skip.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
     /// Each reason, how many instances it applies to, and the first few of them.
     pub reasons: Vec<ReasonCount>,
     /// For a task known only at run time: the tasks whose end makes it known.
@@ -103,7 +110,7 @@ pub struct TaskPreview {
     pub stale_outputs: u64,
     /// The first few of them.
     pub stale_examples: Vec<String>,
-    /// Asked for: every instance that would run, with its reason.
+    /// Asked for: every instance that would run or be skipped, with its reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances_run: Vec<InstanceWhy>,
     /// When its commands name scripts flow cannot track (`sh $PWD/x.sh`, a
@@ -161,6 +168,8 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
     let mut hidden: HashSet<PathBuf> = HashSet::new();
     let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
     let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
+    // The instances that would be skipped, per group (empty: none).
+    let mut skips: Vec<Vec<bool>> = vec![Vec::new(); graph.groups.len()];
     let mut tasks = Vec::new();
     // A run moves aside what dropped tasks left before anything else.
     let dropped_moved = stale.settle_dropped(&factory, &state, true);
@@ -196,6 +205,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             instances: Some(group.count),
             run: 0,
             unchanged: 0,
+            skipped: 0,
             reasons: Vec::new(),
             known_after: Vec::new(),
             later_parts: 0,
@@ -229,22 +239,31 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             if i < EXAMPLES as u64 {
                 note_implicit(&factory, task, &mut preview.implicit_inputs, &mut untracked);
             }
-            let why = match upstream(&graph, &runs, task) {
-                Some(name) => Why::AfterUpstream(name),
-                None => judge(&factory, &previous, &mut old, &hidden, task),
+            let skip = match factory.skip_reason(task) {
+                Ok(Some(reason)) => Some(reason.to_string()),
+                _ => skipped_upstream(&graph, &skips, task),
+            };
+            let why = match (skip, upstream(&graph, &runs, task)) {
+                (Some(reason), _) => {
+                    mark(&mut skips[g], group.count, i);
+                    Why::Skipped(reason)
+                }
+                (None, Some(name)) => Why::AfterUpstream(name),
+                (None, None) => judge(&factory, &previous, &mut old, &hidden, task),
             };
             runs[g][i as usize] = why.runs();
-            if every && why.runs() {
+            let shown = why.runs() || matches!(why, Why::Skipped(_));
+            if every && shown {
                 preview.instances_run.push(InstanceWhy {
                     label: graph.label(task),
                     text: why.text(),
                     why: why.clone(),
                 });
             }
-            if why.runs() {
-                preview.run += 1;
-            } else {
-                preview.unchanged += 1;
+            match &why {
+                Why::Skipped(_) => preview.skipped += 1,
+                _ if why.runs() => preview.run += 1,
+                _ => preview.unchanged += 1,
             }
             let entry = reasons.entry(why.clone()).or_insert_with(|| ReasonCount {
                 text: why.text(),
@@ -257,7 +276,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
                 entry.examples.push(graph.label(task));
             }
         }
-        preview.reasons = reasons.into_values().filter(|r| r.why.runs()).collect();
+        preview.reasons = reasons.into_values().filter(|r| r.why.runs() || matches!(r.why, Why::Skipped(_))).collect();
         if !untracked.is_empty() {
             preview.untracked_scripts = Some(scripts::untracked_note(&group.name, &untracked));
         }
@@ -270,6 +289,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             instances: Some(0),
             run: 0,
             unchanged: 0,
+            skipped: 0,
             reasons: Vec::new(),
             known_after: Vec::new(),
             later_parts: 0,
@@ -282,6 +302,37 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
     }));
     Ok(tasks)
+}
+
+/// Why `task` would be skipped for what it waits on, as a run decides it:
+/// an instance it waits for element-wise is skipped, or every instance of
+/// a task it waits for as a whole.
+fn skipped_upstream(graph: &Graph, skips: &[Vec<bool>], task: TaskId) -> Option<String> {
+    for e in graph.edges.iter().filter(|e| e.to == task.group) {
+        let marks = &skips[e.from.index()];
+        let count = graph.group(e.from).count;
+        if marks.is_empty() || count == 0 {
+            continue;
+        }
+        if e.kind == crate::ir::EdgeKind::All {
+            if marks.len() as u64 == count && marks.iter().all(|&s| s) {
+                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, count - 1))));
+            }
+        } else if let Some(s) = e.kind.sources(task.instance, count).find(|&s| marks.get(s as usize) == Some(&true)) {
+            return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, s))));
+        }
+    }
+    None
+}
+
+/// Marks instance `i` of a group of `count` as skipped.
+fn mark(marks: &mut Vec<bool>, count: u64, i: u64) {
+    marks.resize(count as usize, false);
+    marks[i as usize] = true;
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Gives nested group `id` the parts whose files are final already: their

@@ -44,7 +44,7 @@ pub(crate) mod tests;
 pub use self::core::{Core, CoreOptions};
 pub use allocation::Allocation;
 pub use backlog::GroupBacklog;
-pub use out::{CancelReason, Out, TaskResult, TaskState};
+pub use out::{CancelReason, Out, SkipReason, TaskResult, TaskState};
 pub use retry::Retry;
 pub use state_counts::StateCounts;
 pub use unschedulable::NeverRuns;
