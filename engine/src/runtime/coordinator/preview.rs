@@ -83,7 +83,7 @@ impl Why {
 }
 
 /// One task's part of the plan.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct TaskPreview {
     /// The task's name.
     pub task: String,
@@ -200,22 +200,8 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
         let graph = factory.graph().clone();
         let group = graph.group(id);
-        let mut preview = TaskPreview {
-            task: group.name.clone(),
-            instances: Some(group.count),
-            run: 0,
-            unchanged: 0,
-            skipped: 0,
-            reasons: Vec::new(),
-            known_after: Vec::new(),
-            later_parts: 0,
-            implicit_inputs: Vec::new(),
-            stale_outputs: 0,
-            stale_examples: Vec::new(),
-            instances_run: Vec::new(),
-            untracked_scripts: None,
-            dropped: None,
-        };
+        let mut preview =
+            TaskPreview { task: group.name.clone(), instances: Some(group.count), ..TaskPreview::default() };
         for moved in stale.settle(&factory, &[id], None, &state, true) {
             preview.stale_outputs += moved.files.len() as u64;
             hidden.extend(moved.files.iter().map(|f| base_dir.join(f)));
@@ -287,18 +273,10 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         TaskPreview {
             task: d.name.clone(),
             instances: Some(0),
-            run: 0,
-            unchanged: 0,
-            skipped: 0,
-            reasons: Vec::new(),
-            known_after: Vec::new(),
-            later_parts: 0,
-            implicit_inputs: Vec::new(),
             stale_outputs: moved.len() as u64,
             stale_examples: moved.iter().take(EXAMPLES).cloned().collect(),
-            instances_run: Vec::new(),
-            untracked_scripts: None,
             dropped: Some(d.reason.to_string()),
+            ..TaskPreview::default()
         }
     }));
     Ok(tasks)
