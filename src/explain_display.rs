@@ -101,7 +101,7 @@ fn heading(kind: ReasonKind) -> (u8, &'static str, bool) {
         ReasonKind::NotRun => (10, "never finished (the run stopped)", false),
         ReasonKind::Succeeded => (11, "succeeded", false),
         ReasonKind::Cached => (12, "unchanged since an earlier run", false),
-        ReasonKind::Skipped => (13, "skipped by `when`", false),
+        ReasonKind::Skipped => (13, "skipped by a condition", false),
     }
 }
 

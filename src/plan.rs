@@ -198,7 +198,7 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
             (None, Some(n)) => {
                 let _ = write!(out, "{}: {} of {n} would run, {} unchanged", task.task, task.run, task.unchanged);
                 if task.skipped > 0 {
-                    let _ = write!(out, ", {} skipped by `when`", task.skipped);
+                    let _ = write!(out, ", {} skipped by a condition", task.skipped);
                 }
                 if task.later_parts > 0 {
                     let parts = plural(task.later_parts, "part");

@@ -113,7 +113,7 @@ impl Display {
             (summary.failed, "failed"),
             (summary.ignored, "failed (ignored)"),
             (summary.cancelled, "cancelled"),
-            (summary.skipped, "skipped by `when`"),
+            (summary.skipped, "skipped by a condition"),
         ] {
             if n > 0 {
                 parts.push(format!("{n} {what}"));

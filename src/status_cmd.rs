@@ -188,7 +188,7 @@ fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
     writeln!(out, "run {}: {}", run.id, s.state_words())?;
     // Said only when there are some, so runs without these read as before.
     let ignored = if c.ignored > 0 { format!(" ({} ignored)", c.ignored) } else { String::new() };
-    let skipped = if c.skipped > 0 { format!(", {} skipped by `when`", c.skipped) } else { String::new() };
+    let skipped = if c.skipped > 0 { format!(", {} skipped by a condition", c.skipped) } else { String::new() };
     let retrying = if c.retrying > 0 { format!(", {} waiting to retry", c.retrying) } else { String::new() };
     writeln!(
         out,

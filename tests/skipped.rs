@@ -41,7 +41,7 @@ fn a_false_instance_is_skipped_with_its_element_wise_dependent_and_the_fan_in_ru
     let t = Test::new().workflow(SCREEN);
     let out = t.run_with(&["run"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains(": 5 succeeded, 2 skipped by `when` in "), "{}", out.stderr);
+    assert!(out.stderr.contains(": 5 succeeded, 2 skipped by a condition in "), "{}", out.stderr);
     let expected = [
         ("dock[0]", "succeeded"),
         ("dock[1]", "skipped"),
@@ -65,7 +65,7 @@ fn a_false_instance_is_skipped_with_its_element_wise_dependent_and_the_fan_in_ru
     assert_eq!(status["counts"]["skipped"], 2);
     assert_eq!(status["counts"]["succeeded"], 5);
     let text = t.success_with(&["status"]);
-    assert!(text.contains("0 cancelled, 2 skipped by `when`;"), "{text}");
+    assert!(text.contains("0 cancelled, 2 skipped by a condition;"), "{text}");
 
     let why = t.success_with(&["explain", "dock[1]"]);
     assert!(why.contains("dock[1]: skipped at "), "{why}");
@@ -78,7 +78,7 @@ fn a_false_instance_is_skipped_with_its_element_wise_dependent_and_the_fan_in_ru
 fn json_events_and_the_plan_name_the_skipped_instances() {
     let t = Test::new().workflow(SCREEN);
     let plan = t.success_with(&["plan", "--why"]);
-    assert!(plan.contains("dock: 2 of 3 would run, 0 unchanged, 1 skipped by `when`\n"), "{plan}");
+    assert!(plan.contains("dock: 2 of 3 would run, 0 unchanged, 1 skipped by a condition\n"), "{plan}");
     assert!(plan.contains("  1 skipped: dock[1] was skipped: refine[1]\n"), "{plan}");
     let out = t.success_with(&["run", "--json"]);
     let events: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
@@ -108,7 +108,7 @@ fn a_rerun_decides_again() {
     assert_eq!(statuses(&t, None).get("dock[1]").map(String::as_str), Some("succeeded"));
     assert_eq!(read(&t, "dock-1.txt"), "b\n");
     let out = t.run_with(&["run"]);
-    assert!(out.stderr.contains("skipped by `when`"), "a skip is never taken from the cache: {}", out.stderr);
+    assert!(out.stderr.contains("skipped by a condition"), "a skip is never taken from the cache: {}", out.stderr);
     assert_eq!(statuses(&t, None).get("dock[1]").map(String::as_str), Some("skipped"));
 }
 

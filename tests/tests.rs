@@ -38,6 +38,7 @@ mod schema;
 mod skipped;
 mod slurm;
 mod status;
+mod status_edges;
 mod storage;
 mod trace;
 mod workers;

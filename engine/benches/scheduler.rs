@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use flow_engine::bench::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerShape};
-use flow_engine::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Expansion, Graph, Group, GroupId, TaskId, TaskTemplate};
+use flow_engine::ir::{
+    Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, Expansion, Graph, Group, GroupId, TaskId, TaskTemplate,
+};
 
 const MILLION: u64 = 1_000_000;
 
@@ -61,7 +63,13 @@ fn ten_groups() -> Graph {
 
 /// `b[i]` waits for `a[i]`, 500,000 each.
 fn pipeline() -> Graph {
-    let edge = Edge { from: GroupId(0), to: GroupId(1), kind: EdgeKind::ElementWise, origin: EdgeOrigin::After };
+    let edge = Edge {
+        from: GroupId(0),
+        to: GroupId(1),
+        kind: EdgeKind::ElementWise,
+        origin: EdgeOrigin::After,
+        on: EdgeOn::Success,
+    };
     graph(vec![group("a", MILLION / 2, 0), group("b", MILLION / 2, 0)], vec![edge])
 }
 
@@ -136,7 +144,13 @@ fn fanout_graph() -> Graph {
     let mut refine = group("refine", 0, 0);
     let expansion = Expansion::Lines { file: "hits/{{ index }}.txt".to_owned() };
     refine.domain = Domain::Nested { parent: GroupId(0), expansion, parts: Default::default() };
-    let edge = Edge { from: GroupId(0), to: GroupId(1), kind: EdgeKind::ElementWise, origin: EdgeOrigin::Expansion };
+    let edge = Edge {
+        from: GroupId(0),
+        to: GroupId(1),
+        kind: EdgeKind::ElementWise,
+        origin: EdgeOrigin::Expansion,
+        on: EdgeOn::Success,
+    };
     graph(vec![group("search", 10_000, 0), refine], vec![edge])
 }
 

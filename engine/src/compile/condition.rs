@@ -79,7 +79,7 @@ fn propagate(ctx: &mut Ctx, resolved: &[Resolved], reasons: &mut [Option<DropRea
 fn needs(ctx: &mut Ctx, writers: &Writers, position: &HashMap<&str, usize>, g: usize, r: &Resolved) -> Vec<Vec<usize>> {
     let spec = &r.spec;
     let mut out = Vec::new();
-    let after = spec.after.iter().flat_map(|l| l.value.iter()).map(|a| a.value.as_str());
+    let after = spec.after.iter().flat_map(|l| l.value.iter()).map(|a| a.task.value.as_str());
     for text in after.chain(spec.for_each.as_ref().map(|f| f.value.as_str())) {
         let selector = symbolic::render(ctx, &r.name, text);
         let name = selector.split('[').next().unwrap_or_default().trim();

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Edge, EdgeKind, EdgeOrigin, GroupId};
+use crate::ir::{Edge, EdgeKind, EdgeOn, EdgeOrigin, GroupId};
 
-/// Dependencies found between instances, keyed by (from, to, origin).
+/// Dependencies found between instances, keyed by (from, to, origin, on).
 #[derive(Default)]
 pub struct EdgeBuilder {
-    edges: BTreeMap<(u32, u32, EdgeOrigin), Pairs>,
+    edges: BTreeMap<(u32, u32, EdgeOrigin, EdgeOn), Pairs>,
 }
 
 #[derive(Default)]
@@ -22,24 +22,55 @@ struct Pairs {
 impl EdgeBuilder {
     /// Instance `to_inst` of `to` waits for instance `from_inst` of `from`.
     pub fn add(&mut self, from: u32, from_inst: u64, to: u32, to_inst: u64, origin: EdgeOrigin) {
-        self.edges.entry((from, to, origin)).or_default().pairs.push((to_inst, from_inst));
+        self.add_on(from, from_inst, to, to_inst, origin, EdgeOn::Success);
+    }
+
+    /// Instance `to_inst` of `to` waits for instance `from_inst` of `from`
+    /// to end as `on` says.
+    pub fn add_on(&mut self, from: u32, from_inst: u64, to: u32, to_inst: u64, origin: EdgeOrigin, on: EdgeOn) {
+        self.edges.entry((from, to, origin, on)).or_default().pairs.push((to_inst, from_inst));
     }
 
     /// Instance `to_inst` of `to` waits for every instance of `from`.
     pub fn add_whole(&mut self, from: u32, to: u32, to_inst: u64, origin: EdgeOrigin) {
-        let whole = &mut self.edges.entry((from, to, origin)).or_default().whole;
+        self.add_whole_on(from, to, to_inst, origin, EdgeOn::Success);
+    }
+
+    /// Instance `to_inst` of `to` waits for every instance of `from` to end as `on` says.
+    pub fn add_whole_on(&mut self, from: u32, to: u32, to_inst: u64, origin: EdgeOrigin, on: EdgeOn) {
+        let whole = &mut self.edges.entry((from, to, origin, on)).or_default().whole;
         if whole.last() != Some(&to_inst) {
             whole.push(to_inst);
         }
     }
 
-    /// The edges, each in its most compact form, given each group's instance count.
+    /// The edges, each in its most compact form, given each group's
+    /// instance count. A task that waits for another's failure (or for it
+    /// whatever happened) also waits for the files it reads from that task
+    /// whatever happened: a file edge between the same two tasks does not
+    /// cancel it.
     pub fn finish(self, counts: &[u64]) -> Vec<Edge> {
-        self.edges
+        let status: BTreeMap<(u32, u32), EdgeOn> = self
+            .edges
+            .keys()
+            .filter(|&&(_, _, origin, on)| origin == EdgeOrigin::After && on != EdgeOn::Success)
+            .map(|&(from, to, _, _)| ((from, to), EdgeOn::Always))
+            .collect();
+        let mut merged: BTreeMap<(u32, u32, EdgeOrigin, EdgeOn), Pairs> = BTreeMap::new();
+        for ((from, to, origin, on), p) in self.edges {
+            let on = match status.get(&(from, to)) {
+                Some(&always) if origin == EdgeOrigin::Files => always,
+                _ => on,
+            };
+            let into = merged.entry((from, to, origin, on)).or_default();
+            into.pairs.extend(p.pairs);
+            into.whole.extend(p.whole);
+        }
+        merged
             .into_iter()
-            .map(|((from, to, origin), p)| {
+            .map(|((from, to, origin, on), p)| {
                 let kind = compress(p, counts[from as usize], counts[to as usize]);
-                Edge { from: GroupId(from), to: GroupId(to), kind, origin }
+                Edge { from: GroupId(from), to: GroupId(to), kind, origin, on }
             })
             .collect()
     }

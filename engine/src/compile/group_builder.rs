@@ -137,9 +137,10 @@ fn priority(ctx: &mut Ctx, q: &Sp<Quantity>) -> Option<i64> {
 fn check_syntax(ctx: &mut Ctx, r: &Resolved) {
     let spec = &r.spec;
     let mut checks = r.run_time_keys();
-    for (key, list) in [("inputs", &spec.inputs), ("outputs", &spec.outputs), ("after", &spec.after)] {
+    for (key, list) in [("inputs", &spec.inputs), ("outputs", &spec.outputs)] {
         checks.extend(list.iter().flat_map(|l| l.value.iter()).map(|s| (key.to_owned(), s.clone())));
     }
+    checks.extend(spec.after.iter().flat_map(|l| l.value.iter()).map(|a| ("after".to_owned(), a.task.clone())));
     for (key, s) in checks {
         if let Err(e) = ctx.template(&s.value) {
             let d = ctx.template_error(&e, &s, &key);

@@ -15,9 +15,9 @@ use super::rendered::Rendered;
 use super::resolved::Resolved;
 use super::symbolic;
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, GroupId};
+use crate::ir::{Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, GroupId};
 use crate::paths::normalize;
-use crate::spec::Sp;
+use crate::spec::{AfterOn, Sp};
 use crate::template::{Tmpl, instance_scope, is_context_name, undefined_name};
 
 /// Instances to render every template for, to catch errors in keys that are
@@ -118,7 +118,13 @@ fn deferred_edges(drafts: &[Option<Draft>], mut edges: Vec<Edge>) -> Vec<Edge> {
         let parent = parent_of(drafts, to);
         if let Some(from) = parent {
             let (from, to) = (GroupId(from as u32), GroupId(to as u32));
-            edges.push(Edge { from, to, kind: EdgeKind::ElementWise, origin: EdgeOrigin::Expansion });
+            edges.push(Edge {
+                from,
+                to,
+                kind: EdgeKind::ElementWise,
+                origin: EdgeOrigin::Expansion,
+                on: EdgeOn::Success,
+            });
         }
         for &from in draft.iter().flat_map(|d| &d.waits_for).filter(|&&w| Some(w) != parent) {
             edges.push(Edge {
@@ -126,6 +132,7 @@ fn deferred_edges(drafts: &[Option<Draft>], mut edges: Vec<Edge>) -> Vec<Edge> {
                 to: GroupId(to as u32),
                 kind: EdgeKind::All,
                 origin: EdgeOrigin::Expansion,
+                on: EdgeOn::Success,
             });
         }
     }
@@ -177,12 +184,18 @@ fn render_group(
     let spec = &task.spec;
     let mut inputs = keys(ctx, "inputs", &spec.inputs);
     let mut outputs = keys(ctx, "outputs", &spec.outputs);
-    let mut after = keys(ctx, "after", &spec.after);
+    let (mut after, after_on): (Vec<Key>, Vec<EdgeOn>) = spec
+        .after
+        .iter()
+        .flat_map(|l| l.value.iter())
+        .filter_map(|a| key(ctx, "after".to_owned(), a.task.clone()).map(|k| (k, edge_on(a.on()))))
+        .unzip();
     let mut others: Vec<Key> =
         task.run_time_keys().into_iter().filter_map(|(name, source)| key(ctx, name, source)).collect();
     let mut out = Rendered {
         input_spans: inputs.iter().map(|k| k.source.span.clone()).collect(),
         after_spans: after.iter().map(|k| k.source.span.clone()).collect(),
+        after_on,
         ..Rendered::default()
     };
     let domain = base_domain(drafts, g);
@@ -285,4 +298,13 @@ fn duplicate_producer(
     )
     .at(source.span.clone(), "second producer")
     .help("every file must have one producer; make the names differ, e.g. with `{{ index }}`")
+}
+
+/// What an `after` entry's `on` says, in the graph's terms.
+fn edge_on(on: AfterOn) -> EdgeOn {
+    match on {
+        AfterOn::Success => EdgeOn::Success,
+        AfterOn::Failure => EdgeOn::Failure,
+        AfterOn::Always => EdgeOn::Always,
+    }
 }

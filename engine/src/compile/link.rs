@@ -12,7 +12,7 @@ use super::rendered::Rendered;
 use super::symbolic;
 use crate::diag::{Code, Diagnostic, closest};
 use crate::ir::Selector;
-use crate::ir::{Edge, EdgeOrigin};
+use crate::ir::{Edge, EdgeOn, EdgeOrigin};
 use crate::paths::{glob_exists_on_disk, glob_matcher, is_glob};
 
 /// A glob's producers, grouped by group with sorted instance lists.
@@ -215,7 +215,8 @@ impl<'a> Linker<'a> {
                 if failed[key] {
                     continue;
                 }
-                if let Some((message, help)) = self.selector(text, names, drafts, g, i) {
+                let on = r.after_on.get(key).copied().unwrap_or_default();
+                if let Some((message, help)) = self.selector(text, on, names, drafts, g, i) {
                     failed[key] = true;
                     ctx.report(
                         Diagnostic::new(Code::CompileBadAfter, message)
@@ -231,6 +232,7 @@ impl<'a> Linker<'a> {
     fn selector(
         &mut self,
         text: &str,
+        on: EdgeOn,
         names: &[&str],
         drafts: &[Option<Draft>],
         g: u32,
@@ -252,7 +254,7 @@ impl<'a> Linker<'a> {
         drafts[t].as_ref()?;
         let t = t as u32;
         let Some(indices) = sel.indices else {
-            self.edges.add_whole(t, g, i, EdgeOrigin::After);
+            self.edges.add_whole_on(t, g, i, EdgeOrigin::After, on);
             return None;
         };
         if is_deferred(drafts, t as usize) {
@@ -279,7 +281,7 @@ impl<'a> Linker<'a> {
                             "select other instances".to_owned(),
                         ));
                     }
-                    Some(p) => self.edges.add(t, p, g, i, EdgeOrigin::After),
+                    Some(p) => self.edges.add_on(t, p, g, i, EdgeOrigin::After, on),
                     None => {
                         let first = domain.index(0);
                         let last = domain.index(count.saturating_sub(1));

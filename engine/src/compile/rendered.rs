@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::ir::StrPool;
+use crate::ir::{EdgeOn, StrPool};
 
 /// What pass one keeps of a group for pass two: rendered strings per
 /// instance, and which key (by span) each came from.
@@ -26,4 +26,6 @@ pub struct Rendered {
     pub after_ends: Vec<usize>,
     /// Span of each `after` key.
     pub after_spans: Vec<Range<usize>>,
+    /// The outcome each `after` key waits for.
+    pub after_on: Vec<EdgeOn>,
 }

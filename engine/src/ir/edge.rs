@@ -15,6 +15,32 @@ pub struct Edge {
     pub kind: EdgeKind,
     /// Whether the edge was written in `after` or inferred from files.
     pub origin: EdgeOrigin,
+    /// Which outcome of the `from` instances lets the `to` instances run.
+    #[serde(default, skip_serializing_if = "EdgeOn::is_success")]
+    pub on: EdgeOn,
+}
+
+/// The outcome of the instances an edge waits for that lets the waiting
+/// instances run (`after = [{ task = "dock", on = "failure" }]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeOn {
+    /// They succeeded, were skipped, or failed with the failure ignored; a
+    /// failure or cancellation cancels the waiting instances.
+    #[default]
+    Success,
+    /// They ended, and one of them failed or was cancelled; otherwise the
+    /// waiting instance is skipped.
+    Failure,
+    /// They ended, whatever the outcome.
+    Always,
+}
+
+impl EdgeOn {
+    /// Whether this is the default, [`EdgeOn::Success`].
+    pub fn is_success(&self) -> bool {
+        *self == EdgeOn::Success
+    }
 }
 
 /// How instances of two groups connect.

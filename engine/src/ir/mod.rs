@@ -30,7 +30,7 @@ pub use amount::{Amount, InvalidAmount};
 pub use critical_path::CriticalPath;
 pub use domain::{Domain, Expansion, IntRange, Item};
 pub use dropped::{DropReason, Dropped};
-pub use edge::{Edge, EdgeKind, EdgeOrigin};
+pub use edge::{Edge, EdgeKind, EdgeOn, EdgeOrigin};
 pub use failure_policy::{BackOff, Failure, MaxFails, RetryOn, TIMED_OUT};
 pub use finally::Finally;
 pub use graph::Graph;

@@ -114,11 +114,16 @@ impl Error {
                 Diagnostic::new(Code::SpecType, message).at(span, format!("expected {expected}"))
             }
             Problem::Other(message) => {
+                let suggestion = did_you_mean(message);
                 let message = match key {
                     Some(key) => format!("invalid `{key}`: {message}"),
                     None => message.clone(),
                 };
-                Diagnostic::new(Code::SpecType, message).at(span, "invalid value")
+                let diagnostic = Diagnostic::new(Code::SpecType, message).at(span, "invalid value");
+                if let Some(suggestion) = suggestion {
+                    return diagnostic.help(suggestion);
+                }
+                diagnostic
             }
         };
         match help {
@@ -126,6 +131,16 @@ impl Error {
             None => diagnostic,
         }
     }
+}
+
+/// "did you mean `failure`?" for serde's "unknown variant `failur`,
+/// expected one of `success`, `failure`, `always`" (and the same for an
+/// unknown field of a table read as a whole), when one is close.
+fn did_you_mean(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown variant ").or_else(|| message.strip_prefix("unknown field "))?;
+    let mut quoted = rest.split('`').skip(1).step_by(2);
+    let given = quoted.next()?;
+    crate::diag::closest(given, quoted).map(|best| format!("did you mean `{best}`?"))
 }
 
 /// What the value of `key` in struct `strukt` of a workflow file may be,
@@ -143,7 +158,8 @@ fn accepts(strukt: &str, key: &str) -> Option<&'static str> {
             "name" | "use" | "command" | "cwd" | "stdin" | "stdout" | "stderr" | "each_line" | "from_json" | "for_each"
             | "file",
         ) => "a string",
-        (_, "argv" | "inputs" | "outputs" | "after") => "a list of strings",
+        (_, "argv" | "inputs" | "outputs") => "a list of strings",
+        (_, "after") => "a list of task names, or tables like { task = \"dock\", on = \"failure\" }",
         (_, "env") => "a table of strings",
         (_, "cpus" | "gpus" | "nodes" | "priority" | "retries" | "crash_limit") => NUMBER_OR_TEMPLATE,
         (_, "memory") => "a number of MiB or a string like \"4 GiB\"",

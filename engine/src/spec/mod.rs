@@ -5,6 +5,7 @@
 //! about graphs, templates being rendered, or processes; [`crate::compile`]
 //! turns a [`Workflow`] into an [`crate::ir::Graph`].
 
+mod after;
 mod de;
 mod de_error;
 mod finally_spec;
@@ -25,6 +26,7 @@ mod unknown_key;
 mod workflow;
 mod yaml;
 
+pub use after::{After, AfterOn, AfterTable};
 pub use finally_spec::FinallySpec;
 pub use format::Format;
 pub use include::{Include, IncludeTable};

@@ -69,7 +69,7 @@ pub(crate) fn graft(into: &mut Workflow, graft: Graft) {
 
 /// Prefixes the task names `spec` refers to with `prefix`.
 fn rename(spec: &mut TaskSpec, prefix: &str) {
-    let names = spec.after.iter_mut().flat_map(|a| a.value.iter_mut());
+    let names = spec.after.iter_mut().flat_map(|a| a.value.iter_mut()).map(|a| &mut a.task);
     for name in names.chain(&mut spec.use_template).chain(&mut spec.for_each) {
         name.value = format!("{prefix}{}", name.value);
     }
@@ -113,7 +113,8 @@ mod tests {
     #[test]
     fn names_and_paths_move_under_the_namespace() {
         let mut score = task("score");
-        score.value.after = strings(&["dock[{{ index }}]"]);
+        let dock = super::super::After { task: Sp::new("dock[{{ index }}]".into(), 0..0), on: None };
+        score.value.after = Some(Sp::new(vec![dock], 0..0));
         score.value.use_template = Some(Sp::new("gpu".into(), 0..0));
         score.value.inputs = strings(&["data/x.txt", "/abs/y", "{{ vars.z }}"]);
         score.value.stdout = Some(Sp::new("log".into(), 0..0));
@@ -132,7 +133,8 @@ mod tests {
         let list = |l: &Option<Sp<Vec<Sp<String>>>>| {
             l.iter().flat_map(|l| l.value.iter().map(|s| s.value.clone())).collect::<Vec<_>>()
         };
-        assert_eq!(list(&t.after), ["lg.dock[{{ index }}]"]);
+        let after: Vec<_> = t.after.iter().flat_map(|l| l.value.iter().map(|a| a.task.value.clone())).collect();
+        assert_eq!(after, ["lg.dock[{{ index }}]"]);
         assert_eq!(list(&t.inputs), ["lib/data/x.txt", "/abs/y", "{{ vars.z }}"]);
         assert_eq!(value(&t.stdout).as_deref(), Some("log"));
         assert_eq!(value(&t.stderr).as_deref(), Some("lib/err.txt"));

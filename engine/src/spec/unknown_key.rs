@@ -23,6 +23,7 @@ pub(crate) fn struct_context(name: &str, section: Option<&str>) -> String {
         "Variant" => "in variant".to_owned(),
         "EachChunk" => "in each_chunk".to_owned(),
         "FinallySpec" => "in [finally]".to_owned(),
+        "AfterTable" => "in an `after` entry".to_owned(),
         other => format!("in {other}"),
     }
 }

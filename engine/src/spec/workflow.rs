@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::after::After;
 use super::finally_spec::FinallySpec;
 use super::include::Include;
 use super::retry_delay::RetryDelay;
@@ -89,8 +90,8 @@ pub struct TaskSpec {
     pub inputs: Option<Sp<Vec<Sp<String>>>>,
     /// Files the task writes (templates).
     pub outputs: Option<Sp<Vec<Sp<String>>>>,
-    /// Tasks that must finish first: `"name"` (all instances) or `"name[{{ index }}]"` (selected instances).
-    pub after: Option<Sp<Vec<Sp<String>>>>,
+    /// Tasks that must finish first: `"name"` (all instances) or `"name[{{ index }}]"` (selected instances), or `{ task = "name", on = "failure" }` to run on their failure (`"always"`: whatever happened).
+    pub after: Option<Sp<Vec<After>>>,
     /// Whether scripts and programs the command names inside the workflow directory (`scripts/score.py`) count as inputs, so editing one reruns the task. Default true.
     pub implicit_inputs: Option<Sp<bool>>,
 

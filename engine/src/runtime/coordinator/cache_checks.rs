@@ -51,14 +51,13 @@ impl CacheChecks {
 
     /// Takes newly ready `task` in: what the cache has for it when that is
     /// known at once, `None` when its inputs wait to be hashed
-    /// ([`DriverEvent::Checked`] then tells).
-    pub(super) fn admit(&mut self, task: TaskId, factory: &JobFactory) -> Option<Lookup> {
+    /// ([`DriverEvent::Checked`] then tells). A `fresh` task (skipped, or
+    /// reacting to a failure: decided afresh each run) is never unchanged.
+    pub(super) fn admit(&mut self, task: TaskId, factory: &JobFactory, fresh: bool) -> Option<Lookup> {
         // Rendered in the variants earlier successes ran in: the
         // fingerprint covers the command, which may name its resources.
         let jobs = candidates(factory, &self.previous, task);
-        // A skip is decided afresh each run, never taken from the cache.
-        let skipped = matches!(factory.skip_reason(task), Ok(Some(_)));
-        if jobs.is_empty() || skipped || self.dry_upstream(factory.graph(), task) {
+        if jobs.is_empty() || fresh || self.dry_upstream(factory.graph(), task) {
             Some(Lookup::Differs)
         } else if jobs.iter().all(|job| job.inputs.is_empty() && job.implicit.is_empty()) {
             Some(lookup(&jobs, &self.previous, &factory.graph().group(task.group).name, &self.hidden))

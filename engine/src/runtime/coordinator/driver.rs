@@ -11,6 +11,7 @@
 
 mod attempt_end;
 mod expansions;
+mod gate;
 mod membership;
 
 use std::collections::{HashMap, HashSet};
@@ -31,6 +32,7 @@ use super::refusals::Refusals;
 use super::results::Results;
 use super::send_ahead::SendAhead;
 use super::stale::StaleOutputs;
+use super::upstream_failures::{Gate, UpstreamFailures};
 use super::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
 use crate::host::now_us;
@@ -114,6 +116,8 @@ pub(super) struct Driver {
     placements: Placements,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     stopped: HashSet<TaskId>,
+    /// How the instances that tasks wait for the failure of failed.
+    failures: UpstreamFailures,
 }
 
 impl Driver {
@@ -135,6 +139,7 @@ impl Driver {
         } = setup;
         Self {
             results: Results::new(factory.graph()),
+            failures: UpstreamFailures::new(factory.graph()),
             workers: WorkersFile::new(run_dir.clone()),
             core,
             factory,
@@ -293,7 +298,9 @@ impl Driver {
     /// Compares every newly ready instance of a prechecked group with its last success.
     fn check_ready(&mut self, out: &mut Collect) {
         for task in self.core.take_unchecked() {
-            if let Some(found) = self.checks.admit(task, &self.factory) {
+            // A skip, or a reaction to a failure, is decided afresh each run.
+            let fresh = !matches!(self.gate(task), Ok(Gate::Runs));
+            if let Some(found) = self.checks.admit(task, &self.factory, fresh) {
                 self.checked(task, found, out);
             }
         }
@@ -351,18 +358,25 @@ impl Driver {
     }
 
     fn start(&mut self, task: TaskId, attempt: u32, worker: WorkerId, alloc: &Allocation, out: &mut Collect) {
-        let skip = self.factory.skip_reason(task);
-        if let Ok(Some(reason)) = skip {
+        let gate = self.gate(task);
+        if let Ok(Gate::Skipped(reason)) = gate {
             // Decided before dispatch: the instance never reaches its worker.
-            self.recorder.journal(task, attempt, JournalEvent::Skipped { reason: reason.to_string() });
+            self.recorder.journal(task, attempt, JournalEvent::Skipped { reason: reason.clone() });
             let (label, location) = (self.factory.label(task), self.location(task));
-            self.recorder.event(Event::TaskSkipped { task, label, reason: reason.to_string(), location });
+            self.recorder.event(Event::TaskSkipped { task, label, reason, location });
             self.core.on_finished(task, TaskResult::Skipped, now_us(), out);
             return;
         }
         self.running.insert(task, (attempt, worker));
         self.placements.start(task, alloc);
-        let mut job = match skip.and_then(|_| self.factory.job(task, attempt, alloc)) {
+        let job = gate.and_then(|gate| {
+            let mut job = self.factory.job(task, attempt, alloc)?;
+            if let Gate::Reacts(failed) = &gate {
+                self.react(&mut job, failed)?;
+            }
+            Ok(job)
+        });
+        let mut job = match job {
             Ok(job) => job,
             Err(reason) => {
                 let outcome = Outcome::instant(Status::failed(None, None, reason));
@@ -477,6 +491,7 @@ impl Driver {
                 self.summary.cancelled += 1;
                 let stopped = matches!(reason, CancelReason::Stopped);
                 let reason = self.cancel_reason(task, reason);
+                self.failures.cancelled(task, self.factory.label(task), &reason);
                 // After a storage failure the journal's last space is kept
                 // for what matters: instances that ended, and lost output.
                 // An instance that never started needs no record to resume,

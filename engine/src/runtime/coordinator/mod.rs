@@ -10,7 +10,8 @@
 //! on, [`cache_checks`] compares instances with earlier runs before
 //! dispatch (with [`cache_lookup`] and [`resume`]), the [`queue_side`] runs
 //! the allocation queue ([`alloc`]), [`send_ahead`] keeps tasks waiting in
-//! line on remote workers, and [`workers_file`] the list of workers. The
+//! line on remote workers, [`upstream_failures`] what a task waiting for a
+//! failure is told, and [`workers_file`] the list of workers. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
@@ -36,4 +37,5 @@ pub(crate) mod run;
 pub(crate) mod send_ahead;
 pub(crate) mod signals;
 pub(crate) mod stale;
+pub(crate) mod upstream_failures;
 pub(crate) mod workers_file;

@@ -15,6 +15,7 @@ use super::images::check_images;
 use super::job_factory::JobFactory;
 use super::resume::{Previous, Standing};
 use super::stale::StaleOutputs;
+use super::upstream_failures::failure_names;
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::rundir::{RunDir, STATE_DIR};
@@ -220,6 +221,8 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
         let mut reasons: BTreeMap<Why, ReasonCount> = BTreeMap::new();
         let mut untracked = Vec::new();
+        // The plan foresees no failure: what runs only on one would be skipped.
+        let on_failure = failure_names(&graph, id).map(|names| format!("it runs only on a failure of {names}"));
         for i in 0..group.count {
             let task = TaskId::new(id, i);
             if i < EXAMPLES as u64 {
@@ -227,7 +230,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             }
             let skip = match factory.skip_reason(task) {
                 Ok(Some(reason)) => Some(reason.to_string()),
-                _ => skipped_upstream(&graph, &skips, task),
+                _ => on_failure.clone().or_else(|| skipped_upstream(&graph, &skips, task)),
             };
             let why = match (skip, upstream(&graph, &runs, task)) {
                 (Some(reason), _) => {

@@ -147,6 +147,10 @@ impl Core {
         };
         core.expect_parts(graph);
         for g in 0..core.groups.len() {
+            let blocks = graph.groups[g].count > 0 || graph.is_dynamic(GroupId(g as u32));
+            core.groups[g].settled = !(blocks && core.waits_for_end(g));
+        }
+        for g in 0..core.groups.len() {
             core.sync_active(g);
         }
         core
@@ -188,6 +192,14 @@ impl Core {
         }
     }
 
+    /// Whether instance `task` ended without succeeding: it failed (its
+    /// failure perhaps ignored) or was cancelled.
+    pub fn did_not_succeed(&self, task: TaskId) -> bool {
+        self.groups.get(task.group.index()).is_some_and(|g| {
+            task.instance < g.count && matches!(g.state(task.instance), Instance::Failed | Instance::Cancelled)
+        })
+    }
+
     /// Whether nothing is waiting, ready or running.
     pub fn is_finished(&self) -> bool {
         self.pending == 0 && self.running.is_empty()
@@ -204,8 +216,10 @@ impl Core {
         self.groups.get(group.index()).is_some_and(|g| g.max_fails.is_some_and(|max| g.failed >= max.limit(g.count)))
     }
 
-    /// Updates the ready-group set after `g` changed.
+    /// Updates the ready-group set after `g` changed, and releases what
+    /// waits for `g` to end if it just did.
     pub(super) fn sync_active(&mut self, g: usize) {
+        self.ended(g);
         if self.order.set_active(g, self.groups[g].is_active()) {
             self.epoch += 1;
         }
@@ -225,13 +239,35 @@ impl Core {
             let to = link.to();
             let target = &mut self.groups[to];
             match link {
-                Link::All { .. } if complete => self.source_done(to),
+                Link::All { any_end: false, .. } if complete => self.source_done(to),
                 Link::All { .. } => continue,
                 Link::Parts { .. } => self.parent_done(to, i),
                 _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
             }
             if self.order.set_active(to, self.groups[to].is_active()) {
                 self.epoch += 1;
+            }
+        }
+        self.ended(g);
+    }
+
+    /// Whether some group waits for all of `g` to end, however
+    /// (`after` with `on = "failure"` or `"always"`).
+    pub(super) fn waits_for_end(&self, g: usize) -> bool {
+        self.links[g].iter().any(|l| matches!(l, Link::All { any_end: true, .. }))
+    }
+
+    /// If every instance of `g` just ended, releases the groups waiting
+    /// for it to end however; each only once.
+    pub(super) fn ended(&mut self, g: usize) {
+        if self.groups[g].settled || !self.groups[g].is_ended() {
+            return;
+        }
+        self.groups[g].settled = true;
+        for l in 0..self.links[g].len() {
+            if let Link::All { to, any_end: true } = self.links[g][l] {
+                self.source_done(to);
+                self.sync_active(to);
             }
         }
     }

@@ -44,6 +44,7 @@ impl Core {
             state.line = old.line;
             state.retry_variants = old.retry_variants.clone();
             state.precheck = old.precheck;
+            state.settled = old.settled;
             self.pending = self.pending - 1 + state.pending;
             if state.count == 0 {
                 empty.push(g);
@@ -60,21 +61,16 @@ impl Core {
     }
 
     /// Releases what waits for group `g` as a whole, which is complete
-    /// without any instance finishing (it has none).
+    /// without any instance finishing (it has none, or its last part
+    /// became known).
     pub(super) fn release_all(&mut self, g: usize) {
         for l in 0..self.links[g].len() {
-            if let Link::All { to } = self.links[g][l] {
-                let target = &mut self.groups[to];
-                target.blocked_by -= 1;
-                if target.blocked_by == 0 && target.deferred {
-                    self.resolvable.push(Self::group_id(to));
-                }
-                if target.blocked_by == 0 {
-                    self.unblock_parts(to);
-                }
+            if let Link::All { to, any_end: false } = self.links[g][l] {
+                self.source_done(to);
                 self.sync_active(to);
             }
         }
+        self.ended(g);
     }
 
     /// The expansion file of deferred group `id` could not be read: the

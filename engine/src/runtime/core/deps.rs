@@ -6,8 +6,14 @@
 //! number of its `All` sources that have not fully succeeded. Element-wise
 //! and explicit edges are counted per instance, and only groups that have
 //! such incoming edges get a counter per instance.
+//!
+//! An edge that waits for its source's failure, or for it whatever happened
+//! ([`EdgeOn::Failure`], [`EdgeOn::Always`]), is released by any end of the
+//! source — success, failure, cancellation or skip — and never cancels or
+//! skips what waits on it: its link has `any_end` set. Whether a failure
+//! happened is the driver's question when the waiting instance starts.
 
-use crate::ir::{EdgeKind, Graph, GroupId};
+use crate::ir::{EdgeKind, EdgeOn, Graph, GroupId};
 
 /// An edge seen from its source group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,11 +22,15 @@ pub(super) enum Link {
     All {
         /// The waiting group.
         to: usize,
+        /// Released once every instance of this group ended, however.
+        any_end: bool,
     },
     /// Instance `i` of `to` waits for instance `i` of this group.
     ElementWise {
         /// The waiting group.
         to: usize,
+        /// Released by any end of the instance.
+        any_end: bool,
     },
     /// Instance `s` of this group is the parent of part `s` of nested group `to`.
     Parts {
@@ -36,6 +46,8 @@ pub(super) enum Link {
         offsets: Vec<usize>,
         /// Waiting instances of `to`.
         targets: Vec<u64>,
+        /// Released by any end of the instance.
+        any_end: bool,
     },
 }
 
@@ -43,7 +55,16 @@ impl Link {
     /// The waiting group.
     pub(super) fn to(&self) -> usize {
         match self {
-            Link::All { to } | Link::ElementWise { to } | Link::Parts { to } | Link::Explicit { to, .. } => *to,
+            Link::All { to, .. } | Link::ElementWise { to, .. } | Link::Parts { to } | Link::Explicit { to, .. } => *to,
+        }
+    }
+
+    /// Whether any end of the source releases the target, a failure too:
+    /// the edge never cancels or skips it.
+    pub(super) fn any_end(&self) -> bool {
+        match self {
+            Link::All { any_end, .. } | Link::ElementWise { any_end, .. } | Link::Explicit { any_end, .. } => *any_end,
+            Link::Parts { .. } => false,
         }
     }
 
@@ -100,18 +121,19 @@ impl Deps {
             if from >= n || to >= n {
                 continue;
             }
+            let any_end = edge.on != EdgeOn::Success;
             let link = match &edge.kind {
                 EdgeKind::All => {
                     if blocks(from) {
                         deps.blocked_by[to] += 1;
                     }
-                    Link::All { to }
+                    Link::All { to, any_end }
                 }
                 EdgeKind::ElementWise if parent_of(to) == Some(from) => Link::Parts { to },
                 EdgeKind::ElementWise => {
                     let remaining = deps.counters(to, count(to));
                     remaining.iter_mut().take(count(from) as usize).for_each(|r| *r += 1);
-                    Link::ElementWise { to }
+                    Link::ElementWise { to, any_end }
                 }
                 EdgeKind::Explicit { offsets, sources } => {
                     let rows = Rows { offsets, sources, to_count: count(to), from_count: count(from) };
@@ -119,7 +141,7 @@ impl Deps {
                     for (i, _) in rows.pairs() {
                         remaining[i as usize] += 1;
                     }
-                    rows.reversed(to)
+                    rows.reversed(to, any_end)
                 }
             };
             deps.links[from].push(link);
@@ -159,7 +181,7 @@ impl Rows<'_> {
     }
 
     /// The same pairs grouped by source instance (a transposed CSR).
-    fn reversed(&self, to: usize) -> Link {
+    fn reversed(&self, to: usize, any_end: bool) -> Link {
         let mut offsets = vec![0usize; self.from_count as usize + 1];
         for (_, s) in self.pairs() {
             offsets[s as usize + 1] += 1;
@@ -173,7 +195,7 @@ impl Rows<'_> {
             targets[next[s as usize]] = i;
             next[s as usize] += 1;
         }
-        Link::Explicit { to, offsets, targets }
+        Link::Explicit { to, offsets, targets, any_end }
     }
 }
 
@@ -191,7 +213,7 @@ mod tests {
         let deps = Deps::new(&g);
         assert_eq!(deps.blocked_by, [0, 0, 1]);
         assert_eq!(deps.remaining, [vec![], vec![1, 1, 1, 0], vec![2, 2]]);
-        assert_eq!(deps.links[0], [Link::ElementWise { to: 1 }, Link::All { to: 2 }]);
+        assert_eq!(deps.links[0], [Link::ElementWise { to: 1, any_end: false }, Link::All { to: 2, any_end: false }]);
         let explicit = &deps.links[1][0];
         assert_eq!(explicit.dependents(&0, 2), [0]);
         assert_eq!(explicit.dependents(&1, 2), [] as [u64; 0]);

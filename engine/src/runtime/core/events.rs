@@ -1,7 +1,8 @@
 //! Events from the outside world: a task finished ([`Core::on_finished`]),
 //! a worker was lost ([`Core::remove_worker`]), the run is stopped
 //! ([`Core::stop`]) — and what follows from them: retries, failures and the
-//! cancellation of everything that depended on a failed task.
+//! cancellation of everything that depended on a failed task (except what
+//! waits for its failure, or for it whatever happened: that is released).
 
 use crate::ir::TaskId;
 
@@ -264,7 +265,10 @@ impl Core {
                 for link in &self.links[g] {
                     let to = link.to();
                     for &t in link.dependents(&i, self.groups[to].count) {
-                        if self.groups[to].end_pending(t, Instance::Cancelled) {
+                        if link.any_end() {
+                            // It waits for this instance to end, however.
+                            self.groups[to].release(t);
+                        } else if self.groups[to].end_pending(t, Instance::Cancelled) {
                             self.pending -= 1;
                             out.state(TaskId::new(Self::group_id(to), t), reason);
                             work.push(Cascade::Instance(to, t));
@@ -299,11 +303,14 @@ impl Core {
     }
 
     /// Dooms the groups that wait for group `g` as a whole, which cannot
-    /// fully succeed any more.
+    /// fully succeed any more (not those waiting for it to end, however).
     fn doom_waiting(&mut self, g: usize, work: &mut Vec<Cascade>) {
         for l in 0..self.links[g].len() {
             let link = &self.links[g][l];
             let to = link.to();
+            if link.any_end() {
+                continue;
+            }
             // A group whose instances are not known yet waits as a whole.
             let whole = !link.is_per_instance() || self.groups[to].deferred;
             if whole && !self.groups[to].doomed {

@@ -87,6 +87,9 @@ pub(super) struct GroupState {
     pub(super) blocked_by: u32,
     /// Whole group cancelled by a failure upstream of an `All` edge.
     pub(super) doomed: bool,
+    /// Whether what waits for this group to end, however, was released
+    /// ([`super::Core::ended`]); true from the start when nothing waits so.
+    pub(super) settled: bool,
     /// Its instances are not known yet ([`crate::ir::Domain::Deferred`]):
     /// it counts as one pending placeholder until resolved or ended.
     pub(super) deferred: bool,
@@ -117,6 +120,8 @@ pub(super) struct GroupState {
     pub(super) cancelled: u64,
     /// Instances skipped.
     pub(super) skipped: u64,
+    /// Instances that reached a final state (succeeded, failed, cancelled, skipped).
+    terminal: u64,
     /// Parts, and the placeholder of a group known only at run time,
     /// never known because what they wait for was skipped.
     pub(super) skipped_parts: u64,
@@ -164,6 +169,7 @@ impl GroupState {
             ignored: 0,
             blocked_by,
             doomed: false,
+            settled: true,
             deferred,
             precheck: false,
             checked: VecDeque::new(),
@@ -178,6 +184,7 @@ impl GroupState {
             failed: 0,
             cancelled: 0,
             skipped: 0,
+            terminal: 0,
             skipped_parts: 0,
             states: vec![Instance::Pending; count as usize],
             remaining,
@@ -239,6 +246,12 @@ impl GroupState {
     /// failure ignored.
     pub(super) fn is_complete(&self) -> bool {
         !self.deferred && self.parts_left == 0 && self.succeeded + self.ignored + self.skipped == self.count
+    }
+
+    /// Whether every instance and part of the group ended, however: its
+    /// instances are known and none is waiting or running.
+    pub(super) fn is_ended(&self) -> bool {
+        !self.deferred && self.parts_left == 0 && self.terminal == self.count
     }
 
     /// Whether the group is complete and nothing of it ran: every instance
@@ -306,7 +319,7 @@ impl GroupState {
         self.pending -= 1;
         match state {
             Instance::Skipped => self.skipped_parts += 1,
-            _ => self.count_end(state),
+            _ => self.count_state(state),
         }
         true
     }
@@ -475,7 +488,13 @@ impl GroupState {
         self.count_end(state);
     }
 
+    /// An instance reached final `state`.
     fn count_end(&mut self, state: Instance) {
+        self.terminal += 1;
+        self.count_state(state);
+    }
+
+    fn count_state(&mut self, state: Instance) {
         match state {
             Instance::Succeeded => self.succeeded += 1,
             Instance::Failed => self.failed += 1,

@@ -3,7 +3,9 @@
 //! waits on it. Along an element-wise or explicit edge the waiting instance
 //! is skipped too, and so is the nested part it is the parent of; a group
 //! waiting for a whole group runs once that group is done, unless every
-//! instance of it was skipped: then it is skipped as a whole.
+//! instance of it was skipped: then it is skipped as a whole. An edge that
+//! waits for a failure, or for its source whatever happened, is released
+//! by a skip instead.
 //!
 //! [`TaskResult::Skipped`]: super::TaskResult::Skipped
 
@@ -64,8 +66,12 @@ impl Core {
                 continue;
             }
             let dependents = self.links[g][l].dependents(&i, self.groups[to].count).to_vec();
+            let any_end = self.links[g][l].any_end();
             for t in dependents {
-                if self.groups[to].end_pending(t, Instance::Skipped) {
+                if any_end {
+                    // It waits for this instance to end, however.
+                    self.groups[to].release(t);
+                } else if self.groups[to].end_pending(t, Instance::Skipped) {
                     self.pending -= 1;
                     out.state(TaskId::new(Self::group_id(to), t), state);
                     work.push(Step::Instance(to, t));
@@ -83,8 +89,9 @@ impl Core {
         for l in 0..self.links[g].len() {
             let link = &self.links[g][l];
             let to = link.to();
-            // A group whose instances are not known yet waits as a whole.
-            if link.is_per_instance() && !self.groups[to].deferred {
+            // A group whose instances are not known yet waits as a whole;
+            // one waiting for `g` to end, however, is released by `ended`.
+            if link.any_end() || (link.is_per_instance() && !self.groups[to].deferred) {
                 continue;
             }
             let mut ended = false;
@@ -123,7 +130,7 @@ impl Core {
             work.push(Step::Group(g, why));
         } else if self.groups[g].is_complete() {
             for l in 0..self.links[g].len() {
-                if let Link::All { to } = self.links[g][l] {
+                if let Link::All { to, any_end: false } = self.links[g][l] {
                     self.source_done(to);
                     self.sync_active(to);
                 }

@@ -60,6 +60,9 @@ impl Driver {
             Status::Succeeded => JournalEvent::Succeeded { fingerprint, wrote },
             Status::Cached => JournalEvent::Cached { fingerprint, wrote },
             Status::Failed { exit_code, signal, reason } => {
+                if !retry.runs_again() {
+                    self.failures.failed(task, self.factory.label(task), *exit_code, *signal, reason);
+                }
                 JournalEvent::Failed { exit_code: *exit_code, signal: *signal, reason: reason.clone() }
             }
             Status::Stopped => JournalEvent::Cancelled { reason: "interrupted".to_owned() },

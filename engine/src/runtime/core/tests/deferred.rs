@@ -2,7 +2,7 @@
 //! then instances like any group; cancelled or failed as one before that.
 
 use super::env::{GroupSpec, TestEnv, edge_all, edge_each, graph, t};
-use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Expansion, GroupId, StrPool, TaskId};
+use crate::ir::{Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, Expansion, GroupId, StrPool, TaskId};
 use crate::runtime::core::{CancelReason, Core, CoreOptions, TaskState};
 
 /// writer → list (deferred) → mirror (element-wise) → after (all).
@@ -13,7 +13,13 @@ fn env() -> (TestEnv, crate::ir::Graph) {
         GroupSpec::new("mirror", 0),
         GroupSpec::new("after", 1),
     ];
-    let expansion = Edge { from: GroupId(0), to: GroupId(1), kind: EdgeKind::All, origin: EdgeOrigin::Expansion };
+    let expansion = Edge {
+        from: GroupId(0),
+        to: GroupId(1),
+        kind: EdgeKind::All,
+        origin: EdgeOrigin::Expansion,
+        on: EdgeOn::Success,
+    };
     let mut g = graph(groups, vec![expansion, edge_each(1, 2), edge_all(2, 3)]);
     g.groups[1].domain = Domain::Deferred { expansion: Expansion::Lines { file: "list.txt".into() } };
     g.groups[2].domain = Domain::Same { group: GroupId(1) };

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Amount, Edge, EdgeKind, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
+use crate::ir::{Amount, Edge, EdgeKind, EdgeOn, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
 use crate::resources::WorkerShape;
 use crate::runtime::core::{Allocation, Core, CoreOptions, Out, Retry, StateCounts, TaskResult, TaskState, WorkerId};
 
@@ -129,7 +129,12 @@ pub(crate) fn graph(groups: Vec<GroupSpec>, edges: Vec<Edge>) -> Graph {
 }
 
 fn edge(from: u32, to: u32, kind: EdgeKind) -> Edge {
-    Edge { from: GroupId(from), to: GroupId(to), kind, origin: EdgeOrigin::After }
+    Edge { from: GroupId(from), to: GroupId(to), kind, origin: EdgeOrigin::After, on: EdgeOn::Success }
+}
+
+/// `edge`, waiting for the outcome `on` of its `from` instances.
+pub(crate) fn on(on: EdgeOn, edge: Edge) -> Edge {
+    Edge { on, ..edge }
 }
 
 /// Every instance of `to` waits for all of `from`.

@@ -14,4 +14,5 @@ mod retry;
 mod scale;
 mod skips;
 mod slots;
+mod status_edges;
 mod waiting;

@@ -2,7 +2,7 @@
 //! parent instance is done and the driver reads its file.
 
 use super::env::{GroupSpec, TestEnv, edge_all, edge_each, graph, t};
-use crate::ir::{Domain, Edge, EdgeKind, EdgeOrigin, Expansion, Graph, GroupId, TaskId};
+use crate::ir::{Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, Expansion, Graph, GroupId, TaskId};
 use crate::runtime::core::{CancelReason, Core, CoreOptions, TaskState};
 
 /// parent (3) → nested (a part per parent instance) → mirror (element-wise) → after (all).
@@ -13,7 +13,13 @@ fn env() -> (TestEnv, Graph) {
         GroupSpec::new("mirror", 0),
         GroupSpec::new("after", 1),
     ];
-    let parts = Edge { from: GroupId(0), to: GroupId(1), kind: EdgeKind::ElementWise, origin: EdgeOrigin::Expansion };
+    let parts = Edge {
+        from: GroupId(0),
+        to: GroupId(1),
+        kind: EdgeKind::ElementWise,
+        origin: EdgeOrigin::Expansion,
+        on: EdgeOn::Success,
+    };
     let mut g = graph(groups, vec![parts, edge_each(1, 2), edge_all(2, 3)]);
     let expansion = Expansion::Lines { file: "hits/{{ index }}.txt".into() };
     g.groups[1].domain = Domain::Nested { parent: GroupId(0), expansion, parts: Default::default() };
