@@ -146,4 +146,23 @@ fn the_pocket_docking_example_includes_retries_and_finishes() {
     let runs_log = fs_err::read_to_string(t.path().join("runs.log")).expect("finally ran");
     assert!(runs_log.ends_with(": succeeded, 18 succeeded, 0 failed\n"), "{runs_log}");
     assert!(out.stderr.contains("dropped by `when`: `notify`"), "{}", out.stderr);
+    assert_eq!(crate::run::statuses(&t, None).get("triage").map(String::as_str), Some("skipped"), "nothing failed");
+}
+
+/// A docking that fails for good cancels the summary and the report, and
+/// `triage`, which waits for a failure of `dock`, lists what failed.
+#[test]
+fn the_pocket_docking_example_triages_failed_dockings() {
+    let t = Test::new();
+    copy_dir(&root().join("examples/workflows/pocket-docking"), t.path());
+    let t = t.env("DOCK_BROKEN", "3ert");
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains(": 14 succeeded, 3 failed, 2 cancelled in "), "{}", out.stderr);
+    let failed: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(t.path().join("failed-dockings.json")).expect("triage ran"))
+            .expect("a JSON list");
+    let names: Vec<&str> = failed.as_array().expect("a list").iter().filter_map(|f| f["task"].as_str()).collect();
+    assert_eq!(names, ["dock[1.0]", "dock[1.1]", "dock[1.2]"]);
+    assert_eq!(t.success_with(&["log", "cat", "triage"]), "no pose: dock[1.0] dock[1.1] dock[1.2]\n");
 }

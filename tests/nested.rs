@@ -312,12 +312,12 @@ fn the_pocket_docking_example_docks_into_every_pocket() {
     let again = t.run_with(&["run"]);
     assert_code(&again, 0);
     insta::assert_snapshot!(t.normalize(&again.stderr), @r"
-        run [RUN]: 8 instances of 4 tasks, + the instances of `dock` (known at run time); dropped by `when`: `notify`
+        run [RUN]: 9 instances of 5 tasks, + the instances of `dock` (known at run time); dropped by `when`: `notify`
         results: lib/best.txt
         log:  flow log list
         report:  flow report
         finally: succeeded in [TIME]
-        run [RUN]: 12 succeeded, 6 unchanged (skipped) in [TIME]
+        run [RUN]: 12 succeeded, 6 unchanged (skipped), 1 skipped by a condition in [TIME]
     ");
 }
 
