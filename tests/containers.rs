@@ -386,3 +386,23 @@ fn the_pocket_docking_example_runs_its_summary_in_a_container() {
     assert_eq!(counts(t.path()), (1, 17, 0), "the image is part of the summary's fingerprint: only it ran");
     assert_eq!(fs_err::read_to_string(t.path().join("summary.txt")).expect("summary"), on_host);
 }
+
+/// `[finally]` runs in the image its `container` names, with its setup lines.
+#[test]
+#[ignore = "needs podman (apt-get install podman runc catatonit busybox-static): pass --include-ignored"]
+fn finally_runs_in_its_container() {
+    if !podman_available() {
+        return;
+    }
+    let mut podman = Podman::new();
+    let name = format!("localhost/flow-finally-{}:1", std::process::id());
+    podman.import_busybox(&name, "inside\n");
+    let text = format!(
+        "[[tasks]]\nname = \"t\"\ncommand = \"true\"\n\n[finally]\ncontainer = \"{name}\"\n\
+         setup = [\"export WHERE=$(cat /marker)\"]\ncommand = \"echo $WHERE $FLOW_OUTCOME > finally.txt\"\n"
+    );
+    let t = Test::new().workflow(&text).env("CONTAINERS_CONF", &podman.conf());
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(fs_err::read_to_string(t.path().join("finally.txt")).expect("finally ran"), "inside succeeded\n");
+}

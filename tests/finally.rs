@@ -123,3 +123,17 @@ fn finally_runs_at_the_end_of_a_run_that_resumes_a_killed_one() {
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(env(&t)["FLOW_OUTCOME"], "succeeded");
 }
+
+#[test]
+fn finally_runs_its_setup_lines_first_and_a_failing_one_fails_it() {
+    let text = "[vars]\ngreeting = \"hello\"\n\n[[tasks]]\nname = \"t\"\ncommand = \"true\"\n\n\
+                [finally]\nsetup = [\"export GREETING={{ vars.greeting }}\", \"echo set up\"]\n\
+                command = \"echo $GREETING from finally\"\n";
+    let t = Test::new().workflow(text);
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(t.success_with(&["log", "cat", "finally"]), "set up\nhello from finally\n");
+    fs_err::write(t.path().join("workflow.toml"), text.replace("\"echo set up\"", "\"false\"")).unwrap();
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 1);
+    assert!(out.stderr.contains("finally failed: setup failed: exit 1"), "{}", out.stderr);
+}

@@ -75,6 +75,9 @@ pub fn finally(ctx: &mut Ctx, spec: &Sp<FinallySpec>) -> Option<Finally> {
         .map(|(k, v)| (k.clone(), ctx.render_vars(&Sp::new(v.value.0.clone(), v.span.clone()), "finally.env")))
         .collect();
     let timeout = f.timeout.as_ref().map(|q| requests::duration(ctx, q, "finally.timeout", None));
+    let setup: Vec<Option<String>> =
+        f.setup.iter().flat_map(|l| l.value.iter()).map(|line| ctx.render_vars(line, "finally.setup")).collect();
+    let container = f.container.as_ref().map(|c| ctx.render_vars(c, "finally.container"));
     // An inner `None` is a problem reported above; an outer one, a key left out.
     let env = env.into_iter().map(|(k, v)| Some((k, v?))).collect::<Option<_>>()?;
     let cwd = match cwd {
@@ -85,5 +88,11 @@ pub fn finally(ctx: &mut Ctx, spec: &Sp<FinallySpec>) -> Option<Finally> {
         Some(t) => Some(t?),
         None => None,
     };
-    Some(Finally { span: spec.span.clone(), command: command?, cwd, env, timeout })
+    let setup = setup.into_iter().collect::<Option<Vec<_>>>()?;
+    // An image that renders empty runs it on the host.
+    let container = match container {
+        Some(c) => Some(c?).filter(|c| !c.trim().is_empty()),
+        None => None,
+    };
+    Some(Finally { span: spec.span.clone(), command: command?, cwd, env, timeout, setup, container })
 }

@@ -20,6 +20,12 @@ pub struct Finally {
     pub env: BTreeMap<String, String>,
     /// Kill it after this many seconds.
     pub timeout: Option<u64>,
+    /// Shell lines run before the command, in the same shell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
+    /// The image it runs in (a key of [`super::Graph::images`] once checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 impl Finally {

@@ -26,4 +26,8 @@ pub struct FinallySpec {
     pub env: Option<Sp<BTreeMap<String, Sp<Text>>>>,
     /// Kill it after this long (`"90s"`, `"5m"`, or seconds).
     pub timeout: Option<Sp<Quantity>>,
+    /// Shell lines run before the command in the same shell (`module load …`). Each is a template over `vars`.
+    pub setup: Option<Sp<Vec<Sp<String>>>>,
+    /// The image it runs in: `docker://…`, a `.sif` file, or a local image name. Template over `vars`; empty: on the host.
+    pub container: Option<Sp<String>>,
 }

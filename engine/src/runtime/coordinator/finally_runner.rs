@@ -10,18 +10,21 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use crate::container::ResolvedImage;
 use crate::ir::{Command, Finally};
 use crate::rundir::{FinallyOutcome, RunDir, Summary};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
-use crate::runtime::protocol::job::{Job, JobCommand, Sink};
+use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink};
 use crate::runtime::protocol::outcome::{Status, WorkerEvent};
 use crate::runtime::run_options::RunOptions;
 
-/// Runs `finally` after the run `summary` sums up (its `summary.json`
-/// written already), writing its output to `log`.
+/// Runs `finally` (in `image`, the run's check of its container, if it has
+/// one) after the run `summary` sums up (its `summary.json` written
+/// already), writing its output to `log`.
 pub(super) async fn run(
     finally: &Finally,
+    image: Option<&ResolvedImage>,
     summary: &Summary,
     run: &RunDir,
     options: &RunOptions,
@@ -33,7 +36,7 @@ pub(super) async fn run(
     });
     let worker = LocalWorker::new(options.worker.clone(), log, report, false, options.guard.clone());
     let started = Instant::now();
-    worker.start(job(finally, summary, run, &options.base_dir));
+    worker.start(job(finally, image, summary, run, &options.base_dir));
     let ended = tokio::select! {
         ended = reports.recv() => ended,
         () = super::signals::interrupted() => {
@@ -67,8 +70,9 @@ fn outcome_word(summary: &Summary) -> &'static str {
     }
 }
 
-/// The job that runs `finally`: its command, `cwd` and `env`, and the run's outcome.
-fn job(finally: &Finally, summary: &Summary, run: &RunDir, base_dir: &Path) -> Job {
+/// The job that runs `finally`: its command, `cwd`, `env`, setup lines and
+/// image, and the run's outcome.
+fn job(finally: &Finally, image: Option<&ResolvedImage>, summary: &Summary, run: &RunDir, base_dir: &Path) -> Job {
     let command = match &finally.command {
         Command::Shell(text) => JobCommand::Shell(text.clone()),
         Command::Argv(words) => JobCommand::Argv(words.clone()),
@@ -87,6 +91,11 @@ fn job(finally: &Finally, summary: &Summary, run: &RunDir, base_dir: &Path) -> J
         count("IGNORED", summary.ignored),
         count("CANCELLED", summary.cancelled),
     ]);
+    let setup = (!finally.setup.is_empty()).then(|| {
+        let file = run.path.join("setup").join(Finally::LABEL);
+        env.push(("FLOW_SETUP_STATUS".to_owned(), file.display().to_string()));
+        Setup { lines: finally.setup.clone(), status_file: file }
+    });
     Job {
         task: Finally::TASK,
         attempt: 0,
@@ -105,8 +114,8 @@ fn job(finally: &Finally, summary: &Summary, run: &RunDir, base_dir: &Path) -> J
         timeout: finally.timeout.map(Duration::from_secs),
         cpus: Vec::new(),
         gpus: Vec::new(),
-        setup: None,
-        container: None,
+        setup,
+        container: image.map(|i| JobContainer { engine: i.engine, image: i.image.clone() }),
         definition: String::new(),
     }
 }

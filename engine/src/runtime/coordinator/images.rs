@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use crate::container::{ContainerEngine, Image, ImageError, ResolvedImage, identify, on_path};
-use crate::ir::Graph;
+use crate::ir::{Finally, Graph};
 
 /// Checks each distinct `container` of `graph`'s tasks (once per image)
 /// and records it in `graph.images`. The engine is `configured` (the
@@ -25,6 +25,9 @@ pub fn check_images(
         if let Some(text) = &group.template.container {
             users.entry(text).or_default().push(&group.name);
         }
+    }
+    if let Some(text) = graph.finally.as_ref().and_then(|f| f.container.as_ref()) {
+        users.entry(text).or_default().push(Finally::LABEL);
     }
     let mut images = BTreeMap::new();
     let mut problems = Vec::new();

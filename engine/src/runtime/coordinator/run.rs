@@ -277,6 +277,7 @@ impl Launch {
         let alloc_log = self.options.queue.is_some().then(|| OutputSink::Log(self.log.clone()));
         // `[finally]` runs on this machine after the loop (not under `--dry-exec`).
         let finally = graph.finally.clone().filter(|_| !self.options.dry_exec);
+        let finally_image = finally.as_ref().and_then(|f| graph.images.get(f.container.as_deref()?).cloned());
         let finally_log = finally.as_ref().map(|_| OutputSink::Log(self.log.clone()));
         let (run_dir, options) = (self.run.clone(), self.options.clone());
         // Only the workers and the queue write the log from here on.
@@ -308,7 +309,9 @@ impl Launch {
             if let Err(e) = run_dir.write_summary(&summary) {
                 summary.io_errors.push(format!("cannot write summary.json: {e}"));
             }
-            summary.finally = Some(super::finally_runner::run(&finally, &summary, &run_dir, &options, log).await);
+            summary.finally = Some(
+                super::finally_runner::run(&finally, finally_image.as_ref(), &summary, &run_dir, &options, log).await,
+            );
         }
         Ok(summary)
     }
