@@ -149,3 +149,33 @@ command = "echo tallied > tallied.txt"
     let why = t.success_with(&["explain", "collect"]);
     assert!(why.contains(": odd[5] was skipped"), "{why}");
 }
+
+/// `flow plan --why` follows a skip into the nested parts of the skipped
+/// instance, and does not wait for the parts a skipped instance never gives.
+#[test]
+fn plan_why_skips_the_parts_of_a_skipped_parent() {
+    let text = r#"
+[[tasks]]
+name = "find"
+range = "1-3"
+when = "{{ index != vars.off }}"
+command = "printf 'a\nb\n' > list.{{ index }}.txt"
+outputs = ["list.{{ index }}.txt"]
+
+[[tasks]]
+name = "use"
+for_each = "find"
+each_line = "list.{{ index }}.txt"
+command = "echo {{ item }}"
+"#;
+    let t = Test::new().workflow(&text.replace("vars.off", "2"));
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(plan.contains("use: 0 of 0 would run, 0 unchanged; 2 parts known after `find` runs\n"), "{plan}");
+    assert_eq!(t.run_with(&["run"]).code, 0);
+    fs_err::write(t.path().join("workflow.toml"), text.replace("vars.off", "3")).unwrap();
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(
+        plan.contains("use: 0 of 4 would run, 2 unchanged, 2 skipped by a condition; 1 part known after `find` runs\n  2 skipped: find[3] was skipped: use[3.0], use[3.1]\n"),
+        "{plan}"
+    );
+}

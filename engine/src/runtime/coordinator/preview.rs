@@ -209,7 +209,10 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             preview.stale_examples.extend(moved.files.into_iter().take(EXAMPLES));
         }
         if let Domain::Nested { parent, parts, .. } = graph.base_domain(id) {
-            preview.later_parts = graph.group(*parent).count - parts.list().len() as u64;
+            // A skipped parent instance gives no part: it is not awaited.
+            let skipped = |outer: u64| skips[parent.index()].get(outer as usize) == Some(&true);
+            let awaited = |outer: &u64| parts.part(*outer).is_none() && !skipped(*outer);
+            preview.later_parts = (0..graph.group(*parent).count).filter(awaited).count() as u64;
             if preview.later_parts > 0 {
                 preview.known_after = vec![graph.group(*parent).name.clone()];
             }
@@ -295,7 +298,16 @@ fn skipped_upstream(graph: &Graph, skips: &[Vec<bool>], task: TaskId) -> Option<
         if marks.is_empty() || count == 0 {
             continue;
         }
-        if e.kind == crate::ir::EdgeKind::All {
+        if let Domain::Nested { parent, parts, .. } = graph.base_domain(task.group)
+            && *parent == e.from
+            && e.origin == crate::ir::EdgeOrigin::Expansion
+        {
+            // A part follows its parent instance, whatever the positions.
+            let outer = parts.locate(task.instance).map(|(part, _)| part.outer);
+            if let Some(outer) = outer.filter(|&o| marks.get(o as usize) == Some(&true)) {
+                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, outer))));
+            }
+        } else if e.kind == crate::ir::EdgeKind::All {
             if marks.len() as u64 == count && marks.iter().all(|&s| s) {
                 return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, count - 1))));
             }
