@@ -3,9 +3,11 @@
 //! nothing did; one that runs whatever happened is not cancelled by a
 //! failure; neither is taken from an earlier run made after a failure.
 
+use std::time::Duration;
+
 use crate::run::statuses;
 use crate::support::Test;
-use crate::support::process::read;
+use crate::support::process::{read, signal, spawn_flow, wait_child, wait_for};
 
 /// `dock[2]` fails while the file `broken.2` is there.
 const DOCKING: &str = r#"
@@ -175,4 +177,28 @@ command = "true"
     .args(["check"]);
     let err = t.invalid();
     assert!(err.contains("`after` names unknown task `dok`") && err.contains("did you mean `dock`?"), "{err}");
+}
+
+/// A run killed while its failure handler runs is resumed by the next
+/// `flow run`: the failed instance runs again, and so does the handler.
+#[test]
+fn a_handler_killed_with_its_run_runs_again_when_the_run_resumes() {
+    let text = DOCKING.replace(
+        "command = \"echo $FLOW_FAILED_TASKS > rescued.txt; cp $FLOW_FAILED_JSON failed.json\"",
+        "command = \"if [ ! -e resumed ]; then touch rescuing; sleep 30; fi; echo $FLOW_FAILED_TASKS > rescued.txt\"",
+    );
+    let t = Test::new().workflow(&text).file("broken.2", "");
+    let mut flow = spawn_flow(t.path(), &["run"], "run.stderr");
+    if !wait_for(Duration::from_secs(10), || t.path().join("rescuing").exists()) {
+        let _ = flow.kill();
+        panic!("the handler never started: {}", read(&t, "run.stderr"));
+    }
+    signal(flow.id(), "-KILL");
+    wait_child(&mut flow, Duration::from_secs(5)).expect("flow exits after kill -9");
+    fs_err::write(t.path().join("resumed"), "").unwrap();
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(read(&t, "rescued.txt"), "dock[2]\n");
+    assert_eq!(statuses(&t, None).get("rescue").map(String::as_str), Some("succeeded"));
+    assert_eq!(statuses(&t, None).get("dock[1]").map(String::as_str), Some("cached"));
 }
