@@ -85,7 +85,7 @@ fn group_graph(graph: &Graph) -> (Vec<Node>, Edges) {
                 (EdgeKind::ElementWise, _) => "element-wise",
                 (EdgeKind::Explicit { .. }, _) => "explicit",
             };
-            (graph.group(e.from).name.clone(), graph.group(e.to).name.clone(), Some(kind.to_owned()))
+            (graph.group(e.from).name.clone(), graph.group(e.to).name.clone(), Some(format!("{kind}{}", e.on.suffix())))
         })
         .collect();
     (nodes, edges)

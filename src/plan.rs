@@ -35,7 +35,7 @@ pub fn summary(graph: &Graph) -> String {
                     EdgeKind::All => "all".to_owned(),
                     EdgeKind::ElementWise => "element-wise".to_owned(),
                     EdgeKind::Explicit { sources, .. } => format!("explicit ({} pairs)", sources.len()),
-                };
+                } + e.on.suffix();
                 let origin = match e.origin {
                     EdgeOrigin::After => "after",
                     EdgeOrigin::Files => "files",

@@ -110,6 +110,10 @@ fn without_a_failure_the_handler_is_skipped_and_a_result_made_after_one_is_not_r
     let explain = t.success_with(&["explain", "rescue"]);
     assert!(explain.contains("it runs on a failure of `dock`, and nothing it waits for failed"), "{explain}");
 
+    let plan = t.success_with(&["plan"]);
+    assert!(plan.contains("  dock → rescue   all, on failure  after\n"), "{plan}");
+    assert!(plan.contains("  dock → notify   all, always      after\n"), "{plan}");
+    assert!(plan.contains("  dock → collect  all, always      files\n"), "a file edge waits the same way: {plan}");
     let plan = t.success_with(&["plan", "--why"]);
     assert!(plan.contains("rescue: 0 of 1 would run, 0 unchanged, 1 skipped by a condition\n  1 skipped: it runs only on a failure of `dock`: rescue\n"), "{plan}");
 

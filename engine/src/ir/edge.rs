@@ -41,6 +41,16 @@ impl EdgeOn {
     pub fn is_success(&self) -> bool {
         *self == EdgeOn::Success
     }
+
+    /// How `flow plan` and `flow graph` add it to an edge's kind:
+    /// `", on failure"`, `", always"`, or nothing for the default.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            EdgeOn::Success => "",
+            EdgeOn::Failure => ", on failure",
+            EdgeOn::Always => ", always",
+        }
+    }
 }
 
 /// How instances of two groups connect.
