@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use crate::run::statuses;
 use crate::support::Test;
-use crate::support::process::{read, signal, spawn_flow, wait_child, wait_for};
+use crate::support::process::{finish, read, signal, spawn_flow, wait_child, wait_for};
+use crate::workers::{start_run, start_worker};
 
 /// `dock[2]` fails while the file `broken.2` is there.
 const DOCKING: &str = r#"
@@ -205,4 +206,18 @@ fn a_handler_killed_with_its_run_runs_again_when_the_run_resumes() {
     assert_eq!(read(&t, "rescued.txt"), "dock[2]\n");
     assert_eq!(statuses(&t, None).get("rescue").map(String::as_str), Some("succeeded"));
     assert_eq!(statuses(&t, None).get("dock[1]").map(String::as_str), Some("cached"));
+}
+
+/// On a remote worker, the handler reads the list of failures the
+/// coordinator wrote into the run directory.
+#[test]
+fn a_failure_handler_on_a_remote_worker_is_told_what_failed() {
+    let t = Test::new().workflow(DOCKING).file("broken.2", "");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let mut worker = start_worker(&t, &access, &["--cpus", "2"], "worker.stderr");
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 1, "{}", read(&t, "run.stderr"));
+    assert_eq!(read(&t, "rescued.txt"), "dock[2]\n");
+    let failed: serde_json::Value = serde_json::from_str(&read(&t, "failed.json")).unwrap();
+    assert_eq!(failed[0]["exit_code"], 3);
+    assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some(), "the worker leaves");
 }
