@@ -179,3 +179,14 @@ command = "echo {{ item }}"
         "{plan}"
     );
 }
+
+/// A misspelt name in a `when` over the instance is caught before the run.
+#[test]
+fn a_misspelt_name_in_a_per_instance_when_is_a_diagnostic() {
+    let t = Test::new()
+        .workflow("vars = { cutoff = 0.5 }\n\n[[tasks]]\nname = \"dock\"\nrange = \"1-3\"\nwhen = \"{{ item > vars.cutof }}\"\ncommand = \"true\"\n")
+        .args(["check"]);
+    let err = t.invalid();
+    assert!(err.contains("template error in `when`: `vars.cutof` is undefined (in `dock[1]`)"), "{err}");
+    assert!(err.contains("did you mean `vars.cutoff`?") && err.contains("workflow.toml:6:19"), "{err}");
+}

@@ -23,7 +23,7 @@ use crate::template::is_true;
 pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dropped>) {
     let mut reasons: Vec<Option<DropReason>> = resolved.iter().map(|r| own_condition(ctx, r)).collect();
     if reasons.iter().all(Option::is_none) {
-        return (resolved, Vec::new());
+        return (resolved.into_iter().map(|r| decided(ctx, r)).collect(), Vec::new());
     }
     propagate(ctx, &resolved, &mut reasons);
     let mut kept = Vec::new();
@@ -34,7 +34,18 @@ pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dro
             None => kept.push(r),
         }
     }
-    (kept, dropped)
+    (kept.into_iter().map(|r| decided(ctx, r)).collect(), dropped)
+}
+
+/// `r`, kept, without its `when` if that was decided here: only a
+/// condition over the instance is left, to be checked with the keys
+/// rendered when an instance starts.
+fn decided(ctx: &mut Ctx, mut r: Resolved) -> Resolved {
+    ctx.enter_task(&r.name);
+    if r.spec.when.as_ref().is_some_and(|w| !ctx.names_instance(w)) {
+        r.spec.when = None;
+    }
+    r
 }
 
 /// Why `r` is left out by its own `when`, if it is.

@@ -27,6 +27,9 @@ impl Resolved {
             ("stdin", &spec.stdin),
             ("stdout", &spec.stdout),
             ("stderr", &spec.stderr),
+            // A `when` left by the condition pass names the instance: it is
+            // rendered as it starts, so a misspelt name is caught here.
+            ("when", &spec.when),
         ];
         let mut keys: Vec<(String, Sp<String>)> =
             single.into_iter().filter_map(|(key, s)| Some((key.to_owned(), s.clone()?))).collect();
