@@ -40,4 +40,5 @@ mod slurm;
 mod status;
 mod storage;
 mod trace;
+mod when_file;
 mod workers;

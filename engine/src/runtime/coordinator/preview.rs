@@ -49,6 +49,9 @@ pub enum Why {
     /// An instance of this task, which it waits for, runs first (or the
     /// task's instances are known only at run time): compared once it is done.
     AfterUpstream(String),
+    /// Its `when` reads a file a task that runs first writes: whether it
+    /// runs is decided once that file is written (which, as written).
+    DecidedLater(String),
     /// Same fingerprint, outputs there: skipped.
     Unchanged,
     /// It would be skipped — its per-instance `when` is false, or it waits
@@ -76,6 +79,7 @@ impl Why {
             Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
             Why::FailedLastTime => "failed last time".to_owned(),
             Why::AfterUpstream(task) => format!("after `{task}`, which runs first"),
+            Why::DecidedLater(file) => format!("decided when `{file}` is written"),
             Why::Unchanged => "unchanged".to_owned(),
             Why::Skipped(why) => format!("skipped: {why}"),
         }
@@ -225,15 +229,19 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             if i < EXAMPLES as u64 {
                 note_implicit(&factory, task, &mut preview.implicit_inputs, &mut untracked);
             }
+            let up = upstream(&graph, &runs, task);
+            // A file a task that runs first writes is not final yet.
+            let pending = if up.is_some() { factory.when_reads(task) } else { Vec::new() };
             let skip = match factory.skip_reason(task) {
-                Ok(Some(reason)) => Some(reason.to_string()),
+                Ok(Some(reason)) if pending.is_empty() => Some(reason.to_string()),
                 _ => skipped_upstream(&graph, &skips, task),
             };
-            let why = match (skip, upstream(&graph, &runs, task)) {
+            let why = match (skip, up) {
                 (Some(reason), _) => {
                     mark(&mut skips[g], group.count, i);
                     Why::Skipped(reason)
                 }
+                (None, Some(_)) if !pending.is_empty() => Why::DecidedLater(pending.join("`, `")),
                 (None, Some(name)) => Why::AfterUpstream(name),
                 (None, None) => judge(&factory, &previous, &mut old, &hidden, task),
             };
