@@ -43,7 +43,7 @@ pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dro
 fn own_condition(ctx: &mut Ctx, r: &Resolved) -> Option<DropReason> {
     let when = r.spec.when.as_ref()?;
     ctx.enter_task(&r.name);
-    if when_files::decided_at_run(ctx, &r.name, when) {
+    if when_files::check(ctx, &r.name, when) || ctx.names_instance(when) {
         return None;
     }
     let rendered = ctx.render_vars(when, "when")?;

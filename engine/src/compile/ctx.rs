@@ -108,13 +108,13 @@ impl<'a> Ctx<'a> {
         self.renderer.render_str(text, scope)
     }
 
-    /// The files `text` (a `when`) reads with `read`, rendered in `scope`.
-    /// Nothing is read: before the run a file a task writes is not final.
-    pub fn reads(&mut self, text: &str, scope: &Value) -> Vec<String> {
+    /// The files `text` (a `when`) reads with `read`, rendered in `scope`,
+    /// and the error rendering it gave, if any. Nothing is read: before the
+    /// run a file a task writes is not final.
+    pub fn reads(&mut self, text: &str, scope: &Value) -> (Vec<String>, Option<minijinja::Error>) {
         self.reads.take();
-        // Only the paths matter here; the `when` itself is checked elsewhere.
-        let _ = self.reading.render_str(text, scope);
-        self.reads.take()
+        let err = self.reading.render_str(text, scope).err();
+        (self.reads.take(), err)
     }
 
     /// A scope where only `vars` and `env` are defined, and `attempt` when given.

@@ -106,6 +106,8 @@ error_cases! {
         => [("flow::compile::missing_input", "\"{{ read('qc.txt') == 'yes' }}\"")];
     read_outside_when: "[[tasks]]\nname = \"a\"\ncommand = \"echo {{ read('qc.txt') }}\"\n", &[("qc.txt", "yes")]
         => [("flow::compile::template", "read('qc.txt')")];
+    when_reads_and_misspells_a_var: "vars = { want = \"yes\" }\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\nwhen = \"{{ read('qc.txt') == vars.wnat }}\"\n", &[("qc.txt", "yes")]
+        => [("flow::compile::template", "vars.wnat")];
     after_index_out_of_range: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"a[7]\"]\n", &[]
         => [("flow::compile::bad_after", "\"a[7]\"")];
     self_all: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"a\"]\n", &[] => [("flow::compile::cycle", "\"a\"")];

@@ -5,6 +5,8 @@
 //! then too; a literal path that no task writes and that does not exist is
 //! reported before the run.
 
+use minijinja::ErrorKind;
+
 use super::ctx::Ctx;
 use super::resolved::Resolved;
 use super::symbolic;
@@ -17,7 +19,31 @@ use crate::spec::Sp;
 /// instance (a path that names `item` has unknown parts).
 pub fn reads(ctx: &mut Ctx, name: &str, when: &str) -> Vec<String> {
     let scope = symbolic::scope(ctx, name, true);
-    ctx.reads(when, &scope)
+    ctx.reads(when, &scope).0
+}
+
+/// Reports the mistakes certain before the run in the `when` of task
+/// `name` if it reads a file (one that does not is checked when it is
+/// decided): a syntax error, an undefined variable, an unknown filter,
+/// function or test. Returns whether it reads a file.
+pub fn check(ctx: &mut Ctx, name: &str, when: &Sp<String>) -> bool {
+    let scope = symbolic::scope(ctx, name, true);
+    let (reads, err) = ctx.reads(&when.value, &scope);
+    if reads.is_empty() {
+        return false;
+    }
+    let certain = [
+        ErrorKind::SyntaxError,
+        ErrorKind::UndefinedError,
+        ErrorKind::UnknownFilter,
+        ErrorKind::UnknownFunction,
+        ErrorKind::UnknownTest,
+    ];
+    if let Some(e) = err.filter(|e| certain.contains(&e.kind())) {
+        let d = ctx.template_error(&e, when, "when");
+        ctx.report(d);
+    }
+    true
 }
 
 /// Whether the `when` of task `name` is decided per instance, when the run
