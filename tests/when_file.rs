@@ -149,3 +149,12 @@ command = "echo {{ read('other.txt') }}"
     );
     assert!(out.stderr.contains("`read` is only for `when`"), "{}", out.stderr);
 }
+
+#[test]
+fn a_dry_exec_runs_what_a_file_not_written_yet_decides() {
+    let t = Test::new().workflow(QC);
+    let out = t.run_with(&["run", "--dry-exec"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(state(&t, "publish").as_deref(), Some("succeeded"));
+    assert!(!t.path().join("qc/pass.txt").exists(), "nothing was executed");
+}

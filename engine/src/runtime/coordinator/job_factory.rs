@@ -8,10 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::container::ResolvedImage;
-use crate::ir::{Command, Domain, DropReason, Graph, GroupId, Item, StrPool, Stream, TaskId};
+use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink, relative};
-use crate::template::{GroupScope, Reads, Renderer, Tmpl, group_scope, instance_scope, is_true, json_value};
+use crate::template::{GroupScope, Reads, Renderer, Tmpl, group_scope, instance_scope, json_value};
+
+mod conditions;
 
 /// Compiled templates of one group.
 struct GroupTemplates {
@@ -43,6 +45,9 @@ pub struct JobFactory {
     groups: Vec<GroupTemplates>,
     base_dir: PathBuf,
     run_dir: PathBuf,
+    /// Whether a `when` that reads a file not written yet lets its instance
+    /// run ([`JobFactory::run_unread_conditions`]).
+    run_unread: bool,
     /// Per group, the scripts its last job's command named.
     scripts: RefCell<Vec<Option<ScriptsMemo>>>,
 }
@@ -106,6 +111,7 @@ impl JobFactory {
             reads,
             groups,
             base_dir: base_dir.to_path_buf(),
+            run_unread: false,
             run_dir: run_dir.to_path_buf(),
             scripts,
         })
@@ -184,34 +190,6 @@ impl JobFactory {
         let block = &scopes[(attempt as usize).min(scopes.len() - 1)];
         let group = block.get(variant).unwrap_or(&block[0]);
         instance_scope(group, self.graph.base_domain(task.group), task.instance, Some(attempt))
-    }
-
-    /// Why instance `task` is skipped: its task's per-instance `when`
-    /// rendered false (the one place that decides it, for the run and the
-    /// previews). `None`: it runs.
-    pub fn skip_reason(&self, task: TaskId) -> Result<Option<DropReason>, String> {
-        let Some((rendered, _)) = self.render_when(task) else { return Ok(None) };
-        let rendered = rendered?;
-        let text = self.graph.group(task.group).template.when.clone().unwrap_or_default();
-        Ok((!is_true(&rendered)).then_some(DropReason::Condition { when: text, rendered }))
-    }
-
-    /// The files the per-instance `when` of `task` reads (with `read`), as
-    /// written, from the workflow's directory.
-    pub fn when_reads(&self, task: TaskId) -> Vec<String> {
-        self.render_when(task).map(|(_, reads)| reads).unwrap_or_default()
-    }
-
-    /// The per-instance `when` of `task` rendered, and the files it read;
-    /// `None` if it has none.
-    fn render_when(&self, task: TaskId) -> Option<(Result<String, String>, Vec<String>)> {
-        let when = self.groups[task.group.index()].when.as_ref()?;
-        let label = self.label(task);
-        let scope = self.scope(task, 0, 0);
-        self.reads.take();
-        let r = Rendering { renderer: &self.when_renderer, scope: &scope, label: &label, base_dir: &self.base_dir };
-        let rendered = r.text(when, "when");
-        Some((rendered, self.reads.take()))
     }
 
     /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.
