@@ -100,6 +100,11 @@ when = "{{ read('qc/' ~ index ~ '.txt') == 'yes' }}"
 command = "echo {{ index }}"
 "#;
     let t = Test::new().workflow(text);
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(
+        plan.contains("  3 decided when `qc` has written the file its `when` reads: publish[1], publish[2], publish[3]\n"),
+        "{plan}"
+    );
     let out = t.run_with(&["run"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(state(&t, "publish[1]").as_deref(), Some("succeeded"));
