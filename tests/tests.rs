@@ -41,4 +41,5 @@ mod status;
 mod status_edges;
 mod storage;
 mod trace;
+mod when_file;
 mod workers;

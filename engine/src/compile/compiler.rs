@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::draft::Draft;
 use super::options::Options;
 use super::writers::Writers;
-use super::{condition, containers, for_each, group_builder, inference, merge, run_policy, topo_order};
+use super::{condition, containers, for_each, group_builder, inference, merge, run_policy, topo_order, when_files};
 use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::Graph;
 use crate::spec::Workflow;
@@ -46,7 +46,8 @@ pub fn compile(workflow: &Workflow, source: &Arc<Source>, options: &Options) -> 
     // Inputs a failed task would have produced must not be reported missing.
     let complete = drafts.iter().all(Option::is_some) && resolved.len() + dropped.len() == workflow.tasks.len();
     let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
-    let edges = inference::infer(&mut ctx, &resolved, &names, &drafts, complete);
+    let mut edges = inference::infer(&mut ctx, &resolved, &names, &drafts, complete);
+    when_files::wait_for_writers(&mut ctx, &resolved, &writers, complete, &mut edges);
     let max_fails = run_policy::max_fails(&mut ctx, workflow);
     let finally = workflow.finally.as_ref().and_then(|f| run_policy::finally(&mut ctx, f));
 

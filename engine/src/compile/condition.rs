@@ -6,13 +6,15 @@
 //! A condition over `vars` and `env` is decided here, once, before any
 //! instance exists. One that names `item`, `index` or `subindex` is kept
 //! in the task's template and decided per instance when the run starts it
-//! (the instance is then skipped, not left out of the graph).
+//! (the instance is then skipped, not left out of the graph), and so is one
+//! that reads a file (`when_files`).
 
 use std::collections::HashMap;
 
 use super::ctx::Ctx;
 use super::resolved::Resolved;
 use super::symbolic;
+use super::when_files;
 use super::writers::Writers;
 use crate::ir::{DropReason, Dropped};
 use crate::template::is_true;
@@ -38,11 +40,12 @@ pub fn decide(ctx: &mut Ctx, resolved: Vec<Resolved>) -> (Vec<Resolved>, Vec<Dro
 }
 
 /// `r`, kept, without its `when` if that was decided here: only a
-/// condition over the instance is left, to be checked with the keys
-/// rendered when an instance starts.
+/// condition decided when the run reaches the task is left (one over the
+/// instance is checked with the keys rendered when an instance starts).
 fn decided(ctx: &mut Ctx, mut r: Resolved) -> Resolved {
     ctx.enter_task(&r.name);
-    if r.spec.when.as_ref().is_some_and(|w| !ctx.names_instance(w)) {
+    let name = r.name.clone();
+    if r.spec.when.as_ref().is_some_and(|w| !when_files::decided_at_run(ctx, &name, w)) {
         r.spec.when = None;
     }
     r
@@ -52,7 +55,7 @@ fn decided(ctx: &mut Ctx, mut r: Resolved) -> Resolved {
 fn own_condition(ctx: &mut Ctx, r: &Resolved) -> Option<DropReason> {
     let when = r.spec.when.as_ref()?;
     ctx.enter_task(&r.name);
-    if ctx.names_instance(when) {
+    if when_files::check(ctx, &r.name, when) || ctx.names_instance(when) {
         return None;
     }
     let rendered = ctx.render_vars(when, "when")?;
@@ -85,8 +88,9 @@ fn propagate(ctx: &mut Ctx, resolved: &[Resolved], reasons: &mut [Option<DropRea
 
 /// What `r` (at position `g`) cannot run without, each need as the tasks
 /// any one of which meets it: the task each of its `after` and its
-/// `for_each` name, and the writers of each of its inputs and of its
-/// expansion file (a file no task writes is not needed from any).
+/// `for_each` name, and the writers of each of its inputs, of its
+/// expansion file and of each file its `when` reads (a file no task writes
+/// is not needed from any).
 fn needs(ctx: &mut Ctx, writers: &Writers, position: &HashMap<&str, usize>, g: usize, r: &Resolved) -> Vec<Vec<usize>> {
     let spec = &r.spec;
     let mut out = Vec::new();
@@ -96,8 +100,17 @@ fn needs(ctx: &mut Ctx, writers: &Writers, position: &HashMap<&str, usize>, g: u
         let name = selector.split('[').next().unwrap_or_default().trim();
         out.extend(position.get(name).map(|&up| vec![up]));
     }
-    for file in spec.inputs.iter().flat_map(|l| l.value.iter()).chain(r.nested_file()) {
-        let path = symbolic::render(ctx, &r.name, &file.value);
+    let mut paths: Vec<String> = spec
+        .inputs
+        .iter()
+        .flat_map(|l| l.value.iter())
+        .chain(r.nested_file())
+        .map(|file| symbolic::render(ctx, &r.name, &file.value))
+        .collect();
+    if let Some(when) = &spec.when {
+        paths.extend(when_files::reads(ctx, &r.name, &when.value));
+    }
+    for path in paths {
         let by = if symbolic::is_symbolic(&path) { writers.of_pattern(&path, g) } else { writers.of(&path, g) };
         if !by.is_empty() {
             out.push(by);

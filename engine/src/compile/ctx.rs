@@ -15,7 +15,7 @@ use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::SourceRef;
 use crate::spec::{Quantity, Sp};
 use crate::template::{
-    GroupScope, Renderer, Scope, Tmpl, json_value, namespace_vars, template_diagnostic, undefined_name,
+    GroupScope, READ, Reads, Renderer, Scope, Tmpl, json_value, namespace_vars, template_diagnostic, undefined_name,
 };
 
 /// The context the compiler passes share.
@@ -23,6 +23,10 @@ pub struct Ctx<'a> {
     source: Arc<Source>,
     options: &'a Options,
     renderer: Renderer,
+    /// Renders `when` to learn which files its `read` calls name.
+    reading: Renderer,
+    /// The paths `reading` recorded.
+    reads: Reads,
     diagnostics: Vec<Diagnostic>,
     vars: Value,
     /// The variables of the task being compiled ([`Ctx::enter_task`]).
@@ -32,10 +36,13 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// A context for compiling `source` with the variables `vars`.
     pub fn new(source: &Arc<Source>, options: &'a Options, vars: &BTreeMap<String, serde_json::Value>) -> Self {
+        let reads = Reads::default();
         Self {
             source: source.clone(),
             options,
             renderer: Renderer::default(),
+            reading: Renderer::recording(reads.clone()),
+            reads,
             diagnostics: Vec::new(),
             vars: json_value(vars),
             task_vars: json_value(vars),
@@ -99,6 +106,15 @@ impl<'a> Ctx<'a> {
     /// Compiles and renders `text` in `scope`.
     pub fn render_str(&mut self, text: &str, scope: &Value) -> Result<String, minijinja::Error> {
         self.renderer.render_str(text, scope)
+    }
+
+    /// The files `text` (a `when`) reads with `read`, rendered in `scope`,
+    /// and the error rendering it gave, if any. Nothing is read: before the
+    /// run a file a task writes is not final.
+    pub fn reads(&mut self, text: &str, scope: &Value) -> (Vec<String>, Option<minijinja::Error>) {
+        self.reads.take();
+        let err = self.reading.render_str(text, scope).err();
+        (self.reads.take(), err)
     }
 
     /// A scope where only `vars` and `env` are defined, and `attempt` when given.
@@ -179,6 +195,14 @@ impl<'a> Ctx<'a> {
             if let Some(close) = crate::diag::closest(first, known.iter().map(String::as_str)) {
                 d.help = Some(format!("did you mean `vars.{close}`?"));
             }
+        }
+        if err.kind() == minijinja::ErrorKind::UnknownFunction
+            && err.to_string().contains(&format!("{READ} is unknown"))
+        {
+            d.help = Some(format!(
+                "`{READ}` is only for `when`, which waits for the task writing the file; to use a file's content \
+                 in `{key}`, read it in the command (`$(cat FILE)`) and list it in `inputs`"
+            ));
         }
         d
     }

@@ -6,7 +6,7 @@ use super::draft::Draft;
 use super::resolved::Resolved;
 use super::value_error::ValueError;
 use super::writers::Writers;
-use super::{expand, failure_keys, requests};
+use super::{expand, failure_keys, requests, when_files};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
 use crate::spec::{Quantity, Sp};
@@ -90,7 +90,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
         setup: list(&spec.setup),
         // `container = ""` runs a task outside the container its defaults or template name.
         container: spec.container.as_ref().and_then(|c| ctx.render_vars(c, "container")).filter(|c| !c.is_empty()),
-        when: spec.when.as_ref().filter(|w| ctx.names_instance(w)).map(|w| w.value.clone()),
+        when: spec.when.as_ref().filter(|w| when_files::decided_at_run(ctx, &r.name, w)).map(|w| w.value.clone()),
     };
     let scope = group_scope(ctx.vars(), &r.name, count, None, &variants[0]);
     let group = Group {

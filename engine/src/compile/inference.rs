@@ -14,6 +14,7 @@ use super::output_index::{OutputIndex, Producer};
 use super::rendered::Rendered;
 use super::resolved::Resolved;
 use super::symbolic;
+use super::when_files;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, GroupId};
 use crate::paths::normalize;
@@ -190,8 +191,11 @@ fn render_group(
         .flat_map(|l| l.value.iter())
         .filter_map(|a| key(ctx, "after".to_owned(), a.task.clone()).map(|k| (k, edge_on(a.on()))))
         .unzip();
-    let mut others: Vec<Key> =
-        task.run_time_keys().into_iter().filter_map(|(name, source)| key(ctx, name, source)).collect();
+    // A `when` that reads a file is checked by `when_files`: the file may not exist yet.
+    let keys = task.run_time_keys().into_iter();
+    let keys: Vec<_> =
+        keys.filter(|(name, s)| name != "when" || when_files::reads(ctx, &task.name, &s.value).is_empty()).collect();
+    let mut others: Vec<Key> = keys.into_iter().filter_map(|(name, source)| key(ctx, name, source)).collect();
     let mut out = Rendered {
         input_spans: inputs.iter().map(|k| k.source.span.clone()).collect(),
         after_spans: after.iter().map(|k| k.source.span.clone()).collect(),

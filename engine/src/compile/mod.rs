@@ -5,7 +5,8 @@
 //! `when` is false and those needing them (`condition`), build each group on its
 //! own (`group`: expansion, resources, numbers), resolve `for_each`
 //! (`for_each`), render every instance's file names and infer edges
-//! (`deps`, `link`), then check cycles and order groups (`order`). The
+//! (`deps`, `link`) and what a `when` that reads a file waits for
+//! (`when_files`), then check cycles and order groups (`order`). The
 //! passes share a `Ctx` (the file, the options, the templates, the
 //! problems found) and return what they produce; [`compile`] threads one
 //! pass's result into the next. This module never runs anything.
@@ -33,6 +34,7 @@ mod run_policy;
 mod symbolic;
 mod topo_order;
 mod value_error;
+mod when_files;
 mod writers;
 
 #[cfg(test)]

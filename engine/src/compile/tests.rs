@@ -102,6 +102,12 @@ error_cases! {
         => [("flow::compile::template", "vars.dok")];
     when_misspelt_item: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\nwhen = \"{{ itme > 1 }}\"\n", &[]
         => [("flow::compile::template", "itme")];
+    when_reads_missing_file: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nwhen = \"{{ read('qc.txt') == 'yes' }}\"\n", &[]
+        => [("flow::compile::missing_input", "\"{{ read('qc.txt') == 'yes' }}\"")];
+    read_outside_when: "[[tasks]]\nname = \"a\"\ncommand = \"echo {{ read('qc.txt') }}\"\n", &[("qc.txt", "yes")]
+        => [("flow::compile::template", "read('qc.txt')")];
+    when_reads_and_misspells_a_var: "vars = { want = \"yes\" }\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\nwhen = \"{{ read('qc.txt') == vars.wnat }}\"\n", &[("qc.txt", "yes")]
+        => [("flow::compile::template", "vars.wnat")];
     after_index_out_of_range: "[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"x\"\n[[tasks]]\nname = \"b\"\ncommand = \"x\"\nafter = [\"a[7]\"]\n", &[]
         => [("flow::compile::bad_after", "\"a[7]\"")];
     self_all: "[[tasks]]\nname = \"a\"\ncommand = \"x\"\nafter = [\"a\"]\n", &[] => [("flow::compile::cycle", "\"a\"")];
@@ -168,6 +174,75 @@ fn a_when_over_instances_is_decided_per_instance() {
     assert!(g.dropped.is_empty());
     assert_eq!(g.groups[0].template.when.as_deref(), Some("{{ index > 1 }}"));
     assert_eq!(g.groups[1].template.when, None);
+}
+
+/// A `when` that reads a file is decided at run time, and its task waits
+/// for the whole of each task that writes a file it reads: a literal path,
+/// or one per instance. A file nothing writes but that exists adds no edge.
+#[test]
+fn a_when_that_reads_a_file_waits_for_its_writer_and_is_decided_at_run_time() {
+    let text = r#"
+[[tasks]]
+name = "qc"
+range = "1-3"
+command = "x"
+outputs = ["qc/{{ index }}.txt"]
+[[tasks]]
+name = "verdict"
+command = "x"
+outputs = ["verdict.txt"]
+[[tasks]]
+name = "gate"
+when = "{{ read('verdict.txt') == 'yes' and read('flag.txt') == 'on' }}"
+command = "x"
+[[tasks]]
+name = "each"
+range = "1-3"
+when = "{{ read('qc/' ~ index ~ '.txt') == 'yes' }}"
+command = "x"
+[[tasks]]
+name = "still"
+when = "{{ read('flag.txt') == 'on' }}"
+command = "x"
+"#;
+    let g = ok(text, &[("flag.txt", "off\n")]);
+    assert!(g.dropped.is_empty());
+    let whens: Vec<Option<&str>> = g.groups.iter().map(|g| g.template.when.as_deref()).collect();
+    assert_eq!(
+        whens,
+        [
+            None,
+            None,
+            Some("{{ read('verdict.txt') == 'yes' and read('flag.txt') == 'on' }}"),
+            Some("{{ read('qc/' ~ index ~ '.txt') == 'yes' }}"),
+            Some("{{ read('flag.txt') == 'on' }}"),
+        ]
+    );
+    let mut edges: Vec<(&str, &str, &EdgeKind)> =
+        g.edges.iter().map(|e| (g.group(e.from).name.as_str(), g.group(e.to).name.as_str(), &e.kind)).collect();
+    edges.sort_by_key(|&(from, to, _)| (from, to));
+    assert_eq!(edges, [("qc", "each", &EdgeKind::All), ("verdict", "gate", &EdgeKind::All)]);
+}
+
+/// A `when` that reads a file only a dropped task writes is dropped too.
+#[test]
+fn a_when_that_reads_a_file_of_a_dropped_task_is_dropped() {
+    let text = r#"
+vars = { qc = false }
+[[tasks]]
+name = "qc"
+when = "{{ vars.qc }}"
+command = "x"
+outputs = ["qc/pass.txt"]
+[[tasks]]
+name = "gate"
+when = "{{ read('qc/pass.txt') == 'yes' }}"
+command = "x"
+"#;
+    let g = ok(text, &[]);
+    let (kept, dropped) = kept_and_dropped(&g);
+    assert!(kept.is_empty());
+    assert_eq!(dropped[1], ("gate", "needs `qc`, which is dropped".to_owned()));
 }
 
 /// The names of a graph's tasks and of those it dropped, with why.

@@ -145,7 +145,7 @@ pub struct TaskSpec {
     pub setup: Option<Sp<Vec<Sp<String>>>>,
     /// Image the task runs in: `"docker://ghcr.io/org/image:tag"`, a local image name (`"localhost/tools:1"`), or a `.sif` file relative to the workflow file. Template over `vars`.
     pub container: Option<Sp<String>>,
-    /// Condition: a template. Over `vars` and `env` it is decided before the run: when it renders false (`""`, `false`, `no`, `0`, `none`, `[]`), the task is left out of the run, and so is every task that needs it. Naming `item`, `index` or `subindex` (`"{{ item.score > 0.6 }}"`), it is decided per instance as the instance would start: a false one is skipped (state `skipped`), and so is what waits on it element-wise.
+    /// Condition: a template. Over `vars` and `env` it is decided before the run: when it renders false (`""`, `false`, `no`, `0`, `none`, `[]`), the task is left out of the run, and so is every task that needs it. Naming `item`, `index` or `subindex` (`"{{ item.score > 0.6 }}"`), it is decided per instance as the instance would start: a false one is skipped (state `skipped`), and so is what waits on it element-wise. Calling `read("PATH")` (the text of a file), it waits for the tasks that write the file and is decided per instance too.
     pub when: Option<Sp<String>>,
 }
 

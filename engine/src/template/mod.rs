@@ -5,12 +5,14 @@
 mod diagnostic;
 mod filters;
 mod marker;
+mod read;
 mod render;
 mod scope;
 mod taint;
 mod truth;
 
 pub use diagnostic::{is_context_name, template_diagnostic, undefined_name};
+pub use read::{READ, Reads};
 pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
 pub use scope::{group_scope, instance_scope, namespace_vars};
 pub use taint::{Leak, LeakKind, data_leaks};

@@ -57,6 +57,22 @@ impl Renderer {
         super::filters::register(&mut env, mode);
         Self { env }
     }
+
+    /// A renderer for `when` whose `read` returns a file's text, from
+    /// `base`, and records each path it reads in `reads`.
+    pub fn reading(base: std::path::PathBuf, reads: super::read::Reads) -> Self {
+        let mut r = Self::default();
+        super::read::register_reading(&mut r.env, base, reads);
+        r
+    }
+
+    /// A renderer for `when` whose `read` reads nothing: it records each
+    /// path in `reads` and returns empty text.
+    pub fn recording(reads: super::read::Reads) -> Self {
+        let mut r = Self::default();
+        super::read::register_recording(&mut r.env, reads);
+        r
+    }
 }
 
 impl Renderer {

@@ -8,10 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::container::ResolvedImage;
-use crate::ir::{Command, Domain, DropReason, Graph, GroupId, Item, StrPool, Stream, TaskId};
+use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink, relative};
-use crate::template::{GroupScope, Renderer, Tmpl, group_scope, instance_scope, is_true, json_value};
+use crate::template::{GroupScope, Reads, Renderer, Tmpl, group_scope, instance_scope, json_value};
+
+mod conditions;
 
 /// Compiled templates of one group.
 struct GroupTemplates {
@@ -36,9 +38,16 @@ struct GroupTemplates {
 pub struct JobFactory {
     graph: Arc<Graph>,
     renderer: Renderer,
+    /// Renders `when`, whose `read` returns a file's text.
+    when_renderer: Renderer,
+    /// The paths `when_renderer` read.
+    reads: Reads,
     groups: Vec<GroupTemplates>,
     base_dir: PathBuf,
     run_dir: PathBuf,
+    /// Whether a `when` that reads a file not written yet lets its instance
+    /// run ([`JobFactory::run_unread_conditions`]).
+    run_unread: bool,
     /// Per group, the scripts its last job's command named.
     scripts: RefCell<Vec<Option<ScriptsMemo>>>,
 }
@@ -56,6 +65,8 @@ impl JobFactory {
     /// directory (absolute), `run_dir` the run's directory.
     pub fn new(graph: Arc<Graph>, base_dir: &Path, run_dir: &Path) -> Result<Self, String> {
         let mut renderer = Renderer::default();
+        let reads = Reads::default();
+        let mut when_renderer = Renderer::reading(base_dir.to_path_buf(), reads.clone());
         let vars = json_value(&graph.vars);
         let mut groups = Vec::with_capacity(graph.groups.len());
         for group in &graph.groups {
@@ -79,7 +90,12 @@ impl JobFactory {
                 inputs: t.inputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 outputs: t.outputs.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
                 setup: t.setup.iter().map(|s| compile(s)).collect::<Result<_, _>>()?,
-                when: t.when.as_deref().map(&mut compile).transpose()?,
+                when: match &t.when {
+                    Some(w) => {
+                        Some(when_renderer.compile(w).map_err(|e| format!("template of `{}`: {e}", group.name))?)
+                    }
+                    None => None,
+                },
                 part_file: match &group.domain {
                     Domain::Nested { expansion, .. } => Some(compile(expansion.file())?),
                     _ => None,
@@ -88,7 +104,17 @@ impl JobFactory {
             });
         }
         let scripts = RefCell::new(groups.iter().map(|_| None).collect());
-        Ok(Self { graph, renderer, groups, base_dir: base_dir.to_path_buf(), run_dir: run_dir.to_path_buf(), scripts })
+        Ok(Self {
+            graph,
+            renderer,
+            when_renderer,
+            reads,
+            groups,
+            base_dir: base_dir.to_path_buf(),
+            run_unread: false,
+            run_dir: run_dir.to_path_buf(),
+            scripts,
+        })
     }
 
     /// The workflow's directory, which relative paths start from.
@@ -164,19 +190,6 @@ impl JobFactory {
         let block = &scopes[(attempt as usize).min(scopes.len() - 1)];
         let group = block.get(variant).unwrap_or(&block[0]);
         instance_scope(group, self.graph.base_domain(task.group), task.instance, Some(attempt))
-    }
-
-    /// Why instance `task` is skipped: its task's per-instance `when`
-    /// rendered false (the one place that decides it, for the run and the
-    /// previews). `None`: it runs.
-    pub fn skip_reason(&self, task: TaskId) -> Result<Option<DropReason>, String> {
-        let Some(when) = &self.groups[task.group.index()].when else { return Ok(None) };
-        let label = self.label(task);
-        let scope = self.scope(task, 0, 0);
-        let r = Rendering { renderer: &self.renderer, scope: &scope, label: &label, base_dir: &self.base_dir };
-        let rendered = r.text(when, "when")?;
-        let text = self.graph.group(task.group).template.when.clone().unwrap_or_default();
-        Ok((!is_true(&rendered)).then_some(DropReason::Condition { when: text, rendered }))
     }
 
     /// Renders instance `task` for attempt `attempt` with the resources in `alloc`.

@@ -50,6 +50,12 @@ pub enum Why {
     /// An instance of this task, which it waits for, runs first (or the
     /// task's instances are known only at run time): compared once it is done.
     AfterUpstream(String),
+    /// Its `when` reads a file a task that runs first writes: whether it
+    /// runs is decided once that file is written (which, as written).
+    DecidedLater(String),
+    /// Its `when` reads a file per instance, and a task that writes such
+    /// files runs first: decided once it wrote them (which task).
+    DecidedAfterWriter(String),
     /// Same fingerprint, outputs there: skipped.
     Unchanged,
     /// It would be skipped — its per-instance `when` is false, or it waits
@@ -77,6 +83,8 @@ impl Why {
             Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
             Why::FailedLastTime => "failed last time".to_owned(),
             Why::AfterUpstream(task) => format!("after `{task}`, which runs first"),
+            Why::DecidedLater(file) => format!("decided when `{file}` is written"),
+            Why::DecidedAfterWriter(task) => format!("decided when `{task}` has written the file its `when` reads"),
             Why::Unchanged => "unchanged".to_owned(),
             Why::Skipped(why) => format!("skipped: {why}"),
         }
@@ -226,20 +234,29 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         let mut untracked = Vec::new();
         // The plan foresees no failure: what runs only on one would be skipped.
         let on_failure = failure_names(&graph, id).map(|names| format!("it runs only on a failure of {names}"));
+        // A `when` reading a file per instance gives one reason for them all.
+        let first_reads = |i: u64| factory.when_reads(TaskId::new(id, i));
+        let reads_per_instance = group.count > 1 && first_reads(0) != first_reads(1);
         for i in 0..group.count {
             let task = TaskId::new(id, i);
             if i < EXAMPLES as u64 {
                 note_implicit(&factory, task, &mut preview.implicit_inputs, &mut untracked);
             }
-            let skip = match factory.skip_reason(task) {
-                Ok(Some(reason)) => Some(reason.to_string()),
-                _ => on_failure.clone().or_else(|| skipped_upstream(&graph, &skips, task)),
+            let up = upstream(&graph, &runs, task);
+            // A file a task that runs first writes is not final yet.
+            let pending = if up.is_some() { factory.when_reads(task) } else { Vec::new() };
+            let decided = if pending.is_empty() { factory.skip_reason(task).ok().flatten() } else { None };
+            let skip = match decided {
+                Some(reason) => Some(reason.to_string()),
+                None => on_failure.clone().or_else(|| skipped_upstream(&graph, &skips, task)),
             };
-            let why = match (skip, upstream(&graph, &runs, task)) {
+            let why = match (skip, up) {
                 (Some(reason), _) => {
                     mark(&mut skips[g], group.count, i);
                     Why::Skipped(reason)
                 }
+                (None, Some(name)) if reads_per_instance && !pending.is_empty() => Why::DecidedAfterWriter(name),
+                (None, Some(_)) if !pending.is_empty() => Why::DecidedLater(pending.join("`, `")),
                 (None, Some(name)) => Why::AfterUpstream(name),
                 (None, None) => judge(&factory, &previous, &mut old, &hidden, task),
             };

@@ -91,7 +91,10 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     let lock = run.lock()?;
     write_run_files(&run, &graph, &options)?;
     let listener = options.listen.as_deref().map(|address| listen(address, &run)).transpose()?;
-    let factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
+    let mut factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
+    if options.dry_exec {
+        factory.run_unread_conditions();
+    }
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
     let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
     run.protect(&run.output_log())?;
