@@ -291,7 +291,7 @@ fn without_workers_the_allocation_queue_is_described() {
 #[test]
 fn a_worker_of_an_allocation_is_named_with_its_job() {
     let sim = |i| TaskId::new(GroupId(0), i);
-    let started = JournalRecord::new(T0, sim(0), 0, JournalEvent::Started { worker: 1 });
+    let started = JournalRecord::new(T0, sim(0), 0, JournalEvent::Started { worker: 1, ready_us: None });
     let f = LiveFixture::new(SIMS, &[started]);
     f.allocs(&queue(None, vec![allocation(1, "4711", AllocState::Running, None)]));
     f.workers(&[WorkerInfo {

@@ -74,10 +74,10 @@ impl Fixture {
 
         let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
         let journal = [
-            event(PREP, 0, JournalEvent::Started { worker: 0 }),
+            event(PREP, 0, JournalEvent::Started { worker: 0, ready_us: None }),
             event(PREP, 15, JournalEvent::Succeeded { fingerprint: [1; 32], wrote: Wrote::default() }),
-            event(score(10), 20, JournalEvent::Started { worker: 0 }),
-            event(score(20), 20, JournalEvent::Started { worker: 1 }),
+            event(score(10), 20, JournalEvent::Started { worker: 0, ready_us: None }),
+            event(score(20), 20, JournalEvent::Started { worker: 1, ready_us: None }),
             event(score(30), 20, JournalEvent::Cached { fingerprint: [3; 32], wrote: Wrote::default() }),
             event(score(10), 40, JournalEvent::Succeeded { fingerprint: [2; 32], wrote: Wrote::default() }),
             event(score(20), 50, failed),
@@ -160,6 +160,9 @@ fn list_shows_every_instance_with_records() {
             "fingerprint": null, "cpu_percent": null,
             // The task's only variant: what it asked for.
             "requested_cpus": 1.0, "requested_gpus": 0.0, "requested_memory_bytes": 0, "requested_time_us": null,
+            // Nor when it became ready, or what `/proc` would tell.
+            "ready_us": null, "queue_wait_us": null,
+            "peak_vmem_bytes": null, "read_bytes": null, "write_bytes": null, "rchar": null, "wchar": null,
         })
     );
 }

@@ -73,7 +73,7 @@ fn memory_and_cpu_of_each_attempt_are_recorded() {
     assert_eq!(rows.iter().find(|r| r[0] == "killed").expect("killed row")[2], "signal 9");
     let tsv = t.success_with(&["log", "list", "--format", "tsv", "hog"]);
     let header: Vec<&str> = tsv.lines().next().expect("header").split('\t').collect();
-    assert_eq!(header.len(), 31, "every column: {header:?}");
+    assert_eq!(header.len(), 38, "every column: {header:?}");
     assert_eq!(tsv.lines().count(), 2, "{tsv}");
     let table = t.success_with(&["log", "list", "--columns", "task,rss", "hog"]);
     assert!(table.starts_with("TASK  RSS\nhog   ") && table.trim_end().ends_with("MiB"), "{table}");

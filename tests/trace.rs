@@ -75,3 +75,64 @@ fn the_trace_has_fingerprints_cpu_percent_and_what_was_asked_for() {
     assert_eq!(json[0]["fingerprint"], burn[3]);
     assert_eq!(json[0]["requested_memory_bytes"], 1u64 << 30);
 }
+
+/// Three one-CPU instances on one CPU, then one that waits for them all.
+const QUEUED: &str = "[[tasks]]\nname = \"nap\"\nrange = \"1-3\"\ncommand = \"sleep 0.3\"\n\n\
+     [[tasks]]\nname = \"last\"\nafter = [\"nap\"]\ncommand = \"true\"\n";
+
+#[test]
+fn the_trace_says_when_each_instance_was_ready_and_how_long_it_queued() {
+    let t = Test::new().workflow(QUEUED);
+    t.success_with(&["run", "--cpus", "1"]);
+    let records = lines(&t.success_with(&["log", "list", "--json"]));
+    assert_eq!(records.len(), 4, "{records:?}");
+    let field = |r: &Value, name: &str| r[name].as_u64().unwrap_or_else(|| panic!("no {name}: {r}"));
+    for r in &records {
+        assert!(field(r, "ready_us") <= field(r, "started_us"), "ready after start: {r}");
+    }
+    // The naps were all ready at once and ran one after the other.
+    let mut naps: Vec<u64> = records[..3].iter().map(|r| field(r, "queue_wait_us")).collect();
+    naps.sort_unstable();
+    assert!(naps[2] >= 500_000, "the last nap waited for two others: {records:?}");
+    // `last` became ready when the last nap ended, not when the run began.
+    let last_nap_end = records[..3].iter().map(|r| field(r, "ended_us")).max().unwrap();
+    let last = &records[3];
+    assert!(field(last, "ready_us") >= last_nap_end, "{last}");
+    assert!(field(last, "queue_wait_us") < 500_000, "{last}");
+
+    // The trace file has the same wait, in µs, and the ready time.
+    let tsv = t.success_with(&["log", "list", "--format", "tsv", "--columns", "task,ready,queue_wait", "last"]);
+    let row: Vec<&str> = tsv.lines().nth(1).expect("a row").split('\t').collect();
+    assert_eq!(row[2], field(last, "queue_wait_us").to_string(), "{tsv}");
+    assert!(row[1].ends_with('Z') && row[1].contains('T'), "{tsv}");
+}
+
+/// Whether `dir` is on a tmpfs, where written pages never go to storage.
+fn on_tmpfs(dir: &std::path::Path) -> bool {
+    let out = std::process::Command::new("stat").args(["-f", "-c", "%T"]).arg(dir).output().expect("stat");
+    String::from_utf8_lossy(&out.stdout).trim() == "tmpfs"
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_trace_has_the_bytes_a_task_wrote_and_its_peak_virtual_memory() {
+    let workflow = "[[tasks]]\nname = \"write\"\n\
+         command = \"dd if=/dev/zero of=blob bs=1M count=4 2>/dev/null; sleep 0.2\"\n";
+    let t = Test::new().workflow(workflow);
+    let out = t.success_with(&["run", "--json"]);
+    let columns = "task,peak_vmem,read_bytes,write_bytes,rchar,wchar";
+    let tsv = t.success_with(&["log", "list", "--format", "tsv", "--columns", columns]);
+    let row: Vec<u64> = tsv.lines().nth(1).expect("a row").split('\t').skip(1).map(|c| c.parse().unwrap()).collect();
+    let [peak_vmem, _read, write, _rchar, wchar] = row[..] else { panic!("{tsv}") };
+    assert!(wchar >= 4 << 20, "{tsv}");
+    if !on_tmpfs(t.path()) {
+        assert!(write >= 4 << 20, "{tsv}");
+    }
+    assert!(peak_vmem > 1 << 20, "{tsv}");
+
+    // `task_finished` carries the same numbers.
+    let finished = lines(&out).into_iter().find(|e| e["event"] == "task_finished").expect("task_finished");
+    assert_eq!(finished["metrics"]["wchar"].as_u64(), Some(wchar));
+    assert_eq!(finished["metrics"]["write_bytes"].as_u64(), Some(write));
+    assert_eq!(finished["metrics"]["peak_vmem_bytes"].as_u64(), Some(peak_vmem));
+}

@@ -69,4 +69,20 @@ pub struct AttemptRecord {
     pub requested_memory_bytes: Option<u64>,
     /// The run time it asks for (`time_request`), µs.
     pub requested_time_us: Option<u64>,
+    /// When the instance became ready to start (its dependencies done, its
+    /// comparison with an earlier run made, its retry due), µs since the
+    /// Unix epoch, by the coordinator's clock.
+    pub ready_us: Option<u64>,
+    /// From ready to started (dispatched to its worker), µs.
+    pub queue_wait_us: Option<u64>,
+    /// Peak virtual memory of its process tree, bytes (sampled).
+    pub peak_vmem_bytes: Option<u64>,
+    /// Bytes its processes fetched from storage (`read_bytes` of `/proc/<pid>/io`).
+    pub read_bytes: Option<u64>,
+    /// Bytes its processes sent to storage (`write_bytes`).
+    pub write_bytes: Option<u64>,
+    /// Bytes its processes read through system calls, pipes and cache included (`rchar`).
+    pub rchar: Option<u64>,
+    /// Bytes its processes wrote through system calls (`wchar`).
+    pub wchar: Option<u64>,
 }

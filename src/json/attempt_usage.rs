@@ -23,6 +23,17 @@ pub struct AttemptUsage<'a> {
     pub system_us: u64,
     /// Peak resident set size, bytes.
     pub rss_bytes: u64,
+    /// Peak virtual memory of its process tree, bytes (sampled; `null` if
+    /// it ended before the first sample).
+    pub peak_vmem_bytes: Option<u64>,
+    /// Bytes fetched from storage (`read_bytes` of `/proc/<pid>/io`; `null` where unknown).
+    pub read_bytes: Option<u64>,
+    /// Bytes sent to storage (`write_bytes`).
+    pub write_bytes: Option<u64>,
+    /// Bytes read through system calls (`rchar`).
+    pub rchar: Option<u64>,
+    /// Bytes written through system calls (`wchar`).
+    pub wchar: Option<u64>,
     /// The host it ran on.
     pub host: &'a str,
     /// The cluster job its worker ran in, if any.
@@ -47,6 +58,11 @@ impl<'a> AttemptUsage<'a> {
             user_us: u.user_us,
             system_us: u.system_us,
             rss_bytes: u.max_rss,
+            peak_vmem_bytes: u.peak_vmem,
+            read_bytes: u.io.map(|io| io.read_bytes),
+            write_bytes: u.io.map(|io| io.write_bytes),
+            rchar: u.io.map(|io| io.rchar),
+            wchar: u.io.map(|io| io.wchar),
             host: &m.host,
             allocation: m.allocation.as_deref(),
             variant: m.variant,

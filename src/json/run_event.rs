@@ -68,7 +68,7 @@ pub enum RunEvent<'a> {
         location: &'a str,
         /// Where it ran and what its process used; `null` if no process
         /// ran (cached, cancelled, `--dry-exec`) or its worker was lost.
-        metrics: Option<AttemptUsage<'a>>,
+        metrics: Option<Box<AttemptUsage<'a>>>,
     },
     /// An instance will not run.
     TaskCancelled {
@@ -227,7 +227,7 @@ impl<'a> RunEvent<'a> {
                     duration_us: duration.as_micros() as u64,
                     stderr_tail,
                     location,
-                    metrics: metrics.as_deref().map(AttemptUsage::of),
+                    metrics: metrics.as_deref().map(|m| Box::new(AttemptUsage::of(m))),
                 }
             }
             Event::TaskCancelled { task, label, reason } => {

@@ -85,6 +85,24 @@ pub enum Column {
     /// The run time asked for (`time_request`).
     #[value(name = "req_time")]
     ReqTime,
+    /// When the instance became ready to start (RFC 3339, UTC).
+    Ready,
+    /// From ready to started: how long it waited for a worker.
+    #[value(name = "queue_wait")]
+    QueueWait,
+    /// Peak virtual memory of its process tree (sampled).
+    #[value(name = "peak_vmem")]
+    PeakVmem,
+    /// Bytes fetched from storage (`read_bytes` of `/proc/<pid>/io`).
+    #[value(name = "read_bytes")]
+    ReadBytes,
+    /// Bytes sent to storage (`write_bytes`).
+    #[value(name = "write_bytes")]
+    WriteBytes,
+    /// Bytes read through system calls, pipes and cache included (`rchar`).
+    Rchar,
+    /// Bytes written through system calls (`wchar`).
+    Wchar,
 }
 
 /// The columns of a table when none are named.
@@ -226,6 +244,13 @@ impl Attempt<'_> {
             Column::ReqGpus => r.requested_gpus.map(|n| n.to_string()),
             Column::ReqMemory => size(r.requested_memory_bytes),
             Column::ReqTime => span(r.requested_time_us),
+            Column::Ready => time(r.ready_us),
+            Column::QueueWait => span(r.queue_wait_us),
+            Column::PeakVmem => size(r.peak_vmem_bytes),
+            Column::ReadBytes => size(r.read_bytes),
+            Column::WriteBytes => size(r.write_bytes),
+            Column::Rchar => size(r.rchar),
+            Column::Wchar => size(r.wchar),
         };
         value.unwrap_or_else(|| if human { "-".to_owned() } else { String::new() })
     }
@@ -234,6 +259,7 @@ impl Attempt<'_> {
     pub fn record(&self) -> AttemptRecord {
         let e = self.entry;
         let m = e.and_then(|e| e.metrics.as_deref());
+        let io = m.and_then(|m| m.usage.io);
         AttemptRecord {
             task: self.task.clone(),
             attempt: self.attempt,
@@ -267,6 +293,13 @@ impl Attempt<'_> {
             requested_gpus: self.requested.map(|r| r.gpus.as_f64()),
             requested_memory_bytes: self.requested.map(|r| r.memory),
             requested_time_us: self.requested.and_then(|r| r.time_request).map(|s| s * 1_000_000),
+            ready_us: e.and_then(|e| e.ready_us),
+            queue_wait_us: e.and_then(JournalEntry::queue_wait_us),
+            peak_vmem_bytes: m.and_then(|m| m.usage.peak_vmem),
+            read_bytes: io.map(|io| io.read_bytes),
+            write_bytes: io.map(|io| io.write_bytes),
+            rchar: io.map(|io| io.rchar),
+            wchar: io.map(|io| io.wchar),
         }
     }
 }
@@ -315,7 +348,7 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use flow_engine::ir::Amount;
-    use flow_engine::log::{AttemptMetrics, JournalStatus};
+    use flow_engine::log::{AttemptMetrics, IoBytes, JournalStatus};
 
     use super::*;
 
@@ -330,6 +363,8 @@ mod tests {
             user_us: seconds * 600_000,
             system_us: 50_000,
             max_rss: 48 << 20,
+            peak_vmem: Some(300 << 20),
+            io: Some(IoBytes { read_bytes: 4096, write_bytes: 20 << 20, rchar: 1 << 20, wchar: 21 << 20 }),
         };
         let metrics = AttemptMetrics { usage, cpus: vec![0, 1], host: "node7".to_owned(), ..AttemptMetrics::default() };
         let failed = status == JournalStatus::Failed;
@@ -338,6 +373,7 @@ mod tests {
             status,
             worker: Some(1),
             started_us: Some(T0),
+            ready_us: Some(T0 - 250_000),
             ended_us: Some(T0 + seconds * 1_000_000),
             exit_code: failed.then_some(3),
             signal: None,
@@ -404,6 +440,22 @@ mod tests {
     fn list_csv_with_chosen_columns() {
         let columns = [Column::Task, Column::Attempt, Column::State, Column::Start, Column::Wall, Column::Cpus];
         insta::assert_snapshot!(rendered(&columns, Some(Format::Csv)));
+    }
+
+    #[test]
+    fn list_tsv_with_queue_wait_and_proc_columns() {
+        let columns = [
+            Column::Task,
+            Column::Ready,
+            Column::QueueWait,
+            Column::PeakVmem,
+            Column::ReadBytes,
+            Column::WriteBytes,
+            Column::Rchar,
+            Column::Wchar,
+        ];
+        insta::assert_snapshot!(rendered(&columns, Some(Format::Tsv)));
+        insta::assert_snapshot!(rendered(&columns, Some(Format::Table)));
     }
 
     #[test]

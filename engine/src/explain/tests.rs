@@ -47,7 +47,7 @@ fn at(task: TaskId, attempt: u32, second: u64, event: JournalEvent) -> JournalRe
 }
 
 fn started(task: TaskId, attempt: u32, worker: u32) -> JournalRecord {
-    at(task, attempt, 1, JournalEvent::Started { worker })
+    at(task, attempt, 1, JournalEvent::Started { worker, ready_us: None })
 }
 
 fn succeeded(task: TaskId) -> [JournalRecord; 2] {

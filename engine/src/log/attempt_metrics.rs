@@ -8,7 +8,7 @@ use super::cursor::Cursor;
 
 /// What an attempt's process used, measured by the worker that ran it: the
 /// `rusage` that `wait4` returned for the process flow started (the leader
-/// of the task's process group).
+/// of the task's process group), and what Linux's `/proc` tells of it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessUsage {
     /// When the process was started, µs since the Unix epoch.
@@ -24,7 +24,35 @@ pub struct ProcessUsage {
     /// Peak resident set size in bytes: the largest of the process's own
     /// and that of each child it waited for, not their sum.
     pub max_rss: u64,
+    /// Peak virtual memory of the process tree in bytes: the largest sum
+    /// of `VmPeak` over its live processes, sampled while it ran; `None`
+    /// when never sampled (it ended first, or no `/proc`).
+    pub peak_vmem: Option<u64>,
+    /// Bytes it read and wrote (`/proc/<pid>/io`); `None` where Linux does
+    /// not tell them.
+    pub io: Option<IoBytes>,
 }
+
+/// Bytes a process and the children it waited for read and wrote, from
+/// `/proc/<pid>/io` read when it ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoBytes {
+    /// Bytes fetched from storage (`read_bytes`): reads served by the page
+    /// cache do not count.
+    pub read_bytes: u64,
+    /// Bytes sent, or to be sent, to storage (`write_bytes`).
+    pub write_bytes: u64,
+    /// Bytes passed to `read` and similar calls (`rchar`): pipes, sockets
+    /// and cached files included.
+    pub rchar: u64,
+    /// Bytes passed to `write` and similar calls (`wchar`).
+    pub wchar: u64,
+}
+
+/// Set in the `/proc` fields' flags when `peak_vmem` follows.
+const HAS_VMEM: u8 = 1;
+/// Set when the four [`IoBytes`] follow.
+const HAS_IO: u8 = 2;
 
 /// One attempt as the journal records it when it ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -63,6 +91,13 @@ impl AttemptMetrics {
             out.push(bytes.len() as u8);
             out.extend(bytes);
         }
+        out.push(if u.peak_vmem.is_some() { HAS_VMEM } else { 0 } | if u.io.is_some() { HAS_IO } else { 0 });
+        out.extend(u.peak_vmem.iter().flat_map(|v| v.to_le_bytes()));
+        if let Some(io) = u.io {
+            for field in [io.read_bytes, io.write_bytes, io.rchar, io.wchar] {
+                out.extend(field.to_le_bytes());
+            }
+        }
         let length = u16::try_from(out.len() - start - 2).unwrap_or(u16::MAX);
         out[start..start + 2].copy_from_slice(&length.to_le_bytes());
     }
@@ -72,13 +107,15 @@ impl AttemptMetrics {
     pub(super) fn decode(c: &mut Cursor<'_>) -> Option<Self> {
         let length = usize::from(c.u16()?);
         let mut f = Cursor(c.take(length)?);
-        let usage = ProcessUsage {
+        let mut usage = ProcessUsage {
             started_us: f.u64()?,
             ended_us: f.u64()?,
             wall_us: f.u64()?,
             user_us: f.u64()?,
             system_us: f.u64()?,
             max_rss: f.u64()?,
+            peak_vmem: None,
+            io: None,
         };
         let variant = f.u32()?;
         let mut ids = || (0..f.u16()?).map(|_| f.u32()).collect::<Option<Vec<u32>>>();
@@ -89,6 +126,39 @@ impl AttemptMetrics {
         };
         let (host, allocation) = (text()?, text()?);
         let allocation = Some(allocation).filter(|a| !a.is_empty());
+        // Blocks written before the `/proc` fields existed end here.
+        if let Some(flags) = f.u8() {
+            if flags & HAS_VMEM != 0 {
+                usage.peak_vmem = Some(f.u64()?);
+            }
+            if flags & HAS_IO != 0 {
+                let (read_bytes, write_bytes, rchar, wchar) = (f.u64()?, f.u64()?, f.u64()?, f.u64()?);
+                usage.io = Some(IoBytes { read_bytes, write_bytes, rchar, wchar });
+            }
+        }
         Some(Self { usage, variant, cpus, gpus, host, allocation })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block as written before the `/proc` fields existed reads with none.
+    #[test]
+    fn a_block_without_proc_fields_still_reads() {
+        let io = IoBytes { read_bytes: 1, write_bytes: 2, rchar: 3, wchar: 4 };
+        let usage = ProcessUsage { max_rss: 7, peak_vmem: Some(9), io: Some(io), ..ProcessUsage::default() };
+        let metrics = AttemptMetrics { usage, host: "n1".into(), ..AttemptMetrics::default() };
+        let mut out = Vec::new();
+        metrics.encode(&mut out);
+        assert_eq!(AttemptMetrics::decode(&mut Cursor(&out)), Some(metrics.clone()));
+        // Flags, one `u64` and four more.
+        out.truncate(out.len() - 1 - 8 - 32);
+        let length = u16::from_le_bytes([out[0], out[1]]) - 41;
+        out[..2].copy_from_slice(&length.to_le_bytes());
+        let old = AttemptMetrics::decode(&mut Cursor(&out)).unwrap();
+        assert_eq!(old.usage, ProcessUsage { peak_vmem: None, io: None, ..usage });
+        assert_eq!(old.host, "n1");
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! time_us: u64 | group: u32 | instance: u64 | attempt: u32 | event tag: u8 | event fields
-//! Started   1  worker: u32
+//! Started   1  worker: u32 | ready_us: u64 (absent in records written before it existed)
 //! Succeeded 2  fingerprint: [u8; 32] | wrote
 //! Cached    3  fingerprint: [u8; 32] | wrote
 //! Failed    4  has exit code: u8 | exit code: i32 | has signal: u8 | signal: i32 | reason (UTF-8, to the end)
@@ -63,6 +63,10 @@ pub enum JournalEvent {
     Started {
         /// The worker.
         worker: u32,
+        /// When the instance became ready to start: its dependencies done,
+        /// its comparison with an earlier run made, its retry due. `None`
+        /// in records written before it was kept.
+        ready_us: Option<u64>,
     },
     /// It exited 0 and produced its declared outputs.
     Succeeded {
@@ -134,9 +138,12 @@ impl JournalRecord {
             None => out.push(tag),
         };
         match &self.event {
-            JournalEvent::Started { worker } => {
+            JournalEvent::Started { worker, ready_us } => {
                 tag(out, 1);
                 out.extend(worker.to_le_bytes());
+                if let Some(ready_us) = ready_us {
+                    out.extend(ready_us.to_le_bytes());
+                }
             }
             JournalEvent::Succeeded { fingerprint, wrote } => {
                 tag(out, 2);
@@ -184,7 +191,7 @@ impl JournalRecord {
         let tag = c.u8()?;
         let metrics = if tag & WITH_METRICS != 0 { Some(Box::new(AttemptMetrics::decode(&mut c)?)) } else { None };
         let event = match tag & !WITH_METRICS {
-            1 => JournalEvent::Started { worker: c.u32()? },
+            1 => JournalEvent::Started { worker: c.u32()?, ready_us: c.u64() },
             2 => JournalEvent::Succeeded { fingerprint: c.array()?, wrote: Wrote::decode(&mut c)? },
             3 => JournalEvent::Cached { fingerprint: c.array()?, wrote: Wrote::decode(&mut c)? },
             4 => {
@@ -324,7 +331,8 @@ mod tests {
         let failed =
             |exit_code, signal, reason: &str| JournalEvent::Failed { exit_code, signal, reason: reason.into() };
         vec![
-            record(0, 0, 10, JournalEvent::Started { worker: 3 }),
+            record(0, 0, 10, JournalEvent::Started { worker: 3, ready_us: Some(4) }),
+            record(1, 0, 11, JournalEvent::Started { worker: 3, ready_us: None }),
             record(0, 0, 20, JournalEvent::Succeeded { fingerprint: [7; 32], wrote: Wrote::default() }),
             record(1, 0, 30, JournalEvent::Cached { fingerprint: [9; 32], wrote: Wrote::default() }),
             record(2, 0, 40, failed(Some(3), None, "exit code 3")),
@@ -358,6 +366,8 @@ mod tests {
             user_us: 1_800_000,
             system_us: 200_000,
             max_rss: 52 << 20,
+            peak_vmem: Some(300 << 20),
+            io: Some(crate::log::IoBytes { read_bytes: 4096, write_bytes: 8 << 20, rchar: 9000, wchar: 9 << 20 }),
         };
         AttemptMetrics {
             usage,
@@ -374,10 +384,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
         let mut records = every_event();
-        for r in &mut records[1..7] {
+        for r in &mut records[2..8] {
             r.metrics = Some(Box::new(metrics()));
         }
-        records[3].metrics = Some(Box::new(AttemptMetrics { allocation: None, gpus: vec![], ..metrics() }));
+        records[4].metrics = Some(Box::new(AttemptMetrics { allocation: None, gpus: vec![], ..metrics() }));
+        let mut unmeasured = metrics();
+        unmeasured.usage.io = None;
+        records[5].metrics = Some(Box::new(unmeasured));
+        let mut unsampled = metrics();
+        unsampled.usage.peak_vmem = None;
+        records[6].metrics = Some(Box::new(unsampled));
         JournalWriter::create(&path).unwrap().append_batch(&records).unwrap();
         assert_eq!(read_journal(&path).unwrap(), JournalFile { records, ..JournalFile::default() });
     }
@@ -391,14 +407,17 @@ mod tests {
         let head = |tag: u8| {
             [&20u64.to_le_bytes()[..], &1u32.to_le_bytes(), &0u64.to_le_bytes(), &0u32.to_le_bytes(), &[tag]].concat()
         };
+        let started = [head(1), 5u32.to_le_bytes().to_vec()].concat();
         let succeeded = [head(2), vec![7; 32]].concat();
         let failed = [head(4), vec![1, 3, 0, 0, 0, 0, 0, 0, 0, 0], b"exit code 3".to_vec()].concat();
         let mut frames = FrameWriter::open(&path, FileKind::JOURNAL).unwrap();
+        frames.append(&[&started]).unwrap();
         frames.append(&[&succeeded]).unwrap();
         frames.append(&[&failed]).unwrap();
         frames.flush().unwrap();
         let task = TaskId::new(GroupId(1), 0);
         let expected = [
+            JournalRecord::new(20, task, 0, JournalEvent::Started { worker: 5, ready_us: None }),
             JournalRecord::new(20, task, 0, JournalEvent::Succeeded { fingerprint: [7; 32], wrote: Wrote::default() }),
             JournalRecord::new(
                 20,
@@ -438,7 +457,7 @@ mod tests {
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
         let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
-        assert_eq!(records, every_event()[..9]);
+        assert_eq!(records, every_event()[..10]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
         assert!(damage.is_empty());
     }

@@ -54,6 +54,8 @@ pub struct JournalEntry {
     pub worker: Option<u32>,
     /// When it started, in µs since the Unix epoch.
     pub started_us: Option<u64>,
+    /// When it became ready to start (see [`JournalEvent::Started`]).
+    pub ready_us: Option<u64>,
     /// When it ended (succeeded, failed, was cancelled, cached or lost).
     pub ended_us: Option<u64>,
     /// The exit code of a failed attempt, if it exited.
@@ -80,6 +82,7 @@ impl JournalEntry {
             status: JournalStatus::Running,
             worker: None,
             started_us: None,
+            ready_us: None,
             ended_us: None,
             exit_code: None,
             signal: None,
@@ -95,8 +98,9 @@ impl JournalEntry {
     fn apply(&mut self, record: &JournalRecord) {
         let time = Some(record.time_us);
         match &record.event {
-            JournalEvent::Started { worker } => {
+            JournalEvent::Started { worker, ready_us } => {
                 (self.status, self.worker, self.started_us) = (JournalStatus::Running, Some(*worker), time);
+                self.ready_us = *ready_us;
             }
             JournalEvent::Succeeded { fingerprint, wrote } => {
                 // Success means exit code 0 (and the declared outputs exist).
@@ -126,6 +130,12 @@ impl JournalEntry {
         if record.metrics.is_some() {
             self.metrics.clone_from(&record.metrics);
         }
+    }
+
+    /// How long the attempt waited between becoming ready and starting
+    /// (being dispatched to its worker), both by the coordinator's clock.
+    pub fn queue_wait_us(&self) -> Option<u64> {
+        Some(self.started_us?.saturating_sub(self.ready_us?))
     }
 
     /// How long the attempt ran, if it both started and ended.
@@ -207,11 +217,11 @@ mod tests {
     fn the_last_attempt_wins() {
         let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
         let records = [
-            at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1, ready_us: None }),
             at(0, 5, 0, 100, JournalEvent::Cached { fingerprint: [1; 32], wrote: Wrote::default() }),
             at(1, 0, 0, 250, failed),
-            at(1, 0, 1, 300, JournalEvent::Started { worker: 2 }),
-            at(1, 1, 0, 310, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 1, 300, JournalEvent::Started { worker: 2, ready_us: None }),
+            at(1, 1, 0, 310, JournalEvent::Started { worker: 1, ready_us: None }),
             at(1, 0, 1, 900, JournalEvent::Succeeded { fingerprint: [2; 32], wrote: Wrote::default() }),
             // A late record of an old attempt changes nothing.
             at(1, 0, 0, 950, JournalEvent::Lost { worker: 1 }),
@@ -234,7 +244,7 @@ mod tests {
     #[test]
     fn a_failure_keeps_its_exit_code_signal_and_reason() {
         let records = [
-            at(0, 0, 0, 1, JournalEvent::Started { worker: 0 }),
+            at(0, 0, 0, 1, JournalEvent::Started { worker: 0, ready_us: None }),
             at(0, 0, 0, 5, JournalEvent::Failed { exit_code: None, signal: Some(9), reason: "timed out".into() }),
         ];
         let state = JournalState::from_records(&records);
@@ -253,7 +263,7 @@ mod tests {
         let metrics = AttemptMetrics { host: "node1".into(), ..AttemptMetrics::default() };
         ended.metrics = Some(Box::new(metrics.clone()));
         let records = [
-            at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1, ready_us: None }),
             ended,
             // Stopped while waiting for its retry: the cancellation names attempt 0.
             at(1, 0, 0, 300, JournalEvent::Cancelled { reason: "interrupted".into() }),

@@ -142,17 +142,17 @@ mod tests {
     fn folds_as_the_journal_state_does() {
         let failed = JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
         let records = [
-            at(1, 0, 0, 100, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1, ready_us: None }),
             at(0, 0, 0, 100, JournalEvent::Cached { fingerprint: [1; 32], wrote: Wrote::default() }),
             at(1, 0, 0, 250, failed),
-            at(1, 0, 1, 300, JournalEvent::Started { worker: 2 }),
-            at(1, 1, 0, 310, JournalEvent::Started { worker: 1 }),
+            at(1, 0, 1, 300, JournalEvent::Started { worker: 2, ready_us: None }),
+            at(1, 1, 0, 310, JournalEvent::Started { worker: 1, ready_us: None }),
             at(1, 0, 1, 900, JournalEvent::Succeeded { fingerprint: [2; 32], wrote: Wrote::default() }),
             // A late record of an old attempt changes nothing.
             at(1, 0, 0, 950, JournalEvent::Lost { worker: 1 }),
             at(1, 2, 0, 960, JournalEvent::Cancelled { reason: "interrupted".into() }),
             // An instance the graph does not have is left out.
-            at(1, 7, 0, 970, JournalEvent::Started { worker: 1 }),
+            at(1, 7, 0, 970, JournalEvent::Started { worker: 1, ready_us: None }),
         ];
         let mut latest = Latest::new(&graph());
         records.iter().for_each(|r| latest.apply(r));

@@ -23,7 +23,7 @@ mod log_error;
 mod output;
 mod wrote;
 
-pub use attempt_metrics::{AttemptMetrics, ProcessUsage};
+pub use attempt_metrics::{AttemptMetrics, IoBytes, ProcessUsage};
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 pub use journal::{JournalEvent, JournalFile, JournalReader, JournalRecord, JournalWriter, read_journal};
 pub use journal_state::{JournalEntry, JournalState, JournalStatus, fold_attempt};

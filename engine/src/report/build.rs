@@ -367,7 +367,7 @@ impl Attempts {
         }
         let key = (r.task, r.attempt);
         let state = match &r.event {
-            JournalEvent::Started { worker } => {
+            JournalEvent::Started { worker, .. } => {
                 self.open.insert(key, (r.time_us, *worker));
                 self.workers.insert(*worker);
                 self.samples[r.task.group.index()].attempts += 1;

@@ -56,6 +56,7 @@ fn ended(
         user_us: cpu * SECOND,
         system_us: 0,
         max_rss: rss << 20,
+        ..ProcessUsage::default()
     };
     let host = "node1".to_owned();
     record.metrics = Some(Box::new(AttemptMetrics { usage, cpus: vec![0, 1], host, ..AttemptMetrics::default() }));
@@ -74,12 +75,12 @@ fn small_run() -> (tempfile::TempDir, RunView, Arc<Source>) {
     let failed = || JournalEvent::Failed { exit_code: Some(3), signal: None, reason: "exit code 3".into() };
     let records = vec![
         at(t(0, 0), 0, 0, JournalEvent::Cached { fingerprint: [0; 32], wrote: Wrote::default() }),
-        at(t(0, 1), 0, 0, JournalEvent::Started { worker: 0 }),
-        at(t(0, 2), 0, 0, JournalEvent::Started { worker: 0 }),
+        at(t(0, 1), 0, 0, JournalEvent::Started { worker: 0, ready_us: None }),
+        at(t(0, 2), 0, 0, JournalEvent::Started { worker: 0, ready_us: None }),
         ended(t(0, 1), 0, (0, 4), ok(), 7, 900),
-        at(t(0, 3), 0, 4, JournalEvent::Started { worker: 0 }),
+        at(t(0, 3), 0, 4, JournalEvent::Started { worker: 0, ready_us: None }),
         ended(t(0, 2), 0, (0, 5), failed(), 1, 200),
-        at(t(0, 2), 1, 5, JournalEvent::Started { worker: 0 }),
+        at(t(0, 2), 1, 5, JournalEvent::Started { worker: 0, ready_us: None }),
         ended(t(0, 3), 0, (4, 10), ok(), 11, 1300),
         ended(t(0, 2), 1, (5, 6), failed(), 1, 210),
         at(t(1, 0), 0, 6, JournalEvent::Cancelled { reason: "`dock[3]` failed".into() }),

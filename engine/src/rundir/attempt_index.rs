@@ -125,7 +125,7 @@ mod tests {
         let mut records = Vec::new();
         for i in (0..n).rev() {
             let task = TaskId::new(GroupId((i % 2) as u32), i / 2);
-            records.push(JournalRecord::new(10, task, 0, JournalEvent::Started { worker: 1 }));
+            records.push(JournalRecord::new(10, task, 0, JournalEvent::Started { worker: 1, ready_us: None }));
             let failed = JournalEvent::Failed { exit_code: Some(1), signal: None, reason: "exit code 1".into() };
             let done = JournalEvent::Succeeded { fingerprint: [0; 32], wrote: Wrote::default() };
             records.push(JournalRecord::new(20, task, 0, if i % 7 == 0 { failed } else { done }));
@@ -133,7 +133,7 @@ mod tests {
         // The retries, at the end of the journal.
         for i in (0..n).step_by(7) {
             let task = TaskId::new(GroupId((i % 2) as u32), i / 2);
-            records.push(JournalRecord::new(30, task, 1, JournalEvent::Started { worker: 2 }));
+            records.push(JournalRecord::new(30, task, 1, JournalEvent::Started { worker: 2, ready_us: None }));
         }
         JournalWriter::create(&path).unwrap().append_batch(&records).unwrap();
 

@@ -3,7 +3,7 @@
 //! connected to a coordinator ([`remote_worker`]).
 //!
 //! It starts each job's process in its own process group ([`spawn`]), reaps
-//! it with its resource usage ([`process`]), sends its output on
+//! it with its resource usage ([`process`], with [`proc_stats`]), sends its output on
 //! ([`output_sink`]), and has a guard process end its tasks should it die
 //! ([`guard`]). It knows the jobs and reports of [`super::protocol`], never
 //! the scheduler's decisions or the run's graph.
@@ -12,6 +12,7 @@ pub(crate) mod detect;
 pub(crate) mod guard;
 pub(crate) mod local;
 pub(crate) mod output_sink;
+pub(crate) mod proc_stats;
 pub(crate) mod process;
 pub(crate) mod program;
 pub(crate) mod remote_worker;

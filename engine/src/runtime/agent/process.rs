@@ -2,16 +2,25 @@
 //! (CPU time, peak RSS) is known: tokio's `Child::wait` throws the `rusage`
 //! away. The driver's one thread never blocks on it: the exit is awaited on
 //! a pidfd (Linux 5.3 and later), or else on SIGCHLD, and `wait4` is only
-//! called with `WNOHANG`.
+//! called with `WNOHANG`. While it waits it samples the process tree's
+//! peak virtual memory, and between the process's end and its reaping it
+//! reads the bytes it read and wrote ([`super::proc_stats`]).
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use super::proc_stats::{io_bytes, tree_vm_peak};
 use crate::log::ProcessUsage;
+
+/// When the process tree's memory is first sampled after the start; the
+/// gap doubles after each sample, up to [`SAMPLE_MAX`].
+const SAMPLE_FIRST: Duration = Duration::from_millis(10);
+/// The longest gap between two samples.
+const SAMPLE_MAX: Duration = Duration::from_secs(1);
 
 /// A started process that flow reaps itself.
 pub struct Process {
@@ -20,6 +29,11 @@ pub struct Process {
     started: Instant,
     exit: ExitWatch,
     reaped: Option<Exit>,
+    /// The largest `VmPeak` sum sampled so far.
+    peak_vmem: Option<u64>,
+    /// When to sample next, and the gap after that.
+    next_sample: Instant,
+    sample_gap: Duration,
 }
 
 /// How a process ended and what it used.
@@ -51,10 +65,15 @@ impl Process {
             // its raw descriptor never changes.
             #[allow(unsafe_code)]
             let fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)? };
-            return Ok(Self { pid, started_us, started, exit: ExitWatch::Pidfd(fd), reaped: None });
+            return Ok(Self::watching(pid, started_us, started, ExitWatch::Pidfd(fd)));
         }
         let exit = ExitWatch::Sigchld(signal(SignalKind::child())?);
-        Ok(Self { pid, started_us, started, exit, reaped: None })
+        Ok(Self::watching(pid, started_us, started, exit))
+    }
+
+    fn watching(pid: i32, started_us: u64, started: Instant, exit: ExitWatch) -> Self {
+        let next_sample = started + SAMPLE_FIRST;
+        Self { pid, started_us, started, exit, reaped: None, peak_vmem: None, next_sample, sample_gap: SAMPLE_FIRST }
     }
 
     /// The process id, which is also its process group's.
@@ -62,27 +81,44 @@ impl Process {
         self.pid as u32
     }
 
-    /// Waits for the process to end and reaps it. Cancel-safe: a wait
-    /// dropped before it returns has reaped nothing.
+    /// Waits for the process to end and reaps it, sampling its tree's
+    /// memory meanwhile. Cancel-safe: a wait dropped before it returns has
+    /// reaped nothing.
     pub async fn wait(&mut self) -> io::Result<Exit> {
         loop {
             if let Some(exit) = self.try_wait()? {
                 return Ok(exit);
             }
-            match &mut self.exit {
-                #[cfg(target_os = "linux")]
-                ExitWatch::Pidfd(fd) => fd.readable().await?.clear_ready(),
-                ExitWatch::Sigchld(sigchld) => {
-                    sigchld.recv().await;
+            let due = tokio::time::sleep_until(self.next_sample.into());
+            let sample = tokio::select! {
+                ended = exit_signalled(&mut self.exit) => {
+                    ended?;
+                    false
                 }
+                () = due => true,
+            };
+            if sample {
+                self.sample();
             }
         }
     }
 
+    /// Adds the tree's peak virtual memory now to what was seen.
+    fn sample(&mut self) {
+        if let Some(peak) = tree_vm_peak(self.id()) {
+            self.peak_vmem = Some(self.peak_vmem.unwrap_or(0).max(peak));
+        }
+        self.next_sample = Instant::now() + self.sample_gap;
+        self.sample_gap = (self.sample_gap * 2).min(SAMPLE_MAX);
+    }
+
     fn try_wait(&mut self) -> io::Result<Option<Exit>> {
-        if self.reaped.is_none()
-            && let Some((status, usage)) = wait4_nohang(self.pid)?
-        {
+        if self.reaped.is_some() || !has_ended(self.pid)? {
+            return Ok(self.reaped);
+        }
+        // Ended and not reaped: its `/proc` entry still counts its bytes.
+        let io = io_bytes(self.id());
+        if let Some((status, usage)) = wait4_nohang(self.pid)? {
             let ended_us = crate::host::now_us();
             let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
             let usage = ProcessUsage {
@@ -92,10 +128,51 @@ impl Process {
                 user_us: micros(usage.ru_utime),
                 system_us: micros(usage.ru_stime),
                 max_rss: max_rss_bytes(usage.ru_maxrss),
+                peak_vmem: self.peak_vmem,
+                io,
             };
             self.reaped = Some(Exit { status: ExitStatus::from_raw(status), usage });
         }
         Ok(self.reaped)
+    }
+}
+
+/// Waits until `exit` says some process ended (perhaps not the one watched).
+async fn exit_signalled(exit: &mut ExitWatch) -> io::Result<()> {
+    match exit {
+        #[cfg(target_os = "linux")]
+        ExitWatch::Pidfd(fd) => fd.readable().await?.clear_ready(),
+        ExitWatch::Sigchld(sigchld) => {
+            sigchld.recv().await;
+        }
+    }
+    Ok(())
+}
+
+/// Whether our child `pid` has ended, leaving it to be reaped.
+#[allow(unsafe_code)]
+fn has_ended(pid: i32) -> io::Result<bool> {
+    loop {
+        let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: `info` is a zeroed, writable `siginfo_t`; with WNOHANG and
+        // WNOWAIT `waitid` neither blocks nor reaps.
+        let found = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if found == -1 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(error);
+        }
+        // SAFETY: zeroed, then filled by `waitid`; a pid of 0 means no child changed state.
+        return Ok(unsafe { info.assume_init().si_pid() } != 0);
     }
 }
 
@@ -172,5 +249,18 @@ mod tests {
         assert!(exit.status.success());
         assert!(exit.usage.user_us + exit.usage.system_us >= 50_000, "{:?}", exit.usage);
         assert!(exit.usage.max_rss >= 20 << 20, "{:?}", exit.usage);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn bytes_written_and_peak_virtual_memory_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        // Writes 3 MiB, then lives long enough to be sampled.
+        let exit = run(&format!("dd if=/dev/zero of={} bs=1M count=3 2>/dev/null; sleep 0.1", file.display()));
+        let io = exit.usage.io.unwrap();
+        assert!(io.wchar >= 3 << 20, "{io:?}");
+        assert!(io.rchar >= 3 << 20, "{io:?}");
+        assert!(exit.usage.peak_vmem.is_some_and(|v| v > 1 << 20), "{:?}", exit.usage);
     }
 }

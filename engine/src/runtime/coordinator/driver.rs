@@ -27,6 +27,7 @@ use super::job_factory::JobFactory;
 use super::links::Links;
 use super::placements::Placements;
 use super::queue_side::{Demand, QUEUE_TICK, QueueSide};
+use super::ready_times::ReadyTimes;
 use super::recorder::{EVENT_DELAY, Recorder};
 use super::refusals::Refusals;
 use super::results::Results;
@@ -118,6 +119,8 @@ pub(super) struct Driver {
     stopped: HashSet<TaskId>,
     /// How the instances that tasks wait for the failure of failed.
     failures: UpstreamFailures,
+    /// When instances became ready, for their start records.
+    ready: ReadyTimes,
 }
 
 impl Driver {
@@ -140,6 +143,7 @@ impl Driver {
         Self {
             results: Results::new(factory.graph()),
             failures: UpstreamFailures::new(factory.graph()),
+            ready: ReadyTimes::new(factory.graph(), now_us()),
             workers: WorkersFile::new(run_dir.clone()),
             core,
             factory,
@@ -313,7 +317,11 @@ impl Driver {
         if !self.core.on_checked(task, unchanged, out) {
             return;
         }
-        let Lookup::Unchanged { fingerprint, wrote } = found else { return };
+        let Lookup::Unchanged { fingerprint, wrote } = found else {
+            self.ready.ready_again(task, now_us());
+            return;
+        };
+        self.ready.ended(task, now_us());
         self.summary.cached += 1;
         self.recorder.journal(task, 0, JournalEvent::Cached { fingerprint, wrote });
         self.recorder.event(self.ended_at_once(task, Status::Cached));
@@ -362,6 +370,7 @@ impl Driver {
         if let Ok(Gate::Skipped(reason)) = gate {
             // Decided before dispatch: the instance never reaches its worker.
             self.recorder.journal(task, attempt, JournalEvent::Skipped { reason: reason.clone() });
+            self.ready.ended(task, now_us());
             let (label, location) = (self.factory.label(task), self.location(task));
             self.recorder.event(Event::TaskSkipped { task, label, reason, location });
             self.core.on_finished(task, TaskResult::Skipped, now_us(), out);
@@ -408,7 +417,8 @@ impl Driver {
     /// crash while inputs are hashed leaves no start behind to undo an
     /// earlier success).
     fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String) {
-        self.recorder.journal(task, attempt, JournalEvent::Started { worker: worker.0 });
+        let ready_us = Some(self.ready.take(task, self.factory.graph()));
+        self.recorder.journal(task, attempt, JournalEvent::Started { worker: worker.0, ready_us });
         self.recorder.event(Event::TaskStarted { task, label, attempt });
     }
 

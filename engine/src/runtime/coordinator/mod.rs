@@ -11,7 +11,8 @@
 //! dispatch (with [`cache_lookup`] and [`resume`]), the [`queue_side`] runs
 //! the allocation queue ([`alloc`]), [`send_ahead`] keeps tasks waiting in
 //! line on remote workers, [`upstream_failures`] what a task waiting for a
-//! failure is told, and [`workers_file`] the list of workers. The
+//! failure is told, [`ready_times`] when instances became ready, and
+//! [`workers_file`] the list of workers. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
@@ -28,6 +29,7 @@ pub(crate) mod orphans;
 pub(crate) mod placements;
 pub(crate) mod preview;
 pub(crate) mod queue_side;
+pub(crate) mod ready_times;
 pub(crate) mod recorder;
 pub(crate) mod refusals;
 pub(crate) mod remote;

@@ -69,8 +69,13 @@ impl Driver {
         };
         self.recorder
             .record(JournalRecord { metrics: metrics.clone(), ..JournalRecord::new(now, task, attempt, journal) });
-        if let Retry::Delayed { until_us, .. } = retry {
-            self.recorder.journal(task, attempt, JournalEvent::RetryAt { until_us });
+        match retry {
+            Retry::Delayed { until_us, .. } => {
+                self.recorder.journal(task, attempt, JournalEvent::RetryAt { until_us });
+                self.ready.ready_again(task, until_us);
+            }
+            Retry::Retrying { .. } => self.ready.ready_again(task, now),
+            _ => self.ready.ended(task, now),
         }
         metrics
     }

@@ -74,6 +74,7 @@ impl Driver {
             self.placements.forget(task);
             self.ahead.forget(task);
             self.recorder.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
+            self.ready.ready_again(task, now_us());
         }
         self.core.remove_worker(worker, out);
         self.recorder.event(Event::WorkerLost { worker: worker.0, hostname, allocation, reason, tasks });
