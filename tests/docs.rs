@@ -62,6 +62,7 @@ pages! {
     guide_conditions: "docs/guide/conditions.md",
     guide_report: "docs/guide/report.md",
     guide_cluster: "docs/guide/cluster.md",
+    guide_scale: "docs/guide/scale.md",
     guide_containers: "docs/guide/containers.md",
     guide_editor_setup: "docs/guide/editor-setup.md",
     reference_cli: "docs/reference/cli.md",
