@@ -8,9 +8,12 @@
 #   SCALE_WORKLOADS="flat100k fan wide"      which workloads (default: those
 #                                            three; add flat1m for 1,000,000)
 # Per workload and N it prints: tasks/s from the first start to the last end
-# in the journal, the coordinator's CPU seconds and peak RSS, the workers'
-# CPU seconds, and the bytes both ways on the wire per task (what the
-# workers' connections carried, from the kernel's tcp_info through `ss`).
+# in the journal, the median and 99th percentile of the time from ready to
+# dispatched (the trace's queue_wait, counted from the first dispatch at the
+# earliest, so that the time the workers take to connect does not count),
+# the coordinator's CPU seconds and peak RSS, the workers' CPU seconds, and
+# the bytes both ways on the wire per task (what the workers' connections
+# carried, from the kernel's tcp_info through `ss`).
 set -euo pipefail
 counts=${*:-1 16 64 256 1000}
 workloads=${SCALE_WORKLOADS:-flat100k fan wide}
@@ -79,20 +82,34 @@ one() {
   done
   wait "$run_pid" || { cat "$d/run.stderr" >&2; exit 1; }
   wait "$worker_pid" || true
-  (cd "$d" && "$flow" log list --format tsv 2> /dev/null) | awk -F'\t' -v w="$2" -v name="$1" -v io="${io:-0}" \
-    -v run="$(cat "$d/run.time")" -v workers="$(cat "$d/workers.time")" '
-    function us(t,   s) { s = substr(t, 12, 12); return ((substr(s, 1, 2) * 60 + substr(s, 4, 2)) * 60 + substr(s, 7)) }
+  (cd "$d" && "$flow" log list --format tsv --columns start,end,ready,queue_wait 2> /dev/null) > "$d/trace.tsv"
+  # Ready to dispatched, in ms, sorted: from the first dispatch at the earliest.
+  awk -F'\t' "$us"'
     NR == 1 { next }
-    { n++; s = us($8); e = us($9); if (first == "" || s < first) first = s; if (e > last) last = e }
+    { s[NR] = us($1); r[NR] = us($3); w[NR] = $4 / 1e6; if (first == "" || s[NR] < first) first = s[NR] }
+    END { for (i in w) { late = first - r[i]; if (late < 0) late = 0; x = w[i] - late; print (x < 0 ? 0 : x) * 1000 } }' \
+    "$d/trace.tsv" | sort -g > "$d/waits"
+  awk -F'\t' -v w="$2" -v name="$1" -v io="${io:-0}" -v run="$(cat "$d/run.time")" \
+    -v workers="$(cat "$d/workers.time")" -v p50="$(rank 0.5 "$d/waits")" -v p99="$(rank 0.99 "$d/waits")" "$us"'
+    NR == 1 { next }
+    { n++; s = us($1); e = us($2); if (first == "" || s < first) first = s; if (e > last) last = e }
     END {
       split(run, r, " "); split(workers, k, " ")
       span = last - first; if (span <= 0) span = 0.001
-      printf "| %s | %d | %d | %.0f | %.2f s | %.0f MiB | %.2f s | %.0f |\n", name, w, n, n / span, r[1] + r[2], r[3] / 1024, k[1] + k[2], io / n
-    }'
+      printf "| %s | %d | %d | %.0f | %.1f ms | %.1f ms | %.2f s | %.0f MiB | %.2f s | %.0f |\n", name, w, n, n / span, p50, p99, r[1] + r[2], r[3] / 1024, k[1] + k[2], io / n
+    }' "$d/trace.tsv"
 }
 
-echo "| workload | workers | tasks | tasks/s | coordinator CPU | coordinator peak RSS | workers' CPU | bytes on the wire per task |"
-echo "|---|---|---|---|---|---|---|---|"
+# Seconds since midnight of an RFC 3339 time, for awk (the runs never span midnight).
+us='function us(t,   s) { s = substr(t, 12, 12); return ((substr(s, 1, 2) * 60 + substr(s, 4, 2)) * 60 + substr(s, 7)) }'
+
+# rank P FILE: the value at rank P (nearest rank) of FILE's sorted numbers.
+rank() {
+  awk -v p="$1" -v n="$(wc -l < "$2")" 'BEGIN { k = int(n * p); if (k < n * p) k++; if (k < 1) k = 1 } NR == k { print; exit }' "$2"
+}
+
+echo "| workload | workers | tasks | tasks/s | ready→dispatched p50 | p99 | coordinator CPU | coordinator peak RSS | workers' CPU | bytes on the wire per task |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for workload in $workloads; do
   for n in $counts; do one "$workload" "$n"; done
 done
