@@ -105,6 +105,15 @@ fn the_trace_says_when_each_instance_was_ready_and_how_long_it_queued() {
     let row: Vec<&str> = tsv.lines().nth(1).expect("a row").split('\t').collect();
     assert_eq!(row[2], field(last, "queue_wait_us").to_string(), "{tsv}");
     assert!(row[1].ends_with('Z') && row[1].contains('T'), "{tsv}");
+
+    // The summary has each task's median and longest wait.
+    let summary: Value = serde_json::from_str(&t.success_with(&["log", "summary", "--json"])).expect("JSON");
+    let nap = &summary["tasks"][0];
+    assert_eq!(nap["task"], "nap", "{summary}");
+    assert_eq!(nap["queue_wait_us"]["max"].as_u64(), Some(naps[2]), "{summary}");
+    assert_eq!(nap["queue_wait_us"]["median"].as_u64(), Some(naps[1]), "{summary}");
+    let text = t.success_with(&["log", "summary"]);
+    assert!(text.contains("QUEUE WAIT"), "{text}");
 }
 
 /// Whether `dir` is on a tmpfs, where written pages never go to storage.

@@ -56,6 +56,9 @@ pub struct TaskUse {
     pub cpu_us: Option<Spread>,
     /// Their peak resident set sizes, bytes.
     pub rss_bytes: Option<Spread>,
+    /// How long its attempts (all of them) waited between becoming ready
+    /// and being started, µs; `null` in runs recorded before flow kept it.
+    pub queue_wait_us: Option<Spread>,
 }
 
 /// The median and the largest of some measurements.

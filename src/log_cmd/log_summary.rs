@@ -1,6 +1,7 @@
 //! `flow log summary`: a run's counts, output sizes, durations per task,
 //! what its attempts used (median and max of wall time, CPU time and peak
-//! memory, per task) and its slowest instances, gathered into a
+//! memory, per task) and how long they waited for a worker, and its
+//! slowest instances, gathered into a
 //! [`RunSummary`] and printed as text or as one JSON document.
 
 use std::cmp::Reverse;
@@ -8,7 +9,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Write};
 
 use flow_engine::ir::{GroupId, TaskId};
-use flow_engine::log::{Latest, OutputStream};
+use flow_engine::log::{JournalEvent, Latest, OutputStream};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
 use super::{Run, table};
@@ -24,7 +25,11 @@ impl RunSummary {
         // attempt used, from the record that ended it.
         let mut latest = Latest::new(run.graph());
         let mut usage = BTreeMap::<GroupId, [Vec<u64>; 3]>::new();
+        let mut waits = BTreeMap::<GroupId, Vec<u64>>::new();
         run.each_journal_record(|r| {
+            if let JournalEvent::Started { ready_us: Some(ready), .. } = r.event {
+                waits.entry(r.task.group).or_default().push(r.time_us.saturating_sub(ready));
+            }
             if let Some(m) = &r.metrics {
                 let [wall, cpu, rss] = usage.entry(r.task.group).or_default();
                 wall.push(m.usage.wall_us);
@@ -58,7 +63,8 @@ impl RunSummary {
                 }
             }
         }
-        let groups: std::collections::BTreeSet<GroupId> = durations.keys().chain(usage.keys()).copied().collect();
+        let groups: std::collections::BTreeSet<GroupId> =
+            durations.keys().chain(usage.keys()).chain(waits.keys()).copied().collect();
         let tasks = groups
             .into_iter()
             .map(|group| {
@@ -74,6 +80,7 @@ impl RunSummary {
                     wall_us: Spread::of(wall),
                     cpu_us: Spread::of(cpu),
                     rss_bytes: Spread::of(rss),
+                    queue_wait_us: Spread::of(waits.remove(&group).unwrap_or_default()),
                 }
             })
             .collect();
@@ -118,12 +125,14 @@ impl RunSummary {
             }
             write!(out, "\ndurations:\n{}", indent(&table(&rows)))?;
         }
-        let measured: Vec<&TaskUse> = self.tasks.iter().filter(|t| t.measured > 0).collect();
+        let measured: Vec<&TaskUse> =
+            self.tasks.iter().filter(|t| t.measured > 0 || t.queue_wait_us.is_some()).collect();
         if !measured.is_empty() {
             let spread = |s: Option<Spread>, f: fn(u64) -> String| {
                 s.map_or_else(|| "-".to_owned(), |s| format!("{} / {}", f(s.median), f(s.max)))
             };
-            let mut rows = vec![["TASK", "ATTEMPTS", "WALL", "CPU", "RSS"].map(String::from).to_vec()];
+            let header = ["TASK", "ATTEMPTS", "WALL", "CPU", "RSS", "QUEUE WAIT"];
+            let mut rows = vec![header.map(String::from).to_vec()];
             for t in measured {
                 rows.push(vec![
                     t.task.clone(),
@@ -131,6 +140,7 @@ impl RunSummary {
                     spread(t.wall_us, |us| duration(us, DurationStyle::Hundredths)),
                     spread(t.cpu_us, |us| duration(us, DurationStyle::Hundredths)),
                     spread(t.rss_bytes, |n| bytes(n, BytesStyle::Tenths)),
+                    spread(t.queue_wait_us, |us| duration(us, DurationStyle::Hundredths)),
                 ]);
             }
             write!(out, "\nper attempt (median / max):\n{}", indent(&table(&rows)))?;
@@ -179,6 +189,7 @@ mod tests {
                     wall_us: None,
                     cpu_us: None,
                     rss_bytes: None,
+                    queue_wait_us: spread(20_000, 20_000),
                 },
                 TaskUse {
                     task: "score".to_owned(),
@@ -190,6 +201,7 @@ mod tests {
                     wall_us: spread(2_000_000, 185_000_000),
                     cpu_us: spread(1_250_000, 170_000_000),
                     rss_bytes: spread(3 << 20, 2 << 30),
+                    queue_wait_us: None,
                 },
             ],
             slowest: vec![
