@@ -231,8 +231,14 @@ impl Text {
                 }
             }
             Reason::Running { ran, .. } | Reason::Succeeded { ran, .. } | Reason::Failed { ran, .. } => {
-                if let Some(started) = ran.started_us {
-                    lines.push(format!("started at {}", utc(started, UtcStyle::Readable)));
+                match (ran.started_us, ran.queue_wait_us) {
+                    (Some(started), Some(wait)) => lines.push(format!(
+                        "started at {}, {} after it was ready",
+                        utc(started, UtcStyle::Readable),
+                        duration(wait, DurationStyle::Hundredths)
+                    )),
+                    (Some(started), None) => lines.push(format!("started at {}", utc(started, UtcStyle::Readable))),
+                    _ => {}
                 }
                 if ex.state == State::Failed {
                     lines.push(format!("its output: flow log cat {}", quoted(&ex.label)));
@@ -437,6 +443,7 @@ mod tests {
         Ran {
             worker,
             started_us: Some(NOW - seconds * 1_000_000),
+            queue_wait_us: (seconds > 60).then_some(1_500_000),
             ended_us: Some(NOW),
             duration_us: Some(seconds * 1_000_000),
         }

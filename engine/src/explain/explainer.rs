@@ -391,7 +391,13 @@ impl<'a> Explainer<'a> {
                 allocation: info.and_then(|w| w.allocation.clone()),
             }
         });
-        Ran { worker, started_us: entry.started_us, ended_us: entry.ended_us, duration_us: entry.duration_us() }
+        Ran {
+            worker,
+            started_us: entry.started_us,
+            queue_wait_us: entry.queue_wait_us(),
+            ended_us: entry.ended_us,
+            duration_us: entry.duration_us(),
+        }
     }
 }
 

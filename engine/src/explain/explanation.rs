@@ -241,6 +241,9 @@ pub struct Ran {
     pub worker: Option<WorkerRef>,
     /// When it started (µs since the Unix epoch).
     pub started_us: Option<u64>,
+    /// How long it waited between becoming ready and starting, µs; `None`
+    /// in runs recorded before flow kept when instances became ready.
+    pub queue_wait_us: Option<u64>,
     /// When it ended.
     pub ended_us: Option<u64>,
     /// How long it ran, if it started and ended.

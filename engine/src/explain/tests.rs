@@ -46,8 +46,9 @@ fn at(task: TaskId, attempt: u32, second: u64, event: JournalEvent) -> JournalRe
     JournalRecord::new(T0 + second * SECOND, task, attempt, event)
 }
 
+/// Started at second 1, ready a quarter of a second before.
 fn started(task: TaskId, attempt: u32, worker: u32) -> JournalRecord {
-    at(task, attempt, 1, JournalEvent::Started { worker, ready_us: None })
+    at(task, attempt, 1, JournalEvent::Started { worker, ready_us: Some(T0 + SECOND - SECOND / 4) })
 }
 
 fn succeeded(task: TaskId) -> [JournalRecord; 2] {
@@ -117,6 +118,7 @@ fn finished_instances_say_how_they_ended() {
     let ran = Ran {
         worker: node0.clone(),
         started_us: Some(T0 + SECOND),
+        queue_wait_us: Some(SECOND / 4),
         ended_us: Some(T0 + 3 * SECOND),
         duration_us: Some(2 * SECOND),
     };
