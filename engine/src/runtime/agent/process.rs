@@ -150,6 +150,7 @@ async fn exit_signalled(exit: &mut ExitWatch) -> io::Result<()> {
 }
 
 /// Whether our child `pid` has ended, leaving it to be reaped.
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn has_ended(pid: i32) -> io::Result<bool> {
     loop {
@@ -174,6 +175,12 @@ fn has_ended(pid: i32) -> io::Result<bool> {
         // SAFETY: zeroed, then filled by `waitid`; a pid of 0 means no child changed state.
         return Ok(unsafe { info.assume_init().si_pid() } != 0);
     }
+}
+
+/// Elsewhere there is no `/proc` to read before reaping: `wait4` decides.
+#[cfg(not(target_os = "linux"))]
+fn has_ended(_pid: i32) -> io::Result<bool> {
+    Ok(true)
 }
 
 /// `ru_maxrss` in bytes: Linux counts KiB, macOS bytes.
