@@ -116,6 +116,17 @@ fn the_trace_says_when_each_instance_was_ready_and_how_long_it_queued() {
     assert!(text.contains("QUEUE WAIT"), "{text}");
 }
 
+#[test]
+fn a_retry_is_ready_when_the_attempt_before_it_failed() {
+    let t = Test::new().workflow(WORKFLOW);
+    t.success_with(&["run", "--cpus", "2"]);
+    let attempts = lines(&t.success_with(&["log", "list", "--json", "flaky"]));
+    let [first, second] = &attempts[..] else { panic!("{attempts:?}") };
+    let field = |r: &Value, name: &str| r[name].as_u64().unwrap_or_else(|| panic!("no {name}: {r}"));
+    assert!(field(second, "ready_us") >= field(first, "ended_us"), "{attempts:?}");
+    assert!(field(first, "ready_us") <= field(first, "started_us"), "{attempts:?}");
+}
+
 /// Whether `dir` is on a tmpfs, where written pages never go to storage.
 fn on_tmpfs(dir: &std::path::Path) -> bool {
     let out = std::process::Command::new("stat").args(["-f", "-c", "%T"]).arg(dir).output().expect("stat");
