@@ -35,7 +35,9 @@ pub struct WorkerCmdArgs {
     #[arg(long)]
     pub bind_cpus: bool,
     /// Keep trying to join this long while the coordinator cannot be reached
-    /// or turns the connection away (it is starting, or busy).
+    /// or turns the connection away (it is starting, or busy); and, once the
+    /// connection drops, keep the tasks running and try to rejoin this long
+    /// (a resumed run takes them over) before stopping them and leaving.
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub reconnect_for: String,
     /// Complete each job at once without starting a process: a
@@ -77,6 +79,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     };
     let options = WorkerOptions {
         access,
+        access_file: Some(args.access.clone()),
         connect: args.connect.clone(),
         resources: crate::local_resources::local(&args.resources)?,
         time_limit: duration("time-limit", &args.time_limit)?,

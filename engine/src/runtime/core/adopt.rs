@@ -37,4 +37,16 @@ impl Core {
         self.sync_active(g);
         Some(alloc)
     }
+
+    /// A worker was told to forget attempt `attempt` of `task`, which it
+    /// ran for a killed run: unless `task` runs, its next start here is a
+    /// later attempt, so that nothing the dying one still says is taken for
+    /// the new one's.
+    pub fn number_after(&mut self, task: TaskId, attempt: u32) {
+        let known = self.groups.get(task.group.index()).is_some_and(|g| task.instance < g.count);
+        if known && !self.running.contains_key(&task) {
+            let history = self.history.entry(task).or_default();
+            history.attempt = history.attempt.max(attempt + 1);
+        }
+    }
 }

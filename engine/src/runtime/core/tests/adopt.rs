@@ -71,3 +71,16 @@ fn an_adopted_instance_releases_what_waits_for_it() {
     env.core.on_finished(t(0, 0), TaskResult::Succeeded, env.now, &mut env.out);
     assert_eq!(env.schedule(), [t(1, 0)]);
 }
+
+#[test]
+fn an_attempt_a_worker_forgets_is_not_numbered_again() {
+    let mut env = TestEnv::new(vec![GroupSpec::new("g", 2)], vec![]);
+    env.core.number_after(t(0, 0), 0);
+    env.core.number_after(t(0, 9), 0);
+    env.worker(2, 0);
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1)]);
+    assert_eq!((env.attempt(t(0, 0)), env.attempt(t(0, 1))), (Some(1), Some(0)));
+    env.core.number_after(t(0, 1), 4);
+    env.fail(t(0, 1));
+    assert_eq!(env.attempt(t(0, 1)), Some(0), "a running task keeps its numbering");
+}
