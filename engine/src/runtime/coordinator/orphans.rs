@@ -109,3 +109,17 @@ fn cancel_allocations(run: &RunDir) -> Option<String> {
     let _ = run.write_allocs(&file);
     Some(said)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_process_parent_and_tells_a_worker_by_its_command_line() {
+        let me = std::process::id() as i32;
+        assert_eq!(parent(me), Some(nix::unistd::getppid().as_raw()));
+        assert!(!is_worker(me), "the test binary is no `flow worker`");
+        assert!(!under_a_worker(me));
+        assert_eq!(parent(-1), None);
+    }
+}

@@ -98,3 +98,77 @@ impl Stranded {
         held
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{JournalEvent, JournalRecord, JournalWriter, Wrote};
+    use crate::net::Secret;
+    use crate::rundir::{Meta, WorkerInfo};
+    use crate::runtime::core::CoreOptions;
+    use crate::runtime::core::tests::env::{GroupSpec, graph, t};
+
+    /// A killed run of `workflow.toml` under `state`: worker 0 embedded,
+    /// worker 1 remote; `a[0]` runs on 1, `a[1]` on 0, `a[2]` ended on 1.
+    fn killed_run(state: &Path, graph: &Graph) -> RunDir {
+        let run = RunDir::create(state, false).expect("run dir");
+        let meta = Meta { workflow: "workflow.toml".into(), started_us: 1, dry_exec: false, command: Vec::new() };
+        run.write_meta(&meta).expect("meta");
+        run.write_graph(graph).expect("graph");
+        let worker = |id, peer: &str| WorkerInfo {
+            id,
+            hostname: "node".into(),
+            peer: peer.into(),
+            shape: Default::default(),
+            deadline: None,
+            allocation: None,
+            running: 0,
+        };
+        run.write_workers(&[worker(0, ""), worker(1, "10.0.0.7:4000")]).expect("workers");
+        let started = |task, worker| JournalRecord::new(1, task, 0, JournalEvent::Started { worker, ready_us: None });
+        let done = JournalEvent::Succeeded { fingerprint: [1; 32], wrote: Wrote::default() };
+        let records =
+            [started(t(0, 0), 1), started(t(0, 1), 0), started(t(0, 2), 1), JournalRecord::new(2, t(0, 2), 0, done)];
+        JournalWriter::create(&run.journal()).and_then(|mut w| w.append_batch(&records)).expect("journal");
+        run
+    }
+
+    #[test]
+    fn only_what_a_remote_worker_was_running_is_held() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let graph = graph(vec![GroupSpec::new("a", 3)], vec![]);
+        let run = killed_run(dir.path(), &graph);
+        let stranded = Stranded::find(dir.path(), Path::new("/elsewhere/workflow.toml"));
+        let mut core = Core::new(&graph, CoreOptions::default());
+        let held = stranded.hold(&graph, &mut core, 99);
+        assert_eq!(held, Held::from([(t(0, 0), graph.label(t(0, 0)))]));
+        assert_eq!(core.next_wake_us(), Some(99));
+        // Another workflow file's runs are not read.
+        assert!(Stranded::find(dir.path(), Path::new("other.toml")).runs.is_empty());
+        // In a workflow changed since, that place holds another instance: not held.
+        let renamed = crate::runtime::core::tests::env::graph(vec![GroupSpec::new("b", 3)], vec![]);
+        let mut core = Core::new(&renamed, CoreOptions::default());
+        assert!(stranded.hold(&renamed, &mut core, 99).is_empty());
+        // Its workers are pointed at the new run once it has an access file.
+        assert!(stranded.redirect(&access()).is_empty());
+        assert!(!run.access().exists(), "a run that did not listen gets none");
+        run.write_access(&access()).expect("access");
+        let new = AccessFile { address: "10.0.0.1:5000".into(), ..access() };
+        assert!(stranded.redirect(&new).is_empty());
+        assert_eq!(AccessFile::read(&run.access()).expect("read").address, "10.0.0.1:5000");
+    }
+
+    #[test]
+    fn a_run_that_finished_since_leaves_nothing_stranded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let graph = graph(vec![GroupSpec::new("a", 3)], vec![]);
+        let run = killed_run(dir.path(), &graph);
+        fs_err::write(run.summary(), "{}").expect("summary");
+        let stranded = Stranded::find(dir.path(), Path::new("workflow.toml"));
+        assert!(stranded.runs.is_empty() && stranded.tasks.is_empty());
+    }
+
+    fn access() -> AccessFile {
+        AccessFile { address: "127.0.0.1:1".into(), secret: Secret::generate().expect("secret"), run_id: "r".into() }
+    }
+}
