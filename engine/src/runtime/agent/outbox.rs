@@ -3,12 +3,15 @@
 //! their results are delivered. While the connection is down it keeps all
 //! of it (the batch whose write failed too), so a worker whose coordinator
 //! was killed can rejoin the resumed run and say what it carries
-//! ([`Outbox::carried`]), then deliver what it kept. [`write`] is the
-//! connection's writer that drains it.
+//! ([`Outbox::carried`]), then deliver what it kept. Results delivered in
+//! the last [`RECENT`] are kept too: a coordinator killed just after they
+//! reached it may not have recorded them, so they are carried and sent
+//! again after a loss. [`write`] is the connection's writer that drains it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
@@ -21,6 +24,9 @@ use crate::runtime::protocol::messages::{CarriedTask, HEARTBEAT, REPORT_HOLD, To
 const BATCH_BYTES: usize = 256 << 10;
 /// Messages at most taken into one batch.
 const BATCH_MESSAGES: usize = 1024;
+/// How long a delivered result is kept, to be sent again should the
+/// connection drop: a coordinator records a result within milliseconds.
+pub(super) const RECENT: Duration = Duration::from_secs(10);
 
 /// Messages not yet delivered, and the jobs whose results are not.
 #[derive(Debug, Default)]
@@ -32,6 +38,8 @@ pub(super) struct Outbox {
     jobs: HashMap<TaskId, (u32, String)>,
     /// Attempts the coordinator said to forget: whatever they still say is dropped.
     forgotten: HashSet<(TaskId, u32)>,
+    /// Results delivered lately, oldest first: when, the job's label, and the result.
+    recent: VecDeque<(Instant, String, ToCoordinator)>,
 }
 
 /// An [`Outbox`] shared by the worker's loop and its connection's writer.
@@ -108,17 +116,35 @@ impl Outbox {
         self.queue.drain(..n).collect()
     }
 
-    /// `batch[..sent]` reached the coordinator: results delivered end their
-    /// jobs here; the rest of the batch goes back to the front of the queue.
-    fn sent(&mut self, mut batch: Vec<ToCoordinator>, sent: usize) {
+    /// `batch[..sent]` reached the coordinator at `now`: results delivered
+    /// end their jobs here (kept as recent); the rest of the batch goes back
+    /// to the front of the queue.
+    fn sent(&mut self, mut batch: Vec<ToCoordinator>, sent: usize, now: Instant) {
+        while self.recent.front().is_some_and(|(at, ..)| now.duration_since(*at) > RECENT) {
+            self.recent.pop_front();
+        }
         for msg in batch.drain(..sent.min(batch.len())) {
-            if let ToCoordinator::Finished { task, attempt, .. } = msg
-                && self.jobs.get(&task).is_some_and(|(a, _)| *a == attempt)
+            if let ToCoordinator::Finished { task, attempt, .. } = &msg
+                && self.jobs.get(task).is_some_and(|(a, _)| a == attempt)
+                && let Some((_, label)) = self.jobs.remove(task)
             {
-                self.jobs.remove(&task);
+                self.recent.push_back((now, label, msg));
             }
         }
         self.put_back(batch);
+    }
+
+    /// The connection dropped at `now`: the results delivered in the last
+    /// [`RECENT`] go back to the front of the queue, their jobs carried
+    /// again — the coordinator may have died before it recorded them.
+    pub(super) fn lost(&mut self, now: Instant) {
+        for (at, label, msg) in std::mem::take(&mut self.recent).into_iter().rev() {
+            let Some((task, attempt)) = about(&msg) else { continue };
+            if now.duration_since(at) <= RECENT && !self.jobs.contains_key(&task) {
+                self.jobs.insert(task, (attempt, label));
+                self.queue.push_front(msg);
+            }
+        }
     }
 
     /// The write of `batch` failed: it goes back to the front of the
@@ -222,7 +248,7 @@ pub(super) async fn write(
             })
             .await;
         match result {
-            Ok(()) => lock(&w.outbox).sent(batch, sent),
+            Ok(()) => lock(&w.outbox).sent(batch, sent, Instant::now()),
             Err(_) => {
                 lock(&w.outbox).put_back(batch);
                 w.tx = None;
@@ -292,9 +318,31 @@ mod tests {
             again,
             [output(t(0), 0, b"before the loss\n"), finished(t(0), 0), output(t(1), 2, b"after the loss\n")]
         );
-        outbox.sent(again, 3);
+        outbox.sent(again, 3, Instant::now());
         assert!(outbox.is_empty());
         assert_eq!(outbox.carried().len(), 1, "a delivered result ends its job here");
+    }
+
+    #[test]
+    fn a_result_delivered_just_before_a_loss_is_carried_and_sent_again() {
+        let mut outbox = Outbox::default();
+        let start = Instant::now();
+        outbox.start(t(0), 0, "a[0]".into());
+        outbox.start(t(1), 0, "a[1]".into());
+        outbox.push(finished(t(0), 0));
+        let batch = outbox.take_batch();
+        outbox.sent(batch, 1, start);
+        outbox.push(finished(t(1), 0));
+        let batch = outbox.take_batch();
+        outbox.sent(batch, 1, start + RECENT);
+        assert!(outbox.carried().is_empty() && outbox.is_empty());
+        // The connection drops just after: the results of the last RECENT come back.
+        outbox.lost(start + RECENT + Duration::from_millis(1));
+        let carried = outbox.carried();
+        assert_eq!(carried, [CarriedTask { task: t(1), attempt: 0, label: "a[1]".into(), finished: true }]);
+        assert_eq!(outbox.take_batch(), [finished(t(1), 0)]);
+        outbox.lost(start + RECENT * 3);
+        assert!(outbox.is_empty(), "kept once");
     }
 
     #[test]
@@ -304,7 +352,7 @@ mod tests {
             outbox.push(output(t(i), 0, b"x"));
         }
         let batch = outbox.take_batch();
-        outbox.sent(batch, 1);
+        outbox.sent(batch, 1, Instant::now());
         assert_eq!(outbox.take_batch(), [output(t(1), 0, b"x"), output(t(2), 0, b"x")]);
     }
 

@@ -368,6 +368,7 @@ impl Jobs {
             if lost_now && rejoin.is_none() {
                 rx = None;
                 self.drop_line();
+                lock(&self.outbox).lost(Instant::now());
                 let outbox = self.outbox.clone();
                 rejoin = Some(Box::pin(hello(options, move || lock(&outbox).carried(), true)));
             }
