@@ -136,7 +136,13 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 /// Says in words that joining failed and the worker tries again.
 fn retrying_text(retry: &JoinRetry) {
     let left = units::duration(retry.retry_for.as_micros() as u64, DurationStyle::Whole);
-    eprintln!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error);
+    match retry.rejoining {
+        true => eprintln!(
+            "worker: lost the coordinator; its tasks run on while it tries to rejoin {} ({}) for up to {left}",
+            retry.address, retry.error
+        ),
+        false => eprintln!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error),
+    }
 }
 
 /// Says as a JSON line that joining failed and the worker tries again.

@@ -71,7 +71,7 @@ fn a_worker_whose_coordinator_is_killed_rejoins_the_resumed_run_with_its_tasks()
     let resumed = runs(&t).pop().expect("the resumed run");
     assert_eq!(fs_err::read_to_string(&access).ok(), fs_err::read_to_string(resumed.access()).ok());
     assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()), "worker did not leave");
-    assert!(read(&t, "worker.stderr").contains("the run ended"), "{}", read(&t, "worker.stderr"));
+    assert!(read(&t, "worker.stderr").contains("worker left: the run ended"), "{}", read(&t, "worker.stderr"));
 }
 
 #[test]
@@ -93,6 +93,7 @@ fn a_worker_gives_up_rejoining_after_reconnect_for_and_stops_its_tasks() {
     assert!(status.success(), "{}", read(&t, "worker.stderr"));
     assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(10), "left after {waited:?}");
     let stderr = read(&t, "worker.stderr");
+    assert!(stderr.contains("worker: lost the coordinator; its tasks run on while it tries to rejoin"), "{stderr}");
     assert!(stderr.contains("worker left: the coordinator was lost (killed, or unreachable)"), "{stderr}");
     assert!(wait_for(Duration::from_secs(5), || !alive(pid)), "the task outlived its worker");
     assert!(!t.path().join("late.txt").exists());

@@ -65,6 +65,9 @@ pub struct JoinRetry {
     pub error: String,
     /// How much longer it keeps trying.
     pub retry_for: Duration,
+    /// Whether it lost the coordinator it had joined and tries to rejoin,
+    /// its tasks running on.
+    pub rejoining: bool,
 }
 
 /// Why a worker stopped with an error.
@@ -199,7 +202,7 @@ async fn hello(
             return Err(error.into());
         }
         if !told && let Some(tell) = &options.on_retry {
-            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left });
+            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left, rejoining });
         }
         told = true;
         tokio::time::sleep(pause.min(left)).await;
