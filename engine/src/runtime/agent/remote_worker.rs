@@ -158,7 +158,8 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         options.bind_cpus,
         options.guard.clone(),
     );
-    let mut jobs = Jobs { local, dry, control, waiting, running: HashSet::new(), outbox, connections };
+    let mut jobs =
+        Jobs { local, dry, control, waiting, running: HashSet::new(), outbox, connections, dying: HashSet::new() };
     let leave = jobs.serve(rx, &mut ended, lost_rx, &options).await;
     jobs.leave(&leave, writer).await;
     Ok(leave)
@@ -289,6 +290,8 @@ struct Jobs {
     outbox: SharedOutbox,
     /// Where a new connection goes to the writer once the worker rejoins.
     connections: mpsc::UnboundedSender<net::Sender>,
+    /// Forgotten tasks being killed: their end is no end of a later attempt.
+    dying: HashSet<TaskId>,
 }
 
 /// A try to rejoin a coordinator, running beside the jobs.
@@ -391,6 +394,9 @@ impl Jobs {
 
     /// `task` ended: the job waiting for it starts.
     fn ended(&mut self, task: TaskId) {
+        if self.dying.remove(&task) {
+            return;
+        }
         self.running.remove(&task);
         if let Some(job) = self.waiting.remove(&task) {
             self.run(job);
@@ -411,8 +417,8 @@ impl Jobs {
     /// runs, and nothing more of it is said.
     fn forget(&mut self, tasks: &[TaskId]) {
         for &task in tasks {
-            if lock(&self.outbox).forget(task).is_some() {
-                self.running.remove(&task);
+            if lock(&self.outbox).forget(task).is_some() && self.running.remove(&task) {
+                self.dying.insert(task);
                 self.local.kill(task);
             }
         }
