@@ -35,7 +35,9 @@ pub struct WorkerCmdArgs {
     #[arg(long)]
     pub bind_cpus: bool,
     /// Keep trying to join this long while the coordinator cannot be reached
-    /// or turns the connection away (it is starting, or busy).
+    /// or turns the connection away (it is starting, or busy); and, once the
+    /// connection drops, keep the tasks running and try to rejoin this long
+    /// (a resumed run takes them over) before stopping them and leaving.
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub reconnect_for: String,
     /// Complete each job at once without starting a process: a
@@ -77,6 +79,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
     };
     let options = WorkerOptions {
         access,
+        access_file: Some(args.access.clone()),
         connect: args.connect.clone(),
         resources: crate::local_resources::local(&args.resources)?,
         time_limit: duration("time-limit", &args.time_limit)?,
@@ -133,7 +136,13 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 /// Says in words that joining failed and the worker tries again.
 fn retrying_text(retry: &JoinRetry) {
     let left = units::duration(retry.retry_for.as_micros() as u64, DurationStyle::Whole);
-    eprintln!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error);
+    match retry.rejoining {
+        true => eprintln!(
+            "worker: lost the coordinator; its tasks run on while it tries to rejoin {} ({}) for up to {left}",
+            retry.address, retry.error
+        ),
+        false => eprintln!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error),
+    }
 }
 
 /// Says as a JSON line that joining failed and the worker tries again.

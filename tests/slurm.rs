@@ -367,7 +367,11 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
     assert!(!innocent.is_empty(), "sbatch: {}", String::from_utf8_lossy(&out.stderr));
     let allocs = run_dir(&t).join("allocs.json");
     let text = fs_err::read_to_string(&allocs).unwrap();
-    fs_err::write(&allocs, text.replace(&format!("\"{}\"", old[0]), &format!("\"{innocent}\""))).unwrap();
+    // Whether the killed run saw its allocation start depends on timing; a
+    // running one is kept for its workers to rejoin, a queued one cancelled.
+    let text =
+        text.replace(&format!("\"{}\"", old[0]), &format!("\"{innocent}\"")).replace("\"running\"", "\"queued\"");
+    fs_err::write(&allocs, text).unwrap();
 
     let out = t.run_with(&["run", "--profile", "slurm", "-v", "d=0"]);
     let listed = Command::new("squeue").args(["-h", "-o", "%i", "-j", &innocent]).output().expect("squeue");
@@ -474,4 +478,50 @@ fn a_per_instance_fan_out_runs_through_allocations() {
         report:  flow report
         run [RUN]: 0 succeeded, 9 unchanged (skipped) in [TIME]
     ");
+}
+
+/// Workers that outlive their coordinator: the worker of a running
+/// allocation keeps its task when `flow run` is killed, and the next run
+/// (same command, same directory) takes it over; the allocation is kept.
+#[test]
+#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+fn a_killed_runs_allocation_rejoins_the_resumed_run_with_its_task() {
+    let _cluster = slurm();
+    let t = Test::new()
+        .workflow(
+            "[[tasks]]\nname = \"t\"\nrange = \"1-2\"\n\
+             command = \"echo {{ index }} >> starts.txt; sleep 4; echo after {{ index }}\"\n",
+        )
+        .file("flow.profiles.toml", &profile("max_workers = 1\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert!(
+        wait_for(Duration::from_secs(60), || !read(&t, "starts.txt").is_empty()),
+        "no task started; stderr:\n{}",
+        read(&t, "run.stderr")
+    );
+    let killed_run = run_dir(&t);
+    let jobs = squeue(&t);
+    signal(run.id(), "-KILL");
+    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
+    let mut again = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert_eq!(finish(&t, &mut again, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
+    let stderr = read(&t, "run.stderr");
+    assert!(stderr.contains("rejoined with 1 task(s) of the killed run"), "{stderr}");
+    let mut starts: Vec<String> = read(&t, "starts.txt").lines().map(str::to_owned).collect();
+    starts.sort();
+    assert_eq!(starts, ["1", "2"], "each task ran once");
+    let out = t.success_with(&["log", "cat", "t"]);
+    assert_eq!(out.matches("after").count(), 2, "{out}");
+    // The killed run's allocation was not cancelled: its worker rejoined, and left when the run ended.
+    let old = serde_json::from_str::<serde_json::Value>(
+        &fs_err::read_to_string(killed_run.join("allocs.json")).expect("allocs.json"),
+    )
+    .expect("json");
+    assert_ne!(old["allocations"][0]["state"], "cancelled", "{old}");
+    let gone = wait_for(Duration::from_secs(30), || {
+        let listed = Command::new("squeue").args(["-h", "-o", "%i"]).output().expect("squeue");
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        jobs.iter().all(|(id, _)| !listed.lines().any(|l| l.trim() == id))
+    });
+    assert!(gone, "the killed run's job {jobs:?} is still queued");
 }

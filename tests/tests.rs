@@ -30,6 +30,7 @@ mod nested;
 mod pbs;
 mod permissions;
 mod plan;
+mod reattach;
 mod report;
 mod rerun;
 mod resources;

@@ -264,11 +264,12 @@ fn a_flood_of_silent_connections_does_not_hurt_the_run() {
 }
 
 /// Issue 13: a worker whose coordinator was killed said "the run ended".
+/// (It now tries to rejoin a resumed run first, for `--reconnect-for`.)
 #[test]
 fn a_worker_whose_coordinator_is_killed_says_it_was_lost() {
     let t = Test::new().workflow("[[tasks]]\nname = \"long\"\ncommand = \"sleep 30\"\n");
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);
-    let mut worker = start_worker(&t, &access, &["--cpus", "1"], "worker.stderr");
+    let mut worker = start_worker(&t, &access, &["--cpus", "1", "--reconnect-for", "1s"], "worker.stderr");
     assert!(wait_for(Duration::from_secs(10), || read(&t, "run.stderr").contains("joined")));
     crate::support::process::signal(run.id(), "-KILL");
     wait_child(&mut run, Duration::from_secs(5)).expect("the run was killed");

@@ -90,6 +90,13 @@ impl LocalWorker {
         self.running.lock().map_or(0, |r| r.len())
     }
 
+    /// Kills the process of job `task` if it runs; it is reported as any end.
+    pub fn kill(&self, task: TaskId) {
+        if let Some(pgid) = self.running.lock().ok().and_then(|r| r.get(&task).copied()) {
+            signal_group(pgid, Signal::SIGKILL);
+        }
+    }
+
     /// Stops every running job: SIGTERM to each process group, SIGKILL after a grace period.
     pub fn stop_all(&self) {
         let _ = self.stop.send(true);

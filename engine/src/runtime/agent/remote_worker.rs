@@ -3,6 +3,9 @@
 //! streams their output and results back.
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -11,13 +14,14 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::local::{LocalWorker, Report};
+use super::outbox::{SharedOutbox, Writer, lock, write};
 use super::output_sink::OutputSink;
 use crate::ir::TaskId;
 use crate::log::OutputRecord;
 use crate::net::{self, AccessFile, NetError};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::job::Job;
-use crate::runtime::protocol::messages::{HEARTBEAT, Offer, REPORT_HOLD, ToCoordinator, ToWorker};
+use crate::runtime::protocol::messages::{CarriedTask, HEARTBEAT_TIMEOUT, Offer, ToCoordinator, ToWorker};
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 
 /// How a worker is set up.
@@ -25,6 +29,9 @@ use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 pub struct WorkerOptions {
     /// The run's access file (address and secret).
     pub access: AccessFile,
+    /// Where it was read from: read again at each try to rejoin, since a
+    /// resumed run rewrites it with its own address and secret.
+    pub access_file: Option<PathBuf>,
     /// Dial this address instead of the access file's.
     pub connect: Option<String>,
     /// What the worker owns.
@@ -39,7 +46,8 @@ pub struct WorkerOptions {
     pub guard: Option<Arc<super::guard::Guard>>,
     /// How long to keep trying to join while the coordinator cannot be
     /// reached or turns the connection away (it is starting, or busy with a
-    /// flood of connections).
+    /// flood of connections), and to keep trying to rejoin, tasks running,
+    /// once the connection to it dropped.
     pub reconnect_for: Duration,
     /// Told once each time joining fails and the worker starts retrying.
     pub on_retry: Option<fn(&JoinRetry)>,
@@ -57,6 +65,9 @@ pub struct JoinRetry {
     pub error: String,
     /// How much longer it keeps trying.
     pub retry_for: Duration,
+    /// Whether it lost the coordinator it had joined and tries to rejoin,
+    /// its tasks running on.
+    pub rejoining: bool,
 }
 
 /// Why a worker stopped with an error.
@@ -119,17 +130,25 @@ pub fn run_copies(options: WorkerOptions, copies: usize) -> Result<Leave, Worker
 }
 
 async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
-    let (tx, mut rx) = hello(&options).await?;
+    let (tx, rx) = match hello(&options, Vec::new, false).await? {
+        Joined::Connected(tx, rx, _) => (tx, rx),
+        Joined::Left(leave) => return Ok(leave),
+    };
     // One writer owns the connection: results and heartbeats, and output
     // with backpressure (a bounded channel) so a slow link slows the tasks.
-    // It ends once both channels are drained and closed, which happens when
-    // the worker leaves.
+    // It keeps what it could not send while the worker rejoins, and ends
+    // once both channels are drained and closed, when the worker leaves.
     let (control, control_rx) = mpsc::unbounded_channel::<ToCoordinator>();
     let (output, output_rx) = mpsc::channel::<OutputRecord>(1024);
+    let (connections, connections_rx) = mpsc::unbounded_channel();
+    let (lost, lost_rx) = mpsc::unbounded_channel();
     // Jobs sent ahead, by the task they start after; their count tells the
     // writer whether results may be held back (see `REPORT_HOLD`).
     let waiting = Line::default();
-    let writer = tokio::spawn(write(tx, control_rx, output_rx, Arc::clone(&waiting.len)));
+    let outbox = SharedOutbox::default();
+    let in_line = Arc::clone(&waiting.len);
+    let writer = Writer { tx: Some(tx), connections: connections_rx, lost, outbox: outbox.clone(), in_line };
+    let writer = tokio::spawn(write(writer, control_rx, output_rx));
     let (ended_tx, mut ended) = mpsc::unbounded_channel::<TaskId>();
     let dry = options.dry_exec.then(|| reporter(control.clone(), ended_tx.clone()));
     let local = LocalWorker::new(
@@ -139,31 +158,52 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         options.bind_cpus,
         options.guard.clone(),
     );
-    let mut jobs = Jobs { local, dry, control, waiting, running: HashSet::new() };
-    let leave = jobs.serve(&mut rx, &mut ended, &options).await;
+    let mut jobs =
+        Jobs { local, dry, control, waiting, running: HashSet::new(), outbox, connections, dying: HashSet::new() };
+    let leave = jobs.serve(rx, &mut ended, lost_rx, &options).await;
     jobs.leave(&leave, writer).await;
     Ok(leave)
 }
 
-/// Connects to the coordinator and says what this worker offers, trying
-/// again with back-off while the failure may pass (see [`may_pass`]) and
-/// `reconnect_for` has not run out.
-async fn hello(options: &WorkerOptions) -> Result<(net::Sender, net::Receiver), WorkerError> {
-    let address = options.connect.clone().unwrap_or_else(|| options.access.address.clone());
+/// How a try to join ended.
+enum Joined {
+    /// Connected, with the tasks the run said to forget (for a worker that carried some).
+    Connected(net::Sender, net::Receiver, Vec<TaskId>),
+    /// The run answered a rejoining worker that it must leave.
+    Left(Leave),
+}
+
+/// Connects to the coordinator and says what this worker offers and which
+/// tasks it carries (`carried`, asked anew at each try), trying again with
+/// back-off while the failure may pass (see [`may_pass`]; when `rejoining`,
+/// any failure may: a resumed run is starting and rewrites the access file)
+/// and `reconnect_for` has not run out. A worker that carries tasks waits
+/// for the run's answer about them.
+async fn hello(
+    options: &WorkerOptions,
+    carried: impl Fn() -> Vec<CarriedTask>,
+    rejoining: bool,
+) -> Result<Joined, WorkerError> {
     let give_up = Instant::now() + options.reconnect_for;
     let mut pause = FIRST_PAUSE;
     let mut told = false;
+    let mut access = options.access.clone();
     loop {
-        let error = match join(options, &address).await {
-            Ok(connection) => return Ok(connection),
+        if rejoining && let Some(file) = &options.access_file {
+            // A resumed run rewrites the file with its address and secret.
+            access = AccessFile::read(file).unwrap_or(access);
+        }
+        let address = options.connect.clone().unwrap_or_else(|| access.address.clone());
+        let error = match join(options, &access, &address, carried()).await {
+            Ok(joined) => return Ok(joined),
             Err(e) => e,
         };
         let left = give_up.saturating_duration_since(Instant::now());
-        if !may_pass(&error) || left.is_zero() {
+        if !(rejoining || may_pass(&error)) || left.is_zero() {
             return Err(error.into());
         }
         if !told && let Some(tell) = &options.on_retry {
-            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left });
+            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left, rejoining });
         }
         told = true;
         tokio::time::sleep(pause.min(left)).await;
@@ -176,18 +216,37 @@ const FIRST_PAUSE: Duration = Duration::from_millis(100);
 /// The longest pause between two tries to join.
 const MAX_PAUSE: Duration = Duration::from_secs(5);
 
-/// One try to join: connect, authenticate, say hello.
-async fn join(options: &WorkerOptions, address: &str) -> Result<(net::Sender, net::Receiver), NetError> {
-    let (mut tx, rx) = net::connect(address, &options.access.secret).await?;
+/// One try to join: connect, authenticate, say hello; with `carried`
+/// tasks, wait for the run's answer about them.
+async fn join(
+    options: &WorkerOptions,
+    access: &AccessFile,
+    address: &str,
+    carried: Vec<CarriedTask>,
+) -> Result<Joined, NetError> {
+    let (mut tx, mut rx) = net::connect(address, &access.secret).await?;
+    let carries = !carried.is_empty();
     let offer = Offer {
         hostname: crate::host::hostname(),
         shape: options.resources.clone(),
         time_limit: options.time_limit,
         allocation: crate::host::cluster_job(),
         dry_exec: options.dry_exec,
+        carried,
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
-    Ok((tx, rx))
+    if !carries {
+        return Ok(Joined::Connected(tx, rx, Vec::new()));
+    }
+    match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToWorker>()).await {
+        Ok(Ok(Some(ToWorker::Forget(forget)))) => Ok(Joined::Connected(tx, rx, forget)),
+        Ok(Ok(Some(ToWorker::Refuse(reason)))) => Ok(Joined::Left(Leave::Refused(reason))),
+        Ok(Ok(Some(ToWorker::Shutdown))) => Ok(Joined::Left(Leave::RunEnded)),
+        Ok(Err(e)) => Err(e),
+        Ok(Ok(_)) | Err(_) => {
+            Err(NetError::Refused { peer: address.to_owned(), reason: crate::net::HandshakeError::TimedOut })
+        }
+    }
 }
 
 /// Whether a failure to join may pass if the worker tries again: the
@@ -201,43 +260,6 @@ fn may_pass(error: &NetError) -> bool {
         NetError::Connect { .. } => true,
         NetError::Refused { reason, .. } => matches!(reason, H::Busy | H::Io(_) | H::TimedOut),
         _ => false,
-    }
-}
-
-/// The connection's writer: sends results, output and heartbeats to the
-/// coordinator, in batches, until both channels are closed and drained;
-/// holds a result back briefly while jobs wait `in_line`.
-async fn write(
-    mut tx: net::Sender,
-    mut control_rx: mpsc::UnboundedReceiver<ToCoordinator>,
-    mut output_rx: mpsc::Receiver<OutputRecord>,
-    in_line: Arc<AtomicUsize>,
-) {
-    let mut heartbeat = tokio::time::interval(HEARTBEAT);
-    let (mut control_open, mut output_open) = (true, true);
-    while control_open || output_open {
-        let msg = tokio::select! {
-            msg = control_rx.recv(), if control_open => match msg {
-                Some(msg) => msg,
-                None => { control_open = false; continue; }
-            },
-            record = output_rx.recv(), if output_open => match record {
-                Some(record) => ToCoordinator::Output(record),
-                None => { output_open = false; continue; }
-            },
-            _ = heartbeat.tick() => ToCoordinator::Heartbeat,
-        };
-        if matches!(msg, ToCoordinator::Finished { .. }) && in_line.load(Ordering::Relaxed) > 0 {
-            tokio::time::sleep(REPORT_HOLD).await;
-        }
-        // Results and output that queued up meanwhile travel with it.
-        let more = || match control_rx.try_recv() {
-            Ok(msg) => Some(msg),
-            Err(_) => output_rx.try_recv().ok().map(ToCoordinator::Output),
-        };
-        if tx.send_batch(&msg, more).await.is_err() {
-            break;
-        }
     }
 }
 
@@ -264,37 +286,78 @@ struct Jobs {
     waiting: Line,
     /// Tasks accepted and not yet ended: running here, or waiting in line.
     running: HashSet<TaskId>,
+    /// What the writer has yet to send, and the jobs carried until their results are.
+    outbox: SharedOutbox,
+    /// Where a new connection goes to the writer once the worker rejoins.
+    connections: mpsc::UnboundedSender<net::Sender>,
+    /// Forgotten tasks being killed: their end is no end of a later attempt.
+    dying: HashSet<TaskId>,
 }
+
+/// A try to rejoin a coordinator, running beside the jobs.
+type Rejoin<'a> = Pin<Box<dyn Future<Output = Result<Joined, WorkerError>> + Send + 'a>>;
 
 impl Jobs {
     /// Runs the jobs the coordinator sends (from `rx`) until the run ends or
-    /// a limit is reached; `ended` says which tasks ended.
+    /// a limit is reached; `ended` says which tasks ended. When the
+    /// connection drops without a goodbye (the writer says so on `lost`,
+    /// or `rx` ends), the tasks run on while the worker tries to rejoin for
+    /// `--reconnect-for`; it leaves when that runs out.
     async fn serve(
         &mut self,
-        rx: &mut net::Receiver,
+        rx: net::Receiver,
         ended: &mut mpsc::UnboundedReceiver<TaskId>,
+        mut lost: mpsc::UnboundedReceiver<()>,
         options: &WorkerOptions,
     ) -> Leave {
         let started = Instant::now();
         let mut last_busy = Instant::now();
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         let mut signals = std::pin::pin!(signalled());
+        let mut rx = Some(rx);
+        let mut rejoin: Option<Rejoin<'_>> = None;
         loop {
-            tokio::select! {
+            let lost_now = tokio::select! {
                 // Ends first: a job sent after one that just ended then starts at once.
                 biased;
-                Some(task) = ended.recv() => self.ended(task),
+                Some(task) = ended.recv() => {
+                    self.ended(task);
+                    false
+                }
                 name = &mut signals => return Leave::Signal(name),
-                msg = rx.recv::<ToWorker>() => match msg {
+                msg = receive(&mut rx) => match msg {
                     Ok(Some(ToWorker::Start { job, after })) => {
                         last_busy = Instant::now();
                         self.start(*job, after);
+                        false
                     }
-                    Ok(Some(ToWorker::StopAll)) => self.stop_all(),
+                    Ok(Some(ToWorker::StopAll)) => {
+                        self.stop_all();
+                        false
+                    }
+                    Ok(Some(ToWorker::Forget(tasks))) => {
+                        self.forget(&tasks);
+                        false
+                    }
                     Ok(Some(ToWorker::Shutdown)) => return Leave::RunEnded,
                     Ok(Some(ToWorker::Refuse(reason))) => return Leave::Refused(reason),
-                    Ok(None) | Err(_) => return Leave::CoordinatorLost,
+                    Ok(None) | Err(_) => true,
                 },
+                Some(()) = lost.recv() => true,
+                joined = async { rejoin.as_mut()?.await.ok() }, if rejoin.is_some() => {
+                    rejoin = None;
+                    match joined {
+                        Some(Joined::Connected(tx, new_rx, forget)) => {
+                            self.forget(&forget);
+                            let _ = self.connections.send(tx);
+                            rx = Some(new_rx);
+                        }
+                        Some(Joined::Left(leave)) => return leave,
+                        // `--reconnect-for` ran out.
+                        None => return Leave::CoordinatorLost,
+                    }
+                    false
+                }
                 _ = tick.tick() => {
                     if self.local.running() > 0 {
                         last_busy = Instant::now();
@@ -305,7 +368,15 @@ impl Jobs {
                     if options.idle_timeout.is_some_and(|t| last_busy.elapsed() >= t) {
                         return Leave::Idle;
                     }
+                    false
                 }
+            };
+            if lost_now && rejoin.is_none() {
+                rx = None;
+                self.drop_line();
+                lock(&self.outbox).lost(Instant::now());
+                let outbox = self.outbox.clone();
+                rejoin = Some(Box::pin(hello(options, move || lock(&outbox).carried(), true)));
             }
         }
     }
@@ -314,6 +385,7 @@ impl Jobs {
     fn start(&mut self, job: Job, after: Option<TaskId>) {
         // Its predecessor may itself still wait in line: it has not ended either.
         self.running.insert(job.task);
+        lock(&self.outbox).start(job.task, job.attempt, job.label.clone());
         match after.filter(|a| self.running.contains(a)) {
             Some(after) => self.waiting.insert(after, job),
             None => self.run(job),
@@ -322,9 +394,33 @@ impl Jobs {
 
     /// `task` ended: the job waiting for it starts.
     fn ended(&mut self, task: TaskId) {
+        if self.dying.remove(&task) {
+            return;
+        }
         self.running.remove(&task);
         if let Some(job) = self.waiting.remove(&task) {
             self.run(job);
+        }
+    }
+
+    /// The connection dropped: jobs waiting in line never start (the run
+    /// that sent them did not know them started; the resumed one runs them).
+    fn drop_line(&mut self) {
+        let mut outbox = lock(&self.outbox);
+        for job in self.waiting.drain() {
+            self.running.remove(&job.task);
+            outbox.drop_job(job.task);
+        }
+    }
+
+    /// The run did not hold `tasks` for this worker: each is killed if it
+    /// runs, and nothing more of it is said.
+    fn forget(&mut self, tasks: &[TaskId]) {
+        for &task in tasks {
+            if lock(&self.outbox).forget(task).is_some() && self.running.remove(&task) {
+                self.dying.insert(task);
+                self.local.kill(task);
+            }
         }
     }
 
@@ -409,5 +505,13 @@ async fn signalled() -> &'static str {
     tokio::select! {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
+    }
+}
+
+/// The next message on the connection, if there is one; never, while there is none.
+async fn receive(rx: &mut Option<net::Receiver>) -> Result<Option<ToWorker>, NetError> {
+    match rx {
+        Some(rx) => rx.recv::<ToWorker>().await,
+        None => std::future::pending().await,
     }
 }

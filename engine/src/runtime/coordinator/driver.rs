@@ -13,6 +13,7 @@ mod attempt_end;
 mod expansions;
 mod gate;
 mod membership;
+mod reattach;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use super::refusals::Refusals;
 use super::results::Results;
 use super::send_ahead::SendAhead;
 use super::stale::StaleOutputs;
+use super::stranded::Held;
 use super::upstream_failures::{Gate, UpstreamFailures};
 use super::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
@@ -84,6 +86,8 @@ pub(super) struct Setup {
     pub(super) run_dir: RunDir,
     pub(super) source: Arc<Source>,
     pub(super) summary: Summary,
+    /// Instances held for the remote workers of a killed run to bring back.
+    pub(super) held: Held,
 }
 
 /// The run loop's state.
@@ -121,6 +125,8 @@ pub(super) struct Driver {
     failures: UpstreamFailures,
     /// When instances became ready, for their start records.
     ready: ReadyTimes,
+    /// Instances held for the remote workers of a killed run to bring back.
+    held: Held,
 }
 
 impl Driver {
@@ -139,6 +145,7 @@ impl Driver {
             run_dir,
             source,
             summary,
+            held,
         } = setup;
         Self {
             results: Results::new(factory.graph()),
@@ -163,6 +170,7 @@ impl Driver {
             running: HashMap::new(),
             placements: Placements::default(),
             stopped: HashSet::new(),
+            held,
         }
     }
 

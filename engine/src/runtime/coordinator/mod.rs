@@ -12,7 +12,9 @@
 //! the allocation queue ([`alloc`]), [`send_ahead`] keeps tasks waiting in
 //! line on remote workers, [`upstream_failures`] what a task waiting for a
 //! failure is told, [`ready_times`] when instances became ready, and
-//! [`workers_file`] the list of workers. The
+//! [`workers_file`] the list of workers. Tasks that remote workers of a
+//! killed run carry are held for them ([`stranded`]) and left running by
+//! [`orphans`]. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`.
 
@@ -39,5 +41,6 @@ pub(crate) mod run;
 pub(crate) mod send_ahead;
 pub(crate) mod signals;
 pub(crate) mod stale;
+pub(crate) mod stranded;
 pub(crate) mod upstream_failures;
 pub(crate) mod workers_file;

@@ -24,6 +24,7 @@ use super::queue_side::QueueSide;
 use super::recorder::Recorder;
 use super::resume::Previous;
 use super::stale::StaleOutputs;
+use super::stranded::{Held, REATTACH_WINDOW, Stranded};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
@@ -84,13 +85,20 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     let path = std::env::var_os("PATH");
     check_images(&mut graph, options.container_engine, &options.base_dir, path.as_deref()).map_err(RunError::Images)?;
     let graph = Arc::new(graph);
-    let reaped = super::orphans::reap(&state);
+    // Remote workers can rejoin only a run that listens: otherwise their
+    // tasks of a killed run are killed with the embedded worker's.
+    let listens = options.listen.is_some();
+    let stranded = if listens { Stranded::find(&state, &options.workflow) } else { Stranded::default() };
+    let reaped = super::orphans::reap(&state, listens);
     let (mut previous, stale) = read_previous(&state, &graph, &options)?;
-    let (core, local) = build_core(&graph, &previous, &options, &source)?;
+    let (mut core, local) = build_core(&graph, &previous, &options, &source)?;
+    let held = stranded.hold(&graph, &mut core, crate::host::now_us() + REATTACH_WINDOW.as_micros() as u64);
     let run = RunDir::create(&state, options.share_with_group)?;
     let lock = run.lock()?;
     write_run_files(&run, &graph, &options)?;
     let listener = options.listen.as_deref().map(|address| listen(address, &run)).transpose()?;
+    // Workers of killed runs read their run's access file as they try to rejoin.
+    let redirected = AccessFile::read(&run.access()).map(|access| stranded.redirect(&access)).unwrap_or_default();
     let mut factory = JobFactory::new(graph.clone(), &options.base_dir, &run.path).map_err(RunError::Options)?;
     if options.dry_exec {
         factory.run_unread_conditions();
@@ -100,7 +108,15 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     run.protect(&run.output_log())?;
     run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
-    let warnings = reaped.into_iter().chain(std::mem::take(&mut previous.warnings)).collect();
+    let holding = (!held.is_empty()).then(|| {
+        format!(
+            "{} instance(s) that remote workers ran when the last run was killed are held for up to {}s for those workers to rejoin",
+            held.len(),
+            REATTACH_WINDOW.as_secs()
+        )
+    });
+    let warnings =
+        reaped.into_iter().chain(redirected).chain(holding).chain(std::mem::take(&mut previous.warnings)).collect();
     let summary = announce(&run, &graph, &options, listener.is_some(), warnings, &events);
     let launch = Launch {
         core,
@@ -117,6 +133,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
         journal,
         events: events.clone(),
         options,
+        held,
     };
     let ending = Ending { run: run.clone(), log_thread, journal_thread, events, lock };
     let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || drive(launch, ending))?;
@@ -257,6 +274,7 @@ struct Launch {
     journal: std_mpsc::Sender<Vec<JournalRecord>>,
     events: std_mpsc::Sender<Vec<Event>>,
     options: RunOptions,
+    held: Held,
 }
 
 impl Launch {
@@ -302,6 +320,7 @@ impl Launch {
             run_dir: self.run,
             source: self.source,
             summary: self.summary,
+            held: self.held,
         });
         let mut summary = driver.run().await;
         if let Some(task) = accepting {

@@ -452,6 +452,17 @@ impl GroupState {
         true
     }
 
+    /// Delayed instance `i` runs after all: a worker carried it over from
+    /// an earlier run ([`super::Core::adopt`]); false unless it is delayed.
+    pub(super) fn adopt(&mut self, i: u64) -> bool {
+        if self.state(i) != Instance::Delayed {
+            return false;
+        }
+        self.states[i as usize] = Instance::Running;
+        self.pending -= 1;
+        true
+    }
+
     /// Delayed instance `i` is due: it is ready once its dependencies are
     /// done (a prechecked group's retry is not compared again); false if it
     /// is no longer delayed (cancelled meanwhile).

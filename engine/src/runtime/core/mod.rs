@@ -16,6 +16,7 @@
 //! match visits groups in rank order (priority, then b-level, then id) and
 //! never looks at individual queued instances.
 
+mod adopt;
 mod allocation;
 mod backlog;
 #[allow(clippy::module_inception, reason = "the file is named for the type it holds, `Core`")]

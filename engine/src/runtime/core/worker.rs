@@ -46,6 +46,12 @@ impl Worker {
         self.pools.has_room(request) && ends_in_time(request.time, self.deadline, now_us)
     }
 
+    /// Whether `request` fits what is free now, whatever its time: for a
+    /// task already running here ([`super::Core::adopt`]).
+    pub(super) fn has_room(&self, request: &Request) -> bool {
+        self.pools.has_room(request)
+    }
+
     /// What this worker has when nothing runs on it.
     pub(super) fn capacity(&self) -> Capacity {
         self.shape.capacity()

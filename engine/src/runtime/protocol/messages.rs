@@ -39,6 +39,26 @@ pub struct Offer {
     /// job at once without starting a process, so it may join only a
     /// `--dry-exec` run, and a `--dry-exec` run takes only such workers.
     pub dry_exec: bool,
+    /// The tasks the worker still carries from a coordinator it lost (empty
+    /// when it first joins): a resumed run adopts those it held for them,
+    /// and has the worker forget the others. Added last, so an older
+    /// worker's hello does not decode here, nor this one's there: workers
+    /// and coordinator must be the same version.
+    pub carried: Vec<CarriedTask>,
+}
+
+/// A task a worker kept running (or finished and did not get to report)
+/// after its connection to the coordinator dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarriedTask {
+    /// Which instance, in the run that started it.
+    pub task: TaskId,
+    /// Which attempt.
+    pub attempt: u32,
+    /// Its `name[index]`, to check the instance is the same one in the resumed run.
+    pub label: String,
+    /// Whether it ended: its report follows the hello.
+    pub finished: bool,
 }
 
 /// Coordinator → worker.
@@ -58,6 +78,10 @@ pub enum ToWorker {
     /// The worker may not join this run, for this reason (said instead of
     /// any job; the connection closes after it).
     Refuse(String),
+    /// The first answer to a hello that carried tasks: the run adopted
+    /// them, except these, which the worker stops (if they run) and
+    /// reports nothing of — the run did not hold them for it.
+    Forget(Vec<TaskId>),
 }
 
 /// Worker → coordinator.

@@ -22,7 +22,7 @@ impl Driver {
     /// (sent on `reply`) and jobs through `link`.
     pub(super) fn joined(
         &mut self,
-        offer: Offer,
+        mut offer: Offer,
         link: mpsc::UnboundedSender<ToWorker>,
         peer: String,
         reply: oneshot::Sender<WorkerId>,
@@ -41,6 +41,8 @@ impl Driver {
             cpus: offer.shape.cpus.len(),
             gpus: offer.shape.gpus.len(),
         });
+        let carried = std::mem::take(&mut offer.carried);
+        self.reattach(id, &offer.hostname, carried, &link);
         self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline, joined: Instant::now() });
         let _ = reply.send(id);
         self.write_workers(true);

@@ -1,6 +1,7 @@
 //! Scenario tests of the scheduler core, on hand-built graphs with a
 //! recording [`super::Out`].
 
+mod adopt;
 mod deferred;
 mod dependencies;
 pub(crate) mod env;
