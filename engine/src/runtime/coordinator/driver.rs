@@ -14,6 +14,7 @@ mod expansions;
 mod gate;
 mod membership;
 mod reattach;
+mod states;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -43,7 +44,7 @@ use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::JournalEvent;
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
-use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, SkipReason, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, Core, Out, Retry, TaskResult, TaskState, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
@@ -496,63 +497,6 @@ impl Driver {
             && let Some(&(attempt, worker)) = self.running.get(&next)
         {
             self.started(next, attempt, worker, label);
-        }
-    }
-
-    fn state(&mut self, task: TaskId, state: TaskState) {
-        match state {
-            TaskState::Failed if self.stopped.contains(&task) => {}
-            TaskState::Failed => self.summary.failed += 1,
-            TaskState::Ignored if self.stopped.contains(&task) => {}
-            TaskState::Ignored => self.summary.ignored += 1,
-            TaskState::Cancelled(reason) => {
-                self.summary.cancelled += 1;
-                let stopped = matches!(reason, CancelReason::Stopped);
-                let reason = self.cancel_reason(task, reason);
-                self.failures.cancelled(task, self.factory.label(task), &reason);
-                // After a storage failure the journal's last space is kept
-                // for what matters: instances that ended, and lost output.
-                // An instance that never started needs no record to resume,
-                // nor does a group whose instances were never known.
-                if (self.summary.io_errors.is_empty() || !stopped) && task.is_instance() {
-                    self.recorder.journal(task, 0, JournalEvent::Cancelled { reason: reason.clone() });
-                }
-                self.recorder.event(Event::TaskCancelled { task, label: self.factory.label(task), reason });
-            }
-            TaskState::Skipped(why) => {
-                // Parts and groups whose instances were never known are no instances.
-                if task.is_instance() {
-                    self.summary.skipped += 1;
-                }
-                if let SkipReason::Upstream(up) = why {
-                    let reason = format!("{} was skipped", self.factory.label(up));
-                    if task.is_instance() {
-                        self.recorder.journal(task, 0, JournalEvent::Skipped { reason: reason.clone() });
-                    }
-                    let (label, location) = (self.factory.label(task), self.location(task));
-                    self.recorder.event(Event::TaskSkipped { task, label, reason, location });
-                }
-            }
-            TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } => {}
-        }
-    }
-
-    /// Why `task` was cancelled, in words.
-    fn cancel_reason(&self, task: TaskId, reason: CancelReason) -> String {
-        match reason {
-            CancelReason::DependencyFailed(dep) => format!("{} failed", self.factory.label(dep)),
-            CancelReason::DependencyCancelled(dep) if self.core.reached_max_fails(dep.group) => {
-                format!("{} was cancelled: its task reached its max_fails", self.factory.label(dep))
-            }
-            CancelReason::DependencyCancelled(dep) => {
-                format!("{} was cancelled: no worker can run it", self.factory.label(dep))
-            }
-            CancelReason::TaskMaxFails => "its task reached its max_fails".to_owned(),
-            CancelReason::MaxFails => "--max-fails reached".to_owned(),
-            CancelReason::Stopped => "interrupted".to_owned(),
-            CancelReason::Unschedulable => {
-                self.queue.why(task.group).unwrap_or("no worker can satisfy its resources").to_owned()
-            }
         }
     }
 
