@@ -16,13 +16,8 @@
 set -euo pipefail
 runs=${1:-3}
 p=${2:-10000}
-root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-target=${CARGO_TARGET_DIR:-$root/target}
-case $target in /*) ;; *) target=$PWD/$target ;; esac
-flow="$target/release/flow"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The release build, `$flow`, `$work`, `pids` and the clean-up on exit.
+source "$(dirname "$0")/release_flow.sh"
 
 # measure CMD...: "SECONDS KIB CPU" of CMD (which must succeed): wall
 # clock, peak RSS, and the CPU seconds of CMD and every process it waited

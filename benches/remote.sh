@@ -16,23 +16,8 @@ repeats=${1:-3}
 [ $# -gt 0 ] && shift
 case $repeats in '' | *[!0-9]* | 0) echo "usage: $0 [REPEATS] [w1|w3|w6]..." >&2; exit 2 ;; esac
 workloads=${*:-w1 w3 w6}
-root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-target=${CARGO_TARGET_DIR:-$root/target}
-case $target in /*) ;; *) target=$PWD/$target ;; esac
-flow="$target/release/flow"
-work=$(mktemp -d)
-
-# Background `flow run` and `flow worker` processes of the current timing;
-# stopped (by process id) if the script ends early.
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+# The release build, `$flow`, `$work`, `pids` and the clean-up on exit.
+source "$(dirname "$0")/release_flow.sh"
 
 fail() {
   local f

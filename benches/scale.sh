@@ -17,20 +17,8 @@
 set -euo pipefail
 counts=${*:-1 16 64 256 1000}
 workloads=${SCALE_WORKLOADS:-flat100k fan wide}
-root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-target=${CARGO_TARGET_DIR:-$root/target}
-case $target in /*) ;; *) target=$PWD/$target ;; esac
-flow="$target/release/flow"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+# The release build, `$flow`, `$work`, `pids` and the clean-up on exit.
+source "$(dirname "$0")/release_flow.sh"
 
 # workflow NAME DIR: writes workload NAME's workflow.toml into DIR.
 workflow() {

@@ -1,0 +1,19 @@
+# Sourced by the benchmark scripts: builds the release `flow` and sets
+# `root` (the repository), `flow` (the binary), `work` (a scratch
+# directory) and `pids` (background `flow run` and `flow worker` processes
+# of the current timing). On exit the processes still in `pids` are
+# stopped and `work` is removed; Ctrl-C ends the script with 130.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+target=${CARGO_TARGET_DIR:-$root/target}
+case $target in /*) ;; *) target=$PWD/$target ;; esac
+flow="$target/release/flow"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
