@@ -2,7 +2,6 @@
 //! [`Receiver`] that work independently (see [`crate::net`] for the protocol).
 
 use std::io;
-use std::mem;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +25,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The Noise protocol: no static keys, authentication by the pre-shared key.
 const NOISE_PARAMS: &str = "Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s";
 /// Mixed into the handshake hash: peers speaking another protocol version fail the handshake.
-const PROLOGUE: &[u8] = b"flow-net/1";
+const PROLOGUE: &[u8] = b"flow-net/2";
 /// The largest Noise message (the length prefix is a `u16`).
 const MAX_FRAME: usize = 65535;
 /// The ChaChaPoly authentication tag on every transport frame.
@@ -182,7 +181,8 @@ fn split(stream: TcpStream, transport: StatelessTransportState) -> (Sender, Rece
         out: Vec::new(),
         sent: 0,
     };
-    let receiver = Receiver { stream: read, transport, nonce: 0, raw: Vec::new(), start: 0, message: Vec::new() };
+    let receiver =
+        Receiver { stream: read, transport, nonce: 0, raw: Vec::new(), start: 0, plain: Vec::new(), next: 0 };
     (sender, receiver)
 }
 
@@ -194,7 +194,7 @@ pub struct Sender {
     transport: Arc<StatelessTransportState>,
     /// The nonce of the next frame; each frame uses a new one.
     nonce: u64,
-    /// The message being encoded: header then postcard bytes.
+    /// Messages pushed and not yet encrypted: each its header, then its postcard bytes.
     plain: Vec<u8>,
     /// Encrypted frames not yet (wholly) written.
     out: Vec<u8>,
@@ -222,12 +222,24 @@ impl Sender {
         }
     }
 
-    /// Encodes and encrypts `msg` behind the messages not yet written; it
-    /// goes out with them at the next [`Sender::flush`] or `send`. Several
-    /// pushed messages cost one write, and wake the peer once.
+    /// Encodes `msg` behind the messages not yet written; it goes out with
+    /// them at the next [`Sender::flush`] or `send`. Pushed messages share
+    /// frames, so several cost one encryption and one write, and wake the
+    /// peer once.
     pub fn push<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
-        self.encode(msg)?;
-        self.encrypt()
+        let begin = self.plain.len();
+        self.plain.extend_from_slice(&[0; HEADER_LEN]);
+        if let Err(e) = postcard::to_extend(msg, Append(&mut self.plain)) {
+            self.plain.truncate(begin);
+            return Err(NetError::Encode(e));
+        }
+        let size = self.plain.len() - begin - HEADER_LEN;
+        if size > MAX_MESSAGE {
+            self.plain.truncate(begin);
+            return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
+        }
+        self.plain[begin..begin + HEADER_LEN].copy_from_slice(&(size as u32).to_be_bytes());
+        Ok(())
     }
 
     /// Sends `first`, and with it whatever `more` yields right away, in as
@@ -239,7 +251,7 @@ impl Sender {
         mut more: impl FnMut() -> Option<T>,
     ) -> Result<(), NetError> {
         self.push(first)?;
-        while self.out.len() - self.sent < BATCH {
+        while self.plain.len() + self.out.len() - self.sent < BATCH {
             let Some(msg) = more() else { break };
             self.push(&msg)?;
         }
@@ -253,23 +265,9 @@ impl Sender {
         Ok(())
     }
 
-    /// Fills `plain` with the length header and the postcard encoding of `msg`.
-    fn encode<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
-        let mut plain = mem::take(&mut self.plain);
-        plain.clear();
-        plain.extend_from_slice(&[0; HEADER_LEN]);
-        self.plain = postcard::to_extend(msg, plain).map_err(NetError::Encode)?;
-        let size = self.plain.len() - HEADER_LEN;
-        if size > MAX_MESSAGE {
-            self.plain.clear();
-            return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
-        }
-        self.plain[..HEADER_LEN].copy_from_slice(&(size as u32).to_be_bytes());
-        Ok(())
-    }
-
-    /// Appends the frames of `plain` to `out`, advancing the nonce only if all of them were made.
-    fn encrypt(&mut self) -> Result<(), NetError> {
+    /// Cuts the pushed messages into frames appended to `out`, advancing
+    /// the nonce only if all of them were made.
+    fn seal(&mut self) -> Result<(), NetError> {
         let kept = self.out.len();
         let mut nonce = self.nonce;
         for chunk in self.plain.chunks(MAX_CHUNK) {
@@ -286,12 +284,14 @@ impl Sender {
             nonce += 1;
         }
         self.nonce = nonce;
+        self.plain.clear();
         self.plain.shrink_to(KEEP_CAPACITY);
         Ok(())
     }
 
     /// Writes every pushed message. Each `write` is cancel-safe, and `sent` only counts written bytes.
     pub async fn flush(&mut self) -> Result<(), NetError> {
+        self.seal()?;
         while self.sent < self.out.len() {
             let written = self.stream.write(&self.out[self.sent..]).await?;
             if written == 0 {
@@ -306,6 +306,15 @@ impl Sender {
     }
 }
 
+/// Lets postcard append to a buffer it does not own.
+struct Append<'a>(&'a mut Vec<u8>);
+
+impl Extend<u8> for Append<'_> {
+    fn extend<I: IntoIterator<Item = u8>>(&mut self, bytes: I) {
+        self.0.extend(bytes);
+    }
+}
+
 /// The receiving half of a channel. It can live in a different task from its
 /// [`Sender`]. [`Receiver::recv`] is cancel-safe: a partially received
 /// message is kept and completed by the next call.
@@ -317,8 +326,9 @@ pub struct Receiver {
     /// Bytes read from the socket; `raw[start..]` is not yet decrypted.
     raw: Vec<u8>,
     start: usize,
-    /// The decrypted part of the message being assembled, header included.
-    message: Vec<u8>,
+    /// Decrypted bytes; `plain[next..]` is not yet decoded.
+    plain: Vec<u8>,
+    next: usize,
 }
 
 impl Receiver {
@@ -327,16 +337,23 @@ impl Receiver {
     /// out of step with its peer and should be dropped.
     pub async fn recv<T: DeserializeOwned>(&mut self) -> Result<Option<T>, NetError> {
         loop {
-            if self.assemble()? {
-                let result = postcard::take_from_bytes(&self.message[HEADER_LEN..]);
-                let decoded = match result {
+            if let Some(len) = self.complete()? {
+                let body = &self.plain[self.next + HEADER_LEN..self.next + len];
+                let decoded = match postcard::take_from_bytes(body) {
                     Ok((msg, [])) => Ok(Some(msg)),
                     Ok((_, rest)) => Err(NetError::Corrupt(format!("{} bytes left over after a message", rest.len()))),
                     Err(e) => Err(NetError::Decode(e)),
                 };
-                self.message.clear();
-                self.message.shrink_to(KEEP_CAPACITY);
+                self.next += len;
+                if self.next == self.plain.len() {
+                    self.plain.clear();
+                    self.next = 0;
+                    self.plain.shrink_to(KEEP_CAPACITY);
+                }
                 return decoded;
+            }
+            if self.decrypt_frame()? {
+                continue;
             }
             if self.start > 0 {
                 self.raw.drain(..self.start);
@@ -344,7 +361,7 @@ impl Receiver {
             }
             self.raw.reserve(READ_CHUNK);
             if self.stream.read_buf(&mut self.raw).await? == 0 {
-                if self.raw.is_empty() && self.message.is_empty() {
+                if self.raw.is_empty() && self.next == self.plain.len() {
                     return Ok(None);
                 }
                 return Err(NetError::Corrupt("the connection closed in the middle of a message".to_owned()));
@@ -352,53 +369,51 @@ impl Receiver {
         }
     }
 
-    /// The message's total length (header included), once its header has arrived.
-    fn expected_len(&self) -> Result<Option<usize>, NetError> {
-        let Some(header) = self.message.first_chunk::<HEADER_LEN>() else { return Ok(None) };
+    /// The length (header included) of the next message once it is wholly
+    /// decrypted. A header announcing more than [`MAX_MESSAGE`] is refused
+    /// as soon as it arrives, before its body is buffered.
+    fn complete(&mut self) -> Result<Option<usize>, NetError> {
+        let pending = &self.plain[self.next..];
+        let Some(header) = pending.first_chunk::<HEADER_LEN>() else { return Ok(None) };
         let size = u32::from_be_bytes(*header) as usize;
         if size > MAX_MESSAGE {
             return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
         }
-        Ok(Some(HEADER_LEN + size))
+        let len = HEADER_LEN + size;
+        if pending.len() >= len {
+            return Ok(Some(len));
+        }
+        // Make room for the whole message at once.
+        self.plain.reserve(len - pending.len());
+        Ok(None)
     }
 
-    /// Decrypts the complete frames in `raw` into `message` until a message
-    /// is complete (`true`) or more bytes are needed (`false`).
-    fn assemble(&mut self) -> Result<bool, NetError> {
-        loop {
-            let expected = self.expected_len()?;
-            match expected {
-                Some(len) if self.message.len() == len => return Ok(true),
-                Some(len) if self.message.len() > len => {
-                    return Err(NetError::Corrupt("a frame runs past the end of its message".to_owned()));
-                }
-                _ => {}
-            }
-            let available = &self.raw[self.start..];
-            let Some(prefix) = available.first_chunk::<2>() else { return Ok(false) };
-            let len = usize::from(u16::from_be_bytes(*prefix));
-            if len < TAG_LEN {
-                return Err(NetError::Corrupt(format!("a {len}-byte frame is shorter than its tag")));
-            }
-            let Some(frame) = available.get(2..2 + len) else { return Ok(false) };
-            let filled = self.message.len();
-            self.message.resize(filled + len - TAG_LEN, 0);
-            let decrypted =
-                self.transport.read_message(self.nonce, frame, &mut self.message[filled..]).map_err(|_| {
-                    NetError::Corrupt(format!(
-                        "frame {} does not authenticate (tampered, replayed or out of order)",
-                        self.nonce
-                    ))
-                })?;
-            self.message.truncate(filled + decrypted);
-            self.nonce += 1;
-            self.start += 2 + len;
-            if expected.is_none() {
-                // The header just arrived: make room for the whole message at once.
-                let total = self.expected_len()?.unwrap_or(0);
-                self.message.reserve(total.saturating_sub(self.message.len()));
-            }
+    /// Decrypts the next frame in `raw`, if it has wholly arrived, behind
+    /// the undecoded bytes in `plain`.
+    fn decrypt_frame(&mut self) -> Result<bool, NetError> {
+        let available = &self.raw[self.start..];
+        let Some(prefix) = available.first_chunk::<2>() else { return Ok(false) };
+        let len = usize::from(u16::from_be_bytes(*prefix));
+        if len < TAG_LEN {
+            return Err(NetError::Corrupt(format!("a {len}-byte frame is shorter than its tag")));
         }
+        let Some(frame) = available.get(2..2 + len) else { return Ok(false) };
+        if self.next > 0 {
+            self.plain.drain(..self.next);
+            self.next = 0;
+        }
+        let filled = self.plain.len();
+        self.plain.resize(filled + len - TAG_LEN, 0);
+        let decrypted = self.transport.read_message(self.nonce, frame, &mut self.plain[filled..]).map_err(|_| {
+            NetError::Corrupt(format!(
+                "frame {} does not authenticate (tampered, replayed or out of order)",
+                self.nonce
+            ))
+        })?;
+        self.plain.truncate(filled + decrypted);
+        self.nonce += 1;
+        self.start += 2 + len;
+        Ok(true)
     }
 }
 
@@ -425,10 +440,28 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn frame_past_the_message_end_is_corrupt() {
+    async fn messages_share_frames_and_span_them() {
         let secret = Secret::generate().expect("secret");
         let ((mut tx, _), (_, mut rx)) = pair(&secret).await;
-        send_frame(&mut tx, &[0, 0, 0, 1, 7, 7]).await;
+        // Two one-byte messages and the start of a third in one frame, its rest in the next.
+        send_frame(&mut tx, &[0, 0, 0, 1, 7, 0, 0, 0, 1, 8, 0, 0]).await;
+        send_frame(&mut tx, &[0, 1, 9]).await;
+        for expected in [7u8, 8, 9] {
+            assert_eq!(rx.recv::<u8>().await.expect("message"), Some(expected));
+        }
+        let big = vec![3u8; 3 * MAX_CHUNK];
+        tx.push(&1u8).expect("push");
+        tx.send(&big).await.expect("send");
+        assert_eq!(rx.recv::<u8>().await.expect("small"), Some(1));
+        assert_eq!(rx.recv::<Vec<u8>>().await.expect("large"), Some(big));
+        assert_eq!(tx.nonce, 2 + 4, "one frame for both the small message and the large one's start");
+    }
+
+    #[tokio::test]
+    async fn bytes_left_inside_a_message_are_corrupt() {
+        let secret = Secret::generate().expect("secret");
+        let ((mut tx, _), (_, mut rx)) = pair(&secret).await;
+        send_frame(&mut tx, &[0, 0, 0, 2, 7, 7]).await;
         assert!(matches!(rx.recv::<u8>().await, Err(NetError::Corrupt(_))));
     }
 

@@ -18,7 +18,7 @@
 //!
 //! **Handshake.** Noise `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s` (the `snow`
 //! crate) with the run's secret as the pre-shared key and the prologue
-//! `flow-net/1`. The worker is the initiator. Each handshake message travels
+//! `flow-net/2`. The worker is the initiator. Each handshake message travels
 //! as `[u16 big-endian length][Noise message]` (48 bytes each). Both sides
 //! generate fresh ephemeral X25519 keys, so every connection gets its own
 //! session keys (forward secrecy with respect to the ephemeral keys), and
@@ -42,11 +42,13 @@
 //! are shared read-only (`snow::StatelessTransportState` behind an `Arc`),
 //! the halves need no lock.
 //!
-//! **Messages.** An application message is encoded with `postcard`, prefixed
-//! with its encoded length as a `u32` (big-endian), and the result is cut
-//! into frames of up to 65519 plaintext bytes; only the first frame carries
-//! the length. Messages are limited to [`MAX_MESSAGE`] (64 MiB), checked when
-//! sending and, from the header, when receiving, before the body is buffered.
+//! **Messages.** An application message is encoded with `postcard` and
+//! prefixed with its encoded length as a `u32` (big-endian). The messages
+//! form one plaintext stream per direction, cut into frames of up to 65519
+//! bytes: messages sent together share frames (one encryption and one
+//! write for a batch of small messages) and a large one spans several.
+//! Messages are limited to [`MAX_MESSAGE`] (64 MiB), checked when sending
+//! and, from the header, when receiving, before the body is buffered.
 //! A clean TCP close between messages ends the stream (`Ok(None)` from
 //! [`Receiver::recv`]); a close inside a message is `Corrupt`.
 //!
