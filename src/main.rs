@@ -36,6 +36,12 @@ use cli::{Cli, Color, Command};
 use failure::Failure;
 use load_workflow::Loaded;
 
+/// mimalloc frees memory across threads without the arena locks of the
+/// system allocator: a job is rendered on the driver's thread and dropped
+/// on a connection's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A run keeps going when its `--json` reader goes away; other commands

@@ -55,6 +55,8 @@ use attempt_end::not_retried;
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);
 /// The longest the end of a run waits for workers to leave on their own.
 const LEAVE_WAIT: Duration = Duration::from_secs(3);
+/// The most events handled between two refills of the workers' slots.
+const DRAIN: usize = 256;
 
 /// What the core asked for during one step.
 #[derive(Default)]
@@ -204,8 +206,10 @@ impl Driver {
                 event = self.driver_events.recv() => {
                     let Some(event) = event else { break };
                     self.handle(event, &mut out);
-                    // Drain everything that is ready before refilling slots.
-                    while let Ok(event) = self.driver_events.try_recv() {
+                    // Take what is ready before refilling slots, but not so
+                    // much that the workers wait for the jobs it frees.
+                    for _ in 1..DRAIN {
+                        let Ok(event) = self.driver_events.try_recv() else { break };
                         self.handle(event, &mut out);
                     }
                 }

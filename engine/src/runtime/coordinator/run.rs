@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use thiserror::Error;
 use tokio::sync::mpsc;
@@ -245,7 +246,8 @@ fn announce(
 }
 
 /// The driver's thread: runs the loop on a single-threaded tokio runtime,
-/// then ends the run.
+/// then ends the run. Remote workers' connections (encoding, encryption,
+/// decoding) run on their own threads, so the loop keeps its core.
 fn drive(launch: Launch, ending: Ending) -> Result<Summary, RunError> {
     // Lets the CLI tests see how a crashed run is reported; debug builds only.
     #[cfg(debug_assertions)]
@@ -253,10 +255,28 @@ fn drive(launch: Launch, ending: Ending) -> Result<Summary, RunError> {
         panic!("FLOW_DEBUG_PANIC=driver");
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let summary = runtime.block_on(launch.run())?;
+    let net = match launch.listener.is_some() {
+        true => Some(net_runtime()?),
+        false => None,
+    };
+    let summary = runtime.block_on(launch.run(net.as_ref().map(|net| net.handle().clone())))?;
     drop(runtime);
+    if let Some(net) = net {
+        net.shutdown_timeout(Duration::from_secs(1));
+    }
     ending.finish(summary)
 }
+
+/// The runtime of the remote workers' connections: a thread per core
+/// beside the driver's, up to [`NET_THREADS`].
+fn net_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.saturating_sub(1).clamp(1, NET_THREADS);
+    tokio::runtime::Builder::new_multi_thread().worker_threads(threads).thread_name("flow-net").enable_all().build()
+}
+
+/// The most threads that serve remote workers' connections.
+const NET_THREADS: usize = 4;
 
 /// What the driver's loop starts from.
 struct Launch {
@@ -279,20 +299,24 @@ struct Launch {
 
 impl Launch {
     /// Starts the embedded worker and the listener, then runs the loop.
-    async fn run(self) -> Result<Summary, RunError> {
+    /// `net` is where the listener and the connections run (set when listening).
+    async fn run(self, net: Option<tokio::runtime::Handle>) -> Result<Summary, RunError> {
         let (driver_tx, driver_events) = mpsc::unbounded_channel();
         let mut links = Links::default();
         if let Some(id) = self.local {
             links.insert(id, self.local_worker(id, &driver_tx));
         }
-        let accepting = match self.listener {
-            Some((listener, secret)) => {
-                let listener = tokio::net::TcpListener::from_std(listener)?;
+        let accepting = match (self.listener, net) {
+            (Some((listener, secret)), Some(net)) => {
+                let listener = {
+                    let _inside = net.enter();
+                    tokio::net::TcpListener::from_std(listener)?
+                };
                 let sink = OutputSink::Log(self.log.clone());
                 let dry = self.options.dry_exec;
-                Some(tokio::spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink, dry)))
+                Some(net.spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink, dry)))
             }
-            None => None,
+            _ => None,
         };
         let graph = self.factory.graph().clone();
         let alloc_log = self.options.queue.is_some().then(|| OutputSink::Log(self.log.clone()));
