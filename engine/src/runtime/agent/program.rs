@@ -25,13 +25,14 @@ pub struct Program {
 /// line around that.
 pub fn program(job: &Job, user: (u32, u32)) -> Program {
     let inner = inner(job);
-    let Some(container) = &job.container else { return Program { argv: inner, env: job.env.clone() } };
+    let env = job.environment();
+    let Some(container) = &job.container else { return Program { argv: inner, env } };
     let launch = Launch {
         engine: container.engine,
         image: &container.image,
         mounts: mounts(job),
         workdir: &job.cwd,
-        env: &job.env,
+        env: &env,
         gpus: &job.gpus,
         user,
         program: &inner,
@@ -137,6 +138,7 @@ mod tests {
             command,
             cwd: "/w/sub".into(),
             env: vec![("K".into(), "v".into())],
+            flow: None,
             stdin: None,
             stdout: Sink::Log,
             stderr: Sink::File("/logs/a.err".into()),

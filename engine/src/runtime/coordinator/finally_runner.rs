@@ -91,11 +91,8 @@ fn job(finally: &Finally, image: Option<&ResolvedImage>, summary: &Summary, run:
         count("IGNORED", summary.ignored),
         count("CANCELLED", summary.cancelled),
     ]);
-    let setup = (!finally.setup.is_empty()).then(|| {
-        let file = run.path.join("setup").join(Finally::LABEL);
-        env.push(("FLOW_SETUP_STATUS".to_owned(), file.display().to_string()));
-        Setup { lines: finally.setup.clone(), status_file: file }
-    });
+    let setup = (!finally.setup.is_empty())
+        .then(|| Setup { lines: finally.setup.clone(), status_file: run.path.join("setup").join(Finally::LABEL) });
     Job {
         task: Finally::TASK,
         attempt: 0,
@@ -103,6 +100,7 @@ fn job(finally: &Finally, image: Option<&ResolvedImage>, summary: &Summary, run:
         command,
         cwd: finally.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c)),
         env,
+        flow: None,
         stdin: None,
         stdout: Sink::Log,
         stderr: Sink::Log,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::container::ResolvedImage;
 use crate::ir::{Command, Domain, Graph, GroupId, Item, StrPool, Stream, TaskId};
 use crate::runtime::core::Allocation;
-use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink};
+use crate::runtime::protocol::job::{FlowVars, Job, JobCommand, JobContainer, Setup, Sink};
 use crate::template::{GroupScope, Reads, Renderer, Tmpl, group_scope, instance_scope, json_value};
 
 mod conditions;
@@ -215,7 +215,7 @@ impl JobFactory {
         if let Some(s) = &t.stdin {
             stdin = Some(r.path(s, "stdin")?);
         }
-        let mut env = r.env(&t.env)?;
+        let env = r.env(&t.env)?;
         let setup_lines = t.setup.iter().map(|l| r.text(l, "setup")).collect::<Result<Vec<_>, _>>()?;
         let container = self.container(task, &label)?;
         let item = item_text(&self.graph, task);
@@ -235,13 +235,22 @@ impl JobFactory {
             &setup_lines,
             container.map(|c| c.identity.as_str()),
         );
-        let chunk_file = chunk.as_ref().map(|c| c.0.clone());
+        let chunked = chunk.is_some();
         let item = self.item_var(task, item, &mut chunk);
-        env.extend(flow_env(&self.graph, task, attempt, alloc, &self.run_dir, chunk_file.as_deref(), item));
-        let setup = (!setup_lines.is_empty()).then(|| {
-            let file = self.run_dir.join("setup").join(format!("{}.{}.{attempt}", group.name, task.instance));
-            env.push(("FLOW_SETUP_STATUS".to_owned(), file.display().to_string()));
-            Setup { lines: setup_lines, status_file: file }
+        let domain = self.graph.base_domain(task.group);
+        let flow = FlowVars {
+            task: group.name.clone(),
+            index: domain.index(task.instance),
+            subindex: domain.subindex(task.instance),
+            item_in_file: item.is_none(),
+            item: item.unwrap_or_default(),
+            chunk: chunked,
+            run_dir: self.run_dir.clone(),
+            variant: alloc.variant as u32,
+        };
+        let setup = (!setup_lines.is_empty()).then(|| Setup {
+            lines: setup_lines,
+            status_file: self.run_dir.join("setup").join(format!("{}.{}.{attempt}", group.name, task.instance)),
         });
         let cpus = alloc.cpus.iter().map(|(id, _)| *id).collect();
         let gpus = alloc.gpus.iter().map(|(id, _)| *id).collect();
@@ -252,6 +261,7 @@ impl JobFactory {
             command,
             cwd,
             env,
+            flow: Some(flow),
             stdin,
             stdout,
             stderr,
@@ -328,18 +338,17 @@ impl JobFactory {
     /// How instance `task` gets its item: in `FLOW_ITEM`, or, as one
     /// environment string may not exceed 128 KiB (the kernel's
     /// MAX_ARG_STRLEN), a larger one as a file — its chunk file, or one
-    /// written for it (then set as its `chunk`).
-    fn item_var(&self, task: TaskId, item: String, chunk: &mut Option<(PathBuf, String)>) -> ItemVar {
+    /// written for it (then set as its `chunk`). `None`: in the chunk file.
+    fn item_var(&self, task: TaskId, item: String, chunk: &mut Option<(PathBuf, String)>) -> Option<String> {
         if item.len() <= MAX_ENV_ITEM {
-            return ItemVar::Text(item);
+            return Some(item);
         }
-        if let Some((file, _)) = chunk {
-            return ItemVar::File(file.clone());
+        if chunk.is_none() {
+            let name = &self.graph.group(task.group).name;
+            let file = self.base_dir.join(format!(".flow/items/{name}/{}.txt", task.instance));
+            *chunk = Some((file, item));
         }
-        let name = &self.graph.group(task.group).name;
-        let file = self.base_dir.join(format!(".flow/items/{name}/{}.txt", task.instance));
-        *chunk = Some((file.clone(), item));
-        ItemVar::File(file)
+        None
     }
 }
 
@@ -411,54 +420,6 @@ fn scopes(vars: &minijinja::Value, graph: &Graph, group: &crate::ir::Group) -> V
 /// environment string, leaving room for the task's own long variables).
 const MAX_ENV_ITEM: usize = 64 * 1024;
 
-/// How an instance's item reaches its process.
-enum ItemVar {
-    /// In `FLOW_ITEM` itself.
-    Text(String),
-    /// In a file, named by `FLOW_ITEM_FILE` (`FLOW_ITEM` is then empty).
-    File(PathBuf),
-}
-
-/// The `FLOW_*` variables (and `CUDA_VISIBLE_DEVICES`) a task sees.
-fn flow_env(
-    graph: &Graph,
-    task: TaskId,
-    attempt: u32,
-    alloc: &Allocation,
-    run_dir: &Path,
-    chunk: Option<&Path>,
-    item: ItemVar,
-) -> Vec<(String, String)> {
-    let group = graph.group(task.group);
-    let ids = |v: &[(u32, crate::ir::Amount)]| v.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
-    let (item, item_file) = match item {
-        ItemVar::Text(text) => (text, None),
-        ItemVar::File(file) => (String::new(), Some(file)),
-    };
-    let mut env = vec![
-        ("FLOW_TASK".to_owned(), group.name.clone()),
-        ("FLOW_INDEX".to_owned(), graph.index(task.group, task.instance).to_string()),
-        ("FLOW_ITEM".to_owned(), item),
-        ("FLOW_INSTANCE".to_owned(), attempt.to_string()),
-        ("FLOW_RUN_DIR".to_owned(), run_dir.display().to_string()),
-        ("FLOW_VARIANT".to_owned(), alloc.variant.to_string()),
-        ("FLOW_CPUS".to_owned(), ids(&alloc.cpus)),
-    ];
-    // A task without GPUs must not see (and grab) the worker's devices.
-    env.push(("FLOW_GPUS".to_owned(), ids(&alloc.gpus)));
-    env.push(("CUDA_VISIBLE_DEVICES".to_owned(), ids(&alloc.gpus)));
-    if let Some(sub) = graph.base_domain(task.group).subindex(task.instance) {
-        env.push(("FLOW_SUBINDEX".to_owned(), sub.to_string()));
-    }
-    if let Some(chunk) = chunk {
-        env.push(("FLOW_CHUNK".to_owned(), chunk.display().to_string()));
-    }
-    if let Some(file) = item_file {
-        env.push(("FLOW_ITEM_FILE".to_owned(), file.display().to_string()));
-    }
-    env
-}
-
 /// An instance's item as text (`FLOW_ITEM`): the line, the chunk, the JSON.
 fn item_text(graph: &Graph, task: TaskId) -> String {
     match graph.item(task.group, task.instance) {
@@ -493,7 +454,8 @@ mod tests {
         let setup = job.setup.as_ref().unwrap();
         assert_eq!(setup.lines, ["module load x/0"]);
         assert_eq!(setup.status_file, Path::new("/w/.flow/runs/r/setup/boxed.0.1"));
-        assert!(job.env.contains(&("FLOW_SETUP_STATUS".to_owned(), "/w/.flow/runs/r/setup/boxed.0.1".to_owned())));
+        let status = ("FLOW_SETUP_STATUS".to_owned(), "/w/.flow/runs/r/setup/boxed.0.1".to_owned());
+        assert!(job.environment().contains(&status));
         assert_eq!(job.container, Some(JobContainer { engine: ContainerEngine::Podman, image }));
         let definition: serde_json::Value = serde_json::from_str(&job.definition).unwrap();
         assert_eq!(definition["setup"], serde_json::json!(["module load x/0"]));

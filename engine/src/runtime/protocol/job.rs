@@ -21,8 +21,12 @@ pub struct Job {
     pub command: JobCommand,
     /// Working directory.
     pub cwd: PathBuf,
-    /// Environment added to flow's own (task `env` and `FLOW_*`).
+    /// Environment added to flow's own: the task's `env`, and variables
+    /// of the run's making; [`Job::environment`] adds the `FLOW_*` ones.
     pub env: Vec<(String, String)>,
+    /// What the instance's `FLOW_*` variables say (none for `[finally]`,
+    /// whose variables are in `env`).
+    pub flow: Option<FlowVars>,
     /// Standard input: a file, or nothing.
     pub stdin: Option<PathBuf>,
     /// Where stdout goes.
@@ -54,6 +58,70 @@ pub struct Job {
     pub container: Option<JobContainer>,
     /// Canonical text of everything that determines the result, for fingerprints.
     pub definition: String,
+}
+
+/// What a task instance's `FLOW_*` variables are made of. The worker that
+/// runs the job writes the variables ([`Job::environment`]), so the
+/// coordinator sends a few values, not a few dozen strings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowVars {
+    /// `FLOW_TASK`: the task's name.
+    pub task: String,
+    /// `FLOW_INDEX`.
+    pub index: i64,
+    /// `FLOW_SUBINDEX`, for a part of a nested expansion.
+    pub subindex: Option<u64>,
+    /// `FLOW_ITEM`; empty when the item is in a file.
+    pub item: String,
+    /// Whether `FLOW_ITEM_FILE` names the job's chunk file, which then
+    /// holds an item too large for the environment.
+    pub item_in_file: bool,
+    /// Whether `FLOW_CHUNK` names the job's chunk file.
+    pub chunk: bool,
+    /// `FLOW_RUN_DIR`.
+    pub run_dir: PathBuf,
+    /// `FLOW_VARIANT`.
+    pub variant: u32,
+}
+
+impl Job {
+    /// The variables added to flow's own environment for the job's
+    /// process: its `env`, then the `FLOW_*` ones (`FLOW_INSTANCE`,
+    /// `FLOW_CPUS`, `FLOW_GPUS` and `CUDA_VISIBLE_DEVICES` — a task without
+    /// GPUs must not see, and grab, the worker's devices — and
+    /// `FLOW_SETUP_STATUS` for a job with setup lines).
+    pub fn environment(&self) -> Vec<(String, String)> {
+        let mut env = self.env.clone();
+        let path = |p: &Path| p.display().to_string();
+        if let Some(flow) = &self.flow {
+            let ids = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+            env.extend([
+                ("FLOW_TASK".to_owned(), flow.task.clone()),
+                ("FLOW_INDEX".to_owned(), flow.index.to_string()),
+                ("FLOW_ITEM".to_owned(), flow.item.clone()),
+                ("FLOW_INSTANCE".to_owned(), self.attempt.to_string()),
+                ("FLOW_RUN_DIR".to_owned(), path(&flow.run_dir)),
+                ("FLOW_VARIANT".to_owned(), flow.variant.to_string()),
+                ("FLOW_CPUS".to_owned(), ids(&self.cpus)),
+                ("FLOW_GPUS".to_owned(), ids(&self.gpus)),
+                ("CUDA_VISIBLE_DEVICES".to_owned(), ids(&self.gpus)),
+            ]);
+            if let Some(sub) = flow.subindex {
+                env.push(("FLOW_SUBINDEX".to_owned(), sub.to_string()));
+            }
+            let file = self.chunk.as_ref().map(|(file, _)| path(file));
+            if let Some(file) = file.clone().filter(|_| flow.chunk) {
+                env.push(("FLOW_CHUNK".to_owned(), file));
+            }
+            if let Some(file) = file.filter(|_| flow.item_in_file) {
+                env.push(("FLOW_ITEM_FILE".to_owned(), file));
+            }
+        }
+        if let Some(setup) = &self.setup {
+            env.push(("FLOW_SETUP_STATUS".to_owned(), path(&setup.status_file)));
+        }
+        env
+    }
 }
 
 /// A job's setup lines.
