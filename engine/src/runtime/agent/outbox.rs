@@ -57,6 +57,9 @@ pub(super) struct Outbox {
     written: HashMap<(TaskId, u32), [u64; 2]>,
     /// Output held that the coordinator does not have yet, and its limit.
     budget: Arc<OutputBudget>,
+    /// The connection was found lost: what the writer still manages to
+    /// write into it counts as not delivered.
+    down: bool,
 }
 
 /// An [`Outbox`] shared by the worker's loop and its connection's writer.
@@ -73,6 +76,7 @@ impl Outbox {
             recent_bytes: 0,
             written: HashMap::new(),
             budget,
+            down: false,
         }
     }
 
@@ -180,6 +184,11 @@ impl Outbox {
     /// recent (output as long as what is held stays under the budget's
     /// limit); the rest of the batch goes back to the front of the queue.
     pub(super) fn sent(&mut self, mut batch: Vec<ToCoordinator>, sent: usize, now: Instant) {
+        if self.down {
+            // Written after the loss was found: the coordinator may be gone.
+            self.put_back(batch);
+            return;
+        }
         while let Some((at, job, msg)) = self.recent.front() {
             if now.duration_since(*at) <= RECENT {
                 break;
@@ -238,6 +247,7 @@ impl Outbox {
     /// with them the output of carried jobs delivered then, which it may
     /// not have written.
     pub(super) fn lost(&mut self, now: Instant) {
+        self.down = true;
         let recent: Vec<_> =
             std::mem::take(&mut self.recent).into_iter().filter(|(at, ..)| now.duration_since(*at) <= RECENT).collect();
         self.recent_bytes = 0;
@@ -325,6 +335,16 @@ impl Outbox {
                 self.queue.push_front(msg);
             }
         }
+    }
+
+    /// Whether the connection was found lost and no new one came yet.
+    pub(super) fn is_down(&self) -> bool {
+        self.down
+    }
+
+    /// A new connection takes what is kept.
+    pub(super) fn reconnected(&mut self) {
+        self.down = false;
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -535,6 +555,23 @@ mod tests {
         outbox.lost(now);
         assert_eq!(texts(&outbox.queue), ["stdout:67890", "stdout:more"]);
         assert_eq!(budget.held(), 9);
+    }
+
+    #[test]
+    fn what_is_written_after_the_loss_was_found_counts_as_not_delivered() {
+        let mut outbox = outbox();
+        start(&mut outbox, t(0), 0, "a[0]");
+        outbox.push(output(t(0), 0, b"in flight"));
+        outbox.push(finished(t(0), 0));
+        let batch = outbox.take_batch();
+        // The worker finds the connection lost while the writer still writes into it.
+        outbox.lost(Instant::now());
+        assert!(outbox.is_down());
+        outbox.sent(batch, 2, Instant::now());
+        assert_eq!(outbox.carried(), [carried(t(0), 0, "a[0]", true)]);
+        outbox.reconnected();
+        assert!(!outbox.is_down());
+        assert_eq!(outbox.take_batch(), [output(t(0), 0, b"in flight"), finished(t(0), 0)]);
     }
 
     #[test]

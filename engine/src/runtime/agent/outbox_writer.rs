@@ -47,7 +47,7 @@ pub(super) async fn write(
         }
         tokio::select! {
             msg = control.recv(), if control_open => match msg {
-                Some(msg) => lock(&w.outbox).push(msg),
+                Some(msg) => push_after_output(&w.outbox, msg, &mut output),
                 None => control_open = false,
             },
             record = output.recv(), if output_open => match record {
@@ -55,10 +55,17 @@ pub(super) async fn write(
                 None => output_open = false,
             },
             tx = w.connections.recv(), if rejoins => match tx {
-                Some(tx) => w.tx = Some(tx),
+                Some(tx) => {
+                    lock(&w.outbox).reconnected();
+                    w.tx = Some(tx);
+                }
                 None => rejoins = false,
             },
             _ = heartbeat.tick(), if w.tx.is_some() => lock(&w.outbox).push(ToCoordinator::Heartbeat),
+        }
+        if lock(&w.outbox).is_down() {
+            // The worker found the connection lost: what it would still take is not sent.
+            w.tx = None;
         }
         let Some(tx) = w.tx.as_mut() else { continue };
         if lock(&w.outbox).result_first() && w.in_line.load(Ordering::Relaxed) > 0 {
@@ -90,16 +97,29 @@ pub(super) async fn write(
     }
 }
 
-/// Moves what waits in the channels into the outbox.
+/// Moves what waits in the channels into the outbox: each result after
+/// the output sent before it (a job reports its end once its output is in
+/// the channel), so the coordinator has a task's output before its end.
 fn gather(
     outbox: &SharedOutbox,
     control: &mut mpsc::UnboundedReceiver<ToCoordinator>,
     output: &mut mpsc::Receiver<OutputRecord>,
 ) {
-    let mut outbox = lock(outbox);
     while let Ok(msg) = control.try_recv() {
-        outbox.push(msg);
+        push_after_output(outbox, msg, output);
     }
+    drain(outbox, output);
+}
+
+/// Queues `msg` after whatever waits in `output`.
+fn push_after_output(outbox: &SharedOutbox, msg: ToCoordinator, output: &mut mpsc::Receiver<OutputRecord>) {
+    drain(outbox, output);
+    lock(outbox).push(msg);
+}
+
+/// Moves the output waiting in `output` into the outbox.
+fn drain(outbox: &SharedOutbox, output: &mut mpsc::Receiver<OutputRecord>) {
+    let mut outbox = lock(outbox);
     while let Ok(record) = output.try_recv() {
         outbox.push(ToCoordinator::Output(record));
     }
