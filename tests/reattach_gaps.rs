@@ -179,3 +179,14 @@ fn allocs(job: &str) -> AllocsFile {
     };
     AllocsFile { queue: Some(queue), allocations: vec![allocation] }
 }
+
+#[test]
+fn an_output_buffer_that_is_no_size_is_refused() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"sleep 5\"\n");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let output = t.run_with(&["worker", "--access", access.to_str().expect("utf-8"), "--output-buffer", "lots"]);
+    signal(run.id(), "-KILL");
+    let _ = wait_child(&mut run, Duration::from_secs(5));
+    assert_eq!(output.code, 2, "{}", output.stderr);
+    assert!(output.stderr.contains("`--output-buffer lots`: "), "{}", output.stderr);
+}
