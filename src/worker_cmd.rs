@@ -40,6 +40,12 @@ pub struct WorkerCmdArgs {
     /// (a resumed run takes them over) before stopping them and leaving.
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub reconnect_for: String,
+    /// Hold at most this much of the tasks' output in memory while the
+    /// coordinator does not have it yet (the connection is slow, or down
+    /// while the worker rejoins); past it the worker stops reading their
+    /// output until it drains, and the tasks wait to write.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub output_buffer: String,
     /// Complete each job at once without starting a process: a
     /// zero-execution worker, to measure a coordinator. Joins only a
     /// `flow run --dry-exec`.
@@ -89,6 +95,8 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         reconnect_for: duration("reconnect-for", &Some(args.reconnect_for.clone()))?.unwrap_or_default(),
         on_retry: Some(if args.json { retrying_json } else { retrying_text }),
         dry_exec: args.dry_exec,
+        output_buffer: units::parse_size(&args.output_buffer)
+            .map_err(|e| Failure::Usage(format!("`--output-buffer {}`: {e}", args.output_buffer)))?,
     };
     if args.json {
         let started = WorkerEvent::Started {

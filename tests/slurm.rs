@@ -480,6 +480,43 @@ fn a_per_instance_fan_out_runs_through_allocations() {
     ");
 }
 
+/// Workers that outlive their coordinator, when the allocation ends too:
+/// the next run does not hold the task for a worker that cannot come back.
+#[test]
+#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+fn a_killed_runs_task_is_not_held_once_its_allocation_ended() {
+    let _cluster = slurm();
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"t\"\ncommand = \"echo x >> starts.txt; [ -e again ] || sleep 60\"\n")
+        .file("flow.profiles.toml", &profile("max_workers = 1\n"));
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert!(
+        wait_for(Duration::from_secs(60), || !read(&t, "starts.txt").is_empty()),
+        "no task started; stderr:\n{}",
+        read(&t, "run.stderr")
+    );
+    let jobs = squeue(&t);
+    signal(run.id(), "-KILL");
+    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
+    let ids: Vec<&str> = jobs.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(Command::new("scancel").args(&ids).status().expect("scancel").success());
+    let gone = wait_for(Duration::from_secs(30), || {
+        let listed = Command::new("squeue").args(["-h", "-o", "%i"]).output().expect("squeue");
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        ids.iter().all(|id| !listed.lines().any(|l| l.trim() == *id))
+    });
+    assert!(gone, "job {ids:?} is still listed");
+    fs_err::write(t.path().join("again"), "").expect("again");
+    let started = std::time::Instant::now();
+    let mut again = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert_eq!(finish(&t, &mut again, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
+    let stderr = read(&t, "run.stderr");
+    let said = format!("run again now: the cluster job(s) they ran in ({}) no longer run", ids.join(", "));
+    assert!(stderr.contains(&said) && !stderr.contains("are held"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(55), "it waited out the window: {:?}", started.elapsed());
+    assert_eq!(read(&t, "starts.txt").lines().count(), 2, "it ran again");
+}
+
 /// Workers that outlive their coordinator: the worker of a running
 /// allocation keeps its task when `flow run` is killed, and the next run
 /// (same command, same directory) takes it over; the allocation is kept.

@@ -31,6 +31,7 @@ mod pbs;
 mod permissions;
 mod plan;
 mod reattach;
+mod reattach_gaps;
 mod report;
 mod rerun;
 mod resources;

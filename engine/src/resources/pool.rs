@@ -73,6 +73,35 @@ impl IndexedPool {
         }
     }
 
+    /// Takes `amount` from exactly `ids` — whole ids first, then the share
+    /// of the last one, as [`IndexedPool::take`] lists them — and appends
+    /// `(id, share)` pairs to `taken`; false, and nothing taken, unless
+    /// `ids` name as many ids of this pool as `amount` needs, each with room.
+    pub(crate) fn take_ids(&mut self, amount: Amount, ids: &[u32], taken: &mut Vec<(u32, Amount)>) -> bool {
+        let (whole, frac) = ((amount.0 / ONE) as usize, amount.0 % ONE);
+        if ids.len() != whole + usize::from(frac > 0) {
+            return false;
+        }
+        let mut shares = Vec::with_capacity(ids.len());
+        for (n, id) in ids.iter().enumerate() {
+            let share = if n < whole { ONE } else { frac };
+            match self.ids.binary_search(id) {
+                Ok(slot) if self.free[slot] >= share && !shares.iter().any(|&(s, _)| s == slot) => {
+                    shares.push((slot, share));
+                }
+                _ => return false,
+            }
+        }
+        for (slot, share) in shares {
+            if self.free[slot] == ONE {
+                self.whole -= 1;
+            }
+            self.free[slot] -= share;
+            taken.push((self.ids[slot], Amount(share)));
+        }
+        true
+    }
+
     /// Gives back shares taken earlier.
     pub(crate) fn give(&mut self, taken: &[(u32, Amount)]) {
         for &(id, share) in taken {
@@ -110,6 +139,27 @@ mod tests {
         assert!(pool.fits(Amount::whole(2)));
         assert!(!pool.fits(Amount::whole(3)));
         pool.give(&taken);
+        assert!(pool.is_idle());
+    }
+
+    #[test]
+    fn named_ids_are_taken_exactly_or_not_at_all() {
+        let mut pool = IndexedPool::new(vec![0, 1, 2, 3]);
+        let mut taken = Vec::new();
+        assert!(pool.take_ids(Amount::whole(2), &[2, 3], &mut taken));
+        assert_eq!(taken, [(2, Amount::whole(1)), (3, Amount::whole(1))]);
+        let mut other = Vec::new();
+        assert!(!pool.take_ids(Amount::whole(1), &[3], &mut other), "id 3 is taken");
+        assert!(!pool.take_ids(Amount::whole(2), &[0], &mut other), "too few ids");
+        assert!(!pool.take_ids(Amount::whole(2), &[0, 0], &mut other), "one id twice");
+        assert!(!pool.take_ids(Amount::whole(1), &[9], &mut other), "no such id");
+        assert!(other.is_empty());
+        assert!(pool.take_ids(amount(1.5), &[0, 1], &mut other));
+        assert_eq!(other, [(0, Amount::whole(1)), (1, amount(0.5))]);
+        assert!(pool.take_ids(amount(0.5), &[1], &mut other), "the rest of id 1");
+        assert!(!pool.fits(amount(0.1)));
+        pool.give(&taken);
+        pool.give(&other);
         assert!(pool.is_idle());
     }
 

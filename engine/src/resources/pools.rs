@@ -71,6 +71,32 @@ impl Pools {
         }
     }
 
+    /// Takes `request` as [`Pools::take`] does, but on exactly the CPU and
+    /// GPU ids named (see [`IndexedPool::take_ids`]); false, and nothing
+    /// taken, unless `request` fits and those ids have room.
+    pub(crate) fn take_ids(
+        &mut self,
+        request: &Request,
+        ids: (&[u32], &[u32]),
+        cpus: &mut Vec<(u32, Amount)>,
+        gpus: &mut Vec<(u32, Amount)>,
+    ) -> bool {
+        let mut taken = Vec::new();
+        if !self.has_room(request) || !self.cpus.take_ids(request.cpus, ids.0, &mut taken) {
+            return false;
+        }
+        if !self.gpus.take_ids(request.gpus, ids.1, gpus) {
+            self.cpus.give(&taken);
+            return false;
+        }
+        cpus.extend(taken);
+        self.memory_free -= request.memory;
+        for &(i, amount) in &request.custom {
+            self.custom_free[i] -= amount.0;
+        }
+        true
+    }
+
     /// Gives back what [`Pools::take`] took for `request`.
     pub(crate) fn give(&mut self, request: &Request, cpus: &[(u32, Amount)], gpus: &[(u32, Amount)]) {
         self.cpus.give(cpus);

@@ -12,6 +12,8 @@ pub(crate) mod detect;
 pub(crate) mod guard;
 pub(crate) mod local;
 pub(crate) mod outbox;
+pub(crate) mod outbox_writer;
+pub(crate) mod output_budget;
 pub(crate) mod output_sink;
 pub(crate) mod proc_stats;
 pub(crate) mod process;

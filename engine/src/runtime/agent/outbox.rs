@@ -3,53 +3,94 @@
 //! their results are delivered. While the connection is down it keeps all
 //! of it (the batch whose write failed too), so a worker whose coordinator
 //! was killed can rejoin the resumed run and say what it carries
-//! ([`Outbox::carried`]), then deliver what it kept. Results delivered in
-//! the last [`RECENT`] are kept too: a coordinator killed just after they
-//! reached it may not have recorded them, so they are carried and sent
-//! again after a loss. [`write`] is the connection's writer that drains it.
+//! ([`Outbox::carried`]), then deliver what it kept. Results and output
+//! delivered in the last [`RECENT`] are kept too: a coordinator killed just
+//! after they reached it may not have recorded them, so they are carried
+//! and sent again after a loss — less the output the resumed run says its
+//! log already has ([`Outbox::resume`]). The output it holds is counted in
+//! an [`OutputBudget`], whose limit makes the tasks wait rather than the
+//! worker's memory grow. `outbox_writer.rs` is the connection's writer
+//! that drains it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
-
+use super::output_budget::OutputBudget;
 use crate::ir::TaskId;
-use crate::log::OutputRecord;
-use crate::net;
-use crate::runtime::protocol::messages::{CarriedTask, HEARTBEAT, REPORT_HOLD, ToCoordinator};
+use crate::log::{OutputRecord, OutputStream};
+use crate::runtime::protocol::job::Job;
+use crate::runtime::protocol::messages::{CarriedTask, StoredOutput, ToCoordinator};
 
 /// Output bytes at most taken into one batch (the channel writes up to 256 KiB at once).
 const BATCH_BYTES: usize = 256 << 10;
 /// Messages at most taken into one batch.
 const BATCH_MESSAGES: usize = 1024;
-/// How long a delivered result is kept, to be sent again should the
-/// connection drop: a coordinator records a result within milliseconds.
+/// How long a delivered result or chunk of output is kept, to be sent
+/// again should the connection drop: a coordinator records a result, and
+/// writes output, within milliseconds.
 pub(super) const RECENT: Duration = Duration::from_secs(10);
 
+/// A job started here, carried until its result is delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Carried {
+    attempt: u32,
+    label: String,
+    cpus: Vec<u32>,
+    gpus: Vec<u32>,
+}
+
 /// Messages not yet delivered, and the jobs whose results are not.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Outbox {
     /// Waiting to be sent, oldest first.
     queue: VecDeque<ToCoordinator>,
-    /// Jobs started here and not yet reported to a coordinator that heard
-    /// it: attempt and label, by task.
-    jobs: HashMap<TaskId, (u32, String)>,
+    /// Jobs started here and not yet reported to a coordinator that heard it.
+    jobs: HashMap<TaskId, Carried>,
     /// Attempts the coordinator said to forget: whatever they still say is dropped.
     forgotten: HashSet<(TaskId, u32)>,
-    /// Results delivered lately, oldest first: when, the job's label, and the result.
-    recent: VecDeque<(Instant, String, ToCoordinator)>,
+    /// Delivered lately, oldest first: when, and a result (with its job) or a chunk of output.
+    recent: VecDeque<(Instant, Option<Carried>, ToCoordinator)>,
+    /// Bytes of output in `recent`.
+    recent_bytes: usize,
+    /// Bytes of stdout and of stderr each attempt wrote so far (that reached the outbox).
+    written: HashMap<(TaskId, u32), [u64; 2]>,
+    /// Output held that the coordinator does not have yet, and its limit.
+    budget: Arc<OutputBudget>,
+    /// The connection was found lost: what the writer still manages to
+    /// write into it counts as not delivered.
+    down: bool,
 }
 
 /// An [`Outbox`] shared by the worker's loop and its connection's writer.
 pub(super) type SharedOutbox = Arc<Mutex<Outbox>>;
 
 impl Outbox {
-    /// Job `task` (attempt `attempt`, labelled `label`) was accepted here.
-    pub(super) fn start(&mut self, task: TaskId, attempt: u32, label: String) {
-        self.forgotten.remove(&(task, attempt));
-        self.jobs.insert(task, (attempt, label));
+    /// An empty outbox counting what it holds in `budget`.
+    pub(super) fn new(budget: Arc<OutputBudget>) -> Self {
+        Self {
+            queue: VecDeque::new(),
+            jobs: HashMap::new(),
+            forgotten: HashSet::new(),
+            recent: VecDeque::new(),
+            recent_bytes: 0,
+            written: HashMap::new(),
+            budget,
+            down: false,
+        }
+    }
+
+    /// `job` was accepted here.
+    pub(super) fn start(&mut self, job: &Job) {
+        let carried =
+            Carried { attempt: job.attempt, label: job.label.clone(), cpus: job.cpus.clone(), gpus: job.gpus.clone() };
+        self.carry(job.task, carried);
+    }
+
+    /// Carries `job` of `task` until its result is delivered.
+    fn carry(&mut self, task: TaskId, job: Carried) {
+        self.forgotten.remove(&(task, job.attempt));
+        self.jobs.insert(task, job);
     }
 
     /// Job `task` was never started and will not be (it waited in line
@@ -60,17 +101,39 @@ impl Outbox {
 
     /// Queues `msg`, unless it is about an attempt to forget.
     pub(super) fn push(&mut self, msg: ToCoordinator) {
-        if about(&msg).is_none_or(|of| !self.forgotten.contains(&of)) {
-            self.queue.push_back(msg);
+        if about(&msg).is_some_and(|of| self.forgotten.contains(&of)) {
+            self.budget.give(output_len(&msg));
+            return;
         }
+        if let ToCoordinator::Output(record) = &msg
+            && let Some(s) = stream_index(record.stream)
+        {
+            self.written.entry((record.task, record.attempt)).or_default()[s] += record.data.len() as u64;
+        }
+        self.queue.push_back(msg);
     }
 
-    /// Forgets job `task`: drops what is queued about it and what it says
+    /// Forgets job `task`: drops what is kept about it and what it says
     /// later; returns its attempt if it was carried.
     pub(super) fn forget(&mut self, task: TaskId) -> Option<u32> {
-        let (attempt, _) = self.jobs.remove(&task)?;
+        let attempt = self.jobs.remove(&task)?.attempt;
+        let of = Some((task, attempt));
         self.forgotten.insert((task, attempt));
-        self.queue.retain(|msg| about(msg) != Some((task, attempt)));
+        self.written.remove(&(task, attempt));
+        let mut dropped = 0;
+        self.queue.retain(|msg| {
+            let keep = about(msg) != of;
+            dropped += if keep { 0 } else { output_len(msg) };
+            keep
+        });
+        self.budget.give(dropped);
+        let mut recent = 0;
+        self.recent.retain(|(_, _, msg)| {
+            let keep = about(msg) != of;
+            recent += if keep { 0 } else { output_len(msg) };
+            keep
+        });
+        self.recent_bytes -= recent;
         Some(attempt)
     }
 
@@ -88,11 +151,13 @@ impl Outbox {
         let mut carried: Vec<CarriedTask> = self
             .jobs
             .iter()
-            .map(|(&task, (attempt, label))| CarriedTask {
+            .map(|(&task, job)| CarriedTask {
                 task,
-                attempt: *attempt,
-                label: label.clone(),
-                finished: ended.contains(&(task, *attempt)),
+                attempt: job.attempt,
+                label: job.label.clone(),
+                finished: ended.contains(&(task, job.attempt)),
+                cpus: job.cpus.clone(),
+                gpus: job.gpus.clone(),
             })
             .collect();
         carried.sort_unstable_by_key(|c| c.task);
@@ -101,14 +166,12 @@ impl Outbox {
 
     /// Takes the next batch to send: messages from the front, up to about
     /// [`BATCH_BYTES`] of output.
-    fn take_batch(&mut self) -> Vec<ToCoordinator> {
+    pub(super) fn take_batch(&mut self) -> Vec<ToCoordinator> {
         let mut bytes = 0;
         let mut n = 0;
         for msg in self.queue.iter().take(BATCH_MESSAGES) {
             n += 1;
-            if let ToCoordinator::Output(record) = msg {
-                bytes += record.data.len();
-            }
+            bytes += output_len(msg);
             if bytes >= BATCH_BYTES {
                 break;
             }
@@ -117,52 +180,179 @@ impl Outbox {
     }
 
     /// `batch[..sent]` reached the coordinator at `now`: results delivered
-    /// end their jobs here (kept as recent); the rest of the batch goes back
-    /// to the front of the queue.
-    fn sent(&mut self, mut batch: Vec<ToCoordinator>, sent: usize, now: Instant) {
-        while self.recent.front().is_some_and(|(at, ..)| now.duration_since(*at) > RECENT) {
+    /// end their jobs here; they and the output delivered are kept as
+    /// recent (output as long as what is held stays under the budget's
+    /// limit); the rest of the batch goes back to the front of the queue.
+    pub(super) fn sent(&mut self, mut batch: Vec<ToCoordinator>, sent: usize, now: Instant) {
+        if self.down {
+            // Written after the loss was found: the coordinator may be gone.
+            self.put_back(batch);
+            return;
+        }
+        while let Some((at, job, msg)) = self.recent.front() {
+            if now.duration_since(*at) <= RECENT {
+                break;
+            }
+            self.recent_bytes -= output_len(msg);
+            if let (Some(job), Some((task, _))) = (job, about(msg)) {
+                // Its result is in for good: nothing of it is sent again.
+                self.written.remove(&(task, job.attempt));
+            }
             self.recent.pop_front();
         }
         for msg in batch.drain(..sent.min(batch.len())) {
-            if let ToCoordinator::Finished { task, attempt, .. } = &msg
-                && self.jobs.get(task).is_some_and(|(a, _)| a == attempt)
-                && let Some((_, label)) = self.jobs.remove(task)
-            {
-                self.recent.push_back((now, label, msg));
+            match &msg {
+                ToCoordinator::Finished { task, attempt, .. } => {
+                    if self.jobs.get(task).is_some_and(|job| job.attempt == *attempt)
+                        && let Some(job) = self.jobs.remove(task)
+                    {
+                        self.recent.push_back((now, Some(job), msg));
+                    }
+                }
+                ToCoordinator::Output(record) => {
+                    self.budget.give(record.data.len());
+                    self.recent_bytes += record.data.len();
+                    self.recent.push_back((now, None, msg));
+                }
+                _ => {}
             }
         }
         self.put_back(batch);
+        self.trim_recent();
+    }
+
+    /// Drops the oldest output kept as recent while what is held, with it,
+    /// is over the budget's limit: it was delivered, and new output comes first.
+    fn trim_recent(&mut self) {
+        let mut excess = (self.budget.held() + self.recent_bytes).saturating_sub(self.budget.limit());
+        if excess == 0 {
+            return;
+        }
+        let mut dropped = 0;
+        self.recent.retain(|(_, _, msg)| {
+            let bytes = output_len(msg);
+            if excess == 0 || bytes == 0 {
+                return true;
+            }
+            excess = excess.saturating_sub(bytes);
+            dropped += bytes;
+            false
+        });
+        self.recent_bytes -= dropped;
     }
 
     /// The connection dropped at `now`: the results delivered in the last
     /// [`RECENT`] go back to the front of the queue, their jobs carried
-    /// again — the coordinator may have died before it recorded them.
+    /// again — the coordinator may have died before it recorded them — and
+    /// with them the output of carried jobs delivered then, which it may
+    /// not have written.
     pub(super) fn lost(&mut self, now: Instant) {
-        for (at, label, msg) in std::mem::take(&mut self.recent).into_iter().rev() {
-            let Some((task, attempt)) = about(&msg) else { continue };
-            if now.duration_since(at) <= RECENT && !self.jobs.contains_key(&task) {
-                self.jobs.insert(task, (attempt, label));
-                self.queue.push_front(msg);
+        self.down = true;
+        let recent: Vec<_> =
+            std::mem::take(&mut self.recent).into_iter().filter(|(at, ..)| now.duration_since(*at) <= RECENT).collect();
+        self.recent_bytes = 0;
+        let mut back = Vec::with_capacity(recent.len());
+        for (_, job, msg) in &recent {
+            if let (Some(job), Some((task, _))) = (job, about(msg))
+                && !self.jobs.contains_key(&task)
+            {
+                self.jobs.insert(task, job.clone());
             }
+        }
+        for (_, _, msg) in recent {
+            if about(&msg).is_some_and(|(task, attempt)| self.jobs.get(&task).is_some_and(|j| j.attempt == attempt)) {
+                self.budget.add(output_len(&msg));
+                back.push(msg);
+            }
+        }
+        for msg in back.into_iter().rev() {
+            self.queue.push_front(msg);
+        }
+    }
+
+    /// The run this worker rejoined has the first bytes of the output of
+    /// the tasks it adopted (`stored`): what is kept of those is dropped,
+    /// so each byte reaches its log once. Bytes the run lacks that are no
+    /// longer kept are said to be lost, in the task's output.
+    pub(super) fn resume(&mut self, stored: &[StoredOutput]) {
+        let has: HashMap<(TaskId, u32), [u64; 2]> =
+            stored.iter().map(|s| ((s.task, s.attempt), [s.stdout, s.stderr])).collect();
+        // Where what is kept of each stream starts: all written, less what is queued.
+        let mut at: HashMap<(TaskId, u32), [u64; 2]> =
+            has.keys().map(|key| (*key, self.written.get(key).copied().unwrap_or_default())).collect();
+        for msg in &self.queue {
+            if let ToCoordinator::Output(r) = msg
+                && let (Some(s), Some(at)) = (stream_index(r.stream), at.get_mut(&(r.task, r.attempt)))
+            {
+                at[s] -= r.data.len() as u64;
+            }
+        }
+        let mut notes = Vec::new();
+        for (key, from) in &at {
+            for (s, stream) in [OutputStream::Stdout, OutputStream::Stderr].into_iter().enumerate() {
+                let gap = from[s].saturating_sub(has[key][s]);
+                if gap > 0 {
+                    let data = format!(
+                        "flow worker: {gap} bytes of this attempt's {} are lost: its coordinator was killed \
+                         before writing them, and the worker no longer kept them\n",
+                        stream.as_str()
+                    );
+                    let time_us = crate::host::now_us();
+                    let (task, attempt) = *key;
+                    let record =
+                        OutputRecord { task, attempt, stream: OutputStream::System, time_us, data: data.into() };
+                    notes.push(ToCoordinator::Output(record));
+                }
+            }
+        }
+        let mut dropped = 0;
+        self.queue.retain_mut(|msg| {
+            let ToCoordinator::Output(r) = msg else { return true };
+            let (Some(s), Some(at)) = (stream_index(r.stream), at.get_mut(&(r.task, r.attempt))) else { return true };
+            let (start, len) = (at[s], r.data.len() as u64);
+            at[s] += len;
+            let have = has[&(r.task, r.attempt)][s];
+            let cut = have.saturating_sub(start).min(len) as usize;
+            r.data.drain(..cut);
+            dropped += cut;
+            !r.data.is_empty()
+        });
+        self.budget.give(dropped);
+        notes.sort_by_key(about);
+        for note in notes.into_iter().rev() {
+            self.budget.add(output_len(&note));
+            self.queue.push_front(note);
         }
     }
 
     /// The write of `batch` failed: it goes back to the front of the
     /// queue, less what was forgotten meanwhile, to be sent again.
-    fn put_back(&mut self, batch: Vec<ToCoordinator>) {
+    pub(super) fn put_back(&mut self, batch: Vec<ToCoordinator>) {
         for msg in batch.into_iter().rev() {
-            if about(&msg).is_none_or(|of| !self.forgotten.contains(&of)) {
+            if about(&msg).is_some_and(|of| self.forgotten.contains(&of)) {
+                self.budget.give(output_len(&msg));
+            } else {
                 self.queue.push_front(msg);
             }
         }
     }
 
-    fn is_empty(&self) -> bool {
+    /// Whether the connection was found lost and no new one came yet.
+    pub(super) fn is_down(&self) -> bool {
+        self.down
+    }
+
+    /// A new connection takes what is kept.
+    pub(super) fn reconnected(&mut self) {
+        self.down = false;
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
 
     /// Whether the next message is a result.
-    fn result_first(&self) -> bool {
+    pub(super) fn result_first(&self) -> bool {
         matches!(self.queue.front(), Some(ToCoordinator::Finished { .. }))
     }
 }
@@ -176,216 +366,28 @@ fn about(msg: &ToCoordinator) -> Option<(TaskId, u32)> {
     }
 }
 
+/// The bytes of output a message carries.
+fn output_len(msg: &ToCoordinator) -> usize {
+    match msg {
+        ToCoordinator::Output(record) => record.data.len(),
+        _ => 0,
+    }
+}
+
+/// Where `stream` is counted in [`Outbox::written`]: stdout and stderr only
+/// (a worker's own messages are not the task's output).
+fn stream_index(stream: OutputStream) -> Option<usize> {
+    match stream {
+        OutputStream::Stdout => Some(0),
+        OutputStream::Stderr => Some(1),
+        OutputStream::System | OutputStream::Allocation => None,
+    }
+}
+
 /// Locks `outbox` (a panic elsewhere while it was held leaves it usable).
 pub(super) fn lock(outbox: &SharedOutbox) -> std::sync::MutexGuard<'_, Outbox> {
     outbox.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What the writer needs besides its channels.
-pub(super) struct Writer {
-    /// The connection, while there is one.
-    pub(super) tx: Option<net::Sender>,
-    /// New connections after the worker rejoins.
-    pub(super) connections: mpsc::UnboundedReceiver<net::Sender>,
-    /// Told when a write fails: the connection is lost.
-    pub(super) lost: mpsc::UnboundedSender<()>,
-    /// What is to be sent.
-    pub(super) outbox: SharedOutbox,
-    /// Jobs sent ahead and waiting here (see [`REPORT_HOLD`]).
-    pub(super) in_line: Arc<AtomicUsize>,
-}
-
-/// The connection's writer: queues results and goodbyes (`control`) and
-/// output (`output`, a bounded channel, so a slow link slows the tasks),
-/// and sends them in batches with heartbeats; holds a result back briefly
-/// while jobs wait in line. While the connection is down it keeps taking
-/// both into the outbox (tasks never block on it) until a new connection
-/// comes. It ends once both channels are closed and the outbox is sent, or
-/// the connection is down.
-pub(super) async fn write(
-    mut w: Writer,
-    mut control: mpsc::UnboundedReceiver<ToCoordinator>,
-    mut output: mpsc::Receiver<OutputRecord>,
-) {
-    let mut heartbeat = tokio::time::interval(HEARTBEAT);
-    let (mut control_open, mut output_open, mut rejoins) = (true, true, true);
-    loop {
-        if !control_open && !output_open && (w.tx.is_none() || lock(&w.outbox).is_empty()) {
-            break;
-        }
-        tokio::select! {
-            msg = control.recv(), if control_open => match msg {
-                Some(msg) => lock(&w.outbox).push(msg),
-                None => control_open = false,
-            },
-            record = output.recv(), if output_open => match record {
-                Some(record) => lock(&w.outbox).push(ToCoordinator::Output(record)),
-                None => output_open = false,
-            },
-            tx = w.connections.recv(), if rejoins => match tx {
-                Some(tx) => w.tx = Some(tx),
-                None => rejoins = false,
-            },
-            _ = heartbeat.tick(), if w.tx.is_some() => lock(&w.outbox).push(ToCoordinator::Heartbeat),
-        }
-        let Some(tx) = w.tx.as_mut() else { continue };
-        if lock(&w.outbox).result_first() && w.in_line.load(Ordering::Relaxed) > 0 {
-            tokio::time::sleep(REPORT_HOLD).await;
-        }
-        // Results and output that queued up meanwhile travel with it.
-        gather(&w.outbox, &mut control, &mut output);
-        let batch = lock(&w.outbox).take_batch();
-        if batch.is_empty() {
-            continue;
-        }
-        let mut sent = 1;
-        let mut rest = batch.iter().skip(1);
-        let result = tx
-            .send_batch(&&batch[0], || {
-                let next = rest.next()?;
-                sent += 1;
-                Some(next)
-            })
-            .await;
-        match result {
-            Ok(()) => lock(&w.outbox).sent(batch, sent, Instant::now()),
-            Err(_) => {
-                lock(&w.outbox).put_back(batch);
-                w.tx = None;
-                let _ = w.lost.send(());
-            }
-        }
-    }
-}
-
-/// Moves what waits in the channels into the outbox.
-fn gather(
-    outbox: &SharedOutbox,
-    control: &mut mpsc::UnboundedReceiver<ToCoordinator>,
-    output: &mut mpsc::Receiver<OutputRecord>,
-) {
-    let mut outbox = lock(outbox);
-    while let Ok(msg) = control.try_recv() {
-        outbox.push(msg);
-    }
-    while let Ok(record) = output.try_recv() {
-        outbox.push(ToCoordinator::Output(record));
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ir::GroupId;
-    use crate::log::OutputStream;
-    use crate::runtime::protocol::outcome::{Outcome, Status};
-
-    fn t(i: u64) -> TaskId {
-        TaskId::new(GroupId(0), i)
-    }
-
-    fn finished(task: TaskId, attempt: u32) -> ToCoordinator {
-        ToCoordinator::Finished { task, attempt, outcome: Outcome::instant(Status::Succeeded) }
-    }
-
-    fn output(task: TaskId, attempt: u32, data: &[u8]) -> ToCoordinator {
-        let stream = OutputStream::Stdout;
-        ToCoordinator::Output(OutputRecord { task, attempt, stream, time_us: 1, data: data.to_vec() })
-    }
-
-    #[test]
-    fn a_failed_batch_is_sent_again_first_and_its_jobs_stay_carried() {
-        let mut outbox = Outbox::default();
-        outbox.start(t(0), 0, "a[0]".into());
-        outbox.start(t(1), 2, "a[1]".into());
-        outbox.push(output(t(0), 0, b"before the loss\n"));
-        outbox.push(finished(t(0), 0));
-        let batch = outbox.take_batch();
-        assert_eq!(batch.len(), 2);
-        // The connection drops: the batch goes back, and more comes meanwhile.
-        outbox.push(output(t(1), 2, b"after the loss\n"));
-        outbox.put_back(batch);
-        let carried = outbox.carried();
-        assert_eq!(
-            carried,
-            [
-                CarriedTask { task: t(0), attempt: 0, label: "a[0]".into(), finished: true },
-                CarriedTask { task: t(1), attempt: 2, label: "a[1]".into(), finished: false },
-            ]
-        );
-        let again = outbox.take_batch();
-        assert_eq!(
-            again,
-            [output(t(0), 0, b"before the loss\n"), finished(t(0), 0), output(t(1), 2, b"after the loss\n")]
-        );
-        outbox.sent(again, 3, Instant::now());
-        assert!(outbox.is_empty());
-        assert_eq!(outbox.carried().len(), 1, "a delivered result ends its job here");
-    }
-
-    #[test]
-    fn a_result_delivered_just_before_a_loss_is_carried_and_sent_again() {
-        let mut outbox = Outbox::default();
-        let start = Instant::now();
-        outbox.start(t(0), 0, "a[0]".into());
-        outbox.start(t(1), 0, "a[1]".into());
-        outbox.push(finished(t(0), 0));
-        let batch = outbox.take_batch();
-        outbox.sent(batch, 1, start);
-        outbox.push(finished(t(1), 0));
-        let batch = outbox.take_batch();
-        outbox.sent(batch, 1, start + RECENT);
-        assert!(outbox.carried().is_empty() && outbox.is_empty());
-        // The connection drops just after: the results of the last RECENT come back.
-        outbox.lost(start + RECENT + Duration::from_millis(1));
-        let carried = outbox.carried();
-        assert_eq!(carried, [CarriedTask { task: t(1), attempt: 0, label: "a[1]".into(), finished: true }]);
-        assert_eq!(outbox.take_batch(), [finished(t(1), 0)]);
-        outbox.lost(start + RECENT * 3);
-        assert!(outbox.is_empty(), "kept once");
-    }
-
-    #[test]
-    fn what_was_not_sent_of_a_batch_stays_in_order() {
-        let mut outbox = Outbox::default();
-        for i in 0..3 {
-            outbox.push(output(t(i), 0, b"x"));
-        }
-        let batch = outbox.take_batch();
-        outbox.sent(batch, 1, Instant::now());
-        assert_eq!(outbox.take_batch(), [output(t(1), 0, b"x"), output(t(2), 0, b"x")]);
-    }
-
-    #[test]
-    fn a_forgotten_job_says_nothing_more_until_it_starts_again() {
-        let mut outbox = Outbox::default();
-        outbox.start(t(0), 1, "a[0]".into());
-        outbox.push(output(t(0), 1, b"old"));
-        outbox.push(ToCoordinator::Heartbeat);
-        let in_flight = vec![output(t(0), 1, b"in flight")];
-        assert_eq!(outbox.forget(t(0)), Some(1));
-        assert_eq!(outbox.forget(t(0)), None, "forgotten once");
-        outbox.put_back(in_flight);
-        outbox.push(finished(t(0), 1));
-        assert_eq!(outbox.take_batch(), [ToCoordinator::Heartbeat]);
-        assert!(outbox.carried().is_empty());
-        // Sent again in the resumed run as the same attempt: it speaks again.
-        outbox.start(t(0), 1, "a[0]".into());
-        outbox.push(finished(t(0), 1));
-        assert_eq!(outbox.take_batch().len(), 1);
-    }
-
-    #[test]
-    fn a_batch_holds_about_as_much_output_as_one_write() {
-        let mut outbox = Outbox::default();
-        let chunk = vec![b'x'; 100 << 10];
-        for _ in 0..5 {
-            outbox.push(output(t(0), 0, &chunk));
-        }
-        assert_eq!(outbox.take_batch().len(), 3, "300 KiB reaches the limit");
-        assert_eq!(outbox.take_batch().len(), 2);
-        outbox.start(t(5), 0, "b".into());
-        outbox.drop_job(t(5));
-        assert!(outbox.carried().is_empty());
-    }
-}
+mod tests;

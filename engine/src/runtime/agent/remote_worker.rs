@@ -6,22 +6,26 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::local::{LocalWorker, Report};
-use super::outbox::{SharedOutbox, Writer, lock, write};
+use super::outbox::{Outbox, SharedOutbox, lock};
+use super::outbox_writer::{Writer, write};
+use super::output_budget::OutputBudget;
 use super::output_sink::OutputSink;
 use crate::ir::TaskId;
 use crate::log::OutputRecord;
 use crate::net::{self, AccessFile, NetError};
 use crate::resources::WorkerShape;
 use crate::runtime::protocol::job::Job;
-use crate::runtime::protocol::messages::{CarriedTask, HEARTBEAT_TIMEOUT, Offer, ToCoordinator, ToWorker};
+use crate::runtime::protocol::messages::{
+    CarriedTask, HEARTBEAT_TIMEOUT, Offer, StoredOutput, ToCoordinator, ToWorker,
+};
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 
 /// How a worker is set up.
@@ -54,6 +58,10 @@ pub struct WorkerOptions {
     /// A zero-execution worker: each job succeeds at once, no process is
     /// started. It joins only a `--dry-exec` run.
     pub dry_exec: bool,
+    /// Bytes of its tasks' output the worker holds at most before it stops
+    /// reading their pipes (they wait to write) until the coordinator has
+    /// them: what a slow or lost connection leaves in memory.
+    pub output_buffer: u64,
 }
 
 /// Joining failed for a reason that may pass; the worker tries again.
@@ -131,7 +139,7 @@ pub fn run_copies(options: WorkerOptions, copies: usize) -> Result<Leave, Worker
 
 async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let (tx, rx) = match hello(&options, Vec::new, false).await? {
-        Joined::Connected(tx, rx, _) => (tx, rx),
+        Joined::Connected(tx, rx, ..) => (tx, rx),
         Joined::Left(leave) => return Ok(leave),
     };
     // One writer owns the connection: results and heartbeats, and output
@@ -145,7 +153,8 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     // Jobs sent ahead, by the task they start after; their count tells the
     // writer whether results may be held back (see `REPORT_HOLD`).
     let waiting = Line::default();
-    let outbox = SharedOutbox::default();
+    let budget = Arc::new(OutputBudget::new(options.output_buffer));
+    let outbox: SharedOutbox = Arc::new(Mutex::new(Outbox::new(budget.clone())));
     let in_line = Arc::clone(&waiting.len);
     let writer = Writer { tx: Some(tx), connections: connections_rx, lost, outbox: outbox.clone(), in_line };
     let writer = tokio::spawn(write(writer, control_rx, output_rx));
@@ -153,13 +162,22 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
     let dry = options.dry_exec.then(|| reporter(control.clone(), ended_tx.clone()));
     let local = LocalWorker::new(
         options.resources.clone(),
-        OutputSink::Channel(output),
+        OutputSink::Channel(output, budget.clone()),
         reporter(control.clone(), ended_tx),
         options.bind_cpus,
         options.guard.clone(),
     );
-    let mut jobs =
-        Jobs { local, dry, control, waiting, running: HashSet::new(), outbox, connections, dying: HashSet::new() };
+    let mut jobs = Jobs {
+        local,
+        dry,
+        control,
+        waiting,
+        running: HashSet::new(),
+        outbox,
+        budget,
+        connections,
+        dying: HashSet::new(),
+    };
     let leave = jobs.serve(rx, &mut ended, lost_rx, &options).await;
     jobs.leave(&leave, writer).await;
     Ok(leave)
@@ -167,8 +185,9 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
 
 /// How a try to join ended.
 enum Joined {
-    /// Connected, with the tasks the run said to forget (for a worker that carried some).
-    Connected(net::Sender, net::Receiver, Vec<TaskId>),
+    /// Connected, with the tasks the run said to forget and how much of
+    /// the output of the others it has (for a worker that carried some).
+    Connected(net::Sender, net::Receiver, Vec<TaskId>, Vec<StoredOutput>),
     /// The run answered a rejoining worker that it must leave.
     Left(Leave),
 }
@@ -236,15 +255,20 @@ async fn join(
     };
     tx.send(&ToCoordinator::Hello(offer)).await?;
     if !carries {
-        return Ok(Joined::Connected(tx, rx, Vec::new()));
+        return Ok(Joined::Connected(tx, rx, Vec::new(), Vec::new()));
     }
-    match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToWorker>()).await {
-        Ok(Ok(Some(ToWorker::Forget(forget)))) => Ok(Joined::Connected(tx, rx, forget)),
-        Ok(Ok(Some(ToWorker::Refuse(reason)))) => Ok(Joined::Left(Leave::Refused(reason))),
-        Ok(Ok(Some(ToWorker::Shutdown))) => Ok(Joined::Left(Leave::RunEnded)),
-        Ok(Err(e)) => Err(e),
-        Ok(Ok(_)) | Err(_) => {
-            Err(NetError::Refused { peer: address.to_owned(), reason: crate::net::HandshakeError::TimedOut })
+    let mut stored = Vec::new();
+    loop {
+        match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToWorker>()).await {
+            Ok(Ok(Some(ToWorker::Stored(s)))) => stored = s,
+            Ok(Ok(Some(ToWorker::Forget(forget)))) => return Ok(Joined::Connected(tx, rx, forget, stored)),
+            Ok(Ok(Some(ToWorker::Refuse(reason)))) => return Ok(Joined::Left(Leave::Refused(reason))),
+            Ok(Ok(Some(ToWorker::Shutdown))) => return Ok(Joined::Left(Leave::RunEnded)),
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(_)) | Err(_) => {
+                let reason = crate::net::HandshakeError::TimedOut;
+                return Err(NetError::Refused { peer: address.to_owned(), reason });
+            }
         }
     }
 }
@@ -288,6 +312,8 @@ struct Jobs {
     running: HashSet<TaskId>,
     /// What the writer has yet to send, and the jobs carried until their results are.
     outbox: SharedOutbox,
+    /// The output held, and its limit.
+    budget: Arc<OutputBudget>,
     /// Where a new connection goes to the writer once the worker rejoins.
     connections: mpsc::UnboundedSender<net::Sender>,
     /// Forgotten tasks being killed: their end is no end of a later attempt.
@@ -339,6 +365,10 @@ impl Jobs {
                         self.forget(&tasks);
                         false
                     }
+                    Ok(Some(ToWorker::Stored(stored))) => {
+                        lock(&self.outbox).resume(&stored);
+                        false
+                    }
                     Ok(Some(ToWorker::Shutdown)) => return Leave::RunEnded,
                     Ok(Some(ToWorker::Refuse(reason))) => return Leave::Refused(reason),
                     Ok(None) | Err(_) => true,
@@ -347,8 +377,9 @@ impl Jobs {
                 joined = async { rejoin.as_mut()?.await.ok() }, if rejoin.is_some() => {
                     rejoin = None;
                     match joined {
-                        Some(Joined::Connected(tx, new_rx, forget)) => {
+                        Some(Joined::Connected(tx, new_rx, forget, stored)) => {
                             self.forget(&forget);
+                            lock(&self.outbox).resume(&stored);
                             let _ = self.connections.send(tx);
                             rx = Some(new_rx);
                         }
@@ -385,7 +416,7 @@ impl Jobs {
     fn start(&mut self, job: Job, after: Option<TaskId>) {
         // Its predecessor may itself still wait in line: it has not ended either.
         self.running.insert(job.task);
-        lock(&self.outbox).start(job.task, job.attempt, job.label.clone());
+        lock(&self.outbox).start(&job);
         match after.filter(|a| self.running.contains(a)) {
             Some(after) => self.waiting.insert(after, job),
             None => self.run(job),
@@ -459,6 +490,8 @@ impl Jobs {
             let _ = self.control.send(ToCoordinator::Leaving { reason, planned });
         }
         self.local.stop_all();
+        // Their output readers no longer wait for room.
+        self.budget.close();
         // Let stopped tasks report, then close the connection.
         let deadline = Instant::now() + Duration::from_secs(3);
         while self.local.running() > 0 && Instant::now() < deadline {

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use super::cache_checks::CacheChecks;
 use super::cache_lookup::Lookup;
 use super::driver_event::DriverEvent;
+use super::held::Held;
 use super::job_factory::JobFactory;
 use super::links::Links;
 use super::placements::Placements;
@@ -35,13 +36,12 @@ use super::refusals::Refusals;
 use super::results::Results;
 use super::send_ahead::SendAhead;
 use super::stale::StaleOutputs;
-use super::stranded::Held;
 use super::upstream_failures::{Gate, UpstreamFailures};
 use super::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
-use crate::log::JournalEvent;
+use crate::log::{JournalEvent, OutputLogSender};
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
 use crate::runtime::core::{Allocation, Core, Out, Retry, TaskResult, TaskState, WorkerId};
@@ -91,6 +91,8 @@ pub(super) struct Setup {
     pub(super) summary: Summary,
     /// Instances held for the remote workers of a killed run to bring back.
     pub(super) held: Held,
+    /// Where the killed runs' output of the instances adopted is copied (while some are held).
+    pub(super) earlier_log: Option<OutputLogSender>,
 }
 
 /// The run loop's state.
@@ -130,6 +132,8 @@ pub(super) struct Driver {
     ready: ReadyTimes,
     /// Instances held for the remote workers of a killed run to bring back.
     held: Held,
+    /// Where the killed runs' output of the instances adopted is copied.
+    earlier_log: Option<OutputLogSender>,
 }
 
 impl Driver {
@@ -149,6 +153,7 @@ impl Driver {
             source,
             summary,
             held,
+            earlier_log,
         } = setup;
         Self {
             results: Results::new(factory.graph()),
@@ -174,6 +179,7 @@ impl Driver {
             placements: Placements::default(),
             stopped: HashSet::new(),
             held,
+            earlier_log,
         }
     }
 

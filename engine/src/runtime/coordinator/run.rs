@@ -18,6 +18,7 @@ use super::alloc::queue::AllocQueue;
 use super::cache_checks::CacheChecks;
 use super::driver::{Driver, Setup};
 use super::driver_event::DriverEvent;
+use super::held::Held;
 use super::images::check_images;
 use super::job_factory::JobFactory;
 use super::links::{Link, Links};
@@ -25,7 +26,7 @@ use super::queue_side::QueueSide;
 use super::recorder::Recorder;
 use super::resume::Previous;
 use super::stale::StaleOutputs;
-use super::stranded::{Held, REATTACH_WINDOW, Stranded};
+use super::stranded::{REATTACH_WINDOW, Stranded};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
@@ -93,7 +94,9 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     let reaped = super::orphans::reap(&state, listens);
     let (mut previous, stale) = read_previous(&state, &graph, &options)?;
     let (mut core, local) = build_core(&graph, &previous, &options, &source)?;
-    let held = stranded.hold(&graph, &mut core, crate::host::now_us() + REATTACH_WINDOW.as_micros() as u64);
+    let ended = stranded.ended_allocations();
+    let until_us = crate::host::now_us() + REATTACH_WINDOW.as_micros() as u64;
+    let (held, let_go) = stranded.hold(&graph, &mut core, until_us, &ended);
     let run = RunDir::create(&state, options.share_with_group)?;
     let lock = run.lock()?;
     write_run_files(&run, &graph, &options)?;
@@ -116,8 +119,22 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
             REATTACH_WINDOW.as_secs()
         )
     });
-    let warnings =
-        reaped.into_iter().chain(redirected).chain(holding).chain(std::mem::take(&mut previous.warnings)).collect();
+    let gone = (let_go > 0).then(|| {
+        let mut jobs: Vec<String> = ended.into_iter().collect();
+        jobs.sort();
+        format!(
+            "{let_go} instance(s) that remote workers ran when the last run was killed run again now: \
+             the cluster job(s) they ran in ({}) no longer run",
+            jobs.join(", ")
+        )
+    });
+    let warnings = reaped
+        .into_iter()
+        .chain(redirected)
+        .chain(gone)
+        .chain(holding)
+        .chain(std::mem::take(&mut previous.warnings))
+        .collect();
     let summary = announce(&run, &graph, &options, listener.is_some(), warnings, &events);
     let launch = Launch {
         core,
@@ -325,6 +342,8 @@ impl Launch {
         let finally_image = finally.as_ref().and_then(|f| graph.images.get(f.container.as_deref()?).cloned());
         let finally_log = finally.as_ref().map(|_| OutputSink::Log(self.log.clone()));
         let (run_dir, options) = (self.run.clone(), self.options.clone());
+        // The killed runs' output of the instances adopted is copied in.
+        let earlier_log = (!self.held.is_empty()).then(|| self.log.clone());
         // Only the workers and the queue write the log from here on.
         drop(self.log);
         let queue = self.options.queue.clone().map(|(profile, queue)| {
@@ -344,6 +363,7 @@ impl Launch {
             run_dir: self.run,
             source: self.source,
             summary: self.summary,
+            earlier_log,
             held: self.held,
         });
         let mut summary = driver.run().await;

@@ -1,41 +1,63 @@
 //! [`Core::adopt`]: a task a worker carried over from a run that was
 //! killed. A resumed run holds such an instance ([`Core::wait_until`])
 //! while the worker may come back; when it does, the instance counts as
-//! running there, as if this run had started it.
+//! running there, as if this run had started it, on the CPU and GPU ids
+//! it was given there.
 
 use crate::ir::TaskId;
 
 use super::allocation::Allocation;
 use super::core::{Core, Running};
+use super::group_state::Instance;
 use super::worker_id::WorkerId;
+
+/// A task taken over from a killed run ([`Core::adopt`]): what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adopted {
+    /// The resources it holds on its worker.
+    pub alloc: Allocation,
+    /// Whether those are the CPU and GPU ids it was pinned to there; if
+    /// not (they were no longer free), it holds amounts of what was free.
+    pub same_ids: bool,
+}
 
 impl Core {
     /// Held `task` runs on `worker` as attempt `attempt`: it was started
-    /// there by the run before and the worker kept it. Takes the resources
-    /// of the first variant that fits what is free there, and returns what
-    /// it took; `None` (and nothing done) unless `task` is held, its group
-    /// takes a single node, and a variant fits.
-    pub fn adopt(&mut self, task: TaskId, worker: WorkerId, attempt: u32) -> Option<Allocation> {
+    /// there by the run before, given the CPU and GPU `ids`, and the
+    /// worker kept it. Takes those very ids for the first variant they
+    /// hold, so that no task started later is given them; else the
+    /// resources of the first variant that fits what is free. `None` (and
+    /// nothing done) unless `task` is held, its group takes a single node,
+    /// and a variant fits.
+    pub fn adopt(&mut self, task: TaskId, worker: WorkerId, attempt: u32, ids: (&[u32], &[u32])) -> Option<Adopted> {
         let g = task.group.index();
         let group = self.groups.get(g).filter(|group| group.nodes <= 1)?;
-        let requests = group.requests(attempt);
-        let slot = self.workers.get_mut(worker.0 as usize)?.as_mut()?;
-        let v = requests.iter().position(|r| slot.has_room(r))?;
-        if !self.groups[g].adopt(task.instance) {
+        if task.instance >= group.count || group.state(task.instance) != Instance::Delayed {
             return None;
         }
-        self.pending -= 1;
+        let requests = group.requests(attempt);
+        let slot = self.workers.get_mut(worker.0 as usize)?.as_mut()?;
         let mut alloc = self.spare.pop().unwrap_or_default();
-        alloc.variant = v;
-        if let Some(slot) = self.workers[worker.0 as usize].as_mut() {
-            slot.take(&self.groups[g].requests(attempt)[v], &self.names, &mut alloc);
-        }
+        alloc.clear();
+        let exact = requests.iter().position(|r| slot.take_ids(r, ids, &self.names, &mut alloc));
+        let variant = exact.or_else(|| {
+            let v = requests.iter().position(|r| slot.has_room(r))?;
+            slot.take(&requests[v], &self.names, &mut alloc);
+            Some(v)
+        });
+        let Some(variant) = variant else {
+            self.spare.push(alloc);
+            return None;
+        };
+        alloc.variant = variant;
+        self.groups[g].adopt(task.instance);
+        self.pending -= 1;
         if attempt > 0 {
             self.history.entry(task).or_default().attempt = attempt;
         }
         self.running.insert(task, Running { worker, attempt, alloc: alloc.clone(), next: None, depth: 0 });
         self.sync_active(g);
-        Some(alloc)
+        Some(Adopted { alloc, same_ids: exact.is_some() })
     }
 
     /// A worker was told to forget attempt `attempt` of `task`, which it

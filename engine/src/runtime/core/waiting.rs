@@ -48,4 +48,15 @@ impl Core {
         self.wait(task, until_us);
         true
     }
+
+    /// Held `task` need wait no longer (nobody can bring it back): it is
+    /// ready at once, its dependencies done. False unless it waits.
+    pub fn end_wait(&mut self, task: TaskId) -> bool {
+        let g = task.group.index();
+        if !self.groups.get_mut(g).is_some_and(|group| task.instance < group.count && group.wake(task.instance)) {
+            return false;
+        }
+        self.sync_active(g);
+        true
+    }
 }

@@ -60,6 +60,27 @@ impl Worker {
     /// Takes `request` (which must fit), recording what was taken in `alloc`.
     pub(super) fn take(&mut self, request: &Request, names: &Names, alloc: &mut Allocation) {
         self.pools.take(request, &mut alloc.cpus, &mut alloc.gpus);
+        self.took(request, names, alloc);
+    }
+
+    /// Takes `request` on exactly the CPU and GPU ids named, as `take`
+    /// does; false, and nothing taken, unless they have room.
+    pub(super) fn take_ids(
+        &mut self,
+        request: &Request,
+        ids: (&[u32], &[u32]),
+        names: &Names,
+        alloc: &mut Allocation,
+    ) -> bool {
+        if !self.pools.take_ids(request, ids, &mut alloc.cpus, &mut alloc.gpus) {
+            return false;
+        }
+        self.took(request, names, alloc);
+        true
+    }
+
+    /// Records in `alloc` the rest of what was taken for `request`: one task more.
+    fn took(&mut self, request: &Request, names: &Names, alloc: &mut Allocation) {
         alloc.memory = request.memory;
         alloc.custom.extend(request.custom.iter().map(|&(i, amount)| (names.get(i).clone(), amount)));
         self.tasks += 1;

@@ -59,6 +59,12 @@ pub struct CarriedTask {
     pub label: String,
     /// Whether it ended: its report follows the hello.
     pub finished: bool,
+    /// The CPU ids it was given, which it may be pinned to: the run that
+    /// adopts it takes these. Postcard writes fields in order: these two
+    /// come last, after what the first carrying workers sent.
+    pub cpus: Vec<u32>,
+    /// The GPU ids it was given.
+    pub gpus: Vec<u32>,
 }
 
 /// Coordinator → worker.
@@ -82,6 +88,24 @@ pub enum ToWorker {
     /// them, except these, which the worker stops (if they run) and
     /// reports nothing of — the run did not hold them for it.
     Forget(Vec<TaskId>),
+    /// Said just before [`ToWorker::Forget`]: how much of the output of
+    /// the tasks it adopted the run already has (the killed run's log held
+    /// it); the worker sends only what follows. Added last, so the other
+    /// messages keep their numbers.
+    Stored(Vec<StoredOutput>),
+}
+
+/// How much of an adopted task's output a resumed run already has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredOutput {
+    /// Which instance.
+    pub task: TaskId,
+    /// Which attempt.
+    pub attempt: u32,
+    /// Bytes of its stdout, from the start.
+    pub stdout: u64,
+    /// Bytes of its stderr, from the start.
+    pub stderr: u64,
 }
 
 /// Worker → coordinator.

@@ -34,19 +34,48 @@ pub async fn alive(manager: Manager, job_name: &str, ids: &[String]) -> Result<H
     if ids.is_empty() {
         return Ok(HashSet::new());
     }
-    let (program, args): (&str, Vec<String>) = match manager {
-        // By job name: squeue fails outright when one of several ids is unknown.
-        Manager::Slurm => ("squeue", vec!["-h".into(), "-o".into(), "%i %T".into(), format!("--name={job_name}")]),
-        Manager::Pbs => ("qstat", ids.to_vec()),
-    };
+    let (program, args) = alive_command(manager, job_name, ids);
     let output = tokio::process::Command::new(program)
         .args(&args)
         .stdin(std::process::Stdio::null())
         .output()
         .await
         .map_err(|source| ManagerError::Spawn { program: program.to_string(), source })?;
+    read_alive(manager, program, &output, ids)
+}
+
+/// [`alive`], blocking: for a run that is starting.
+pub fn alive_now(manager: Manager, job_name: &str, ids: &[String]) -> Result<HashSet<String>, ManagerError> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let (program, args) = alive_command(manager, job_name, ids);
+    let output = std::process::Command::new(program)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| ManagerError::Spawn { program: program.to_string(), source })?;
+    read_alive(manager, program, &output, ids)
+}
+
+/// The command that lists which of `ids` (jobs named `job_name`) are alive.
+fn alive_command(manager: Manager, job_name: &str, ids: &[String]) -> (&'static str, Vec<String>) {
+    match manager {
+        // By job name: squeue fails outright when one of several ids is unknown.
+        Manager::Slurm => ("squeue", vec!["-h".into(), "-o".into(), "%i %T".into(), format!("--name={job_name}")]),
+        Manager::Pbs => ("qstat", ids.to_vec()),
+    }
+}
+
+/// The ids among `ids` that `program`'s `output` lists as alive.
+fn read_alive(
+    manager: Manager,
+    program: &str,
+    output: &Output,
+    ids: &[String],
+) -> Result<HashSet<String>, ManagerError> {
     let text = match manager {
-        Manager::Slurm => checked(program, &output)?,
+        Manager::Slurm => checked(program, output)?,
         // qstat exits non-zero when some job is unknown, yet lists the others.
         Manager::Pbs => String::from_utf8_lossy(&output.stdout).into_owned(),
     };

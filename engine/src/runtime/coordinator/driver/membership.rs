@@ -42,9 +42,9 @@ impl Driver {
             gpus: offer.shape.gpus.len(),
         });
         let carried = std::mem::take(&mut offer.carried);
-        self.reattach(id, &offer.hostname, carried, &link);
+        let copies = self.reattach(id, &offer.hostname, carried, &link);
         self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline, joined: Instant::now() });
-        let _ = reply.send(id);
+        self.copy_then_reply(copies, reply, id);
         self.write_workers(true);
         for event in allocation {
             self.recorder.event(event);

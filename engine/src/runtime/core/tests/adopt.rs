@@ -5,6 +5,26 @@ use super::env::{GroupSpec, TestEnv, edge_each, t};
 use crate::runtime::core::{StateCounts, TaskResult, TaskState, WorkerId};
 
 const SECOND: u64 = 1_000_000;
+/// A carried task that names no CPU or GPU ids.
+const NONE: (&[u32], &[u32]) = (&[], &[]);
+
+#[test]
+fn an_adopted_instance_holds_the_cpu_ids_it_runs_on() {
+    let mut env = TestEnv::new(vec![GroupSpec::new("pair", 3).cpus(2.0)], vec![]);
+    assert!(env.core.wait_until(t(0, 0), env.now + 60 * SECOND));
+    assert!(env.core.wait_until(t(0, 1), env.now + 60 * SECOND));
+    let worker = env.worker(6, 0);
+    let adopted = env.core.adopt(t(0, 0), worker, 0, (&[2, 3], &[])).expect("adopted");
+    assert!(adopted.same_ids);
+    assert_eq!(adopted.alloc.cpus.iter().map(|c| c.0).collect::<Vec<_>>(), [2, 3]);
+    // The next task is given the ids the adopted one does not use.
+    assert_eq!(env.schedule(), [t(0, 2)]);
+    assert_eq!(env.alloc(t(0, 2)).cpus.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1]);
+    // Ids no longer free: it is counted by amount on what is free.
+    let adopted = env.core.adopt(t(0, 1), worker, 0, (&[0, 2], &[])).expect("adopted");
+    assert!(!adopted.same_ids);
+    assert_eq!(adopted.alloc.cpus.iter().map(|c| c.0).collect::<Vec<_>>(), [4, 5]);
+}
 
 #[test]
 fn a_held_instance_is_adopted_on_its_worker_and_ends_there() {
@@ -12,11 +32,12 @@ fn a_held_instance_is_adopted_on_its_worker_and_ends_there() {
     let until = env.now + 60 * SECOND;
     assert!(env.core.wait_until(t(0, 1), until));
     let worker = env.worker(1, 0);
-    let alloc = env.core.adopt(t(0, 1), worker, 0).expect("held, and it fits");
-    assert_eq!(alloc.cpus.len(), 1, "it holds the CPU it runs on");
+    let adopted = env.core.adopt(t(0, 1), worker, 0, NONE).expect("held, and it fits");
+    assert_eq!(adopted.alloc.cpus.len(), 1, "it holds a CPU");
+    assert!(!adopted.same_ids, "it named none");
     assert_eq!(env.counts(), StateCounts { ready: 1, running: 1, ..StateCounts::default() });
     assert_eq!(env.schedule(), [], "its worker is full");
-    assert_eq!(env.core.adopt(t(0, 1), worker, 0), None, "adopted once");
+    assert_eq!(env.core.adopt(t(0, 1), worker, 0, NONE), None, "adopted once");
     env.core.on_finished(t(0, 1), TaskResult::Succeeded, env.now, &mut env.out);
     assert_eq!(env.schedule(), [t(0, 0)], "the CPU is free again");
     env.finish(t(0, 0));
@@ -30,13 +51,13 @@ fn a_held_instance_is_adopted_on_its_worker_and_ends_there() {
 fn only_a_held_instance_is_adopted() {
     let mut env = TestEnv::new(vec![GroupSpec::new("sleep", 2)], vec![]);
     let worker = env.worker(2, 0);
-    assert_eq!(env.core.adopt(t(0, 0), worker, 0), None, "pending, not held");
+    assert_eq!(env.core.adopt(t(0, 0), worker, 0, NONE), None, "pending, not held");
     assert!(env.core.wait_until(t(0, 1), env.now + SECOND));
-    assert_eq!(env.core.adopt(t(0, 1), WorkerId(7), 0), None, "no such worker");
-    assert_eq!(env.core.adopt(t(0, 5), worker, 0), None, "no such instance");
+    assert_eq!(env.core.adopt(t(0, 1), WorkerId(7), 0, NONE), None, "no such worker");
+    assert_eq!(env.core.adopt(t(0, 5), worker, 0, NONE), None, "no such instance");
     env.now += SECOND;
     assert_eq!(env.schedule(), [t(0, 1), t(0, 0)], "the hold is over: it runs afresh");
-    assert_eq!(env.core.adopt(t(0, 1), worker, 0), None, "started here, not carried");
+    assert_eq!(env.core.adopt(t(0, 1), worker, 0, NONE), None, "started here, not carried");
 }
 
 #[test]
@@ -44,7 +65,7 @@ fn an_instance_that_does_not_fit_its_worker_is_not_adopted() {
     let mut env = TestEnv::new(vec![GroupSpec::new("big", 1).cpus(4.0)], vec![]);
     assert!(env.core.wait_until(t(0, 0), env.now + SECOND));
     let small = env.worker(2, 0);
-    assert_eq!(env.core.adopt(t(0, 0), small, 0), None);
+    assert_eq!(env.core.adopt(t(0, 0), small, 0, NONE), None);
     let counts = env.counts();
     assert_eq!((counts.running, counts.waiting), (0, 1), "still held");
 }
@@ -54,7 +75,7 @@ fn an_adopted_attempt_keeps_its_number_and_retries_after_it() {
     let mut env = TestEnv::new(vec![GroupSpec::new("flaky", 1).retries(3)], vec![]);
     assert!(env.core.wait_until(t(0, 0), env.now + SECOND));
     let worker = env.worker(1, 0);
-    assert!(env.core.adopt(t(0, 0), worker, 2).is_some());
+    assert!(env.core.adopt(t(0, 0), worker, 2, NONE).is_some());
     assert_eq!(env.fail(t(0, 0)), [(t(0, 0), TaskState::Retrying { attempt: 3 })]);
     assert_eq!(env.schedule(), [t(0, 0)]);
     assert_eq!(env.attempt(t(0, 0)), Some(3));
@@ -67,7 +88,7 @@ fn an_adopted_instance_releases_what_waits_for_it() {
     let mut env = TestEnv::new(vec![a, b], vec![edge_each(0, 1)]);
     assert!(env.core.wait_until(t(0, 0), env.now + 60 * SECOND));
     let worker = env.worker(1, 0);
-    assert!(env.core.adopt(t(0, 0), worker, 0).is_some());
+    assert!(env.core.adopt(t(0, 0), worker, 0, NONE).is_some());
     env.core.on_finished(t(0, 0), TaskResult::Succeeded, env.now, &mut env.out);
     assert_eq!(env.schedule(), [t(1, 0)]);
 }
