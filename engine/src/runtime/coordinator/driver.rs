@@ -16,6 +16,7 @@ mod membership;
 mod reattach;
 mod states;
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +29,7 @@ use super::driver_event::DriverEvent;
 use super::held::Held;
 use super::job_factory::JobFactory;
 use super::links::Links;
-use super::placements::Placements;
+use super::placements;
 use super::queue_side::{Demand, QUEUE_TICK, QueueSide};
 use super::ready_times::ReadyTimes;
 use super::recorder::{EVENT_DELAY, Recorder};
@@ -118,12 +119,11 @@ pub(super) struct Driver {
     options: RunOptions,
     run_dir: RunDir,
     source: Arc<Source>,
+    /// Where each group is defined, once asked for.
+    locations: RefCell<Vec<Option<String>>>,
     summary: Summary,
     /// Attempt and worker of each running task.
     running: HashMap<TaskId, (u32, WorkerId)>,
-    /// The variant and the CPU and GPU ids each running task was given,
-    /// completed into its journaled metrics when it ends.
-    placements: Placements,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     stopped: HashSet<TaskId>,
     /// How the instances that tasks wait for the failure of failed.
@@ -174,9 +174,9 @@ impl Driver {
             options,
             run_dir,
             source,
+            locations: RefCell::default(),
             summary,
             running: HashMap::new(),
-            placements: Placements::default(),
             stopped: HashSet::new(),
             held,
             earlier_log,
@@ -396,7 +396,6 @@ impl Driver {
             return;
         }
         self.running.insert(task, (attempt, worker));
-        self.placements.start(task, alloc);
         let job = gate.and_then(|gate| {
             let mut job = self.factory.job(task, attempt, alloc)?;
             if let Gate::Reacts(failed) = &gate {
@@ -469,9 +468,10 @@ impl Driver {
         }
         let now = now_us();
         let result = self.count_end(task, &outcome.status);
+        let metrics = placements::metrics(self.core.allocation(task), worker, outcome.usage, &self.links);
         let retry = self.core.on_finished(task, result, now, out);
         not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
-        let metrics = self.record_end(worker, task, attempt, &mut outcome, now, retry);
+        self.record_end(task, attempt, &mut outcome, now, retry, metrics.clone());
         if outcome.status == Status::Succeeded
             && let Some(line) = self.ahead.measure(task.group, outcome.duration)
         {
@@ -520,9 +520,15 @@ impl Driver {
         self.recorder.flush_events(|event| self.results.see(event));
     }
 
-    /// Where `task`'s group is defined, as `file:line:col`.
+    /// Where `task`'s group is defined, as `file:line:col` (found once per group).
     fn location(&self, task: TaskId) -> String {
-        self.source.position(self.graph().group(task.group).span.start)
+        let mut known = self.locations.borrow_mut();
+        let g = task.group.index();
+        if known.len() <= g {
+            known.resize(g + 1, None);
+        }
+        let found = known[g].get_or_insert_with(|| self.source.position(self.graph().group(task.group).span.start));
+        found.clone()
     }
 
     /// The run is over: waits briefly for remote workers to leave and for

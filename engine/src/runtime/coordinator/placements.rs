@@ -1,59 +1,41 @@
-//! [`Placements`]: what the driver remembers of each running attempt — its
-//! variant and the CPU and GPU ids it was given — to journal them, with the
-//! usage its worker measured and the worker's host and cluster job, as the
-//! attempt's [`AttemptMetrics`] when it ends.
-
-use std::collections::HashMap;
+//! [`metrics`]: an attempt's journaled [`AttemptMetrics`] — the usage its
+//! worker measured, with its variant, the CPU and GPU ids it was given
+//! (what the core holds for it until it ends) and the worker's host and
+//! cluster job.
 
 use super::links::Links;
-use crate::ir::TaskId;
 use crate::log::{AttemptMetrics, ProcessUsage};
 use crate::runtime::core::{Allocation, WorkerId};
 
-/// The placement of every running attempt.
-#[derive(Default)]
-pub struct Placements(HashMap<TaskId, AttemptMetrics>);
-
-impl Placements {
-    /// `task` starts with `alloc`.
-    pub fn start(&mut self, task: TaskId, alloc: &Allocation) {
-        let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
-        let placement = AttemptMetrics {
-            variant: alloc.variant as u32,
-            cpus: ids(&alloc.cpus),
-            gpus: ids(&alloc.gpus),
-            ..AttemptMetrics::default()
-        };
-        self.0.insert(task, placement);
-    }
-
-    /// `task` ended on `worker`: its metrics, if its process ran (`usage`).
-    pub fn end(
-        &mut self,
-        task: TaskId,
-        worker: WorkerId,
-        usage: Option<ProcessUsage>,
-        links: &Links,
-    ) -> Option<Box<AttemptMetrics>> {
-        let placement = self.0.remove(&task)?;
-        let (host, allocation) = links.place(worker);
-        Some(Box::new(AttemptMetrics { usage: usage?, host, allocation, ..placement }))
-    }
-
-    /// `task` ended without a report (its worker was lost).
-    pub fn forget(&mut self, task: TaskId) {
-        self.0.remove(&task);
-    }
+/// The metrics of an attempt that ran with `alloc` on `worker`, if its
+/// process ran (`usage`).
+pub fn metrics(
+    alloc: Option<&Allocation>,
+    worker: WorkerId,
+    usage: Option<ProcessUsage>,
+    links: &Links,
+) -> Option<Box<AttemptMetrics>> {
+    let (usage, alloc) = (usage?, alloc?);
+    let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
+    let (host, allocation) = links.place(worker);
+    Some(Box::new(AttemptMetrics {
+        usage,
+        variant: alloc.variant as u32,
+        cpus: ids(&alloc.cpus),
+        gpus: ids(&alloc.gpus),
+        host,
+        allocation,
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Amount, GroupId};
+    use crate::ir::Amount;
 
     #[test]
     fn an_attempt_that_ran_ends_with_its_placement_and_usage() {
-        let (links, task) = (Links::default(), TaskId::new(GroupId(0), 7));
+        let links = Links::default();
         let alloc = Allocation {
             variant: 1,
             cpus: vec![(2, Amount(10_000)), (3, Amount(10_000))],
@@ -61,18 +43,11 @@ mod tests {
             ..Allocation::default()
         };
         let usage = ProcessUsage { max_rss: 1 << 20, ..ProcessUsage::default() };
-        let mut placements = Placements::default();
-        placements.start(task, &alloc);
-        let metrics = placements.end(task, WorkerId(0), Some(usage), &links).expect("metrics");
-        assert_eq!((metrics.variant, &metrics.cpus[..], &metrics.gpus[..]), (1, &[2, 3][..], &[0][..]));
-        assert_eq!((metrics.usage, &metrics.host), (usage, &crate::host::hostname()));
-        assert_eq!(placements.end(task, WorkerId(0), Some(usage), &links), None, "ended once");
-
-        // No process ran (it could not start): no metrics.
-        placements.start(task, &alloc);
-        assert_eq!(placements.end(task, WorkerId(0), None, &links), None);
-        placements.start(task, &alloc);
-        placements.forget(task);
-        assert!(placements.0.is_empty());
+        let ran = metrics(Some(&alloc), WorkerId(0), Some(usage), &links).expect("metrics");
+        assert_eq!((ran.variant, &ran.cpus[..], &ran.gpus[..]), (1, &[2, 3][..], &[0][..]));
+        assert_eq!((ran.usage, &ran.host), (usage, &crate::host::hostname()));
+        // No process ran (it could not start), or the task is not running: no metrics.
+        assert_eq!(metrics(Some(&alloc), WorkerId(0), None, &links), None);
+        assert_eq!(metrics(None, WorkerId(0), Some(usage), &links), None);
     }
 }

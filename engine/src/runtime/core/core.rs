@@ -200,6 +200,12 @@ impl Core {
         })
     }
 
+    /// What running task `task` was given (a task sent ahead holds what the
+    /// task before it holds).
+    pub fn allocation(&self, task: TaskId) -> Option<&Allocation> {
+        self.running.get(&task).map(|run| &run.alloc)
+    }
+
     /// Whether nothing is waiting, ready or running.
     pub fn is_finished(&self) -> bool {
         self.pending == 0 && self.running.is_empty()

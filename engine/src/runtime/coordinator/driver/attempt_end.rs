@@ -6,7 +6,7 @@
 use super::Driver;
 use crate::ir::{Failure, RetryOn, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
-use crate::runtime::core::{Retry, TaskResult, WorkerId};
+use crate::runtime::core::{Retry, TaskResult};
 use crate::runtime::protocol::outcome::{Outcome, Status};
 
 impl Driver {
@@ -39,20 +39,18 @@ impl Driver {
         }
     }
 
-    /// Journals how attempt `attempt` of `task` on `worker` ended at
-    /// `now` (taking the outputs it wrote) and, when it waits to be
-    /// retried, from when its next attempt may start; returns the attempt's
-    /// metrics.
+    /// Journals how attempt `attempt` of `task` ended at `now` (taking the
+    /// outputs it wrote), with its `metrics`, and, when it waits to be
+    /// retried, from when its next attempt may start.
     pub(super) fn record_end(
         &mut self,
-        worker: WorkerId,
         task: TaskId,
         attempt: u32,
         outcome: &mut Outcome,
         now: u64,
         retry: Retry,
-    ) -> Option<Box<AttemptMetrics>> {
-        let metrics = self.placements.end(task, worker, outcome.usage, &self.links);
+        metrics: Option<Box<AttemptMetrics>>,
+    ) {
         let fingerprint = outcome.fingerprint.unwrap_or_default();
         let variant = metrics.as_ref().map_or(0, |m| m.variant);
         let wrote = Wrote { variant, outputs: Some(std::mem::take(&mut outcome.outputs)) };
@@ -67,8 +65,7 @@ impl Driver {
             }
             Status::Stopped => JournalEvent::Cancelled { reason: "interrupted".to_owned() },
         };
-        self.recorder
-            .record(JournalRecord { metrics: metrics.clone(), ..JournalRecord::new(now, task, attempt, journal) });
+        self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now, task, attempt, journal) });
         match retry {
             Retry::Delayed { until_us, .. } => {
                 self.recorder.journal(task, attempt, JournalEvent::RetryAt { until_us });
@@ -77,7 +74,6 @@ impl Driver {
             Retry::Retrying { .. } => self.ready.ready_again(task, now),
             _ => self.ready.ended(task, now),
         }
-        metrics
     }
 }
 

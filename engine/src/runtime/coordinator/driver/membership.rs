@@ -73,7 +73,6 @@ impl Driver {
         let tasks = lost.len();
         for (task, attempt) in lost {
             self.running.remove(&task);
-            self.placements.forget(task);
             self.ahead.forget(task);
             self.recorder.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
             self.ready.ready_again(task, now_us());

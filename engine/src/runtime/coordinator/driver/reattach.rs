@@ -52,7 +52,6 @@ impl Driver {
                         moved.push(label.clone());
                     }
                     self.running.insert(task, (attempt, worker));
-                    self.placements.start(task, &adopted.alloc);
                     self.started(task, attempt, worker, label);
                     if held.attempt == attempt && !held.earlier.is_empty() {
                         let (stdout, stderr) = (held.earlier.stdout, held.earlier.stderr);
