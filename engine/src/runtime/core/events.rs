@@ -79,6 +79,7 @@ impl Core {
         if slot.take().is_none() {
             return;
         }
+        self.share_lines();
         let mut lost: Vec<TaskId> = self
             .running
             .iter()

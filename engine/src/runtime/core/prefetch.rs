@@ -11,6 +11,12 @@
 //! Only for groups marked short: a round trip matters next to a task of
 //! milliseconds, not next to one of minutes — and a long task held ahead on
 //! a busy worker could wait there while another worker idles.
+//!
+//! The lines of all workers together hold about [`LINE_BUDGET`] tasks: each
+//! worker's lines are cut to its share, though never under one task. Many
+//! big workers keep the coordinator busy with their running tasks alone,
+//! and tasks in line past what it hands out in a round trip only cost
+//! memory and time on both sides.
 
 use crate::ir::TaskId;
 
@@ -18,11 +24,26 @@ use super::core::{Core, Running};
 use super::out::Out;
 use super::worker_id::WorkerId;
 
+/// About how many tasks wait in line on all workers together.
+const LINE_BUDGET: u32 = 16_384;
+
 impl Core {
     /// Sends tasks ahead (or not) to worker `worker`.
     pub fn set_prefetch(&mut self, worker: WorkerId, prefetch: bool) {
         if let Some(w) = self.workers.get_mut(worker.0 as usize).and_then(Option::as_mut) {
             w.prefetch = prefetch;
+        }
+        self.share_lines();
+    }
+
+    /// Gives each prefetch worker its share of [`LINE_BUDGET`], as the
+    /// deepest line behind one of its running tasks; called when the
+    /// workers change.
+    pub(super) fn share_lines(&mut self) {
+        let prefetching = self.workers.iter().flatten().filter(|w| w.prefetch).count().max(1) as u32;
+        for worker in self.workers.iter_mut().flatten() {
+            let share = LINE_BUDGET / prefetching / worker.cpu_count();
+            worker.line_cap = share.clamp(1, u32::from(u8::MAX)) as u8;
         }
     }
 
@@ -69,7 +90,8 @@ impl Core {
             }
             heads.retain(|tail| {
                 let Some(run) = self.running.get(tail) else { return false };
-                if run.next.is_some() || run.depth >= line {
+                let cap = self.workers.get(run.worker.0 as usize).and_then(Option::as_ref).map_or(0, |w| w.line_cap);
+                if run.next.is_some() || run.depth >= line.min(cap) {
                     return false;
                 }
                 if tail.group.index() != g {

@@ -21,6 +21,9 @@ pub(super) struct Worker {
     pub(super) reserved: bool,
     /// Whether tasks are sent ahead to it (a worker across a network).
     pub(super) prefetch: bool,
+    /// The deepest line behind one of its running tasks: its share of
+    /// the lines of all workers (see `prefetch.rs`).
+    pub(super) line_cap: u8,
     /// Set when matching found nothing for this worker at this epoch of the
     /// ready set; cleared when resources are freed here.
     pub(super) stale: Option<u64>,
@@ -36,6 +39,7 @@ impl Worker {
             tasks: 0,
             reserved: false,
             prefetch: false,
+            line_cap: 0,
             stale: None,
         }
     }
@@ -50,6 +54,11 @@ impl Worker {
     /// task already running here ([`super::Core::adopt`]).
     pub(super) fn has_room(&self, request: &Request) -> bool {
         self.pools.has_room(request)
+    }
+
+    /// How many CPUs it has (at least one).
+    pub(super) fn cpu_count(&self) -> u32 {
+        self.shape.cpus.len().max(1) as u32
     }
 
     /// What this worker has when nothing runs on it.

@@ -104,3 +104,22 @@ fn only_the_top_ranked_group_is_sent_ahead() {
     env.finish(t(1, 0));
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2)]);
 }
+
+#[test]
+fn many_big_workers_share_the_lines() {
+    // Two workers of 4,096 CPUs: 16,384 / 2 / 4,096 = 2 in line behind each task, not 8.
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", 100_000)], vec![]);
+    let (a, b) = (env.worker(4096, 0), env.worker(4096, 0));
+    env.core.set_prefetch(a, true);
+    env.core.set_prefetch(b, true);
+    env.core.set_short(GroupId(0), 8);
+    assert_eq!(env.schedule().len(), 2 * 4096 * 3, "each CPU runs one, two in line");
+    // Eight workers of 4,096: the share is under one; one is always in line.
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", 100_000)], vec![]);
+    for _ in 0..8 {
+        let w = env.worker(4096, 0);
+        env.core.set_prefetch(w, true);
+    }
+    env.core.set_short(GroupId(0), 8);
+    assert_eq!(env.schedule().len(), 8 * 4096 * 2);
+}
