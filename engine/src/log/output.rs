@@ -87,7 +87,9 @@ pub struct OutputRecord {
     pub stream: OutputStream,
     /// When it arrived, in µs since the Unix epoch.
     pub time_us: u64,
-    /// The bytes, not necessarily whole lines.
+    /// The bytes, not necessarily whole lines (encoded as one run of
+    /// bytes, not as a sequence of numbers one by one).
+    #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
 
