@@ -74,6 +74,19 @@ fn a_worker_leaves_as_soon_as_the_run_ends() {
 }
 
 #[test]
+fn a_worker_started_after_its_run_ended_leaves_at_once() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    let (mut run, access) = start_run(&t, &[]);
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
+    // Nothing listens there any more: it used to try again for `--reconnect-for` (5 minutes).
+    let started = std::time::Instant::now();
+    let mut late = start_worker(&t, &access, &["--cpus", "1"], "late.stderr");
+    assert!(wait_child(&mut late, Duration::from_secs(10)).is_some_and(|s| s.success()), "the late worker stayed");
+    assert!(started.elapsed() < Duration::from_secs(5), "it took {:?}", started.elapsed());
+    assert!(read(&t, "late.stderr").contains("the run ended"), "{}", read(&t, "late.stderr"));
+}
+
+#[test]
 fn a_peer_with_the_wrong_secret_is_refused_and_the_run_goes_on() {
     let t = Test::new().workflow("[[tasks]]\nname = \"a\"\nrange = \"1-2\"\ncommand = \"sleep 0.5\"\n");
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);

@@ -169,6 +169,13 @@ impl RunDir {
         self.path.join("summary.json")
     }
 
+    /// The run whose access file (`access.json`) is `file`.
+    pub fn of_access_file(file: &Path) -> Option<RunDir> {
+        let path = file.parent()?.to_path_buf();
+        let id = path.file_name()?.to_string_lossy().into_owned();
+        Some(RunDir { id, path })
+    }
+
     /// Whether the run has ended (its summary exists).
     pub fn is_finished(&self) -> bool {
         self.summary().exists()

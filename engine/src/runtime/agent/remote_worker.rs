@@ -22,6 +22,7 @@ use crate::ir::TaskId;
 use crate::log::OutputRecord;
 use crate::net::{self, AccessFile, NetError};
 use crate::resources::WorkerShape;
+use crate::rundir::RunDir;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{
     CarriedTask, HEARTBEAT_TIMEOUT, Offer, StoredOutput, ToCoordinator, ToWorker,
@@ -217,6 +218,10 @@ async fn hello(
             Ok(joined) => return Ok(joined),
             Err(e) => e,
         };
+        if options.access_file.as_deref().and_then(RunDir::of_access_file).is_some_and(|run| run.is_finished()) {
+            // Started late, or away while the run ended: nothing to join.
+            return Ok(Joined::Left(Leave::RunEnded));
+        }
         let left = give_up.saturating_duration_since(Instant::now());
         if !(rejoining || may_pass(&error)) || left.is_zero() {
             return Err(error.into());
