@@ -18,13 +18,7 @@ printf '[[tasks]]\nname = "t"\nrange = "1-%d"\ncommand = "head -c %dM /dev/zero 
 (cd "$d" && exec "$flow" run --no-local-worker --listen 127.0.0.1:0 > "$d/run.stdout" 2> "$d/run.stderr") &
 run_pid=$!
 pids+=("$run_pid")
-access=
-for _ in $(seq 600); do
-  access=$(ls "$d"/.flow/runs/*/access.json 2> /dev/null | head -1 || true)
-  [ -n "$access" ] && break
-  sleep 0.05
-done
-[ -n "$access" ] || { cat "$d/run.stderr" >&2; exit 1; }
+access=$(access_file "$d")
 worker_pids=()
 for _ in $(seq "$n"); do
   "$flow" worker --access "$access" --cpus 1 2> /dev/null &

@@ -1,7 +1,7 @@
 # Sourced by the benchmark scripts: builds the release `flow` and sets
 # `root` (the repository), `flow` (the binary), `work` (a scratch
 # directory) and `pids` (background `flow run` and `flow worker` processes
-# of the current timing). On exit the processes still in `pids` are
+# of the current timing), and the function `access_file`. On exit the processes still in `pids` are
 # stopped and `work` is removed; Ctrl-C ends the script with 130.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
@@ -16,4 +16,16 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# access_file DIR: waits (up to 30 s) for the access file of the run under
+# DIR and prints its path; on a time-out prints DIR/run.stderr and fails.
+access_file() {
+  local access=
+  for _ in $(seq 600); do
+    access=$(ls "$1"/.flow/runs/*/access.json 2> /dev/null | head -1 || true)
+    [ -n "$access" ] && break
+    sleep 0.05
+  done
+  [ -n "$access" ] || { cat "$1/run.stderr" >&2; return 1; }
+  echo "$access"
+}
 trap 'exit 130' INT TERM HUP

@@ -48,12 +48,7 @@ one() {
     --listen 127.0.0.1:0 > "$d/run.stdout" 2> "$d/run.stderr") &
   run_pid=$!
   pids+=("$run_pid")
-  for _ in $(seq 600); do
-    access=$(ls "$d"/.flow/runs/*/access.json 2> /dev/null | head -1 || true)
-    [ -n "$access" ] && break
-    sleep 0.05
-  done
-  [ -n "$access" ] || { cat "$d/run.stderr" >&2; exit 1; }
+  access=$(access_file "$d")
   /usr/bin/time -f '%U %S' -o "$d/workers.time" "$flow" worker --access "$access" --dry-exec \
     --copies "$2" --cpus 128 --gpus 8 --memory 512GiB 2> "$d/workers.stderr" &
   worker_pid=$!

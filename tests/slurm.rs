@@ -101,6 +101,15 @@ fn run_dir_exists(t: &Test) -> bool {
     !entries(&t.path().join(".flow/runs")).is_empty()
 }
 
+/// Starts `flow run --profile slurm`, waits (up to a minute) until
+/// `ready`, and kills it with SIGKILL.
+fn run_until_then_kill(t: &Test, ready: impl Fn() -> bool) {
+    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
+    assert!(wait_for(Duration::from_secs(60), ready), "not ready in time; stderr:\n{}", read(t, "run.stderr"));
+    signal(run.id(), "-KILL");
+    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
 fn a_multi_stage_workflow_runs_through_allocations_and_leaves_nothing_queued() {
@@ -345,14 +354,7 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
     let t = Test::new()
         .workflow("[vars]\nd = 60\n\n[[tasks]]\nname = \"t\"\ncommand = \"sleep {{ vars.d }}\"\n")
         .file("flow.profiles.toml", &profile(""));
-    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
-    assert!(
-        wait_for(Duration::from_secs(60), || run_dir_exists(&t) && !squeue(&t).is_empty()),
-        "no job; stderr:\n{}",
-        read(&t, "run.stderr")
-    );
-    signal(run.id(), "-KILL");
-    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
+    run_until_then_kill(&t, || run_dir_exists(&t) && !squeue(&t).is_empty());
     let old: Vec<String> = squeue(&t).into_iter().map(|(id, _)| id).collect();
     Command::new("scancel").args(&old).status().expect("scancel");
     assert!(wait_for(Duration::from_secs(30), || squeue(&t).is_empty()), "the old job ended");
@@ -489,15 +491,8 @@ fn a_killed_runs_task_is_not_held_once_its_allocation_ended() {
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\ncommand = \"echo x >> starts.txt; [ -e again ] || sleep 60\"\n")
         .file("flow.profiles.toml", &profile("max_workers = 1\n"));
-    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
-    assert!(
-        wait_for(Duration::from_secs(60), || !read(&t, "starts.txt").is_empty()),
-        "no task started; stderr:\n{}",
-        read(&t, "run.stderr")
-    );
+    run_until_then_kill(&t, || !read(&t, "starts.txt").is_empty());
     let jobs = squeue(&t);
-    signal(run.id(), "-KILL");
-    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
     let ids: Vec<&str> = jobs.iter().map(|(id, _)| id.as_str()).collect();
     assert!(Command::new("scancel").args(&ids).status().expect("scancel").success());
     let gone = wait_for(Duration::from_secs(30), || {
@@ -530,16 +525,8 @@ fn a_killed_runs_allocation_rejoins_the_resumed_run_with_its_task() {
              command = \"echo {{ index }} >> starts.txt; sleep 4; echo after {{ index }}\"\n",
         )
         .file("flow.profiles.toml", &profile("max_workers = 1\n"));
-    let mut run = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
-    assert!(
-        wait_for(Duration::from_secs(60), || !read(&t, "starts.txt").is_empty()),
-        "no task started; stderr:\n{}",
-        read(&t, "run.stderr")
-    );
-    let killed_run = run_dir(&t);
-    let jobs = squeue(&t);
-    signal(run.id(), "-KILL");
-    wait_child(&mut run, Duration::from_secs(5)).expect("flow exits after kill -9");
+    run_until_then_kill(&t, || !read(&t, "starts.txt").is_empty());
+    let (killed_run, jobs) = (run_dir(&t), squeue(&t));
     let mut again = spawn_flow(t.path(), &["run", "--profile", "slurm"], "run.stderr");
     assert_eq!(finish(&t, &mut again, Duration::from_secs(120)), 0, "{}", read(&t, "run.stderr"));
     let stderr = read(&t, "run.stderr");
