@@ -15,11 +15,34 @@
 //! has its bytes, and no attempt with that key started since without
 //! succeeding.
 //!
+//! Failures are part of the files: `b` may fail on what it reads (and
+//! logs so), with or without `continue_on_failure`, and a task `h` may wait
+//! for `b` with `on = "failure"` or `"always"`, whole or element-wise. The
+//! clean run then fails the same way, and `failures::Fate` checks it by the
+//! rules of `after`: what waits for all of `b` to succeed is cancelled
+//! unless the failure is ignored; `h` runs on a failure iff one of the `b`
+//! instances it waits for failed, `always` whatever happened, and is told
+//! exactly which failed; the run exits 1 iff a failure is not ignored. A
+//! rerun must then exit the same, execute every failing instance again and
+//! every `h` that reacts to a failure (never from the cache), and otherwise
+//! skip by the rule above. *correct* holds for what ran or was unchanged;
+//! what a failure cancelled keeps its files from earlier runs.
+//!
+//! `plan --why` and `--dry-exec` foresee no failure (see the guide page on
+//! failures), so with one they are bounds, not equal: what a failure
+//! cancels they count as would-run (an upper bound, checked as the
+//! instances that wait for an upstream that runs), and a failure handler
+//! they never count (a lower bound: they must name none of it). Runs with
+//! an injected failure (the edit `Fail`) or a `kill -9` execute a subset
+//! of the oracle's instances, `h` aside, which reacts to a failure the
+//! oracle does not know.
+//!
 //! `FLOW_MODEL_CASES` sets the number of sequences (default 200),
 //! `FLOW_MODEL_SEED` the seed, `FLOW_MODEL_SKIP=stale,plan,dry` leaves
 //! checks out to look past a known defect. Failing cases are kept in
 //! `tests/model_check.proptest-regressions` and replayed first.
 
+mod failures;
 mod harness;
 mod regressions;
 mod workflows;

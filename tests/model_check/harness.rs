@@ -8,19 +8,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
+use super::failures::{Fate, upstream};
 use super::workflows::{Edit, Shape, Sources, WORDS, left_out};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
-/// One line of the execution log: the instance, its outputs and its key.
+/// One line of the execution log: the instance, its outputs and its key;
+/// a command that failed logs `!` for its outputs.
 #[derive(Clone, Debug)]
 pub struct Done {
     pub label: String,
     pub outputs: Vec<String>,
     pub key: String,
+    pub failed: bool,
 }
 
-fn task_of(label: &str) -> &str {
+pub fn task_of(label: &str) -> &str {
     label.split('[').next().unwrap_or(label)
 }
 
@@ -71,8 +74,9 @@ fn take_log(aux: &Path) -> Vec<Done> {
             let (label, outputs, key) = (parts.next()?, parts.next()?, parts.next()?);
             Some(Done {
                 label: label.to_owned(),
-                outputs: outputs.split(',').map(str::to_owned).collect(),
+                outputs: outputs.split(',').filter(|o| !o.is_empty() && *o != "!").map(str::to_owned).collect(),
                 key: format!("{outputs}|{key}"),
+                failed: outputs == "!",
             })
         })
         .collect()
@@ -127,13 +131,16 @@ struct Model {
 }
 
 impl Model {
-    /// The instances of `clean` a run of the directory `dir` must execute.
-    fn expected(&self, clean: &[Done], dir: &Path) -> BTreeSet<String> {
+    /// The instances of `clean` a run of the directory `dir` must execute:
+    /// a failing or reacting one always does.
+    fn expected(&self, clean: &[Done], fate: &Fate, dir: &Path) -> BTreeSet<String> {
         clean
             .iter()
             .filter(|d| {
                 let task = task_of(&d.label).to_owned();
-                let skip = !self.tainted.contains(&(task.clone(), d.key.clone()))
+                let skip = !d.failed
+                    && !fate.reacting.contains(&d.label)
+                    && !self.tainted.contains(&(task.clone(), d.key.clone()))
                     && self.history.get(&task).is_some_and(|all| {
                         all.iter().any(|s| {
                             s.key == d.key && s.outputs.iter().all(|(p, b)| fs_err::read(dir.join(p)).ok() == *b)
@@ -143,6 +150,11 @@ impl Model {
             })
             .map(|d| d.label.clone())
             .collect()
+    }
+
+    /// `done` failed: its key is not a success to skip later.
+    fn failed(&mut self, done: &Done) {
+        self.tainted.insert((task_of(&done.label).to_owned(), done.key.clone()));
     }
 
     fn succeeded(&mut self, done: &Done, dir: &Path) {
@@ -213,6 +225,9 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             Edit::SetN(n) => src.n = n,
             Edit::SetTag(t) => src.tag = t,
             Edit::SetBOn(on) => src.b_on = on,
+            Edit::Poison(i) => {
+                let _toggled = src.poison.remove(&i) || src.poison.insert(i);
+            }
             Edit::Common(c) => src.common = c,
             Edit::Script(false, v) => src.script = v,
             Edit::Script(true, v) => src.sub_script = v,
@@ -243,21 +258,23 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         // The clean run: all outputs and every instance's key (again only
         // when the files or variables changed).
         let state = (files.clone(), src.vars());
-        if memo.as_ref().is_none_or(|(s, _, _)| *s != state) {
+        if memo.as_ref().is_none_or(|(s, _, _, _)| *s != state) {
             let clean_dir = root.path().join(format!("clean{step}"));
             let clean_aux = root.path().join(format!("clean-aux{step}"));
             fs_err::create_dir_all(&clean_aux).expect("aux");
             write_sources(&clean_dir, &files);
             let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src));
-            if out.code != 0 {
-                return Err(at(format!("the clean run failed ({}):\n{}", out.code, out.stderr)));
+            let log = take_log(&clean_aux);
+            let fate = Fate::of(shape, &log).map_err(|e| at(format!("{e}\n{}", out.stderr)))?;
+            if out.code != fate.code {
+                return Err(at(format!("the clean run exited with {}, not {}:\n{}", out.code, fate.code, out.stderr)));
             }
             let outputs = outputs(&clean_dir, &source_names);
             let _ = fs_err::remove_dir_all(&clean_dir);
-            memo = Some((state, take_log(&clean_aux), outputs));
+            memo = Some((state, log, outputs, fate));
         }
-        let (_, clean, clean_outputs) = memo.as_ref().expect("a clean run");
-        let expected = model.expected(clean, &dir);
+        let (_, clean, clean_outputs, fate) = memo.as_ref().expect("a clean run");
+        let expected = model.expected(clean, fate, &dir);
         if let Some(i) = fail {
             let label = &clean[i % clean.len()].label;
             let marker = label.replace('[', ".").replace(']', "");
@@ -266,6 +283,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let normal_run = kill.is_none() && fail.is_none();
         let upstream_runs =
             |task: &str| upstream(&tasks, task).iter().any(|u| expected.iter().any(|l| task_of(l) == *u));
+        let always = shape.handler.is_some_and(|h| h.always);
 
         if normal_run && checks.plan && step > 0 {
             let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src));
@@ -286,14 +304,22 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                         .as_array()
                         .into_iter()
                         .flatten()
-                        .filter(|i| (i["reason"] == "after_upstream") == waiting)
+                        .filter(|i| i["reason"] != "skipped" && (i["reason"] == "after_upstream") == waiting)
                         .filter_map(|i| i["label"].as_str().map(normal))
                         .collect()
                 };
                 let (sure, waiting) = (named(false), named(true));
                 let exec: BTreeSet<String> = expected.iter().filter(|l| task_of(l) == task).cloned().collect();
                 let all: BTreeSet<String> = sure.union(&waiting).cloned().collect();
-                let wrong = !sure.is_subset(&exec) || !exec.is_subset(&all) || (!upstream_runs(task) && all != exec);
+                // The plan foresees no failure: what a failure cancels it
+                // counts (an upper bound), a failure handler never (a lower one).
+                let wrong = if fate.cancelled.contains(task) {
+                    false
+                } else if task == "h" && !always {
+                    !all.is_empty()
+                } else {
+                    !sure.is_subset(&exec) || !exec.is_subset(&all) || (!upstream_runs(task) && all != exec)
+                };
                 if wrong || v["run"].as_u64() != Some(all.len() as u64) {
                     return Err(at(format!(
                         "flow plan --why named {sure:?} (and {waiting:?} waiting) of `{task}`, the oracle {exec:?}\n{line}"
@@ -319,7 +345,16 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                     set.iter().filter(|l| task_of(l) == *task).cloned().collect::<BTreeSet<_>>()
                 };
                 let (e, w) = (of(&expected), of(&would));
-                let wrong = if !upstream_runs(task) { e != w } else { !Shape::is_dynamic(task) && !e.is_subset(&w) };
+                // A dry run foresees no failure either: it runs no failure
+                // handler (a lower bound), and what a failure cancels would
+                // run (an upper bound, as for what waits on a change).
+                let wrong = if *task == "h" && !always {
+                    !w.is_empty()
+                } else if !upstream_runs(task) {
+                    e != w
+                } else {
+                    !Shape::is_dynamic(task) && !e.is_subset(&w)
+                };
                 if wrong {
                     return Err(at(diff(&format!("flow run --dry-exec of `{task}`"), &e, &w)));
                 }
@@ -336,20 +371,22 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let done = take_log(&aux);
         let executed = labels(&done);
         if !normal_run {
+            // The oracle does not know the failure made here: `h` may react to it.
+            let executed: BTreeSet<String> = executed.into_iter().filter(|l| task_of(l) != "h").collect();
             if !executed.is_subset(&expected) {
                 return Err(at(diff("executed (a subset, in a failing or killed run)", &expected, &executed)));
             }
             record_from_journal(&mut model, &dir, before, &done, clean)?;
             continue;
         }
-        if out.code != 0 {
-            return Err(at(format!("flow run failed ({}):\n{}", out.code, out.stderr)));
+        if out.code != fate.code {
+            return Err(at(format!("flow run exited with {}, not {}:\n{}", out.code, fate.code, out.stderr)));
         }
         if executed != expected {
             return Err(at(diff("executed instances", &expected, &executed)));
         }
         for d in &done {
-            model.succeeded(d, &dir);
+            if d.failed { model.failed(d) } else { model.succeeded(d, &dir) }
         }
         let real = outputs(&dir, &source_names);
         for (path, bytes) in clean_outputs {
@@ -358,30 +395,13 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 return Err(at(format!("{path} is {got:?}, a clean run writes {:?}", String::from_utf8_lossy(bytes))));
             }
         }
+        // What a failure cancelled keeps its files from earlier runs.
         let extra: Vec<_> = real.keys().filter(|p| !clean_outputs.contains_key(*p)).collect();
-        if checks.stale && !extra.is_empty() {
-            return Err(at(format!("outputs of vanished instances are still visible: {extra:?}")));
+        if checks.stale && fate.cancelled.is_empty() && !extra.is_empty() {
+            return Err(at(format!("outputs of vanished instances are still visible: {extra:?} ({fate:?})")));
         }
     }
     Ok(())
-}
-
-/// The tasks `task` reads from, directly or not.
-fn upstream(tasks: &[(&'static str, Vec<&'static str>)], task: &str) -> BTreeSet<&'static str> {
-    let mut found = BTreeSet::new();
-    let mut todo = vec![task.to_owned()];
-    while let Some(t) = todo.pop() {
-        for (name, reads) in tasks {
-            if *name == t {
-                for r in reads {
-                    if found.insert(*r) {
-                        todo.push((*r).to_owned());
-                    }
-                }
-            }
-        }
-    }
-    found
 }
 
 /// Runs flow and `kill -9`s it after `ms` milliseconds.
@@ -432,7 +452,7 @@ fn record_from_journal(
     }
     for (label, (started, succeeded)) in last {
         if succeeded {
-            let Some(d) = done.iter().find(|d| d.label == label) else {
+            let Some(d) = done.iter().find(|d| d.label == label && !d.failed) else {
                 return Err(format!("run {id} recorded {label} as succeeded, but its command did not finish"));
             };
             model.succeeded(d, dir);

@@ -6,7 +6,7 @@
 //! fingerprint is made of (the item, the rendered values, the checksums of
 //! the files it reads), computed by the command itself.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
@@ -50,7 +50,27 @@ pub struct Shape {
     pub dynamic: bool,
     /// `n`: a per-instance fan-out over `a`'s output files (not with `dynamic`).
     pub nested: bool,
+    /// `b` fails, removing its output first, where its index is listed in
+    /// `poison.txt` (an input of `b`), or the `a` output it reads holds a
+    /// poison (`omega`, or the index `4` of a `range`): the edits add and
+    /// remove both. `Some(true)` gives it `continue_on_failure = true`.
+    /// Needs `mirror`.
+    pub fragile: Option<bool>,
+    /// `h`: waits for `b` with `on = "failure"` or `"always"` (needs `mirror`).
+    pub handler: Option<Handler>,
 }
+
+/// A task `h` that waits for `b`'s end however.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handler {
+    /// `on = "always"`, else `on = "failure"`.
+    pub always: bool,
+    /// Element-wise (`for_each = "b"`, `after = [{ task = "b[{{ index }}]", … }]`), else on the whole of `b`.
+    pub each: bool,
+}
+
+/// What `a`'s output holds when `b` fails on it.
+pub const POISON: [&str; 2] = ["omega", "4"];
 
 impl Shape {
     /// The tasks present, in file order, with the tasks each one reads from.
@@ -68,6 +88,9 @@ impl Shape {
         }
         if self.nested && !self.dynamic {
             tasks.push(("n", vec!["a"]));
+        }
+        if self.handler.is_some() {
+            tasks.push(("h", vec!["b"]));
         }
         tasks
     }
@@ -132,11 +155,27 @@ impl Shape {
         }
         // b
         if let Some(after) = self.mirror {
+            let mut b_key = format!("{item} in=$(cksum < a/{k}.txt)");
+            let mut b_inputs = vec![format!("a/{k}.txt")];
+            // A failure is logged with `!` for outputs, after the output is removed.
+            let fails = match self.fragile {
+                Some(_) => {
+                    // The command names `{{ index }}`: it is part of the definition.
+                    b_key.push_str(" i={{ index }} p=$(cksum < poison.txt)");
+                    b_inputs.push("poison.txt".to_owned());
+                    format!(
+                        "if grep -qx {{{{ index }}}} poison.txt || grep -q{} a/{k}.txt; then rm -f b/{k}.txt; echo \"{label}|!|{b_key}\" >> {log}; exit 1; fi && ",
+                        POISON.iter().map(|p| format!(" -e {p}")).collect::<String>()
+                    )
+                }
+                None => String::new(),
+            };
             let _ = write!(
                 w,
-                "\n[[tasks]]\nname = \"b\"\nfor_each = \"a\"\n{}{}command = '''{gate} && head -c 3 a/{k}.txt > b/{k}.txt && echo \"{label}|b/{k}.txt|{item} in=$(cksum < a/{k}.txt)\" >> {log}'''\ninputs = [\"a/{k}.txt\"]\noutputs = [\"b/{k}.txt\"]\n",
+                "\n[[tasks]]\nname = \"b\"\nfor_each = \"a\"\n{}{}{}command = '''{gate} && {fails}head -c 3 a/{k}.txt > b/{k}.txt && echo \"{label}|b/{k}.txt|{b_key}\" >> {log}'''\ninputs = {b_inputs:?}\noutputs = [\"b/{k}.txt\"]\n",
                 if after { "after = [\"a[{{ index }}]\"]\n" } else { "" },
-                if self.gated { "when = \"{{ vars.b_on }}\"\n" } else { "" }
+                if self.gated { "when = \"{{ vars.b_on }}\"\n" } else { "" },
+                if self.fragile == Some(true) { "continue_on_failure = true\n" } else { "" },
             );
         }
         // c
@@ -144,7 +183,7 @@ impl Shape {
             let x = if self.mirror.is_some() { "b" } else { "a" };
             let _ = write!(
                 w,
-                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat {x}/*.txt > all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n"
+                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) > all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n"
             );
         }
         if self.combine && self.dynamic {
@@ -164,11 +203,19 @@ impl Shape {
                 "\n[[tasks]]\nname = \"n\"\nfor_each = \"a\"\neach_line = \"a/{k}.txt\"\ncommand = '''{gate} && echo {{{{ item }}}} > {out} && echo \"{label}|{out}|{item}\" >> {log}'''\noutputs = [\"{out}\"]\n"
             );
         }
+        if let Some(Handler { always, each }) = self.handler {
+            let on = if always { "always" } else { "failure" };
+            let (each, of) = if each { ("for_each = \"b\"\n", "b[{{ index }}]") } else { ("", "b") };
+            let _ = write!(
+                w,
+                "\n[[tasks]]\nname = \"h\"\n{each}after = [{{ task = \"{of}\", on = \"{on}\" }}]\ncommand = '''{gate} && echo \"{label}||{item} failed=$FLOW_FAILED_TASKS\" >> {log}'''\n"
+            );
+        }
         w
     }
 }
 
-/// The words lists are made of.
+/// The words lists are made of; the last is a poison (`POISON`).
 pub const WORDS: [&str; 8] = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "kappa", "omega"];
 
 /// The source files and variables: everything a clean run starts from.
@@ -182,25 +229,40 @@ pub struct Sources {
     pub sub_script: u8,
     /// `-v b_on=…`.
     pub b_on: bool,
+    /// The indices listed in `poison.txt`.
+    pub poison: BTreeSet<u8>,
 }
 
 impl Sources {
     pub fn new() -> Self {
-        Self { list: vec!["alpha", "beta", "gamma"], n: 3, tag: 0, common: 0, script: 0, sub_script: 0, b_on: true }
+        Self {
+            list: vec!["alpha", "beta", "gamma"],
+            n: 3,
+            tag: 0,
+            common: 0,
+            script: 0,
+            sub_script: 0,
+            b_on: true,
+            poison: BTreeSet::new(),
+        }
     }
 
     /// Path → contents of every source file.
     pub fn files(&self, shape: &Shape) -> BTreeMap<&'static str, String> {
         let list: String = self.list.iter().map(|w| format!("{w}\n")).collect();
         let json = self.list.iter().map(|w| format!("{{\"v\": \"{w}\"}}")).collect::<Vec<_>>().join(", ");
-        BTreeMap::from([
+        let mut files = BTreeMap::from([
             ("workflow.toml", shape.workflow()),
             ("list.txt", list),
             ("data.json", format!("[{json}]\n")),
             ("in/common.txt", format!("common {}\n", self.common)),
             ("s.sh", format!("echo script {}\n", self.script)),
             ("sub/s.sh", format!("echo sub script {}\n", self.sub_script)),
-        ])
+        ]);
+        if shape.fragile.is_some() {
+            files.insert("poison.txt", self.poison.iter().map(|i| format!("{i}\n")).collect());
+        }
+        files
     }
 
     /// `-v` arguments (besides `aux`).
@@ -254,10 +316,12 @@ pub enum Edit {
     Kill(u16),
     /// `-v b_on=…` (`b`'s condition, when it has one).
     SetBOn(bool),
+    /// List the index in `poison.txt`, or take it out.
+    Poison(u8),
 }
 
 /// Whether `FLOW_MODEL_SKIP` names `what`: a check, or a feature of the
-/// grammar (`variants`, `cwd`, `combine`, `dynamic`, `nested`, `when`, and edits `kill`,
+/// grammar (`variants`, `cwd`, `combine`, `dynamic`, `nested`, `when`, `fragile`, `handler`, and edits `kill`,
 /// `fail`, `corrupt`, `insert`), left out to look past a known defect.
 pub fn left_out(what: &str) -> bool {
     std::env::var("FLOW_MODEL_SKIP").unwrap_or_default().split(',').any(|s| s.trim() == what)
@@ -273,8 +337,15 @@ pub fn shape() -> impl Strategy<Value = Shape> {
     ];
     let opts = (any::<bool>(), any::<bool>(), any::<bool>(), proptest::option::of(any::<bool>()), any::<bool>());
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
-    (source, opts, rest).prop_map(
-        |(source, (template, variants, cwd, script, common), (mirror, combine, dynamic, nested, gated))| Shape {
+    let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
+    let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
+    (source, opts, rest, failures).prop_map(
+        |(
+            source,
+            (template, variants, cwd, script, common),
+            (mirror, combine, dynamic, nested, gated),
+            (fragile, handler),
+        )| Shape {
             source,
             template,
             variants: variants && !left_out("variants"),
@@ -286,6 +357,8 @@ pub fn shape() -> impl Strategy<Value = Shape> {
             combine: combine && !left_out("combine"),
             dynamic: dynamic && !left_out("dynamic"),
             nested: nested && !left_out("nested"),
+            fragile: fragile.filter(|_| mirror.is_some() && !left_out("fragile")),
+            handler: handler.filter(|_| mirror.is_some() && !left_out("handler")),
         },
     )
 }
@@ -299,6 +372,7 @@ pub fn edit() -> impl Strategy<Value = Edit> {
         2 => (0..6usize).prop_map(Edit::Remove),
         1 => (0..6usize).prop_map(Edit::Swap),
         1 => (0..6usize, w).prop_map(|(i, j)| Edit::Replace(i, j)),
+        1 => (0..6usize).prop_map(|i| Edit::Replace(i, WORDS.len() - 1)),
         2 => (1..=5u8).prop_map(Edit::SetN),
         1 => (0..3u8).prop_map(Edit::SetTag),
         2 => (0..3u8).prop_map(Edit::Common),
@@ -310,6 +384,7 @@ pub fn edit() -> impl Strategy<Value = Edit> {
         1 => Just(Edit::Move),
         1 => (0..150u16).prop_map(Edit::Kill),
         3 => any::<bool>().prop_map(Edit::SetBOn),
+        4 => (1..=4u8).prop_map(Edit::Poison),
     ]
 }
 
