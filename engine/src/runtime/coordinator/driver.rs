@@ -468,7 +468,10 @@ impl Driver {
         }
         let now = now_us();
         let result = self.count_end(task, &outcome.status);
-        let metrics = placements::metrics(self.core.allocation(task), worker, outcome.usage, &self.links);
+        // Only an attempt whose process ran has metrics.
+        let metrics = outcome
+            .usage
+            .and_then(|usage| Some(placements::metrics(self.core.allocation(task)?, worker, usage, &self.links)));
         let retry = self.core.on_finished(task, result, now, out);
         not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
         self.record_end(task, attempt, &mut outcome, now, retry, metrics.clone());

@@ -1,31 +1,25 @@
-//! [`metrics`]: an attempt's journaled [`AttemptMetrics`] — the usage its
-//! worker measured, with its variant, the CPU and GPU ids it was given
-//! (what the core holds for it until it ends) and the worker's host and
-//! cluster job.
+//! [`metrics`]: the journaled [`AttemptMetrics`] of an attempt whose
+//! process ran — the usage its worker measured, with its variant, the CPU
+//! and GPU ids it was given (what the core holds for it until it ends) and
+//! the worker's host and cluster job.
 
 use super::links::Links;
 use crate::log::{AttemptMetrics, ProcessUsage};
 use crate::runtime::core::{Allocation, WorkerId};
 
-/// The metrics of an attempt that ran with `alloc` on `worker`, if its
-/// process ran (`usage`).
-pub fn metrics(
-    alloc: Option<&Allocation>,
-    worker: WorkerId,
-    usage: Option<ProcessUsage>,
-    links: &Links,
-) -> Option<Box<AttemptMetrics>> {
-    let (usage, alloc) = (usage?, alloc?);
+/// The metrics of an attempt whose process ran with `alloc` on `worker`
+/// and used `usage`.
+pub fn metrics(alloc: &Allocation, worker: WorkerId, usage: ProcessUsage, links: &Links) -> Box<AttemptMetrics> {
     let ids = |ids: &[(u32, _)]| ids.iter().map(|&(id, _)| id).collect();
     let (host, allocation) = links.place(worker);
-    Some(Box::new(AttemptMetrics {
+    Box::new(AttemptMetrics {
         usage,
         variant: alloc.variant as u32,
         cpus: ids(&alloc.cpus),
         gpus: ids(&alloc.gpus),
         host,
         allocation,
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -43,11 +37,8 @@ mod tests {
             ..Allocation::default()
         };
         let usage = ProcessUsage { max_rss: 1 << 20, ..ProcessUsage::default() };
-        let ran = metrics(Some(&alloc), WorkerId(0), Some(usage), &links).expect("metrics");
+        let ran = metrics(&alloc, WorkerId(0), usage, &links);
         assert_eq!((ran.variant, &ran.cpus[..], &ran.gpus[..]), (1, &[2, 3][..], &[0][..]));
         assert_eq!((ran.usage, &ran.host), (usage, &crate::host::hostname()));
-        // No process ran (it could not start), or the task is not running: no metrics.
-        assert_eq!(metrics(Some(&alloc), WorkerId(0), None, &links), None);
-        assert_eq!(metrics(None, WorkerId(0), Some(usage), &links), None);
     }
 }

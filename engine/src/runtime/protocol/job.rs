@@ -95,6 +95,7 @@ impl Job {
         let path = |p: &Path| p.display().to_string();
         if let Some(flow) = &self.flow {
             let ids = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+            let gpus = ids(&self.gpus);
             env.extend([
                 ("FLOW_TASK".to_owned(), flow.task.clone()),
                 ("FLOW_INDEX".to_owned(), flow.index.to_string()),
@@ -103,8 +104,8 @@ impl Job {
                 ("FLOW_RUN_DIR".to_owned(), path(&flow.run_dir)),
                 ("FLOW_VARIANT".to_owned(), flow.variant.to_string()),
                 ("FLOW_CPUS".to_owned(), ids(&self.cpus)),
-                ("FLOW_GPUS".to_owned(), ids(&self.gpus)),
-                ("CUDA_VISIBLE_DEVICES".to_owned(), ids(&self.gpus)),
+                ("FLOW_GPUS".to_owned(), gpus.clone()),
+                ("CUDA_VISIBLE_DEVICES".to_owned(), gpus),
             ]);
             if let Some(sub) = flow.subindex {
                 env.push(("FLOW_SUBINDEX".to_owned(), sub.to_string()));
