@@ -226,6 +226,12 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
             let which = task.stale_examples.join(", ");
             let _ = writeln!(out, "  {outputs} no instance writes any more would be moved aside: {which}{more}");
         }
+        if task.skipped_outputs > 0 {
+            let more = if task.skipped_outputs as usize > task.skipped_examples.len() { ", …" } else { "" };
+            let outputs = plural(task.skipped_outputs, "output");
+            let which = task.skipped_examples.join(", ");
+            let _ = writeln!(out, "  {outputs} left for skipped instances would be moved aside: {which}{more}");
+        }
         if let Some(note) = &task.untracked_scripts {
             let _ = writeln!(out, "  note: {note}");
         }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Graph;
-use flow_engine::runtime::{AllocState, Event, Status, Summary};
+use flow_engine::runtime::{AllocState, Event, MoveReason, Status, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::json::RunEvent;
@@ -234,14 +234,17 @@ fn notice(event: &Event) -> Option<String> {
         Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
         Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
         Event::Warning { message } => Some(format!("warning: {message}")),
-        Event::OutputsMoved { task, labels, files, dir, dry } => Some(outputs_moved(task, labels, files, dir, *dry)),
+        Event::OutputsMoved { task, reason, labels, files, dir, dry } => {
+            Some(outputs_moved(task, *reason, labels, files, dir, *dry))
+        }
         Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
         _ => None,
     }
 }
 
-/// What was moved out of the way for instances that no longer exist.
-fn outputs_moved(task: &str, labels: &[String], files: &[String], dir: &str, dry: bool) -> String {
+/// What was moved out of the way for instances that no longer exist, or
+/// that did not succeed in this run.
+fn outputs_moved(task: &str, reason: MoveReason, labels: &[String], files: &[String], dir: &str, dry: bool) -> String {
     let few = |names: &[String]| {
         let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
         match names.len() {
@@ -250,7 +253,12 @@ fn outputs_moved(task: &str, labels: &[String], files: &[String], dir: &str, dry
         }
     };
     let outputs = crate::plan::plural(files.len() as u64, "output");
-    let which = format!("{outputs} no instance writes any more (left by {})", few(labels));
+    let which = match reason {
+        MoveReason::Vanished => format!("{outputs} no instance writes any more (left by {})", few(labels)),
+        MoveReason::Skipped => format!("{outputs} an earlier run left for instances skipped now ({})", few(labels)),
+        MoveReason::Failed => format!("{outputs} an earlier run left for instances that failed ({})", few(labels)),
+        MoveReason::Cancelled => format!("{outputs} an earlier run left for instances cancelled ({})", few(labels)),
+    };
     if dry {
         format!("~ {task}: would move {which} out of the way (--dry-exec: left in place): {}", few(files))
     } else {

@@ -190,3 +190,28 @@ fn a_misspelt_name_in_a_per_instance_when_is_a_diagnostic() {
     assert!(err.contains("template error in `when`: `vars.cutof` is undefined (in `dock[1]`)"), "{err}");
     assert!(err.contains("did you mean `vars.cutoff`?") && err.contains("workflow.toml:6:19"), "{err}");
 }
+
+#[test]
+fn a_glob_over_two_tasks_runs_when_only_one_of_them_was_skipped_issue_26() {
+    // `refine`'s `when` is false for every instance; `shortlist` runs.
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"shortlist\"\ncommand = \"mkdir -p hits && echo short > hits/short.txt\"\n\
+         outputs = [\"hits/short.txt\"]\n\n\
+         [[tasks]]\nname = \"refine\"\nrange = \"1-2\"\nwhen = \"{{ item > 5 }}\"\n\
+         command = \"mkdir -p hits && echo {{ index }} > hits/r{{ index }}.txt\"\noutputs = [\"hits/r{{ index }}.txt\"]\n\n\
+         [[tasks]]\nname = \"report\"\ninputs = [\"hits/*.txt\"]\ncommand = \"cat hits/*.txt > report.txt\"\n\
+         outputs = [\"report.txt\"]\n",
+    );
+    let plan = t.success_with(&["plan", "--why"]);
+    assert!(
+        plan.contains("report: 1 of 1 would run, 0 unchanged\n  1 after `shortlist`, which runs first: report\n"),
+        "{plan}"
+    );
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let expected =
+        [("refine[1]", "skipped"), ("refine[2]", "skipped"), ("report", "succeeded"), ("shortlist", "succeeded")]
+            .map(|(l, s)| (l.to_owned(), s.to_owned()));
+    assert_eq!(states(&t), expected);
+    assert_eq!(read(&t, "report.txt"), "short\n");
+}

@@ -39,6 +39,7 @@ mod run;
 mod schema;
 mod skipped;
 mod slurm;
+mod stale_outputs;
 mod status;
 mod status_edges;
 mod storage;

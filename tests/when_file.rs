@@ -49,10 +49,13 @@ fn the_gated_task_runs_when_the_file_says_so_and_a_rerun_decides_again() {
     let why = t.success_with(&["explain", "publish"]);
     assert!(why.contains(": when `{{ read('qc/pass.txt') == 'yes' }}` was false (rendered `False`)"), "{why}");
 
-    // Decided again: it runs, and its first run's outputs are still there.
+    // What it wrote was moved aside when it was skipped (issue 26).
+    assert!(!t.path().join("published.txt").exists());
+    // Decided again: it runs again.
     let out = t.run_with(&["run", "-v", "verdict=yes"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(state(&t, "publish").as_deref(), Some("cached"));
+    assert_eq!(state(&t, "publish").as_deref(), Some("succeeded"));
+    assert!(t.path().join("archived.txt").exists());
 }
 
 #[test]

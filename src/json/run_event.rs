@@ -4,7 +4,7 @@
 
 use flow_engine::ir::{Graph, GroupId, TaskId};
 use flow_engine::runtime::Status;
-use flow_engine::runtime::{Event, Summary};
+use flow_engine::runtime::{Event, MoveReason, Summary};
 use std::path::Path;
 
 use flow_engine::rundir::AllocState;
@@ -157,11 +157,15 @@ pub enum RunEvent<'a> {
         /// Why.
         reason: &'a str,
     },
-    /// Recorded outputs of instances that no longer exist were moved aside.
+    /// Recorded outputs of instances that no longer exist, or that did
+    /// not succeed in this run, were moved aside.
     OutputsMoved {
         /// The task.
         task: &'a str,
-        /// The vanished instances.
+        /// Why: `vanished` (no instance declares them now), `skipped`,
+        /// `failed` or `cancelled` (their instance, in this run).
+        reason: MoveReason,
+        /// The instances (vanished ones by their labels then).
         labels: &'a [String],
         /// The files, relative to the workflow directory.
         files: &'a [String],
@@ -273,8 +277,8 @@ impl<'a> RunEvent<'a> {
             }
             Event::QueuePaused { reason } => RunEvent::QueuePaused { reason },
             Event::QueueUnschedulable { task, reason } => RunEvent::QueueUnschedulable { task, reason },
-            Event::OutputsMoved { task, labels, files, dir, dry } => {
-                RunEvent::OutputsMoved { task, labels, files, dir, dry: *dry }
+            Event::OutputsMoved { task, reason, labels, files, dir, dry } => {
+                RunEvent::OutputsMoved { task, reason: *reason, labels, files, dir, dry: *dry }
             }
             Event::Warning { message } => RunEvent::Warning { message },
         }

@@ -11,6 +11,20 @@ use crate::log::AttemptMetrics;
 use crate::rundir::Summary;
 use crate::runtime::protocol::outcome::Status;
 
+/// Why outputs an earlier run left were moved aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveReason {
+    /// No instance of the task declares them any more.
+    Vanished,
+    /// Their instance was skipped in this run.
+    Skipped,
+    /// Their instance failed in this run without running its command again.
+    Failed,
+    /// Their instance was cancelled in this run.
+    Cancelled,
+}
+
 /// Something that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -191,11 +205,14 @@ pub enum Event {
         reason: String,
     },
     /// Outputs that earlier runs recorded for instances that no longer
-    /// exist were moved out of the way, before anything could read them.
+    /// exist, or that did not succeed in this run, were moved out of the
+    /// way, before anything could read them.
     OutputsMoved {
         /// The task.
         task: String,
-        /// The vanished instances.
+        /// Why: their instances vanished, were skipped, failed or were cancelled.
+        reason: MoveReason,
+        /// The instances (the vanished ones by their labels then).
         labels: Vec<String>,
         /// The files, relative to the workflow directory.
         files: Vec<String>,

@@ -26,7 +26,7 @@ pub(crate) mod run_options;
 
 // Starting a run and following it.
 pub use coordinator::run::{RunError, RunHandle, start};
-pub use event::Event;
+pub use event::{Event, MoveReason};
 pub use protocol::outcome::Status;
 pub use run_options::RunOptions;
 

@@ -9,6 +9,7 @@
 //! own state and says what changed; the driver acts on it. Groups known
 //! only at run time are expanded in [`expansions`].
 
+mod aside;
 mod attempt_end;
 mod expansions;
 mod gate;
@@ -112,6 +113,8 @@ pub(super) struct Driver {
     /// Earlier successes not yet known to still exist (their outputs are
     /// moved out of the way when they are known not to).
     stale: StaleOutputs,
+    /// Outputs moved aside in this step, to be said at its end.
+    moved: Vec<super::stale::Moved>,
     /// The finished instances of final tasks: where the results are.
     results: Results,
     /// Nested groups already warned about a missing file under `--dry-exec`.
@@ -170,6 +173,7 @@ impl Driver {
             ahead: SendAhead::default(),
             refusals: Refusals::default(),
             stale,
+            moved: Vec::new(),
             dry_warned: HashSet::new(),
             options,
             run_dir,
@@ -315,6 +319,7 @@ impl Driver {
                 self.flush();
             }
         }
+        self.say_moved();
         self.flush();
     }
 
@@ -414,6 +419,8 @@ impl Driver {
         if !alloc.nodes.is_empty() {
             self.add_nodes(&mut job, alloc);
         }
+        // Every attempt starts from what a clean run would give it.
+        self.clear_outputs(&job);
         match alloc.after {
             // Sent ahead: it starts when `before` ends, and is recorded then.
             Some(before) => self.ahead.hold(before, task, job.label.clone()),

@@ -20,6 +20,7 @@ use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::rundir::{RunDir, STATE_DIR};
 use crate::runtime::core::Allocation;
+use crate::runtime::event::MoveReason;
 use crate::runtime::protocol::job::{Job, relative};
 use crate::scripts::{self, Untracked};
 
@@ -39,6 +40,9 @@ pub enum Why {
     InputChanged(String),
     /// An input file or script changed, though none is newer than its last success.
     SomeInputChanged,
+    /// The files a glob input matches are others (one went away, or came),
+    /// none newer than its last success: which glob.
+    GlobChanged(String),
     /// A declared output is missing: which.
     OutputMissing(String),
     /// A declared output has other bytes than its last run left: which.
@@ -78,6 +82,7 @@ impl Why {
             Why::SettingsChanged(what) => format!("{what} changed"),
             Why::InputChanged(file) => format!("input `{file}` changed"),
             Why::SomeInputChanged => "an input file or script changed".to_owned(),
+            Why::GlobChanged(glob) => format!("the files input `{glob}` matches changed"),
             Why::OutputMissing(file) => format!("output `{file}` missing"),
             Why::OutputChanged(file) => format!("output `{file}` changed since it was written"),
             Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
@@ -119,6 +124,13 @@ pub struct TaskPreview {
     pub stale_outputs: u64,
     /// The first few of them.
     pub stale_examples: Vec<String>,
+    /// How many outputs earlier runs left for its instances that would be
+    /// skipped the run would move out of the way.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_outputs: u64,
+    /// The first few of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_examples: Vec<String>,
     /// Asked for: every instance that would run or be skipped, with its reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances_run: Vec<InstanceWhy>,
@@ -253,6 +265,13 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             let why = match (skip, up) {
                 (Some(reason), _) => {
                     mark(&mut skips[g], group.count, i);
+                    // What an earlier success left for it is moved aside when it is skipped.
+                    if let Some(moved) = stale.settle_unsucceeded(&factory, task, MoveReason::Skipped, &state, true) {
+                        preview.skipped_outputs += moved.files.len() as u64;
+                        hidden.extend(moved.files.iter().map(|f| base_dir.join(f)));
+                        let room = EXAMPLES.saturating_sub(preview.skipped_examples.len());
+                        preview.skipped_examples.extend(moved.files.into_iter().take(room));
+                    }
                     Why::Skipped(reason)
                 }
                 (None, Some(name)) if reads_per_instance && !pending.is_empty() => Why::DecidedAfterWriter(name),
@@ -306,13 +325,17 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
 }
 
 /// Why `task` would be skipped for what it waits on, as a run decides it:
-/// an instance it waits for element-wise is skipped, or every instance of
-/// a task it waits for as a whole.
+/// an instance it waits for element-wise is skipped, or every instance it
+/// waits for is: each task it waits for as a whole had every instance
+/// skipped, and it waits for no single instance.
 fn skipped_upstream(graph: &Graph, skips: &[Vec<bool>], task: TaskId) -> Option<String> {
-    for e in graph.edges.iter().filter(|e| e.to == task.group) {
+    let (mut whole_skipped, mut other) = (None, false);
+    for e in graph.edges.iter().filter(|e| e.to == task.group && e.on == crate::ir::EdgeOn::Success) {
         let marks = &skips[e.from.index()];
         let count = graph.group(e.from).count;
-        if marks.is_empty() || count == 0 {
+        if count == 0 {
+            // Not known yet: it may run.
+            other |= graph.is_dynamic(e.from);
             continue;
         }
         if let Domain::Nested { parent, parts, .. } = graph.base_domain(task.group)
@@ -324,15 +347,22 @@ fn skipped_upstream(graph: &Graph, skips: &[Vec<bool>], task: TaskId) -> Option<
             if let Some(outer) = outer.filter(|&o| marks.get(o as usize) == Some(&true)) {
                 return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, outer))));
             }
+            other = true;
         } else if e.kind == crate::ir::EdgeKind::All {
             if marks.len() as u64 == count && marks.iter().all(|&s| s) {
-                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, count - 1))));
+                whole_skipped = Some(format!("{} was skipped", graph.label(TaskId::new(e.from, count - 1))));
+            } else {
+                other = true;
             }
-        } else if let Some(s) = e.kind.sources(task.instance, count).find(|&s| marks.get(s as usize) == Some(&true)) {
-            return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, s))));
+        } else {
+            let mut sources = e.kind.sources(task.instance, count).peekable();
+            other |= sources.peek().is_some();
+            if let Some(s) = sources.find(|&s| marks.get(s as usize) == Some(&true)) {
+                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, s))));
+            }
         }
     }
-    None
+    whole_skipped.filter(|_| !other)
 }
 
 /// Marks instance `i` of a group of `count` as skipped.
@@ -471,11 +501,11 @@ fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
         matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
     });
     // No file is newer than the last success: say no more than is known.
-    let globs = now.inputs.iter().any(|f| crate::paths::is_glob(&f.to_string_lossy()));
-    match changed {
-        Some(file) => Why::InputChanged(relative(file, &now.base_dir).display().to_string()),
-        None if globs => Why::InputChanged("the set of files a glob matches".to_owned()),
-        None => Why::SomeInputChanged,
+    let glob = now.inputs.iter().find(|f| crate::paths::is_glob(&f.to_string_lossy()));
+    match (changed, glob) {
+        (Some(file), _) => Why::InputChanged(relative(file, &now.base_dir).display().to_string()),
+        (None, Some(glob)) => Why::GlobChanged(relative(glob, &now.base_dir).display().to_string()),
+        (None, None) => Why::SomeInputChanged,
     }
 }
 

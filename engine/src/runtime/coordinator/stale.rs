@@ -10,6 +10,14 @@
 //! recorded instances not yet judged, keyed so each judgement is made once.
 //! A task a false `when` dropped has no instance at all: what its earlier
 //! successes left is moved aside at the start, like a vanished instance's.
+//!
+//! An instance that exists but does not succeed in this run — skipped,
+//! cancelled, or failed before its command ran — has what an earlier
+//! success of its task left at its declared outputs moved aside the moment
+//! that is known, before what waits for it is released
+//! ([`StaleOutputs::settle_unsucceeded`]); and an instance about to run
+//! has its declared outputs moved aside first, whoever wrote them, so a
+//! command that appends starts from nothing ([`StaleOutputs::clear`]).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -20,6 +28,7 @@ use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::log::{OutputStamp, StampCheck, Wrote};
+use crate::runtime::event::MoveReason;
 use crate::runtime::protocol::job::relative;
 
 /// An earlier success and what it left.
@@ -41,7 +50,9 @@ impl Recorded {
 pub struct Moved {
     /// The task.
     pub task: String,
-    /// The earlier instances that left them (by their labels then).
+    /// Why they were moved.
+    pub reason: MoveReason,
+    /// The instances that left them (vanished ones by their labels then).
     pub labels: Vec<String>,
     /// The files, relative to the workflow directory.
     pub files: Vec<String>,
@@ -54,17 +65,24 @@ pub struct StaleOutputs {
     pending: HashMap<(GroupId, Option<i64>), Vec<Recorded>>,
     /// The earlier successes of each task dropped from the run, by name.
     dropped: Vec<(String, Vec<Recorded>)>,
+    /// What the earlier successes of each task of the run left, by task name.
+    left: HashMap<String, Vec<Arc<Wrote>>>,
+    /// The same by path, made for a task the first time one of its
+    /// instances does not succeed.
+    by_path: HashMap<String, HashMap<String, Vec<OutputStamp>>>,
 }
 
 impl StaleOutputs {
     /// Takes in every earlier success of `graph`'s tasks that recorded outputs.
     pub fn new(graph: &Graph, previous: &Previous) -> Self {
         let mut pending: HashMap<(GroupId, Option<i64>), Vec<Recorded>> = HashMap::new();
+        let mut left: HashMap<String, Vec<Arc<Wrote>>> = HashMap::new();
         for g in (0..graph.groups.len() as u32).map(GroupId) {
             let name = &graph.group(g).name;
             for (label, wrote) in previous.done_of(name) {
                 let recorded = Recorded { label: label.to_owned(), wrote: wrote.clone() };
                 if !recorded.outputs().is_empty() {
+                    left.entry(name.clone()).or_default().push(wrote.clone());
                     pending.entry((g, parent_index(graph, g, label))).or_default().push(recorded);
                 }
             }
@@ -80,7 +98,51 @@ impl StaleOutputs {
             })
             .filter(|(_, recorded)| !recorded.is_empty())
             .collect();
-        Self { pending, dropped }
+        Self { pending, dropped, left, by_path: HashMap::new() }
+    }
+
+    /// Moves the declared outputs of `task`, which did not succeed in this
+    /// run (`reason`), into `into` (unless `dry`): those an earlier success
+    /// of its task left as they are. A file changed since is someone else's.
+    pub fn settle_unsucceeded(
+        &mut self,
+        factory: &JobFactory,
+        task: TaskId,
+        reason: MoveReason,
+        into: &Path,
+        dry: bool,
+    ) -> Option<Moved> {
+        let name = &factory.graph().group(task.group).name;
+        let left = self.left.get(name)?;
+        let by_path = self.by_path.entry(name.clone()).or_insert_with(|| {
+            let mut by_path: HashMap<String, Vec<OutputStamp>> = HashMap::new();
+            for stamp in left.iter().flat_map(|w| w.outputs.as_deref().unwrap_or_default()) {
+                by_path.entry(stamp.path.clone()).or_default().push(stamp.clone());
+            }
+            by_path
+        });
+        let mut files = Vec::new();
+        for file in factory.outputs(task).ok()? {
+            let path = relative(&file, factory.base_dir()).to_string_lossy().into_owned();
+            let Some(stamps) = by_path.get(&path) else { continue };
+            let left = stamps.iter().any(|s| matches!(s.check(&file), StampCheck::Same | StampCheck::Restamped(_)));
+            if left && (dry || move_file(&file, &inside(into, &path))) {
+                files.push(path);
+            }
+        }
+        let labels = vec![factory.label(task)];
+        (!files.is_empty()).then(|| Moved { task: name.clone(), reason, labels, files })
+    }
+
+    /// Moves what `outputs` (the declared outputs of an instance about to
+    /// run) name on disk into `into`, whoever wrote it: the instance
+    /// starts from what a clean run would give it.
+    pub fn clear(outputs: &[PathBuf], base: &Path, into: &Path) {
+        for file in outputs {
+            if fs_err::symlink_metadata(file).is_ok() {
+                move_file(file, &inside(into, &relative(file, base).to_string_lossy()));
+            }
+        }
     }
 
     /// Moves what the earlier successes of the tasks dropped from the run
@@ -241,7 +303,8 @@ fn move_aside(
     dry: bool,
 ) -> Option<Moved> {
     vanished.sort_by(|a, b| a.label.cmp(&b.label));
-    let mut moved = Moved { task: task.to_owned(), labels: Vec::new(), files: Vec::new() };
+    let mut moved =
+        Moved { task: task.to_owned(), reason: MoveReason::Vanished, labels: Vec::new(), files: Vec::new() };
     for r in vanished {
         let mut any = false;
         for stamp in r.outputs().iter().filter(|s| !declared.contains(&s.path)) {
@@ -279,17 +342,33 @@ fn inside(dir: &Path, path: &str) -> PathBuf {
     to
 }
 
-/// Renames `from` to `to` (copying across file systems); whether it moved.
+/// Renames `from` to `to` (copying across file systems); whether it
+/// moved. Nothing moved there before is overwritten: a later file gets
+/// `~1~`, `~2~`, … after its name.
 fn move_file(from: &Path, to: &Path) -> bool {
     if let Some(parent) = to.parent()
         && fs_err::create_dir_all(parent).is_err()
     {
         return false;
     }
-    if fs_err::rename(from, to).is_ok() {
+    let to = free_name(to);
+    if fs_err::rename(from, &to).is_ok() {
         return true;
     }
-    fs_err::copy(from, to).is_ok() && fs_err::remove_file(from).is_ok()
+    fs_err::copy(from, &to).is_ok() && fs_err::remove_file(from).is_ok()
+}
+
+/// `to`, or the first of `to~1~`, `to~2~`, … that does not exist.
+fn free_name(to: &Path) -> PathBuf {
+    let mut name = to.to_path_buf();
+    let mut n = 0;
+    while fs_err::symlink_metadata(&name).is_ok() {
+        n += 1;
+        let mut os = to.as_os_str().to_owned();
+        os.push(format!("~{n}~"));
+        name = PathBuf::from(os);
+    }
+    name
 }
 
 #[cfg(test)]
@@ -312,6 +391,19 @@ mod tests {
         assert_eq!(is_current(&g, range, "gen[4]"), Some(false));
         assert_eq!(is_current(&g, range, "gen"), Some(false));
         assert_eq!(is_current(&g, dynamic, "dyn[0]"), None, "not known before the run reads l1.txt");
+    }
+
+    #[test]
+    fn a_file_moved_aside_twice_keeps_both_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, into) = (dir.path().join("out.txt"), dir.path().join("stale"));
+        for text in ["first", "second"] {
+            fs_err::write(&out, text).unwrap();
+            StaleOutputs::clear(std::slice::from_ref(&out), dir.path(), &into);
+        }
+        assert!(!out.exists());
+        assert_eq!(fs_err::read_to_string(into.join("out.txt")).unwrap(), "first");
+        assert_eq!(fs_err::read_to_string(into.join("out.txt~1~")).unwrap(), "second");
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! through [`Core::on_finished`]) did not run, and counts as done for what
 //! waits on it. Along an element-wise or explicit edge the waiting instance
 //! is skipped too, and so is the nested part it is the parent of; a group
-//! waiting for a whole group runs once that group is done, unless every
-//! instance of it was skipped: then it is skipped as a whole. An edge that
-//! waits for a failure, or for its source whatever happened, is released
-//! by a skip instead.
+//! waiting for whole groups runs once they are done, ignoring skipped
+//! instances, and an instance of it is skipped only if every instance it
+//! waits for was: every task it waits for as a whole ended with nothing of
+//! it run, and it waits for no single instance. An edge that waits for a
+//! failure, or for its source whatever happened, is released by a skip
+//! instead.
 //!
 //! [`TaskResult::Skipped`]: super::TaskResult::Skipped
 
@@ -82,20 +84,29 @@ impl Core {
         }
     }
 
-    /// Skips every group that waits for the whole of `g`, nothing of which
-    /// ran (`why` is its last skip), and everything of such a group.
+    /// Group `g` ended with nothing of it run (`why` is its last skip): a
+    /// group waiting for the whole of it skips the instances that wait for
+    /// nothing but skipped ones — once every task it waits for as a whole
+    /// ended so, those that wait for no single instance — and releases the rest.
     fn skip_waiting_on_group(&mut self, g: usize, why: TaskId, work: &mut Vec<Step>, out: &mut impl Out) {
         let state = TaskState::Skipped(SkipReason::Upstream(why));
         for l in 0..self.links[g].len() {
             let link = &self.links[g][l];
-            let to = link.to();
+            let (to, whole) = (link.to(), !link.is_per_instance());
             // A group whose instances are not known yet waits as a whole;
             // one waiting for `g` to end, however, is released by `ended`.
-            if link.any_end() || (link.is_per_instance() && !self.groups[to].deferred) {
+            if link.any_end() || (!whole && !self.groups[to].deferred) {
                 continue;
             }
+            let Some(skip) = self.only_skipped_upstream(to) else {
+                if whole {
+                    self.source_done(to);
+                    self.sync_active(to);
+                }
+                continue;
+            };
             let mut ended = false;
-            for t in 0..self.groups[to].count {
+            for t in (0..self.groups[to].count).filter(|&t| skip[t as usize]) {
                 if self.groups[to].end_pending(t, Instance::Skipped) {
                     self.pending -= 1;
                     out.state(TaskId::new(Self::group_id(to), t), state);
@@ -103,23 +114,55 @@ impl Core {
                     ended = true;
                 }
             }
-            if self.groups[to].end_deferred(Instance::Skipped) {
-                self.pending -= 1;
-                out.state(TaskId::whole(Self::group_id(to)), state);
-                ended = true;
-            }
-            for outer in 0..self.groups[to].parts.len() as u64 {
-                if self.groups[to].end_part(outer, PartState::Skipped) {
+            if skip.iter().all(|&s| s) {
+                if self.groups[to].end_deferred(Instance::Skipped) {
                     self.pending -= 1;
-                    out.state(TaskId::part(Self::group_id(to), outer), state);
+                    out.state(TaskId::whole(Self::group_id(to)), state);
                     ended = true;
                 }
+                for outer in 0..self.groups[to].parts.len() as u64 {
+                    if self.groups[to].end_part(outer, PartState::Skipped) {
+                        self.pending -= 1;
+                        out.state(TaskId::part(Self::group_id(to), outer), state);
+                        ended = true;
+                    }
+                }
+            } else if whole {
+                // The others wait for single instances too: they decide.
+                self.source_done(to);
             }
             if ended {
                 self.group_ended(to, why, work);
             }
             self.sync_active(to);
         }
+    }
+
+    /// Which instances of group `to` wait for nothing but skipped
+    /// instances, by position: `None` while a task it waits for as a
+    /// whole has not ended with nothing of it run, or when its instances
+    /// follow parent instances (a per-instance fan-out). An instance that
+    /// waits for a single instance is not one of them: it follows that
+    /// instance, skipped with it.
+    fn only_skipped_upstream(&self, to: usize) -> Option<Vec<bool>> {
+        let (count, deferred) = (self.groups[to].count, self.groups[to].deferred);
+        let mut skip = vec![true; count as usize];
+        for (from, links) in self.links.iter().enumerate() {
+            for link in links.iter().filter(|l| l.to() == to && !l.any_end()) {
+                match link {
+                    Link::Parts { .. } => return None,
+                    Link::All { .. } if !self.groups[from].is_all_skipped() => return None,
+                    Link::All { .. } => {}
+                    _ if deferred && !self.groups[from].is_all_skipped() => return None,
+                    _ => {
+                        for s in 0..self.groups[from].count {
+                            link.dependents(&s, count).iter().for_each(|&t| skip[t as usize] = false);
+                        }
+                    }
+                }
+            }
+        }
+        Some(skip)
     }
 
     /// Something of group `g` just ended by a skip (the last being `why`):

@@ -9,7 +9,6 @@
 use super::{Collect, Driver};
 use crate::expansion;
 use crate::ir::{Domain, GroupId, TaskId};
-use crate::runtime::coordinator::stale::Moved;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::outcome::Status;
 
@@ -99,29 +98,6 @@ impl Driver {
                 }
                 Err(reason) => self.expansion_failed(id, reason, out),
             }
-        }
-    }
-
-    /// Moves aside the outputs of instances of `groups` (of one part of
-    /// them, with `part`) that no longer exist, now that their instances
-    /// are known and before any of them, or anything after them, runs;
-    /// the first time, also what tasks dropped from the run left.
-    pub(super) fn settle_stale(&mut self, groups: &[GroupId], part: Option<i64>) {
-        if self.options.keep_stale_outputs {
-            return;
-        }
-        let dir = self.run_dir.path.join("stale");
-        let dry = self.options.dry_exec;
-        let shown = crate::runtime::protocol::job::relative(&dir, &self.options.base_dir).display().to_string();
-        let mut all = self.stale.settle_dropped(&self.factory, &dir, dry);
-        all.extend(self.stale.settle(&self.factory, groups, part, &dir, dry));
-        for moved in all {
-            let Moved { task, labels, files } = moved;
-            if dry {
-                let base = &self.options.base_dir;
-                self.checks.hide(files.iter().map(|f| base.join(f)));
-            }
-            self.recorder.event(Event::OutputsMoved { task, labels, files, dir: shown.clone(), dry });
         }
     }
 

@@ -4,19 +4,28 @@ use super::Driver;
 use crate::ir::TaskId;
 use crate::log::JournalEvent;
 use crate::runtime::core::{CancelReason, SkipReason, TaskState};
-use crate::runtime::event::Event;
+use crate::runtime::event::{Event, MoveReason};
 
 impl Driver {
     /// Acts on a state the core reported for `task`: counts it, journals
     /// a cancellation or skip, and shows it.
     pub(super) fn state(&mut self, task: TaskId, state: TaskState) {
         match state {
-            TaskState::Failed if self.stopped.contains(&task) => {}
-            TaskState::Failed => self.summary.failed += 1,
-            TaskState::Ignored if self.stopped.contains(&task) => {}
-            TaskState::Ignored => self.summary.ignored += 1,
+            TaskState::Failed | TaskState::Ignored if self.stopped.contains(&task) => {}
+            TaskState::Failed | TaskState::Ignored => {
+                if state == TaskState::Failed {
+                    self.summary.failed += 1;
+                } else {
+                    self.summary.ignored += 1;
+                }
+                self.settle_unsucceeded(task, MoveReason::Failed);
+            }
             TaskState::Cancelled(reason) => {
                 self.summary.cancelled += 1;
+                // A stopped run reads nothing more: what is left stays for the next one.
+                if !matches!(reason, CancelReason::Stopped | CancelReason::MaxFails) {
+                    self.settle_unsucceeded(task, MoveReason::Cancelled);
+                }
                 let stopped = matches!(reason, CancelReason::Stopped);
                 let reason = self.cancel_reason(task, reason);
                 self.failures.cancelled(task, self.factory.label(task), &reason);
@@ -30,6 +39,7 @@ impl Driver {
                 self.recorder.event(Event::TaskCancelled { task, label: self.factory.label(task), reason });
             }
             TaskState::Skipped(why) => {
+                self.settle_unsucceeded(task, MoveReason::Skipped);
                 // Parts and groups whose instances were never known are no instances.
                 if task.is_instance() {
                     self.summary.skipped += 1;

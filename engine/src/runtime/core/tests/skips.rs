@@ -110,3 +110,55 @@ fn a_skip_is_not_a_failure_and_frees_its_worker() {
     assert_eq!(env.schedule(), [t(0, 1)]);
     assert_eq!(env.counts(), StateCounts { running: 1, skipped: 1, ..StateCounts::default() });
 }
+
+#[test]
+fn a_fan_in_over_two_tasks_runs_when_one_of_them_ran_issue_26() {
+    // `report` waits for the whole of `shortlist` and of `refine`.
+    let groups = vec![GroupSpec::new("shortlist", 1), GroupSpec::new("refine", 2), GroupSpec::new("report", 1)];
+    for shortlist_first in [false, true] {
+        let mut env = TestEnv::new(groups.clone(), vec![edge_all(0, 2), edge_all(1, 2)]);
+        env.worker(3, 0);
+        assert_eq!(env.schedule(), [t(0, 0), t(1, 0), t(1, 1)]);
+        if shortlist_first {
+            env.finish(t(0, 0));
+        }
+        assert_eq!(skip(&mut env, t(1, 0)), [(t(1, 0), SKIPPED)]);
+        assert_eq!(skip(&mut env, t(1, 1)), [(t(1, 1), SKIPPED)], "shortlist ran or runs: report waits");
+        if !shortlist_first {
+            assert_eq!(env.schedule(), [], "shortlist is still running");
+            env.finish(t(0, 0));
+        }
+        assert_eq!(env.schedule(), [t(2, 0)]);
+        env.finish(t(2, 0));
+        assert!(env.core.is_finished());
+        assert_eq!(env.counts(), StateCounts { succeeded: 2, skipped: 2, ..StateCounts::default() });
+    }
+}
+
+#[test]
+fn a_fan_in_over_two_tasks_nothing_of_which_ran_is_skipped_issue_26() {
+    let groups = vec![GroupSpec::new("shortlist", 1), GroupSpec::new("refine", 2), GroupSpec::new("report", 1)];
+    let mut env = TestEnv::new(groups, vec![edge_all(0, 2), edge_all(1, 2)]);
+    env.worker(3, 0);
+    env.schedule();
+    assert_eq!(skip(&mut env, t(1, 0)), [(t(1, 0), SKIPPED)]);
+    assert_eq!(skip(&mut env, t(1, 1)), [(t(1, 1), SKIPPED)]);
+    assert_eq!(skip(&mut env, t(0, 0)), [(t(0, 0), SKIPPED), (t(2, 0), skipped_by(t(0, 0)))]);
+    assert!(env.core.is_finished());
+    assert_eq!(env.counts(), StateCounts { skipped: 4, ..StateCounts::default() });
+}
+
+#[test]
+fn an_instance_that_waits_for_a_single_instance_besides_a_skipped_task_follows_it_issue_26() {
+    // c waits for the whole of `a`, and c[0] for b[0] (c[1] for no instance of b).
+    let groups = vec![GroupSpec::new("a", 2), GroupSpec::new("b", 1), GroupSpec::new("c", 2)];
+    let mut env = TestEnv::new(groups, vec![edge_all(0, 2), edge_explicit(1, 2, &[&[0], &[]])]);
+    env.worker(3, 0);
+    assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(1, 0)]);
+    assert_eq!(skip(&mut env, t(0, 0)), [(t(0, 0), SKIPPED)]);
+    assert_eq!(skip(&mut env, t(0, 1)), [(t(0, 1), SKIPPED), (t(2, 1), skipped_by(t(0, 1)))]);
+    env.finish(t(1, 0));
+    assert_eq!(env.schedule(), [t(2, 0)], "b[0] ran: c[0] waits for an instance that ran");
+    env.finish(t(2, 0));
+    assert!(env.core.is_finished());
+}

@@ -1,0 +1,77 @@
+//! Outputs moved aside ([`crate::runtime::coordinator::stale`]), as the
+//! run goes: those of instances that no longer exist once their instances
+//! are known; those an earlier success left for an instance that does not
+//! succeed now, the moment that is known and before what waits for it is
+//! released; and every declared output of an instance about to run. What
+//! was moved is said once per step, one line per task and reason.
+
+use super::Driver;
+use crate::ir::{GroupId, TaskId};
+use crate::runtime::coordinator::stale::{Moved, StaleOutputs};
+use crate::runtime::event::{Event, MoveReason};
+use crate::runtime::protocol::job::{Job, relative};
+
+impl Driver {
+    /// Moves aside the outputs of instances of `groups` (of one part of
+    /// them, with `part`) that no longer exist, now that their instances
+    /// are known and before any of them, or anything after them, runs;
+    /// the first time, also what tasks dropped from the run left.
+    pub(super) fn settle_stale(&mut self, groups: &[GroupId], part: Option<i64>) {
+        if self.options.keep_stale_outputs {
+            return;
+        }
+        let dir = self.run_dir.path.join("stale");
+        let dry = self.options.dry_exec;
+        let mut all = self.stale.settle_dropped(&self.factory, &dir, dry);
+        all.extend(self.stale.settle(&self.factory, groups, part, &dir, dry));
+        for moved in all {
+            self.note_moved(moved);
+        }
+        self.say_moved();
+    }
+
+    /// Instance `task` did not succeed in this run (`reason`): what an
+    /// earlier success left at its declared outputs is moved aside.
+    pub(super) fn settle_unsucceeded(&mut self, task: TaskId, reason: MoveReason) {
+        if self.options.keep_stale_outputs || !task.is_instance() {
+            return;
+        }
+        let dir = self.run_dir.path.join("stale");
+        if let Some(moved) = self.stale.settle_unsucceeded(&self.factory, task, reason, &dir, self.options.dry_exec) {
+            self.note_moved(moved);
+        }
+    }
+
+    /// `job` is about to run: what its declared outputs name is moved aside.
+    pub(super) fn clear_outputs(&self, job: &Job) {
+        if !self.options.keep_stale_outputs && !self.options.dry_exec {
+            StaleOutputs::clear(&job.outputs, &self.options.base_dir, &self.run_dir.path.join("stale"));
+        }
+    }
+
+    /// Keeps `moved` to be said; under `--dry-exec`, the cache compares as
+    /// if the files were gone.
+    fn note_moved(&mut self, moved: Moved) {
+        if self.options.dry_exec {
+            let base = &self.options.base_dir;
+            self.checks.hide(moved.files.iter().map(|f| base.join(f)));
+        }
+        match self.moved.iter_mut().find(|m| m.task == moved.task && m.reason == moved.reason) {
+            Some(m) => {
+                m.labels.extend(moved.labels);
+                m.files.extend(moved.files);
+            }
+            None => self.moved.push(moved),
+        }
+    }
+
+    /// Says what was moved since the last time.
+    pub(super) fn say_moved(&mut self) {
+        let dir = self.run_dir.path.join("stale");
+        let shown = relative(&dir, &self.options.base_dir).display().to_string();
+        for Moved { task, reason, labels, files } in std::mem::take(&mut self.moved) {
+            let dry = self.options.dry_exec;
+            self.recorder.event(Event::OutputsMoved { task, reason, labels, files, dir: shown.clone(), dry });
+        }
+    }
+}
