@@ -183,3 +183,47 @@ fn stale_outputs_of_a_failed_attempt_are_moved_aside_before_its_retry_and_kept_i
     assert_eq!(read(&t, &format!("{stale}/out.txt")), "0\n");
     assert_eq!(read(&t, &format!("{stale}/out.txt~1~")), "1\n", "a second copy does not overwrite the first");
 }
+
+#[test]
+fn stale_outputs_of_a_stage_never_known_because_its_list_was_skipped_are_not_read_issue_26() {
+    let t = Test::new().workflow(
+        r#"
+vars = { cut = 0 }
+
+[[tasks]]
+name = "list"
+range = "1-1"
+when = "{{ item > vars.cut }}"
+command = "printf 'a\nb\n' > names.txt"
+outputs = ["names.txt"]
+
+[[tasks]]
+name = "each"
+each_line = "names.txt"
+command = "mkdir -p out && echo {{ item }} > out/{{ item }}.txt"
+outputs = ["out/{{ item }}.txt"]
+
+[[tasks]]
+name = "other"
+command = "mkdir -p out && echo other > out/other.txt"
+outputs = ["out/other.txt"]
+
+[[tasks]]
+name = "final"
+inputs = ["out/*.txt"]
+command = "cat out/*.txt > final.txt"
+outputs = ["final.txt"]
+"#,
+    );
+    t.success_with(&["run"]);
+    assert_eq!(read(&t, "final.txt"), "a\nb\nother\n");
+    let out = t.run_with(&["run", "-v", "cut=1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = format!(
+        "~ each: moved 2 outputs an earlier run left for instances skipped now (each[0], each[1]) to .flow/runs/{}/stale/: out/a.txt, out/b.txt\n",
+        last_run(&t)
+    );
+    assert!(out.stderr.contains(&line), "{}", out.stderr);
+    assert_eq!(statuses(&t, None)["final"], "succeeded", "`other` ran: `final` is not skipped");
+    assert_eq!(read(&t, "final.txt"), "other\n", "what a clean run with cut=1 leaves");
+}

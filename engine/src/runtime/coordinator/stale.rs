@@ -79,12 +79,16 @@ impl StaleOutputs {
         let mut left: HashMap<String, Vec<Arc<Wrote>>> = HashMap::new();
         for g in (0..graph.groups.len() as u32).map(GroupId) {
             let name = &graph.group(g).name;
+            let mut of_task = Vec::new();
             for (label, wrote) in previous.done_of(name) {
                 let recorded = Recorded { label: label.to_owned(), wrote: wrote.clone() };
                 if !recorded.outputs().is_empty() {
-                    left.entry(name.clone()).or_default().push(wrote.clone());
+                    of_task.push(wrote.clone());
                     pending.entry((g, parent_index(graph, g, label))).or_default().push(recorded);
                 }
+            }
+            if !of_task.is_empty() {
+                left.insert(name.clone(), of_task);
             }
         }
         let dropped = graph
@@ -132,6 +136,27 @@ impl StaleOutputs {
         }
         let labels = vec![factory.label(task)];
         (!files.is_empty()).then(|| Moved { task: name.clone(), reason, labels, files })
+    }
+
+    /// Moves what the earlier instances of group `g` left into `into`
+    /// (unless `dry`), now that no instance of it will be known in this
+    /// run — of the part of the parent instance whose `index` is `part`,
+    /// or of the whole group — as it was skipped, cancelled or failed as one.
+    pub fn settle_never_known(
+        &mut self,
+        factory: &JobFactory,
+        g: GroupId,
+        part: Option<i64>,
+        reason: MoveReason,
+        into: &Path,
+        dry: bool,
+    ) -> Option<Moved> {
+        let keys: Vec<_> =
+            self.pending.keys().filter(|(group, p)| *group == g && (part.is_none() || *p == part)).copied().collect();
+        let recorded: Vec<Recorded> = keys.iter().filter_map(|key| self.pending.remove(key)).flatten().collect();
+        let name = &factory.graph().group(g).name;
+        let moved = move_aside(factory.base_dir(), name, recorded, &HashSet::new(), into, dry)?;
+        Some(Moved { reason, ..moved })
     }
 
     /// Moves what `outputs` (the declared outputs of an instance about to

@@ -32,12 +32,23 @@ impl Driver {
 
     /// Instance `task` did not succeed in this run (`reason`): what an
     /// earlier success left at its declared outputs is moved aside.
+    /// For a group or part whose instances will never be known, what its
+    /// earlier instances left.
     pub(super) fn settle_unsucceeded(&mut self, task: TaskId, reason: MoveReason) {
-        if self.options.keep_stale_outputs || !task.is_instance() {
+        if self.options.keep_stale_outputs {
             return;
         }
-        let dir = self.run_dir.path.join("stale");
-        if let Some(moved) = self.stale.settle_unsucceeded(&self.factory, task, reason, &dir, self.options.dry_exec) {
+        let (dir, dry) = (self.run_dir.path.join("stale"), self.options.dry_exec);
+        let moved = if task.is_instance() {
+            self.stale.settle_unsucceeded(&self.factory, task, reason, &dir, dry)
+        } else {
+            let part = task.part_of().and_then(|outer| match *self.graph().base_domain(task.group) {
+                crate::ir::Domain::Nested { parent, .. } => Some(self.graph().index(parent, outer)),
+                _ => None,
+            });
+            self.stale.settle_never_known(&self.factory, task.group, part, reason, &dir, dry)
+        };
+        if let Some(moved) = moved {
             self.note_moved(moved);
         }
     }
