@@ -308,13 +308,15 @@ impl Driver {
     /// `--dry-exec` tasks end as they start, freeing slots for the next ones.
     fn step(&mut self, out: &mut Collect) {
         loop {
+            // What the last events ended first: the outputs of an instance
+            // that did not succeed go aside before its dependents are compared.
+            self.apply(out);
             self.expand_ready(out);
             self.check_ready(out);
             self.core.schedule(now_us(), out);
             if out.starts.is_empty() && out.states.is_empty() {
                 break;
             }
-            self.apply(out);
             if self.recorder.is_full() {
                 self.flush();
             }
