@@ -30,9 +30,9 @@ impl Driver {
         self.say_moved();
     }
 
-    /// Instance `task` did not succeed in this run (`reason`): what an
-    /// earlier success left at its declared outputs is moved aside.
-    /// For a group or part whose instances will never be known, what its
+    /// `task` did not succeed in this run (`reason`): for an instance, what
+    /// an earlier success left at its declared outputs is moved aside; for
+    /// a group or part whose instances will never be known, what its
     /// earlier instances left.
     pub(super) fn settle_unsucceeded(&mut self, task: TaskId, reason: MoveReason) {
         if self.options.keep_stale_outputs {
