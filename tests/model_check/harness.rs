@@ -122,12 +122,15 @@ struct Success {
     outputs: BTreeMap<String, Option<Vec<u8>>>,
 }
 
-/// The oracle: every recorded success per task, and the (task, key) pairs
-/// whose latest attempt started and did not succeed.
+/// The oracle: every recorded success per task; the instances (labels)
+/// that ever finished, and those an attempt tainted: one that started
+/// after the instance had finished and did not succeed, whatever its key
+/// (a killed handler, a failed retry), until the instance succeeds again.
 #[derive(Default)]
 struct Model {
     history: BTreeMap<String, Vec<Success>>,
-    tainted: BTreeSet<(String, String)>,
+    finished: BTreeSet<String>,
+    tainted: BTreeSet<String>,
 }
 
 impl Model {
@@ -140,7 +143,7 @@ impl Model {
                 let task = task_of(&d.label).to_owned();
                 let skip = !d.failed
                     && !fate.reacting.contains(&d.label)
-                    && !self.tainted.contains(&(task.clone(), d.key.clone()))
+                    && !self.tainted.contains(&d.label)
                     && self.history.get(&task).is_some_and(|all| {
                         all.iter().any(|s| {
                             s.key == d.key && s.outputs.iter().all(|(p, b)| fs_err::read(dir.join(p)).ok() == *b)
@@ -152,16 +155,27 @@ impl Model {
             .collect()
     }
 
-    /// `done` failed: its key is not a success to skip later.
-    fn failed(&mut self, done: &Done) {
-        self.tainted.insert((task_of(&done.label).to_owned(), done.key.clone()));
+    /// An attempt of `label` started and did not succeed: an instance that
+    /// had finished is tainted.
+    fn failed(&mut self, label: &str) {
+        if self.finished.contains(label) {
+            self.tainted.insert(label.to_owned());
+        }
+    }
+
+    /// `label` finished without running (unchanged).
+    fn unchanged(&mut self, label: &str) {
+        self.tainted.remove(label);
+        self.finished.insert(label.to_owned());
     }
 
     fn succeeded(&mut self, done: &Done, dir: &Path) {
-        let task = task_of(&done.label).to_owned();
-        self.tainted.remove(&(task.clone(), done.key.clone()));
+        self.unchanged(&done.label);
         let outputs = done.outputs.iter().map(|p| (p.clone(), fs_err::read(dir.join(p)).ok())).collect();
-        self.history.entry(task).or_default().push(Success { key: done.key.clone(), outputs });
+        self.history
+            .entry(task_of(&done.label).to_owned())
+            .or_default()
+            .push(Success { key: done.key.clone(), outputs });
     }
 }
 
@@ -376,7 +390,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             if !executed.is_subset(&expected) {
                 return Err(at(diff("executed (a subset, in a failing or killed run)", &expected, &executed)));
             }
-            record_from_journal(&mut model, &dir, before, &done, clean)?;
+            record_from_journal(&mut model, &dir, before, &done)?;
             continue;
         }
         if out.code != fate.code {
@@ -386,7 +400,10 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             return Err(at(diff("executed instances", &expected, &executed)));
         }
         for d in &done {
-            if d.failed { model.failed(d) } else { model.succeeded(d, &dir) }
+            if d.failed { model.failed(&d.label) } else { model.succeeded(d, &dir) }
+        }
+        for c in clean.iter().filter(|c| !executed.contains(&c.label)) {
+            model.unchanged(&c.label);
         }
         let real = outputs(&dir, &source_names);
         for (path, bytes) in clean_outputs {
@@ -424,40 +441,38 @@ fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
 }
 
 /// After a failing or killed run: what its journal says succeeded is a
-/// success; an attempt that started and did not succeed taints its key.
-fn record_from_journal(
-    model: &mut Model,
-    dir: &Path,
-    before: usize,
-    done: &[Done],
-    clean: &[Done],
-) -> Result<(), String> {
+/// success, what it skipped as unchanged is finished, and an attempt that
+/// started and did not succeed taints its instance.
+fn record_from_journal(model: &mut Model, dir: &Path, before: usize, done: &[Done]) -> Result<(), String> {
     let ids = crate::run::run_ids(dir);
     if ids.len() <= before {
         return Ok(());
     }
     let id = ids.last().expect("a run");
     let list = flow(dir, &["log".into(), "--run".into(), id.clone(), "list".into(), "--json".into()]);
-    let mut last: BTreeMap<String, (bool, bool)> = BTreeMap::new();
-    for line in list.stdout.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+    // Per instance: whether an attempt started, and how the last one ended.
+    let mut last: BTreeMap<String, (bool, &str)> = BTreeMap::new();
+    let lines: Vec<serde_json::Value> = list.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    for v in &lines {
         let label = normal(v["label"].as_str().unwrap_or_default());
         let started = !v["start_us"].is_null() && v["state"] != "cached";
         let entry = last.entry(label).or_default();
         entry.0 |= started;
-        entry.1 = v["state"] == "succeeded";
+        entry.1 = v["state"].as_str().unwrap_or_default();
     }
     for d in done {
         last.entry(d.label.clone()).or_default().0 = true;
     }
-    for (label, (started, succeeded)) in last {
-        if succeeded {
+    for (label, (started, state)) in last {
+        if state == "succeeded" {
             let Some(d) = done.iter().find(|d| d.label == label && !d.failed) else {
                 return Err(format!("run {id} recorded {label} as succeeded, but its command did not finish"));
             };
             model.succeeded(d, dir);
-        } else if started && let Some(c) = clean.iter().find(|c| c.label == label) {
-            model.tainted.insert((task_of(&label).to_owned(), c.key.clone()));
+        } else if state == "cached" {
+            model.unchanged(&label);
+        } else if started {
+            model.failed(&label);
         }
     }
     Ok(())
