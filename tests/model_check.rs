@@ -42,6 +42,7 @@
 //! checks out to look past a known defect. Failing cases are kept in
 //! `tests/model_check.proptest-regressions` and replayed first.
 
+mod coverage;
 mod failures;
 mod harness;
 mod regressions;
@@ -67,9 +68,12 @@ fn model_check(part: u64) {
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    let result = runner.run(&workflows::sequence(3..=5), |(shape, edits)| {
+    let result = runner.run(&workflows::sequence(3..=5, &workflows::Draw::from_env()), |(shape, edits)| {
         harness::check_sequence(&shape, &edits).map_err(|e| {
-            TestCaseError::fail(format!("{e}\n--- workflow.toml:\n{}--- edits: {edits:?}", shape.workflow()))
+            TestCaseError::fail(format!(
+                "{e}\n--- workflow.toml:\n{}--- {shape:?}\n--- edits: {edits:?}",
+                shape.workflow()
+            ))
         })
     });
     if let Err(e) = result {

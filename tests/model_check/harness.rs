@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::failures::{Fate, upstream};
-use super::workflows::{Edit, Shape, Sources, WORDS, left_out};
+use super::workflows::{Edit, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
@@ -55,11 +55,11 @@ fn flow(dir: &Path, args: &[String]) -> Out {
     }
 }
 
-/// `run --cpus 2 -v aux=… -v n=… -v tag=…` and `extra`.
-fn run_args(cmd: &[&str], aux: &Path, src: &Sources) -> Vec<String> {
+/// `cmd` with `-v aux=…` and the variables of `src`.
+fn run_args(cmd: &[&str], aux: &Path, src: &Sources, shape: &Shape) -> Vec<String> {
     let mut args: Vec<String> = cmd.iter().map(|s| (*s).to_owned()).collect();
     args.extend(["-v".to_owned(), format!("aux={}", aux.display())]);
-    args.extend(src.vars());
+    args.extend(src.vars(shape));
     args
 }
 
@@ -109,6 +109,10 @@ pub fn outputs(dir: &Path, sources: &BTreeSet<&str>) -> BTreeMap<String, Vec<u8>
 }
 
 fn write_sources(dir: &Path, files: &BTreeMap<&str, String>) {
+    // One workflow file, in the syntax of the moment.
+    for name in WORKFLOW_FILES.iter().filter(|n| !files.contains_key(*n)) {
+        let _ = fs_err::remove_file(dir.join(name));
+    }
     for (path, text) in files {
         let full = dir.join(path);
         fs_err::create_dir_all(full.parent().expect("parent")).expect("mkdir");
@@ -209,7 +213,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
     let mut dir = root.path().join("w0");
     let mut src = Sources::new();
     write_sources(&dir, &src.files(shape));
-    let source_names: BTreeSet<&str> = src.files(shape).keys().copied().collect();
+    let source_names: BTreeSet<&str> = src.files(shape).keys().copied().chain(WORKFLOW_FILES).collect();
     let tasks = shape.tasks();
     let mut model = Model::default();
     let mut memo = None;
@@ -221,63 +225,70 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
         let mut kill = None;
         let mut fail = None;
-        match edit {
-            Edit::Nothing => {}
-            Edit::InsertTop(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.insert(0, WORDS[w]),
-            Edit::Append(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.push(WORDS[w]),
-            Edit::Remove(i) if src.list.len() > 1 => {
-                src.list.remove(i % src.list.len());
-            }
-            Edit::Swap(i) if src.list.len() > 1 => {
-                let i = i % (src.list.len() - 1);
-                src.list.swap(i, i + 1);
-            }
-            Edit::Replace(i, w) if !src.list.contains(&WORDS[w]) => {
-                let i = i % src.list.len();
-                src.list[i] = WORDS[w];
-            }
-            Edit::SetN(n) => src.n = n,
-            Edit::SetTag(t) => src.tag = t,
-            Edit::SetBOn(on) => src.b_on = on,
-            Edit::Poison(i) => {
-                let _toggled = src.poison.remove(&i) || src.poison.insert(i);
-            }
-            Edit::Common(c) => src.common = c,
-            Edit::Script(false, v) => src.script = v,
-            Edit::Script(true, v) => src.sub_script = v,
-            Edit::Touch => std::thread::sleep(Duration::from_millis(5)),
-            Edit::DeleteOutput(i) | Edit::CorruptOutput(i) => {
-                let all: Vec<String> = outputs(&dir, &source_names).into_keys().collect();
-                if !all.is_empty() {
-                    let path = dir.join(&all[i % all.len()]);
-                    if matches!(edit, Edit::DeleteOutput(_)) {
-                        fs_err::remove_file(path).expect("delete output");
-                    } else {
-                        fs_err::write(path, "99\n").expect("corrupt output");
+        for part in edit.parts() {
+            match part {
+                Edit::Nothing => {}
+                Edit::InsertTop(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => {
+                    src.list.insert(0, WORDS[w])
+                }
+                Edit::Append(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.push(WORDS[w]),
+                Edit::Remove(i) if src.list.len() > 1 => {
+                    src.list.remove(i % src.list.len());
+                }
+                Edit::Swap(i) if src.list.len() > 1 => {
+                    let i = i % (src.list.len() - 1);
+                    src.list.swap(i, i + 1);
+                }
+                Edit::Replace(i, w) if !src.list.contains(&WORDS[w]) => {
+                    let i = i % src.list.len();
+                    src.list[i] = WORDS[w];
+                }
+                Edit::SetN(n) => src.n = n,
+                Edit::SetTag(t) => src.tag = t,
+                Edit::SetBOn(on) => src.b_on = on,
+                Edit::Poison(i) => {
+                    let _toggled = src.poison.remove(&i) || src.poison.insert(i);
+                }
+                Edit::Common(c) => src.common = c,
+                Edit::Script(false, v) => src.script = v,
+                Edit::Script(true, v) => src.sub_script = v,
+                Edit::Touch => std::thread::sleep(Duration::from_millis(5)),
+                Edit::DeleteOutput(i) | Edit::CorruptOutput(i) => {
+                    let all: Vec<String> = outputs(&dir, &source_names).into_keys().collect();
+                    if !all.is_empty() {
+                        let path = dir.join(&all[i % all.len()]);
+                        if matches!(part, Edit::DeleteOutput(_)) {
+                            fs_err::remove_file(path).expect("delete output");
+                        } else {
+                            fs_err::write(path, "99\n").expect("corrupt output");
+                        }
                     }
                 }
+                Edit::Fail(i) => fail = Some(i),
+                Edit::Move => {
+                    let to = root.path().join(format!("w{step}"));
+                    fs_err::rename(&dir, &to).expect("move the directory");
+                    dir = to;
+                }
+                Edit::Kill(ms) => kill = Some(ms),
+                Edit::Syntax => src.yaml = !src.yaml,
+                Edit::Stdin(v) => src.stdin = v,
+                Edit::Setup(v) => src.setup = v,
+                _ => {}
             }
-            Edit::Fail(i) => fail = Some(i),
-            Edit::Move => {
-                let to = root.path().join(format!("w{step}"));
-                fs_err::rename(&dir, &to).expect("move the directory");
-                dir = to;
-            }
-            Edit::Kill(ms) => kill = Some(ms),
-            _ => {}
         }
         let files = src.files(shape);
         write_sources(&dir, &files);
 
         // The clean run: all outputs and every instance's key (again only
         // when the files or variables changed).
-        let state = (files.clone(), src.vars());
+        let state = (files.clone(), src.vars(shape));
         if memo.as_ref().is_none_or(|(s, _, _, _)| *s != state) {
             let clean_dir = root.path().join(format!("clean{step}"));
             let clean_aux = root.path().join(format!("clean-aux{step}"));
             fs_err::create_dir_all(&clean_aux).expect("aux");
             write_sources(&clean_dir, &files);
-            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src));
+            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src, shape));
             let log = take_log(&clean_aux);
             let fate = Fate::of(shape, &log).map_err(|e| at(format!("{e}\n{}", out.stderr)))?;
             if out.code != fate.code {
@@ -300,7 +311,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let always = shape.handler.is_some_and(|h| h.always);
 
         if normal_run && checks.plan && step > 0 {
-            let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src));
+            let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src, shape));
             if plan.code != 0 {
                 return Err(at(format!("flow plan --why failed:\n{}", plan.stderr)));
             }
@@ -345,7 +356,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             let copy = root.path().join(format!("dry{step}"));
             fs_err::create_dir_all(&copy).expect("mkdir");
             copy_dir(&dir, &copy);
-            let dry = flow(&copy, &run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src));
+            let dry = flow(&copy, &run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src, shape));
             let _ = fs_err::remove_dir_all(&copy);
             let would: BTreeSet<String> = dry
                 .stdout
@@ -376,7 +387,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
 
         // The run.
-        let args = run_args(&["run", "--cpus", "2"], &aux, &src);
+        let args = run_args(&["run", "--cpus", "2"], &aux, &src, shape);
         let before = crate::run::run_ids(&dir).len();
         let out = match kill {
             Some(ms) => killed(&dir, &args, ms),
