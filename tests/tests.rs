@@ -26,7 +26,6 @@ mod layers;
 mod log;
 mod metrics;
 mod model_check;
-mod needless_reruns;
 mod nested;
 mod pbs;
 mod permissions;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::failures::{Fate, upstream};
-use super::workflows::{Edit, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
+use super::workflows::{Draw, Edit, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
@@ -185,15 +185,35 @@ impl Model {
 
 /// Which checks to make; `FLOW_MODEL_SKIP` lists the ones to leave out
 /// (`stale`, `plan`, `dry`), to look past a known defect.
+/// `why` (the reasons of `flow plan --why` name the file an edit changed)
+/// is made only when `FLOW_MODEL_DRAW` names it: flow names a file
+/// modified since the last success, not one whose bytes changed, until
+/// it records what each input held.
 struct Checks {
     stale: bool,
     plan: bool,
     dry: bool,
+    why: bool,
 }
 
 impl Checks {
     fn from_env() -> Self {
-        Self { stale: !left_out("stale"), plan: !left_out("plan"), dry: !left_out("dry") }
+        let why = Draw::from_env().has("why") && !left_out("why");
+        Self { stale: !left_out("stale"), plan: !left_out("plan"), dry: !left_out("dry"), why }
+    }
+}
+
+/// The file whose bytes the edit `parts` changed, when it is the one
+/// thing that changed for task `a`: the cause `flow plan --why` must name
+/// for `a`'s instances that run because an input changed.
+fn known_cause(shape: &Shape, parts: &[Edit], before: &Sources, now: &Sources) -> Option<&'static str> {
+    match parts {
+        [Edit::Common(_)] if shape.common && before.common != now.common => Some("in/common.txt"),
+        [Edit::Script(false, _)] if shape.script.is_some() && !shape.cwd && before.script != now.script => Some("s.sh"),
+        [Edit::Script(true, _)] if shape.script.is_some() && shape.cwd && before.sub_script != now.sub_script => {
+            Some("sub/s.sh")
+        }
+        _ => None,
     }
 }
 
@@ -223,6 +243,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         for marker in crate::support::process::entries(&aux.join("fail")) {
             let _ = fs_err::remove_file(aux.join("fail").join(marker));
         }
+        let before_edit = src.clone();
         let mut kill = None;
         let mut fail = None;
         for part in edit.parts() {
@@ -315,9 +336,21 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             if plan.code != 0 {
                 return Err(at(format!("flow plan --why failed:\n{}", plan.stderr)));
             }
+            let cause = known_cause(shape, &edit.parts(), &before_edit, &src).filter(|_| checks.why);
             for line in plan.stdout.lines() {
                 let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(format!("{e}: {line}")))?;
                 let task = v["task"].as_str().unwrap_or_default();
+                // An input changed: the one the edit changed.
+                let input =
+                    |i: &&serde_json::Value| i["reason"] == "input_changed" || i["reason"] == "some_input_changed";
+                if let Some(cause) = cause.filter(|_| task == "a")
+                    && let Some(i) =
+                        v["instances_run"].as_array().into_iter().flatten().filter(input).find(|i| i["detail"] != cause)
+                {
+                    return Err(at(format!(
+                        "flow plan --why gave {i} as the reason, not that `{cause}` changed\n{line}"
+                    )));
+                }
                 if v["instances"].is_null() || (Shape::is_dynamic(task) && upstream_runs(task)) {
                     continue;
                 }

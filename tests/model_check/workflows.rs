@@ -196,7 +196,7 @@ impl Shape {
             w.push_str("stdin = \"in/stdin.txt\"\n");
         }
         if self.setup {
-            let _ = writeln!(w, "setup = [\". {up}env.sh\"]");
+            let _ = writeln!(w, "setup = [\". ./{up}env.sh\"]");
         }
         if self.cwd {
             w.push_str("cwd = \"sub\"\n");
@@ -427,12 +427,13 @@ pub fn left_out(what: &str) -> bool {
     std::env::var("FLOW_MODEL_SKIP").unwrap_or_default().split(',').any(|s| s.trim() == what)
 }
 
-/// Features of the grammar drawn only when `FLOW_MODEL_DRAW` names them:
-/// each finds a defect fixed elsewhere, and is switched on once the fix is
-/// in — `stdin` (a `stdin` file in the key), `setup` (a file sourced by a
-/// `setup` line in the key), `append` (outputs moved aside before an
-/// instance runs again, so `>>` gives a clean run's result).
-pub const DEFAULT_OFF: [&str; 3] = ["stdin", "setup", "append"];
+/// Features of the grammar, and checks, made only when `FLOW_MODEL_DRAW`
+/// names them: each finds a defect not fixed yet, and is switched on once
+/// the fix is in — `stdin` (a `stdin` file in the key), `setup` (a file
+/// sourced by a `setup` line in the key), `append` (outputs moved aside
+/// before an instance runs again, so `>>` gives a clean run's result), and
+/// the check `why` (`flow plan --why` names the file an edit changed).
+pub const DEFAULT_OFF: [&str; 4] = ["stdin", "setup", "append", "why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
