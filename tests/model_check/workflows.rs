@@ -58,8 +58,13 @@ pub struct Shape {
     pub fragile: Option<bool>,
     /// `h`: waits for `b` with `on = "failure"` or `"always"` (needs `mirror`).
     pub handler: Option<Handler>,
-    /// A workflow `name`, `max_fails` and `[defaults]` (`priority`, `timeout`, `crash_limit`).
+    /// A workflow `name`, `max_fails` and `[defaults]` (`priority`,
+    /// `timeout`, `crash_limit`, `time_request`, `nodes`).
     pub defaults: bool,
+    /// A `[finally]` command writing `finally.txt`.
+    pub finally: bool,
+    /// `c` prints to `stdout = "c.out"` and `stderr = "c.err"` (needs `combine`).
+    pub streams: bool,
     /// `a` asks for `memory = "{{ 10 * (attempt + 1) }} MiB"`, has it in
     /// its `env`, and fails its first attempt (too little memory): a retry
     /// (`retries`, `retry_on`, `retry_delay`) that then succeeds. Not with
@@ -134,8 +139,11 @@ impl Shape {
         let mut w = String::new();
         if self.defaults {
             w.push_str(
-                "name = \"model\"\nmax_fails = 50\n\n[defaults]\npriority = 1\ntimeout = \"10m\"\ncrash_limit = 3\n\n",
+                "name = \"model\"\nmax_fails = 50\n\n[defaults]\npriority = 1\ntimeout = \"10m\"\ncrash_limit = 3\ntime_request = \"1h\"\nnodes = 1\n\n",
             );
+        }
+        if self.finally {
+            w.push_str("[finally]\ncommand = \"echo finished > finally.txt\"\ntimeout = \"1m\"\n\n");
         }
         w.push_str("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\nb_on = true\n\n");
         if self.template {
@@ -233,9 +241,15 @@ impl Shape {
         if self.combine {
             let x = if self.mirror.is_some() { "b" } else { "a" };
             let to = if self.append { ">>" } else { ">" };
+            // With `streams`, what it prints goes to files of the directory.
+            let (say, streams) = if self.streams {
+                (" && wc -l < all.txt && echo note >&2", "stdout = \"c.out\"\nstderr = \"c.err\"\n")
+            } else {
+                ("", "")
+            };
             let _ = write!(
                 w,
-                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) {to} all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n"
+                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) {to} all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt{say} && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n{streams}"
             );
         }
         if self.combine && self.dynamic {
@@ -293,6 +307,11 @@ pub struct Sources {
     /// The workflow is written as `workflow.yaml` (in YAML's JSON form), not `workflow.toml`.
     pub yaml: bool,
 }
+
+/// The `stdout` and `stderr` files of `c` (`streams`): the edits that
+/// delete or overwrite an output leave them alone, as they are not
+/// declared outputs (deleted, they are not written again until `c` runs).
+pub const STREAM_FILES: [&str; 2] = ["c.out", "c.err"];
 
 /// The names the workflow file may have.
 pub const WORKFLOW_FILES: [&str; 2] = ["workflow.toml", "workflow.yaml"];
@@ -437,7 +456,7 @@ pub const DEFAULT_OFF: [&str; 4] = ["stdin", "setup", "append", "why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`; edits `kill`, `fail`, `corrupt`,
+/// `untracked`, `vars_file`, `argv`, `finally`, `streams`; edits `kill`, `fail`, `corrupt`,
 /// `insert`, `syntax`, `both`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
@@ -484,7 +503,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    let keys = proptest::collection::vec(any::<bool>(), 8);
+    let keys = proptest::collection::vec(any::<bool>(), 10);
     let d = draw.clone();
     (source, opts, rest, failures, keys).prop_map(
         move |(
@@ -495,6 +514,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
             keys,
         )| {
             let variants = variants && d.has("variants");
+            let combine = combine && d.has("combine");
             let handler = handler.filter(|_| mirror.is_some() && d.has("handler"));
             Shape {
                 source,
@@ -505,7 +525,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 common,
                 mirror,
                 gated: gated && mirror.is_some() && d.has("when"),
-                combine: combine && d.has("combine"),
+                combine,
                 dynamic: dynamic && d.has("dynamic"),
                 nested: nested && d.has("nested"),
                 fragile: fragile.filter(|_| mirror.is_some() && d.has("fragile")),
@@ -518,6 +538,8 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 stdin: keys[5] && d.has("stdin"),
                 setup: keys[6] && d.has("setup"),
                 append: keys[7] && combine && d.has("append"),
+                finally: keys[8] && d.has("finally"),
+                streams: keys[9] && combine && d.has("streams"),
             }
         },
     )
