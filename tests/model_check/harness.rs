@@ -295,7 +295,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                     fs_err::rename(&dir, &to).expect("move the directory");
                     dir = to;
                 }
-                Edit::Kill(ms) => kill = Some(ms),
+                Edit::Kill(ms) => kill = Some((ms, "-KILL")),
+                Edit::Interrupt(ms) => kill = Some((ms, "-INT")),
                 Edit::Syntax => src.yaml = !src.yaml,
                 Edit::Stdin(v) => src.stdin = v,
                 Edit::Setup(v) => src.setup = v,
@@ -427,7 +428,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let args = run_args(&["run", "--cpus", "2"], &aux, &src, shape);
         let before = crate::run::run_ids(&dir).len();
         let out = match kill {
-            Some(ms) => killed(&dir, &args, ms),
+            Some((ms, signal)) => killed(&dir, &args, ms, signal),
             None => flow(&dir, &args),
         };
         let done = take_log(&aux);
@@ -469,8 +470,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs flow and `kill -9`s it after `ms` milliseconds.
-fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
+/// Runs flow and sends it `signal` (`-KILL`, `-INT`) after `ms` milliseconds.
+fn killed(dir: &Path, args: &[String], ms: u16, signal: &str) -> Out {
     let mut child = std::process::Command::new(flow_bin())
         .args(args)
         .current_dir(dir)
@@ -481,7 +482,8 @@ fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
         .spawn()
         .expect("start flow");
     std::thread::sleep(Duration::from_millis(u64::from(ms)));
-    let _ = child.kill();
+    // It may have ended already.
+    let _ = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status();
     let status = wait_child(&mut child, Duration::from_secs(30)).and_then(|s| s.code()).unwrap_or(-1);
     // Tasks already started finish on their own (they take milliseconds).
     std::thread::sleep(Duration::from_millis(300));

@@ -415,6 +415,8 @@ pub enum Edit {
     Move,
     /// `kill -9` the run this many milliseconds after it starts.
     Kill(u16),
+    /// Ctrl-C (SIGINT) the run this many milliseconds after it starts.
+    Interrupt(u16),
     /// `-v b_on=…` (`b`'s condition, when it has one).
     SetBOn(bool),
     /// List the index in `poison.txt`, or take it out.
@@ -456,8 +458,8 @@ pub const DEFAULT_OFF: [&str; 4] = ["stdin", "setup", "append", "why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`, `finally`, `streams`; edits `kill`, `fail`, `corrupt`,
-/// `insert`, `syntax`, `both`; and those of [`DEFAULT_OFF`].
+/// `untracked`, `vars_file`, `argv`, `finally`, `streams`; edits `kill`,
+/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `both`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
     skip: BTreeSet<String>,
@@ -566,6 +568,7 @@ fn single() -> impl Strategy<Value = Edit> {
         1 => (0..20usize).prop_map(Edit::Fail),
         1 => Just(Edit::Move),
         1 => (0..150u16).prop_map(Edit::Kill),
+        1 => (0..150u16).prop_map(Edit::Interrupt),
         3 => any::<bool>().prop_map(Edit::SetBOn),
         4 => (1..=4u8).prop_map(Edit::Poison),
         1 => Just(Edit::Syntax),
@@ -585,6 +588,7 @@ pub fn edit() -> impl Strategy<Value = Edit> {
 fn drawn(draw: &Draw, edit: &Edit) -> bool {
     match edit {
         Edit::Kill(_) => draw.has("kill"),
+        Edit::Interrupt(_) => draw.has("interrupt"),
         Edit::Fail(_) => draw.has("fail"),
         Edit::CorruptOutput(_) => draw.has("corrupt"),
         Edit::InsertTop(_) => draw.has("insert"),
