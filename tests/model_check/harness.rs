@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::failures::{Fate, upstream};
-use super::workflows::{Draw, Edit, STREAM_FILES, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
+use super::workflows::{Draw, Edit, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
@@ -267,6 +267,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 Edit::SetN(n) => src.n = n,
                 Edit::SetTag(t) => src.tag = t,
                 Edit::SetBOn(on) => src.b_on = on,
+                Edit::Cut(i) => src.cut = i,
                 Edit::Poison(i) => {
                     let _toggled = src.poison.remove(&i) || src.poison.insert(i);
                 }
@@ -275,11 +276,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 Edit::Script(true, v) => src.sub_script = v,
                 Edit::Touch => std::thread::sleep(Duration::from_millis(5)),
                 Edit::DeleteOutput(i) | Edit::CorruptOutput(i) => {
-                    // Not a `stdout` or `stderr` file: no declared output.
-                    let all: Vec<String> = outputs(&dir, &source_names)
-                        .into_keys()
-                        .filter(|p| !STREAM_FILES.contains(&p.as_str()))
-                        .collect();
+                    let all: Vec<String> = outputs(&dir, &source_names).into_keys().collect();
                     if !all.is_empty() {
                         let path = dir.join(&all[i % all.len()]);
                         if matches!(part, Edit::DeleteOutput(_)) {

@@ -63,7 +63,8 @@ pub struct Shape {
     pub defaults: bool,
     /// A `[finally]` command writing `finally.txt`.
     pub finally: bool,
-    /// `c` prints to `stdout = "c.out"` and `stderr = "c.err"` (needs `combine`).
+    /// `c` prints to `stdout = "c.out"` and `stderr = "c.err"` (needs
+    /// `combine`; feature `streams`, off by default).
     pub streams: bool,
     /// `a` asks for `memory = "{{ 10 * (attempt + 1) }} MiB"`, has it in
     /// its `env`, and fails its first attempt (too little memory): a retry
@@ -82,6 +83,9 @@ pub struct Shape {
     pub setup: bool,
     /// `c` appends to its outputs (`>>`) (feature `append`, off by default).
     pub append: bool,
+    /// `b` has a per-instance `when = "{{ index != vars.cut }}"`, which the
+    /// edits flip both ways (feature `skips`, off by default; not with `gated`).
+    pub skips: bool,
 }
 
 /// A task `h` that waits for `b`'s end however.
@@ -145,7 +149,7 @@ impl Shape {
         if self.finally {
             w.push_str("[finally]\ncommand = \"echo finished > finally.txt\"\ntimeout = \"1m\"\n\n");
         }
-        w.push_str("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\nb_on = true\n\n");
+        w.push_str("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\nb_on = true\ncut = 0\n\n");
         if self.template {
             w.push_str("[templates.base]\nenv = { NT = \"{{ resources.cpus }}\" }\nretries = 1\n\n");
         }
@@ -233,7 +237,11 @@ impl Shape {
                 w,
                 "\n[[tasks]]\nname = \"b\"\nfor_each = \"a\"\n{}{}{}command = '''{gate} && {fails}head -c 3 a/{k}.txt > b/{k}.txt && echo \"{label}|b/{k}.txt|{b_key}\" >> {log}'''\ninputs = {b_inputs:?}\noutputs = [\"b/{k}.txt\"]\n",
                 if after { "after = [\"a[{{ index }}]\"]\n" } else { "" },
-                if self.gated { "when = \"{{ vars.b_on }}\"\n" } else { "" },
+                match (self.gated, self.skips) {
+                    (true, _) => "when = \"{{ vars.b_on }}\"\n",
+                    (false, true) => "when = \"{{ index != vars.cut }}\"\n",
+                    (false, false) => "",
+                },
                 if self.fragile == Some(true) { "continue_on_failure = true\n" } else { "" },
             );
         }
@@ -299,6 +307,8 @@ pub struct Sources {
     pub sub_script: u8,
     /// `-v b_on=…`.
     pub b_on: bool,
+    /// `-v cut=…`: the index `b` skips (`skips`).
+    pub cut: u8,
     /// The indices listed in `poison.txt`.
     pub poison: BTreeSet<u8>,
     /// What `in/stdin.txt` and `env.sh` hold (features `stdin`, `setup`).
@@ -307,11 +317,6 @@ pub struct Sources {
     /// The workflow is written as `workflow.yaml` (in YAML's JSON form), not `workflow.toml`.
     pub yaml: bool,
 }
-
-/// The `stdout` and `stderr` files of `c` (`streams`): the edits that
-/// delete or overwrite an output leave them alone, as they are not
-/// declared outputs (deleted, they are not written again until `c` runs).
-pub const STREAM_FILES: [&str; 2] = ["c.out", "c.err"];
 
 /// The names the workflow file may have.
 pub const WORKFLOW_FILES: [&str; 2] = ["workflow.toml", "workflow.yaml"];
@@ -326,6 +331,7 @@ impl Sources {
             script: 0,
             sub_script: 0,
             b_on: true,
+            cut: 0,
             poison: BTreeSet::new(),
             stdin: 0,
             setup: 0,
@@ -375,6 +381,7 @@ impl Sources {
             ["-v".into(), format!("tag=t{}", self.tag)]
         };
         let mut args = vec!["-v".into(), format!("n={}", self.n), "-v".into(), format!("b_on={b_on}")];
+        args.extend(["-v".into(), format!("cut={}", self.cut)]);
         args.extend(tag);
         args
     }
@@ -419,6 +426,8 @@ pub enum Edit {
     Interrupt(u16),
     /// `-v b_on=…` (`b`'s condition, when it has one).
     SetBOn(bool),
+    /// `-v cut=…` (`b`'s per-instance condition, when it has one).
+    Cut(u8),
     /// List the index in `poison.txt`, or take it out.
     Poison(u8),
     /// Convert the workflow file between TOML and YAML.
@@ -452,13 +461,17 @@ pub fn left_out(what: &str) -> bool {
 /// names them: each finds a defect not fixed yet, and is switched on once
 /// the fix is in — `stdin` (a `stdin` file in the key), `setup` (a file
 /// sourced by a `setup` line in the key), `append` (outputs moved aside
-/// before an instance runs again, so `>>` gives a clean run's result), and
+/// before an instance runs again, so `>>` gives a clean run's result),
+/// `skips` (outputs of instances a per-instance `when` skips moved aside,
+/// and skips propagated per instance), `streams` (the `stdout` and
+/// `stderr` files of a task that is dropped stay behind, and one deleted
+/// is not written again), and
 /// the check `why` (`flow plan --why` names the file an edit changed).
-pub const DEFAULT_OFF: [&str; 4] = ["stdin", "setup", "append", "why"];
+pub const DEFAULT_OFF: [&str; 6] = ["stdin", "setup", "append", "skips", "streams", "why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`, `finally`, `streams`; edits `kill`,
+/// `untracked`, `vars_file`, `argv`, `finally`; edits `kill`,
 /// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `both`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
@@ -505,7 +518,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    let keys = proptest::collection::vec(any::<bool>(), 10);
+    let keys = proptest::collection::vec(any::<bool>(), 11);
     let d = draw.clone();
     (source, opts, rest, failures, keys).prop_map(
         move |(
@@ -542,6 +555,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 append: keys[7] && combine && d.has("append"),
                 finally: keys[8] && d.has("finally"),
                 streams: keys[9] && combine && d.has("streams"),
+                skips: keys[10] && mirror.is_some() && d.has("skips"),
             }
         },
     )
@@ -570,6 +584,7 @@ fn single() -> impl Strategy<Value = Edit> {
         1 => (0..150u16).prop_map(Edit::Kill),
         1 => (0..150u16).prop_map(Edit::Interrupt),
         3 => any::<bool>().prop_map(Edit::SetBOn),
+        2 => (0..4u8).prop_map(Edit::Cut),
         4 => (1..=4u8).prop_map(Edit::Poison),
         1 => Just(Edit::Syntax),
         1 => (0..3u8).prop_map(Edit::Stdin),
