@@ -377,3 +377,57 @@ fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>,
     let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
     Ok(Some((graph, journal)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{Options, compile};
+    use crate::diag::Source;
+    use crate::ir::GroupId;
+    use crate::log::{JournalEvent, JournalRecord, JournalWriter};
+    use crate::rundir::Meta;
+    use crate::spec::{Format, parse};
+
+    fn graph(text: &str) -> Graph {
+        let source = Source::new("workflow.toml", text);
+        let workflow = parse(&source, Format::Toml).expect("parses");
+        let dir = tempfile::tempdir().expect("temp dir");
+        compile(&workflow, &source, &Options { base_dir: dir.path().to_path_buf(), ..Options::default() })
+            .expect("compiles")
+    }
+
+    /// A run of `workflow.toml` under `state` with these journal records.
+    fn run(state: &Path, graph: &Graph, records: &[JournalRecord]) {
+        let run = RunDir::create(state, false).expect("run dir");
+        let meta = Meta { workflow: "workflow.toml".into(), started_us: 0, dry_exec: false, command: Vec::new() };
+        run.write_meta(&meta).expect("meta");
+        run.write_graph(graph).expect("graph");
+        JournalWriter::create(&run.journal()).expect("journal").append_batch(records).expect("records");
+    }
+
+    /// Issue 26: a success of the second attempt, and the skip that stood
+    /// for it, are looked up as rendered at that attempt — also from the
+    /// same workflow converted to YAML.
+    #[test]
+    fn a_success_is_tried_at_the_attempt_that_did_the_work() {
+        let g = graph("[[tasks]]\nname = \"fit\"\nretries = 1\ncommand = \"true\"\n");
+        let state = tempfile::tempdir().expect("temp dir");
+        let task = TaskId::new(GroupId(0), 0);
+        let record = |attempt, event| JournalRecord::new(1, task, attempt, event);
+        let started = || JournalEvent::Started { worker: 0, ready_us: None };
+        let wrote = Wrote { variant: 0, outputs: Some(Vec::new()) };
+        run(
+            state.path(),
+            &g,
+            &[
+                record(0, started()),
+                record(0, JournalEvent::Failed { exit_code: Some(1), signal: None, reason: "exit code 1".into() }),
+                record(1, started()),
+                record(1, JournalEvent::Succeeded { fingerprint: [7; 32], wrote: wrote.clone() }),
+            ],
+        );
+        run(state.path(), &g, &[record(0, JournalEvent::Cached { fingerprint: [7; 32], wrote })]);
+        let previous = Previous::load(state.path(), Path::new("workflow.yaml"), false);
+        assert_eq!(previous.renderings_to_try(task, "fit"), [Rendering { variant: 0, attempt: 1 }]);
+    }
+}
