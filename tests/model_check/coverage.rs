@@ -76,12 +76,10 @@ const EXEMPT: &[(&str, &str)] = &[
 ];
 
 /// Options of `flow run` that change what runs, drawn by the model check.
-const RUN_FLAGS_DRAWN: &[&str] = &["--cpus", "--var", "--vars", "--dry-exec", "--json"];
+const RUN_FLAGS_DRAWN: &[&str] = &["--cpus", "--var", "--vars", "--dry-exec", "--json", "--force", "--only"];
 
 /// Options of `flow run` that change what runs, not drawn yet, and why.
 const RUN_FLAGS_EXEMPT: &[(&str, &str)] = &[
-    ("--force", "not yet drawn: reruns everything, which the oracle would name trivially"),
-    ("--only", "not yet drawn: forces a selection and its downstream"),
     ("--gpus", "not yet drawn: the first variant needs a GPU, CI has none (`CUDA_VISIBLE_DEVICES` is empty)"),
     ("--memory", "not yet drawn: what fits changes, not what a success did"),
     ("--resource", "not yet drawn: custom resources"),

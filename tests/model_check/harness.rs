@@ -246,6 +246,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let before_edit = src.clone();
         let mut kill = None;
         let mut fail = None;
+        // `--force`, or `--only` a task of the clean run (picked by number).
+        let mut forced: Option<Option<usize>> = None;
         for part in edit.parts() {
             match part {
                 Edit::Nothing => {}
@@ -268,6 +270,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 Edit::SetTag(t) => src.tag = t,
                 Edit::SetBOn(on) => src.b_on = on,
                 Edit::Cut(i) => src.cut = i,
+                Edit::Force => forced = Some(None),
+                Edit::Only(i) => forced = Some(Some(i)),
                 Edit::Poison(i) => {
                     let _toggled = src.poison.remove(&i) || src.poison.insert(i);
                 }
@@ -322,7 +326,12 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             memo = Some((state, log, outputs, fate));
         }
         let (_, clean, clean_outputs, fate) = memo.as_ref().expect("a clean run");
-        let expected = model.expected(clean, fate, &dir);
+        let mut expected = model.expected(clean, fate, &dir);
+        let forced = forced.filter(|_| !clean.is_empty()).map(|o| o.map(|i| task_of(&clean[i % clean.len()].label)));
+        if let Some(only) = forced {
+            let hit = |t: &str| only.is_none_or(|o| t == o || upstream(&tasks, t).contains(o));
+            expected.extend(clean.iter().filter(|d| hit(task_of(&d.label))).map(|d| d.label.clone()));
+        }
         if let Some(i) = fail {
             let label = &clean[i % clean.len()].label;
             let marker = label.replace('[', ".").replace(']', "");
@@ -333,7 +342,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             |task: &str| upstream(&tasks, task).iter().any(|u| expected.iter().any(|l| task_of(l) == *u));
         let always = shape.handler.is_some_and(|h| h.always);
 
-        if normal_run && checks.plan && step > 0 {
+        // `plan` and `--dry-exec` are not asked about a forced run.
+        if normal_run && forced.is_none() && checks.plan && step > 0 {
             let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src, shape));
             if plan.code != 0 {
                 return Err(at(format!("flow plan --why failed:\n{}", plan.stderr)));
@@ -387,7 +397,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 }
             }
         }
-        if normal_run && checks.dry && step > 0 {
+        if normal_run && forced.is_none() && checks.dry && step > 0 {
             let copy = root.path().join(format!("dry{step}"));
             fs_err::create_dir_all(&copy).expect("mkdir");
             copy_dir(&dir, &copy);
@@ -422,7 +432,12 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
 
         // The run.
-        let args = run_args(&["run", "--cpus", "2"], &aux, &src, shape);
+        let mut args = run_args(&["run", "--cpus", "2"], &aux, &src, shape);
+        match forced {
+            Some(None) => args.push("--force".to_owned()),
+            Some(Some(task)) => args.extend(["--only".to_owned(), task.to_owned()]),
+            None => {}
+        }
         let before = crate::run::run_ids(&dir).len();
         let out = match kill {
             Some((ms, signal)) => killed(&dir, &args, ms, signal),
@@ -502,7 +517,7 @@ fn record_from_journal(model: &mut Model, dir: &Path, before: usize, done: &[Don
     let lines: Vec<serde_json::Value> = list.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     for v in &lines {
         let label = normal(v["label"].as_str().unwrap_or_default());
-        let started = !v["start_us"].is_null() && v["state"] != "cached";
+        let started = !v["started_us"].is_null() && v["state"] != "cached";
         let entry = last.entry(label).or_default();
         entry.0 |= started;
         entry.1 = v["state"].as_str().unwrap_or_default();

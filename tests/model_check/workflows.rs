@@ -428,6 +428,10 @@ pub enum Edit {
     SetBOn(bool),
     /// `-v cut=…` (`b`'s per-instance condition, when it has one).
     Cut(u8),
+    /// Run with `--force`.
+    Force,
+    /// Run with `--only` one of the tasks (chosen among them).
+    Only(usize),
     /// List the index in `poison.txt`, or take it out.
     Poison(u8),
     /// Convert the workflow file between TOML and YAML.
@@ -472,7 +476,7 @@ pub const DEFAULT_OFF: [&str; 6] = ["stdin", "setup", "append", "skips", "stream
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
 /// `untracked`, `vars_file`, `argv`, `finally`; edits `kill`,
-/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `both`; and those of [`DEFAULT_OFF`].
+/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `both`, `force`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
     skip: BTreeSet<String>,
@@ -585,6 +589,8 @@ fn single() -> impl Strategy<Value = Edit> {
         1 => (0..150u16).prop_map(Edit::Interrupt),
         3 => any::<bool>().prop_map(Edit::SetBOn),
         2 => (0..4u8).prop_map(Edit::Cut),
+        1 => Just(Edit::Force),
+        1 => (0..8usize).prop_map(Edit::Only),
         4 => (1..=4u8).prop_map(Edit::Poison),
         1 => Just(Edit::Syntax),
         1 => (0..3u8).prop_map(Edit::Stdin),
@@ -604,6 +610,7 @@ fn drawn(draw: &Draw, edit: &Edit) -> bool {
     match edit {
         Edit::Kill(_) => draw.has("kill"),
         Edit::Interrupt(_) => draw.has("interrupt"),
+        Edit::Force | Edit::Only(_) => draw.has("force"),
         Edit::Fail(_) => draw.has("fail"),
         Edit::CorruptOutput(_) => draw.has("corrupt"),
         Edit::InsertTop(_) => draw.has("insert"),
