@@ -445,7 +445,10 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
     };
     let Some(now) = jobs.first() else { return Why::New };
     match previous.run_id(run).and_then(|id| old.job(id, &label, rendering)) {
-        Some((_, tracked)) if tracked != graph.group(task.group).implicit_inputs => {
+        // The scripts it tracks changed with `implicit_inputs`, not with their bytes.
+        Some((before, tracked))
+            if tracked != graph.group(task.group).implicit_inputs && before.implicit != now.implicit =>
+        {
             Why::SettingsChanged("implicit_inputs".to_owned())
         }
         Some((before, _)) => difference(&before, now, ended_us),
