@@ -12,8 +12,9 @@
 //! The oracle: an instance is skipped iff an earlier success of the same
 //! task had the same key (what its command printed as the material of its
 //! fingerprint in the clean run), every output that success wrote still
-//! has its bytes, and no attempt with that key started since without
-//! succeeding.
+//! has its bytes, and no attempt of the instance started since it last
+//! finished without succeeding (a taint is per instance, whatever the key,
+//! as in flow).
 //!
 //! Failures are part of the files: `b` may fail on what it reads (and
 //! logs so), with or without `continue_on_failure`, and a task `h` may wait
@@ -39,9 +40,15 @@
 //!
 //! `FLOW_MODEL_CASES` sets the number of sequences (default 200),
 //! `FLOW_MODEL_SEED` the seed, `FLOW_MODEL_SKIP=stale,plan,dry` leaves
-//! checks out to look past a known defect. Failing cases are kept in
+//! checks (or features of the grammar, `workflows::Draw`) out to look past
+//! a known defect, and `FLOW_MODEL_DRAW=stdin,setup,append,skips,streams,why` switches
+//! on the rules and checks that find defects not fixed yet
+//! (`workflows::DEFAULT_OFF`). Failing cases are kept in
 //! `tests/model_check.proptest-regressions` and replayed first.
+//! `coverage` holds the grammar to the keys of the schema and the options
+//! of `flow run`.
 
+mod coverage;
 mod failures;
 mod harness;
 mod regressions;
@@ -67,9 +74,12 @@ fn model_check(part: u64) {
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    let result = runner.run(&workflows::sequence(3..=5), |(shape, edits)| {
+    let result = runner.run(&workflows::sequence(3..=5, &workflows::Draw::from_env()), |(shape, edits)| {
         harness::check_sequence(&shape, &edits).map_err(|e| {
-            TestCaseError::fail(format!("{e}\n--- workflow.toml:\n{}--- edits: {edits:?}", shape.workflow()))
+            TestCaseError::fail(format!(
+                "{e}\n--- workflow.toml:\n{}--- {shape:?}\n--- edits: {edits:?}",
+                shape.workflow()
+            ))
         })
     });
     if let Err(e) = result {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::failures::{Fate, upstream};
-use super::workflows::{Edit, Shape, Sources, WORDS, left_out};
+use super::workflows::{Draw, Edit, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
@@ -55,11 +55,11 @@ fn flow(dir: &Path, args: &[String]) -> Out {
     }
 }
 
-/// `run --cpus 2 -v aux=… -v n=… -v tag=…` and `extra`.
-fn run_args(cmd: &[&str], aux: &Path, src: &Sources) -> Vec<String> {
+/// `cmd` with `-v aux=…` and the variables of `src`.
+fn run_args(cmd: &[&str], aux: &Path, src: &Sources, shape: &Shape) -> Vec<String> {
     let mut args: Vec<String> = cmd.iter().map(|s| (*s).to_owned()).collect();
     args.extend(["-v".to_owned(), format!("aux={}", aux.display())]);
-    args.extend(src.vars());
+    args.extend(src.vars(shape));
     args
 }
 
@@ -109,6 +109,10 @@ pub fn outputs(dir: &Path, sources: &BTreeSet<&str>) -> BTreeMap<String, Vec<u8>
 }
 
 fn write_sources(dir: &Path, files: &BTreeMap<&str, String>) {
+    // One workflow file, in the syntax of the moment.
+    for name in WORKFLOW_FILES.iter().filter(|n| !files.contains_key(*n)) {
+        let _ = fs_err::remove_file(dir.join(name));
+    }
     for (path, text) in files {
         let full = dir.join(path);
         fs_err::create_dir_all(full.parent().expect("parent")).expect("mkdir");
@@ -122,12 +126,15 @@ struct Success {
     outputs: BTreeMap<String, Option<Vec<u8>>>,
 }
 
-/// The oracle: every recorded success per task, and the (task, key) pairs
-/// whose latest attempt started and did not succeed.
+/// The oracle: every recorded success per task; the instances (labels)
+/// that ever finished, and those an attempt tainted: one that started
+/// after the instance had finished and did not succeed, whatever its key
+/// (a killed handler, a failed retry), until the instance succeeds again.
 #[derive(Default)]
 struct Model {
     history: BTreeMap<String, Vec<Success>>,
-    tainted: BTreeSet<(String, String)>,
+    finished: BTreeSet<String>,
+    tainted: BTreeSet<String>,
 }
 
 impl Model {
@@ -140,7 +147,7 @@ impl Model {
                 let task = task_of(&d.label).to_owned();
                 let skip = !d.failed
                     && !fate.reacting.contains(&d.label)
-                    && !self.tainted.contains(&(task.clone(), d.key.clone()))
+                    && !self.tainted.contains(&d.label)
                     && self.history.get(&task).is_some_and(|all| {
                         all.iter().any(|s| {
                             s.key == d.key && s.outputs.iter().all(|(p, b)| fs_err::read(dir.join(p)).ok() == *b)
@@ -152,30 +159,61 @@ impl Model {
             .collect()
     }
 
-    /// `done` failed: its key is not a success to skip later.
-    fn failed(&mut self, done: &Done) {
-        self.tainted.insert((task_of(&done.label).to_owned(), done.key.clone()));
+    /// An attempt of `label` started and did not succeed: an instance that
+    /// had finished is tainted.
+    fn failed(&mut self, label: &str) {
+        if self.finished.contains(label) {
+            self.tainted.insert(label.to_owned());
+        }
+    }
+
+    /// `label` finished without running (unchanged).
+    fn unchanged(&mut self, label: &str) {
+        self.tainted.remove(label);
+        self.finished.insert(label.to_owned());
     }
 
     fn succeeded(&mut self, done: &Done, dir: &Path) {
-        let task = task_of(&done.label).to_owned();
-        self.tainted.remove(&(task.clone(), done.key.clone()));
+        self.unchanged(&done.label);
         let outputs = done.outputs.iter().map(|p| (p.clone(), fs_err::read(dir.join(p)).ok())).collect();
-        self.history.entry(task).or_default().push(Success { key: done.key.clone(), outputs });
+        self.history
+            .entry(task_of(&done.label).to_owned())
+            .or_default()
+            .push(Success { key: done.key.clone(), outputs });
     }
 }
 
 /// Which checks to make; `FLOW_MODEL_SKIP` lists the ones to leave out
 /// (`stale`, `plan`, `dry`), to look past a known defect.
+/// `why` (the reasons of `flow plan --why` name the file an edit changed)
+/// is made only when `FLOW_MODEL_DRAW` names it: flow names a file
+/// modified since the last success, not one whose bytes changed, until
+/// it records what each input held.
 struct Checks {
     stale: bool,
     plan: bool,
     dry: bool,
+    why: bool,
 }
 
 impl Checks {
     fn from_env() -> Self {
-        Self { stale: !left_out("stale"), plan: !left_out("plan"), dry: !left_out("dry") }
+        let why = Draw::from_env().has("why") && !left_out("why");
+        Self { stale: !left_out("stale"), plan: !left_out("plan"), dry: !left_out("dry"), why }
+    }
+}
+
+/// The file whose bytes the edit `parts` changed, when it is the one
+/// thing that changed for task `a`: the cause `flow plan --why` must name
+/// for `a`'s instances that run because an input changed.
+fn known_cause(shape: &Shape, parts: &[Edit], before: &Sources, now: &Sources) -> Option<&'static str> {
+    match parts {
+        [Edit::Common(_)] if shape.common && before.common != now.common => Some("in/common.txt"),
+        [Edit::Script(false, _)] if shape.script.is_some() && !shape.cwd && before.script != now.script => Some("s.sh"),
+        [Edit::Script(true, _)] if shape.script.is_some() && shape.cwd && before.sub_script != now.sub_script => {
+            Some("sub/s.sh")
+        }
+        _ => None,
     }
 }
 
@@ -195,7 +233,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
     let mut dir = root.path().join("w0");
     let mut src = Sources::new();
     write_sources(&dir, &src.files(shape));
-    let source_names: BTreeSet<&str> = src.files(shape).keys().copied().collect();
+    let source_names: BTreeSet<&str> = src.files(shape).keys().copied().chain(WORKFLOW_FILES).collect();
     let tasks = shape.tasks();
     let mut model = Model::default();
     let mut memo = None;
@@ -205,65 +243,79 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         for marker in crate::support::process::entries(&aux.join("fail")) {
             let _ = fs_err::remove_file(aux.join("fail").join(marker));
         }
+        let before_edit = src.clone();
         let mut kill = None;
         let mut fail = None;
-        match edit {
-            Edit::Nothing => {}
-            Edit::InsertTop(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.insert(0, WORDS[w]),
-            Edit::Append(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.push(WORDS[w]),
-            Edit::Remove(i) if src.list.len() > 1 => {
-                src.list.remove(i % src.list.len());
-            }
-            Edit::Swap(i) if src.list.len() > 1 => {
-                let i = i % (src.list.len() - 1);
-                src.list.swap(i, i + 1);
-            }
-            Edit::Replace(i, w) if !src.list.contains(&WORDS[w]) => {
-                let i = i % src.list.len();
-                src.list[i] = WORDS[w];
-            }
-            Edit::SetN(n) => src.n = n,
-            Edit::SetTag(t) => src.tag = t,
-            Edit::SetBOn(on) => src.b_on = on,
-            Edit::Poison(i) => {
-                let _toggled = src.poison.remove(&i) || src.poison.insert(i);
-            }
-            Edit::Common(c) => src.common = c,
-            Edit::Script(false, v) => src.script = v,
-            Edit::Script(true, v) => src.sub_script = v,
-            Edit::Touch => std::thread::sleep(Duration::from_millis(5)),
-            Edit::DeleteOutput(i) | Edit::CorruptOutput(i) => {
-                let all: Vec<String> = outputs(&dir, &source_names).into_keys().collect();
-                if !all.is_empty() {
-                    let path = dir.join(&all[i % all.len()]);
-                    if matches!(edit, Edit::DeleteOutput(_)) {
-                        fs_err::remove_file(path).expect("delete output");
-                    } else {
-                        fs_err::write(path, "99\n").expect("corrupt output");
+        // `--force`, or `--only` a task of the clean run (picked by number).
+        let mut forced: Option<Option<usize>> = None;
+        for part in edit.parts() {
+            match part {
+                Edit::Nothing => {}
+                Edit::InsertTop(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => {
+                    src.list.insert(0, WORDS[w])
+                }
+                Edit::Append(w) if !src.list.contains(&WORDS[w]) && src.list.len() < 6 => src.list.push(WORDS[w]),
+                Edit::Remove(i) if src.list.len() > 1 => {
+                    src.list.remove(i % src.list.len());
+                }
+                Edit::Swap(i) if src.list.len() > 1 => {
+                    let i = i % (src.list.len() - 1);
+                    src.list.swap(i, i + 1);
+                }
+                Edit::Replace(i, w) if !src.list.contains(&WORDS[w]) => {
+                    let i = i % src.list.len();
+                    src.list[i] = WORDS[w];
+                }
+                Edit::SetN(n) => src.n = n,
+                Edit::SetTag(t) => src.tag = t,
+                Edit::SetBOn(on) => src.b_on = on,
+                Edit::Cut(i) => src.cut = i,
+                Edit::Force => forced = Some(None),
+                Edit::Only(i) => forced = Some(Some(i)),
+                Edit::Poison(i) => {
+                    let _toggled = src.poison.remove(&i) || src.poison.insert(i);
+                }
+                Edit::Common(c) => src.common = c,
+                Edit::Script(false, v) => src.script = v,
+                Edit::Script(true, v) => src.sub_script = v,
+                Edit::Touch => std::thread::sleep(Duration::from_millis(5)),
+                Edit::DeleteOutput(i) | Edit::CorruptOutput(i) => {
+                    let all: Vec<String> = outputs(&dir, &source_names).into_keys().collect();
+                    if !all.is_empty() {
+                        let path = dir.join(&all[i % all.len()]);
+                        if matches!(part, Edit::DeleteOutput(_)) {
+                            fs_err::remove_file(path).expect("delete output");
+                        } else {
+                            fs_err::write(path, "99\n").expect("corrupt output");
+                        }
                     }
                 }
+                Edit::Fail(i) => fail = Some(i),
+                Edit::Move => {
+                    let to = root.path().join(format!("w{step}"));
+                    fs_err::rename(&dir, &to).expect("move the directory");
+                    dir = to;
+                }
+                Edit::Kill(ms) => kill = Some((ms, "-KILL")),
+                Edit::Interrupt(ms) => kill = Some((ms, "-INT")),
+                Edit::Syntax => src.yaml = !src.yaml,
+                Edit::Stdin(v) => src.stdin = v,
+                Edit::Setup(v) => src.setup = v,
+                _ => {}
             }
-            Edit::Fail(i) => fail = Some(i),
-            Edit::Move => {
-                let to = root.path().join(format!("w{step}"));
-                fs_err::rename(&dir, &to).expect("move the directory");
-                dir = to;
-            }
-            Edit::Kill(ms) => kill = Some(ms),
-            _ => {}
         }
         let files = src.files(shape);
         write_sources(&dir, &files);
 
         // The clean run: all outputs and every instance's key (again only
         // when the files or variables changed).
-        let state = (files.clone(), src.vars());
+        let state = (files.clone(), src.vars(shape));
         if memo.as_ref().is_none_or(|(s, _, _, _)| *s != state) {
             let clean_dir = root.path().join(format!("clean{step}"));
             let clean_aux = root.path().join(format!("clean-aux{step}"));
             fs_err::create_dir_all(&clean_aux).expect("aux");
             write_sources(&clean_dir, &files);
-            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src));
+            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src, shape));
             let log = take_log(&clean_aux);
             let fate = Fate::of(shape, &log).map_err(|e| at(format!("{e}\n{}", out.stderr)))?;
             if out.code != fate.code {
@@ -274,7 +326,12 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             memo = Some((state, log, outputs, fate));
         }
         let (_, clean, clean_outputs, fate) = memo.as_ref().expect("a clean run");
-        let expected = model.expected(clean, fate, &dir);
+        let mut expected = model.expected(clean, fate, &dir);
+        let forced = forced.filter(|_| !clean.is_empty()).map(|o| o.map(|i| task_of(&clean[i % clean.len()].label)));
+        if let Some(only) = forced {
+            let hit = |t: &str| only.is_none_or(|o| t == o || upstream(&tasks, t).contains(o));
+            expected.extend(clean.iter().filter(|d| hit(task_of(&d.label))).map(|d| d.label.clone()));
+        }
         if let Some(i) = fail {
             let label = &clean[i % clean.len()].label;
             let marker = label.replace('[', ".").replace(']', "");
@@ -285,14 +342,27 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             |task: &str| upstream(&tasks, task).iter().any(|u| expected.iter().any(|l| task_of(l) == *u));
         let always = shape.handler.is_some_and(|h| h.always);
 
-        if normal_run && checks.plan && step > 0 {
-            let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src));
+        // `plan` and `--dry-exec` are not asked about a forced run.
+        if normal_run && forced.is_none() && checks.plan && step > 0 {
+            let plan = flow(&dir, &run_args(&["plan", "--why", "--instances", "--json"], &aux, &src, shape));
             if plan.code != 0 {
                 return Err(at(format!("flow plan --why failed:\n{}", plan.stderr)));
             }
+            let cause = known_cause(shape, &edit.parts(), &before_edit, &src).filter(|_| checks.why);
             for line in plan.stdout.lines() {
                 let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(format!("{e}: {line}")))?;
                 let task = v["task"].as_str().unwrap_or_default();
+                // An input changed: the one the edit changed.
+                let input =
+                    |i: &&serde_json::Value| i["reason"] == "input_changed" || i["reason"] == "some_input_changed";
+                if let Some(cause) = cause.filter(|_| task == "a")
+                    && let Some(i) =
+                        v["instances_run"].as_array().into_iter().flatten().filter(input).find(|i| i["detail"] != cause)
+                {
+                    return Err(at(format!(
+                        "flow plan --why gave {i} as the reason, not that `{cause}` changed\n{line}"
+                    )));
+                }
                 if v["instances"].is_null() || (Shape::is_dynamic(task) && upstream_runs(task)) {
                     continue;
                 }
@@ -327,11 +397,11 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 }
             }
         }
-        if normal_run && checks.dry && step > 0 {
+        if normal_run && forced.is_none() && checks.dry && step > 0 {
             let copy = root.path().join(format!("dry{step}"));
             fs_err::create_dir_all(&copy).expect("mkdir");
             copy_dir(&dir, &copy);
-            let dry = flow(&copy, &run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src));
+            let dry = flow(&copy, &run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src, shape));
             let _ = fs_err::remove_dir_all(&copy);
             let would: BTreeSet<String> = dry
                 .stdout
@@ -362,10 +432,15 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
 
         // The run.
-        let args = run_args(&["run", "--cpus", "2"], &aux, &src);
+        let mut args = run_args(&["run", "--cpus", "2"], &aux, &src, shape);
+        match forced {
+            Some(None) => args.push("--force".to_owned()),
+            Some(Some(task)) => args.extend(["--only".to_owned(), task.to_owned()]),
+            None => {}
+        }
         let before = crate::run::run_ids(&dir).len();
         let out = match kill {
-            Some(ms) => killed(&dir, &args, ms),
+            Some((ms, signal)) => killed(&dir, &args, ms, signal),
             None => flow(&dir, &args),
         };
         let done = take_log(&aux);
@@ -376,7 +451,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             if !executed.is_subset(&expected) {
                 return Err(at(diff("executed (a subset, in a failing or killed run)", &expected, &executed)));
             }
-            record_from_journal(&mut model, &dir, before, &done, clean)?;
+            record_from_journal(&mut model, &dir, before, &done)?;
             continue;
         }
         if out.code != fate.code {
@@ -386,7 +461,10 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             return Err(at(diff("executed instances", &expected, &executed)));
         }
         for d in &done {
-            if d.failed { model.failed(d) } else { model.succeeded(d, &dir) }
+            if d.failed { model.failed(&d.label) } else { model.succeeded(d, &dir) }
+        }
+        for c in clean.iter().filter(|c| !executed.contains(&c.label)) {
+            model.unchanged(&c.label);
         }
         let real = outputs(&dir, &source_names);
         for (path, bytes) in clean_outputs {
@@ -404,8 +482,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs flow and `kill -9`s it after `ms` milliseconds.
-fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
+/// Runs flow and sends it `signal` (`-KILL`, `-INT`) after `ms` milliseconds.
+fn killed(dir: &Path, args: &[String], ms: u16, signal: &str) -> Out {
     let mut child = std::process::Command::new(flow_bin())
         .args(args)
         .current_dir(dir)
@@ -416,7 +494,8 @@ fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
         .spawn()
         .expect("start flow");
     std::thread::sleep(Duration::from_millis(u64::from(ms)));
-    let _ = child.kill();
+    // It may have ended already.
+    let _ = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status();
     let status = wait_child(&mut child, Duration::from_secs(30)).and_then(|s| s.code()).unwrap_or(-1);
     // Tasks already started finish on their own (they take milliseconds).
     std::thread::sleep(Duration::from_millis(300));
@@ -424,40 +503,38 @@ fn killed(dir: &Path, args: &[String], ms: u16) -> Out {
 }
 
 /// After a failing or killed run: what its journal says succeeded is a
-/// success; an attempt that started and did not succeed taints its key.
-fn record_from_journal(
-    model: &mut Model,
-    dir: &Path,
-    before: usize,
-    done: &[Done],
-    clean: &[Done],
-) -> Result<(), String> {
+/// success, what it skipped as unchanged is finished, and an attempt that
+/// started and did not succeed taints its instance.
+fn record_from_journal(model: &mut Model, dir: &Path, before: usize, done: &[Done]) -> Result<(), String> {
     let ids = crate::run::run_ids(dir);
     if ids.len() <= before {
         return Ok(());
     }
     let id = ids.last().expect("a run");
     let list = flow(dir, &["log".into(), "--run".into(), id.clone(), "list".into(), "--json".into()]);
-    let mut last: BTreeMap<String, (bool, bool)> = BTreeMap::new();
-    for line in list.stdout.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+    // Per instance: whether an attempt started, and how the last one ended.
+    let mut last: BTreeMap<String, (bool, &str)> = BTreeMap::new();
+    let lines: Vec<serde_json::Value> = list.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    for v in &lines {
         let label = normal(v["label"].as_str().unwrap_or_default());
-        let started = !v["start_us"].is_null() && v["state"] != "cached";
+        let started = !v["started_us"].is_null() && v["state"] != "cached";
         let entry = last.entry(label).or_default();
         entry.0 |= started;
-        entry.1 = v["state"] == "succeeded";
+        entry.1 = v["state"].as_str().unwrap_or_default();
     }
     for d in done {
         last.entry(d.label.clone()).or_default().0 = true;
     }
-    for (label, (started, succeeded)) in last {
-        if succeeded {
+    for (label, (started, state)) in last {
+        if state == "succeeded" {
             let Some(d) = done.iter().find(|d| d.label == label && !d.failed) else {
                 return Err(format!("run {id} recorded {label} as succeeded, but its command did not finish"));
             };
             model.succeeded(d, dir);
-        } else if started && let Some(c) = clean.iter().find(|c| c.label == label) {
-            model.tainted.insert((task_of(&label).to_owned(), c.key.clone()));
+        } else if state == "cached" {
+            model.unchanged(&label);
+        } else if started {
+            model.failed(&label);
         }
     }
     Ok(())

@@ -58,6 +58,34 @@ pub struct Shape {
     pub fragile: Option<bool>,
     /// `h`: waits for `b` with `on = "failure"` or `"always"` (needs `mirror`).
     pub handler: Option<Handler>,
+    /// A workflow `name`, `max_fails` and `[defaults]` (`priority`,
+    /// `timeout`, `crash_limit`, `time_request`, `nodes`).
+    pub defaults: bool,
+    /// A `[finally]` command writing `finally.txt`.
+    pub finally: bool,
+    /// `c` prints to `stdout = "c.out"` and `stderr = "c.err"` (needs
+    /// `combine`; feature `streams`, off by default).
+    pub streams: bool,
+    /// `a` asks for `memory = "{{ 10 * (attempt + 1) }} MiB"`, has it in
+    /// its `env`, and fails its first attempt (too little memory): a retry
+    /// (`retries`, `retry_on`, `retry_delay`) that then succeeds. Not with
+    /// `template` or `variants`.
+    pub grows: bool,
+    /// `a` has `implicit_inputs = false` (not when its script is tracked only implicitly).
+    pub untracked: bool,
+    /// `tag` comes from `--vars vars.toml`, not `-v`.
+    pub vars_file: bool,
+    /// `h` runs an `argv`, not a `command`.
+    pub argv: bool,
+    /// `a` reads `in/stdin.txt` on its `stdin` (feature `stdin`, off by default).
+    pub stdin: bool,
+    /// `a` sources `env.sh` in a `setup` line (feature `setup`, off by default).
+    pub setup: bool,
+    /// `c` appends to its outputs (`>>`) (feature `append`, off by default).
+    pub append: bool,
+    /// `b` has a per-instance `when = "{{ index != vars.cut }}"`, which the
+    /// edits flip both ways (feature `skips`, off by default; not with `gated`).
+    pub skips: bool,
 }
 
 /// A task `h` that waits for `b`'s end however.
@@ -112,7 +140,16 @@ impl Shape {
         // A task fails while its marker exists (edit `Fail`).
         let gate = "test ! -e {{ vars.aux }}/fail/$FLOW_TASK.$FLOW_INDEX${FLOW_SUBINDEX:+.$FLOW_SUBINDEX}";
         let item = "item=$(printf %s \"$FLOW_ITEM\" | cksum)";
-        let mut w = String::from("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\nb_on = true\n\n");
+        let mut w = String::new();
+        if self.defaults {
+            w.push_str(
+                "name = \"model\"\nmax_fails = 50\n\n[defaults]\npriority = 1\ntimeout = \"10m\"\ncrash_limit = 3\ntime_request = \"1h\"\nnodes = 1\n\n",
+            );
+        }
+        if self.finally {
+            w.push_str("[finally]\ncommand = \"echo finished > finally.txt\"\ntimeout = \"1m\"\n\n");
+        }
+        w.push_str("[vars]\ntag = \"t0\"\nn = 3\naux = \"/nonexistent\"\nb_on = true\ncut = 0\n\n");
         if self.template {
             w.push_str("[templates.base]\nenv = { NT = \"{{ resources.cpus }}\" }\nretries = 1\n\n");
         }
@@ -121,6 +158,15 @@ impl Shape {
         let mut body =
             String::from("{ printf '%s\\n' \"$FLOW_ITEM\" | tr -dc 'a-z0-9\\n'; echo; echo {{ vars.tag }} $NT;");
         let mut key = format!("{item} tag={{{{ vars.tag }}}} nt=$NT");
+        if self.grows {
+            key.push_str(" mem=$MEM");
+        }
+        if self.stdin {
+            key.push_str(" si=$(cksum)");
+        }
+        if self.setup {
+            key.push_str(" setup=$SETUP");
+        }
         let mut inputs = Vec::new();
         if self.script.is_some() {
             body.push_str(" sh s.sh;");
@@ -135,9 +181,18 @@ impl Shape {
             inputs.push("in/common.txt".to_owned());
         }
         body.push_str(" }");
+        // Too little memory on the first attempt: it fails, the retry succeeds.
+        let grown = if self.grows { "test $MEM -ge 20 && " } else { "" };
+        let env = match (self.template, self.grows) {
+            (true, _) => "use = \"base\"\n",
+            (false, false) => "env = { NT = \"{{ resources.cpus }}\" }\n",
+            (false, true) => {
+                "env = { NT = \"{{ resources.cpus }}\", MEM = \"{{ resources.memory }}\" }\nmemory = \"{{ 10 * (attempt + 1) }} MiB\"\nretries = 1\nretry_on = [1]\nretry_delay = { first = \"0s\", factor = 2, max = \"1s\" }\n"
+            }
+        };
         let _ = write!(
             w,
-            "[[tasks]]\nname = \"a\"\n{}{}command = '''{gate} && {body} > {up}a/{k}.txt && echo \"{label}|a/{k}.txt|{key}\" >> {log}'''\noutputs = [\"a/{k}.txt\"]\ninputs = {inputs:?}\n",
+            "[[tasks]]\nname = \"a\"\n{}{env}command = '''{grown}{gate} && {body} > {up}a/{k}.txt && echo \"{label}|a/{k}.txt|{key}\" >> {log}'''\noutputs = [\"a/{k}.txt\"]\ninputs = {inputs:?}\n",
             match self.source {
                 Source::Range => "range = \"1-{{ vars.n }}\"\n",
                 Source::EachLine { .. } => "each_line = \"list.txt\"\n",
@@ -145,8 +200,16 @@ impl Shape {
                 Source::FromJson => "from_json = \"data.json\"\n",
                 Source::Matrix => "matrix = { x = [\"p\", \"q\"], y = [1, 2] }\n",
             },
-            if self.template { "use = \"base\"\n" } else { "env = { NT = \"{{ resources.cpus }}\" }\n" },
         );
+        if self.untracked {
+            w.push_str("implicit_inputs = false\n");
+        }
+        if self.stdin {
+            w.push_str("stdin = \"in/stdin.txt\"\n");
+        }
+        if self.setup {
+            let _ = writeln!(w, "setup = [\". ./{up}env.sh\"]");
+        }
         if self.cwd {
             w.push_str("cwd = \"sub\"\n");
         }
@@ -174,16 +237,27 @@ impl Shape {
                 w,
                 "\n[[tasks]]\nname = \"b\"\nfor_each = \"a\"\n{}{}{}command = '''{gate} && {fails}head -c 3 a/{k}.txt > b/{k}.txt && echo \"{label}|b/{k}.txt|{b_key}\" >> {log}'''\ninputs = {b_inputs:?}\noutputs = [\"b/{k}.txt\"]\n",
                 if after { "after = [\"a[{{ index }}]\"]\n" } else { "" },
-                if self.gated { "when = \"{{ vars.b_on }}\"\n" } else { "" },
+                match (self.gated, self.skips) {
+                    (true, _) => "when = \"{{ vars.b_on }}\"\n",
+                    (false, true) => "when = \"{{ index != vars.cut }}\"\n",
+                    (false, false) => "",
+                },
                 if self.fragile == Some(true) { "continue_on_failure = true\n" } else { "" },
             );
         }
         // c
         if self.combine {
             let x = if self.mirror.is_some() { "b" } else { "a" };
+            let to = if self.append { ">>" } else { ">" };
+            // With `streams`, what it prints goes to files of the directory.
+            let (say, streams) = if self.streams {
+                (" && wc -l < all.txt && echo note >&2", "stdout = \"c.out\"\nstderr = \"c.err\"\n")
+            } else {
+                ("", "")
+            };
             let _ = write!(
                 w,
-                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) > all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n"
+                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) {to} all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt{say} && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n{streams}"
             );
         }
         if self.combine && self.dynamic {
@@ -206,10 +280,14 @@ impl Shape {
         if let Some(Handler { always, each }) = self.handler {
             let on = if always { "always" } else { "failure" };
             let (each, of) = if each { ("for_each = \"b\"\n", "b[{{ index }}]") } else { ("", "b") };
-            let _ = write!(
-                w,
-                "\n[[tasks]]\nname = \"h\"\n{each}after = [{{ task = \"{of}\", on = \"{on}\" }}]\ncommand = '''{gate} && echo \"{label}||{item} failed=$FLOW_FAILED_TASKS\" >> {log}'''\n"
-            );
+            let run = format!("{gate} && echo \"{label}||{item} failed=$FLOW_FAILED_TASKS\" >> {log}");
+            let run = if self.argv {
+                format!("argv = [\"sh\", \"-c\", '''{run}''']")
+            } else {
+                format!("command = '''{run}'''")
+            };
+            let _ =
+                write!(w, "\n[[tasks]]\nname = \"h\"\n{each}after = [{{ task = \"{of}\", on = \"{on}\" }}]\n{run}\n");
         }
         w
     }
@@ -229,9 +307,19 @@ pub struct Sources {
     pub sub_script: u8,
     /// `-v b_on=…`.
     pub b_on: bool,
+    /// `-v cut=…`: the index `b` skips (`skips`).
+    pub cut: u8,
     /// The indices listed in `poison.txt`.
     pub poison: BTreeSet<u8>,
+    /// What `in/stdin.txt` and `env.sh` hold (features `stdin`, `setup`).
+    pub stdin: u8,
+    pub setup: u8,
+    /// The workflow is written as `workflow.yaml` (in YAML's JSON form), not `workflow.toml`.
+    pub yaml: bool,
 }
+
+/// The names the workflow file may have.
+pub const WORKFLOW_FILES: [&str; 2] = ["workflow.toml", "workflow.yaml"];
 
 impl Sources {
     pub fn new() -> Self {
@@ -243,7 +331,11 @@ impl Sources {
             script: 0,
             sub_script: 0,
             b_on: true,
+            cut: 0,
             poison: BTreeSet::new(),
+            stdin: 0,
+            setup: 0,
+            yaml: false,
         }
     }
 
@@ -251,8 +343,14 @@ impl Sources {
     pub fn files(&self, shape: &Shape) -> BTreeMap<&'static str, String> {
         let list: String = self.list.iter().map(|w| format!("{w}\n")).collect();
         let json = self.list.iter().map(|w| format!("{{\"v\": \"{w}\"}}")).collect::<Vec<_>>().join(", ");
+        let workflow = if self.yaml {
+            let value: serde_json::Value = toml::from_str(&shape.workflow()).expect("the generated TOML parses");
+            ("workflow.yaml", serde_json::to_string_pretty(&value).expect("JSON") + "\n")
+        } else {
+            ("workflow.toml", shape.workflow())
+        };
         let mut files = BTreeMap::from([
-            ("workflow.toml", shape.workflow()),
+            workflow,
             ("list.txt", list),
             ("data.json", format!("[{json}]\n")),
             ("in/common.txt", format!("common {}\n", self.common)),
@@ -262,20 +360,30 @@ impl Sources {
         if shape.fragile.is_some() {
             files.insert("poison.txt", self.poison.iter().map(|i| format!("{i}\n")).collect());
         }
+        if shape.vars_file {
+            files.insert("vars.toml", format!("tag = \"t{}\"\n", self.tag));
+        }
+        if shape.stdin {
+            files.insert("in/stdin.txt", format!("stdin {}\n", self.stdin));
+        }
+        if shape.setup {
+            files.insert("env.sh", format!("export SETUP={}\n", self.setup));
+        }
         files
     }
 
-    /// `-v` arguments (besides `aux`).
-    pub fn vars(&self) -> Vec<String> {
+    /// `-v` and `--vars` arguments (besides `aux`).
+    pub fn vars(&self, shape: &Shape) -> Vec<String> {
         let b_on = if self.b_on { "yes" } else { "no" };
-        vec![
-            "-v".into(),
-            format!("n={}", self.n),
-            "-v".into(),
-            format!("tag=t{}", self.tag),
-            "-v".into(),
-            format!("b_on={b_on}"),
-        ]
+        let tag = if shape.vars_file {
+            ["--vars".into(), "vars.toml".into()]
+        } else {
+            ["-v".into(), format!("tag=t{}", self.tag)]
+        };
+        let mut args = vec!["-v".into(), format!("n={}", self.n), "-v".into(), format!("b_on={b_on}")];
+        args.extend(["-v".into(), format!("cut={}", self.cut)]);
+        args.extend(tag);
+        args
     }
 }
 
@@ -314,20 +422,95 @@ pub enum Edit {
     Move,
     /// `kill -9` the run this many milliseconds after it starts.
     Kill(u16),
+    /// Ctrl-C (SIGINT) the run this many milliseconds after it starts.
+    Interrupt(u16),
     /// `-v b_on=…` (`b`'s condition, when it has one).
     SetBOn(bool),
+    /// `-v cut=…` (`b`'s per-instance condition, when it has one).
+    Cut(u8),
+    /// Run with `--force`.
+    Force,
+    /// Run with `--only` one of the tasks (chosen among them).
+    Only(usize),
     /// List the index in `poison.txt`, or take it out.
     Poison(u8),
+    /// Convert the workflow file between TOML and YAML.
+    Syntax,
+    /// New contents of `in/stdin.txt` (feature `stdin`).
+    Stdin(u8),
+    /// New contents of `env.sh` (feature `setup`).
+    Setup(u8),
+    /// Two edits before one run.
+    Both(Box<Edit>, Box<Edit>),
 }
 
-/// Whether `FLOW_MODEL_SKIP` names `what`: a check, or a feature of the
-/// grammar (`variants`, `cwd`, `combine`, `dynamic`, `nested`, `when`, `fragile`, `handler`, and edits `kill`,
-/// `fail`, `corrupt`, `insert`), left out to look past a known defect.
+impl Edit {
+    /// The edits this one makes, in order.
+    pub fn parts(&self) -> Vec<Edit> {
+        match self {
+            Edit::Both(a, b) => [a.parts(), b.parts()].concat(),
+            e => vec![e.clone()],
+        }
+    }
+}
+
+/// Whether `FLOW_MODEL_SKIP` names `what`: a check (`stale`, `plan`,
+/// `dry`) or a feature of the grammar ([`Draw`]), left out to look past a
+/// known defect.
 pub fn left_out(what: &str) -> bool {
     std::env::var("FLOW_MODEL_SKIP").unwrap_or_default().split(',').any(|s| s.trim() == what)
 }
 
-pub fn shape() -> impl Strategy<Value = Shape> {
+/// Features of the grammar, and checks, made only when `FLOW_MODEL_DRAW`
+/// names them: each finds a defect not fixed yet, and is switched on once
+/// the fix is in — `stdin` (a `stdin` file in the key), `setup` (a file
+/// sourced by a `setup` line in the key), `append` (outputs moved aside
+/// before an instance runs again, so `>>` gives a clean run's result),
+/// `skips` (outputs of instances a per-instance `when` skips moved aside,
+/// and skips propagated per instance), `streams` (the `stdout` and
+/// `stderr` files of a task that is dropped stay behind, and one deleted
+/// is not written again), and
+/// the check `why` (`flow plan --why` names the file an edit changed).
+pub const DEFAULT_OFF: [&str; 6] = ["stdin", "setup", "append", "skips", "streams", "why"];
+
+/// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
+/// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
+/// `untracked`, `vars_file`, `argv`, `finally`; edits `kill`,
+/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `both`, `force`; and those of [`DEFAULT_OFF`].
+#[derive(Clone, Debug, Default)]
+pub struct Draw {
+    skip: BTreeSet<String>,
+    on: BTreeSet<String>,
+    everything: bool,
+}
+
+impl Draw {
+    /// All but what `FLOW_MODEL_SKIP` leaves out, [`DEFAULT_OFF`] only as
+    /// `FLOW_MODEL_DRAW` lists.
+    pub fn from_env() -> Self {
+        let list = |name: &str| -> BTreeSet<String> {
+            std::env::var(name)
+                .unwrap_or_default()
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        Self { skip: list("FLOW_MODEL_SKIP"), on: list("FLOW_MODEL_DRAW"), everything: false }
+    }
+
+    /// Every feature: what the grammar can draw at all.
+    pub fn everything() -> Self {
+        Self { everything: true, ..Self::default() }
+    }
+
+    pub fn has(&self, feature: &str) -> bool {
+        self.everything
+            || !self.skip.contains(feature) && (!DEFAULT_OFF.contains(&feature) || self.on.contains(feature))
+    }
+}
+
+pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let source = prop_oneof![
         Just(Source::Range),
         any::<bool>().prop_map(|by_item| Source::EachLine { by_item }),
@@ -339,31 +522,51 @@ pub fn shape() -> impl Strategy<Value = Shape> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    (source, opts, rest, failures).prop_map(
-        |(
+    let keys = proptest::collection::vec(any::<bool>(), 11);
+    let d = draw.clone();
+    (source, opts, rest, failures, keys).prop_map(
+        move |(
             source,
             (template, variants, cwd, script, common),
             (mirror, combine, dynamic, nested, gated),
             (fragile, handler),
-        )| Shape {
-            source,
-            template,
-            variants: variants && !left_out("variants"),
-            cwd: cwd && !left_out("cwd"),
-            script,
-            common,
-            mirror,
-            gated: gated && mirror.is_some() && !left_out("when"),
-            combine: combine && !left_out("combine"),
-            dynamic: dynamic && !left_out("dynamic"),
-            nested: nested && !left_out("nested"),
-            fragile: fragile.filter(|_| mirror.is_some() && !left_out("fragile")),
-            handler: handler.filter(|_| mirror.is_some() && !left_out("handler")),
+            keys,
+        )| {
+            let variants = variants && d.has("variants");
+            let combine = combine && d.has("combine");
+            let handler = handler.filter(|_| mirror.is_some() && d.has("handler"));
+            Shape {
+                source,
+                template,
+                variants,
+                cwd: cwd && d.has("cwd"),
+                script,
+                common,
+                mirror,
+                gated: gated && mirror.is_some() && d.has("when"),
+                combine,
+                dynamic: dynamic && d.has("dynamic"),
+                nested: nested && d.has("nested"),
+                fragile: fragile.filter(|_| mirror.is_some() && d.has("fragile")),
+                handler,
+                defaults: keys[0] && d.has("defaults"),
+                grows: keys[1] && !template && !variants && d.has("grows"),
+                untracked: keys[2] && script != Some(false) && d.has("untracked"),
+                vars_file: keys[3] && d.has("vars_file"),
+                argv: keys[4] && handler.is_some() && d.has("argv"),
+                stdin: keys[5] && d.has("stdin"),
+                setup: keys[6] && d.has("setup"),
+                append: keys[7] && combine && d.has("append"),
+                finally: keys[8] && d.has("finally"),
+                streams: keys[9] && combine && d.has("streams"),
+                skips: keys[10] && mirror.is_some() && d.has("skips"),
+            }
         },
     )
 }
 
-pub fn edit() -> impl Strategy<Value = Edit> {
+/// One edit, not two at once.
+fn single() -> impl Strategy<Value = Edit> {
     let w = 0..WORDS.len();
     prop_oneof![
         1 => Just(Edit::Nothing),
@@ -383,20 +586,47 @@ pub fn edit() -> impl Strategy<Value = Edit> {
         1 => (0..20usize).prop_map(Edit::Fail),
         1 => Just(Edit::Move),
         1 => (0..150u16).prop_map(Edit::Kill),
+        1 => (0..150u16).prop_map(Edit::Interrupt),
         3 => any::<bool>().prop_map(Edit::SetBOn),
+        2 => (0..4u8).prop_map(Edit::Cut),
+        1 => Just(Edit::Force),
+        1 => (0..8usize).prop_map(Edit::Only),
         4 => (1..=4u8).prop_map(Edit::Poison),
+        1 => Just(Edit::Syntax),
+        1 => (0..3u8).prop_map(Edit::Stdin),
+        1 => (0..3u8).prop_map(Edit::Setup),
     ]
 }
 
-/// A workflow and the edits made before each rerun.
-pub fn sequence(edits: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = (Shape, Vec<Edit>)> {
-    let kept = |e: &Edit| match e {
-        Edit::Kill(_) => !left_out("kill"),
-        Edit::Fail(_) => !left_out("fail"),
-        Edit::CorruptOutput(_) => !left_out("corrupt"),
-        Edit::InsertTop(_) => !left_out("insert"),
+pub fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        8 => single(),
+        1 => (single(), single()).prop_map(|(a, b)| Edit::Both(Box::new(a), Box::new(b))),
+    ]
+}
+
+/// Whether `draw` lets `edit` (and what it holds) be drawn.
+fn drawn(draw: &Draw, edit: &Edit) -> bool {
+    match edit {
+        Edit::Kill(_) => draw.has("kill"),
+        Edit::Interrupt(_) => draw.has("interrupt"),
+        Edit::Force | Edit::Only(_) => draw.has("force"),
+        Edit::Fail(_) => draw.has("fail"),
+        Edit::CorruptOutput(_) => draw.has("corrupt"),
+        Edit::InsertTop(_) => draw.has("insert"),
+        Edit::Syntax => draw.has("syntax"),
+        Edit::Both(a, b) => draw.has("both") && drawn(draw, a) && drawn(draw, b),
         _ => true,
-    };
-    let edits = proptest::collection::vec(edit().prop_filter("left out by FLOW_MODEL_SKIP", kept), edits);
-    (shape(), edits)
+    }
+}
+
+/// A workflow and the edits made before each rerun.
+pub fn sequence(
+    edits: std::ops::RangeInclusive<usize>,
+    draw: &Draw,
+) -> impl Strategy<Value = (Shape, Vec<Edit>)> + use<> {
+    let d = draw.clone();
+    let edits =
+        proptest::collection::vec(edit().prop_filter("left out by FLOW_MODEL_SKIP", move |e| drawn(&d, e)), edits);
+    (shape(draw), edits)
 }

@@ -38,16 +38,17 @@ pub(crate) enum Lookup {
     Differs,
 }
 
-/// `task` rendered in each variant an earlier success of its task ran in,
-/// its own last one first; empty when it must run whatever it finds.
+/// `task` rendered in each variant, as each attempt, an earlier success
+/// of its task ran in, its own last one first; empty when it must run
+/// whatever it finds.
 pub(crate) fn candidates(factory: &JobFactory, previous: &Previous, task: TaskId) -> Vec<Job> {
     let label = factory.label(task);
     previous
-        .variants_to_try(task, &label)
+        .renderings_to_try(task, &label)
         .into_iter()
-        .filter_map(|variant| {
-            let alloc = Allocation { variant: variant as usize, ..Allocation::default() };
-            factory.job(task, 0, &alloc).ok()
+        .filter_map(|r| {
+            let alloc = Allocation { variant: r.variant as usize, ..Allocation::default() };
+            factory.job(task, r.attempt, &alloc).ok()
         })
         .collect()
 }

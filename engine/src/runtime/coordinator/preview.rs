@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::cache_lookup::{Lookup, candidates, lookup};
 use super::images::check_images;
 use super::job_factory::JobFactory;
-use super::resume::{Previous, Standing};
+use super::resume::{Previous, Rendering, Standing};
 use super::stale::StaleOutputs;
 use super::upstream_failures::failure_names;
 use crate::expansion;
@@ -466,14 +466,22 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
         Lookup::OutputChanged(file) => return Why::OutputChanged(file),
         Lookup::Differs => {}
     }
-    let (run, ended_us, variant) = match standing {
-        Some(Standing::Done { run, ended_us, wrote, .. }) => (*run, *ended_us, wrote.variant),
+    let (run, ended_us, rendering) = match standing {
+        Some(Standing::Done { run, ended_us, wrote, attempt, .. }) => {
+            (*run, *ended_us, Rendering { variant: wrote.variant, attempt: *attempt })
+        }
         Some(Standing::Failed) => return Why::FailedLastTime,
         _ => return Why::New,
     };
     let Some(now) = jobs.first() else { return Why::New };
-    match previous.run_id(run).and_then(|id| old.job(id, &label, variant)) {
-        Some(before) => difference(&before, now, ended_us),
+    match previous.run_id(run).and_then(|id| old.job(id, &label, rendering)) {
+        // The scripts it tracks changed with `implicit_inputs`, not with their bytes.
+        Some((before, tracked))
+            if tracked != graph.group(task.group).implicit_inputs && before.implicit != now.implicit =>
+        {
+            Why::SettingsChanged("implicit_inputs".to_owned())
+        }
+        Some((before, _)) => difference(&before, now, ended_us),
         None => Why::InputChanged("?".to_owned()),
     }
 }
@@ -517,8 +525,10 @@ struct OldRuns<'a> {
 }
 
 impl OldRuns<'_> {
-    /// The job run `run` did for the instance labelled `label`, in `variant`.
-    fn job(&mut self, run: &str, label: &str, variant: u32) -> Option<Job> {
+    /// The job run `run` did for the instance labelled `label`, rendered
+    /// as `rendering`, and whether its task tracked the scripts its
+    /// command names (`implicit_inputs`).
+    fn job(&mut self, run: &str, label: &str, rendering: Rendering) -> Option<(Job, bool)> {
         let (state, base_dir) = (self.state, self.base_dir);
         let factory = self
             .factories
@@ -535,7 +545,8 @@ impl OldRuns<'_> {
         };
         let group = graph.find(name)?;
         let position = if label.contains('[') { graph.position(group, index)? } else { 0 };
-        let alloc = Allocation { variant: variant as usize, ..Allocation::default() };
-        factory.job(TaskId::new(group, position), 0, &alloc).ok()
+        let alloc = Allocation { variant: rendering.variant as usize, ..Allocation::default() };
+        let job = factory.job(TaskId::new(group, position), rendering.attempt, &alloc).ok()?;
+        Some((job, graph.group(group).implicit_inputs))
     }
 }

@@ -17,11 +17,12 @@ pub struct Previous {
     /// Where each instance stands after the earlier runs, by `name[index]`.
     standing: HashMap<String, Standing>,
     /// Every success of every earlier run, the latest per task name and
-    /// fingerprint, with its label then and what it left: the cache is
-    /// looked up by what an instance is, not only where it sits.
-    successes: HashMap<String, HashMap<Fingerprint, (String, Arc<Wrote>)>>,
-    /// The variants successes of each task ran in.
-    variants: HashMap<String, Vec<u32>>,
+    /// fingerprint, with its label then, what it left and the attempt it
+    /// was: the cache is looked up by what an instance is, not only where
+    /// it sits.
+    successes: HashMap<String, HashMap<Fingerprint, Success>>,
+    /// The renderings (variant, attempt) successes of each task ran in.
+    variants: HashMap<String, Vec<Rendering>>,
     /// Instances whose last attempt failed and was to be retried after a
     /// `retry_delay`, by `name[index]`: when that retry was due.
     retry_at: HashMap<String, u64>,
@@ -47,6 +48,9 @@ pub enum Standing {
         /// The variant it ran in and the outputs it left (shared with
         /// the success kept by fingerprint).
         wrote: Arc<Wrote>,
+        /// The attempt that succeeded: templates that name `attempt`
+        /// render as that attempt did.
+        attempt: u32,
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
@@ -76,10 +80,11 @@ impl Previous {
                 Err(why) => previous.warnings.push(format!("run {}: {why}; its results are not reused", run.id)),
             }
         }
-        for (name, wrote) in previous.successes.iter().flat_map(|(name, s)| s.values().map(move |(_, w)| (name, w))) {
+        for (name, success) in previous.successes.iter().flat_map(|(name, s)| s.values().map(move |s| (name, s))) {
+            let rendering = Rendering { variant: success.wrote.variant, attempt: success.attempt };
             let variants = previous.variants.entry(name.clone()).or_default();
-            if !variants.contains(&wrote.variant) {
-                variants.push(wrote.variant);
+            if !variants.contains(&rendering) {
+                variants.push(rendering);
             }
         }
         previous
@@ -109,6 +114,12 @@ impl Previous {
                         // Written before outputs were recorded: the variant is in the metrics.
                         Arc::make_mut(&mut wrote).variant = entry.metrics.as_ref().map_or(0, |m| m.variant);
                     }
+                    let name = &graph.group(task.group).name;
+                    // A skip was rendered as the attempt that did the work.
+                    let attempt = match (entry.status, self.successes.get(name).and_then(|s| s.get(&fp))) {
+                        (JournalStatus::Cached, Some(success)) => success.attempt,
+                        _ => entry.attempt,
+                    };
                     // A skip keeps pointing at the run that did the work.
                     let run = match (entry.status, self.standing.get(&label)) {
                         (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, wrote: before, .. }))
@@ -121,10 +132,10 @@ impl Previous {
                         }
                         _ => this,
                     };
-                    let of_task = self.successes.entry(graph.group(task.group).name.clone()).or_default();
-                    of_task.insert(fp, (label.clone(), wrote.clone()));
-                    self.standing
-                        .insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us, wrote });
+                    let of_task = self.successes.entry(name.clone()).or_default();
+                    of_task.insert(fp, Success { label: label.clone(), wrote: wrote.clone(), attempt });
+                    let ended_us = entry.ended_us;
+                    self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt });
                 }
                 // An attempt that started and did not succeed may have
                 // overwritten the outputs of an earlier success.
@@ -231,22 +242,24 @@ impl Previous {
         self.forced.as_ref().is_some_and(|f| f[task.group.index()].get(task.instance))
     }
 
-    /// The variants to render `task` (labelled `label`) in when looking
-    /// for an earlier success of the same work, most likely first: the one
-    /// its own last success ran in, then any other a success of its task
-    /// ran in. Empty when nothing can be reused: it must run.
-    pub fn variants_to_try(&self, task: TaskId, label: &str) -> Vec<u32> {
+    /// The renderings of `task` (labelled `label`) to compare when looking
+    /// for an earlier success of the same work, most likely first: the
+    /// variant and attempt of its own last success, then any other a
+    /// success of its task ran in. Empty when nothing can be reused: it must run.
+    pub fn renderings_to_try(&self, task: TaskId, label: &str) -> Vec<Rendering> {
         if self.is_forced(task) {
             return Vec::new();
         }
         let own = match self.standing.get(label) {
-            Some(Standing::Done { wrote, .. }) => Some(wrote.variant),
+            Some(Standing::Done { wrote, attempt, .. }) => {
+                Some(Rendering { variant: wrote.variant, attempt: *attempt })
+            }
             // An attempt after its success may have clobbered what it
             // left beyond its declared outputs.
             Some(Standing::Tainted) => return Vec::new(),
             _ => None,
         };
-        let mut variants: Vec<u32> = own.into_iter().collect();
+        let mut variants: Vec<Rendering> = own.into_iter().collect();
         for &v in self.variants.get(task_name(label)).into_iter().flatten() {
             if !variants.contains(&v) {
                 variants.push(v);
@@ -257,13 +270,32 @@ impl Previous {
 
     /// The latest success of task `name` with fingerprint `fp`: what it left.
     pub fn success(&self, name: &str, fp: &Fingerprint) -> Option<&Wrote> {
-        self.successes.get(name)?.get(fp).map(|(_, wrote)| &**wrote)
+        self.successes.get(name)?.get(fp).map(|s| &*s.wrote)
     }
 
     /// The successes of task `name` in earlier runs: their labels then and what they left.
     pub fn done_of<'a>(&'a self, name: &str) -> impl Iterator<Item = (&'a str, &'a Arc<Wrote>)> + 'a {
-        self.successes.get(name).into_iter().flat_map(|s| s.values()).map(|(label, wrote)| (label.as_str(), wrote))
+        self.successes.get(name).into_iter().flat_map(|s| s.values()).map(|s| (s.label.as_str(), &s.wrote))
     }
+}
+
+/// An earlier success: its label then, what it left, the attempt it was.
+#[derive(Debug)]
+struct Success {
+    label: String,
+    wrote: Arc<Wrote>,
+    attempt: u32,
+}
+
+/// How a success was rendered: in which variant, as which attempt (a
+/// template may name `attempt`, as a request that grows with each retry
+/// does). The cache compares an instance rendered the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rendering {
+    /// The position of the variant in the task's `variants`.
+    pub variant: u32,
+    /// The attempt: 0 for the first.
+    pub attempt: u32,
 }
 
 /// The task name of `name[index]`.
@@ -330,14 +362,12 @@ pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerp
     None
 }
 
-/// The graph and journal of `run` if it ran `workflow` (the same file of
-/// this directory, which may have moved since); `None` if it ran another
+/// The graph and journal of `run` if it ran `workflow` ([`crate::rundir::Meta::ran`]);
+/// `None` if it ran another
 /// workflow; why not, if its files cannot be read.
 fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>, String> {
     let meta = run.read_meta().map_err(|e| e.to_string())?;
-    // Every run under this `.flow` ran a workflow file of this directory:
-    // the file name tells which, wherever the directory is now.
-    if meta.workflow.file_name() != workflow.file_name() {
+    if !meta.ran(workflow) {
         return Ok(None);
     }
     let graph = run.read_graph().map_err(|e| e.to_string())?;
@@ -346,4 +376,58 @@ fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>,
     }
     let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
     Ok(Some((graph, journal)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{Options, compile};
+    use crate::diag::Source;
+    use crate::ir::GroupId;
+    use crate::log::{JournalEvent, JournalRecord, JournalWriter};
+    use crate::rundir::Meta;
+    use crate::spec::{Format, parse};
+
+    fn graph(text: &str) -> Graph {
+        let source = Source::new("workflow.toml", text);
+        let workflow = parse(&source, Format::Toml).expect("parses");
+        let dir = tempfile::tempdir().expect("temp dir");
+        compile(&workflow, &source, &Options { base_dir: dir.path().to_path_buf(), ..Options::default() })
+            .expect("compiles")
+    }
+
+    /// A run of `workflow.toml` under `state` with these journal records.
+    fn run(state: &Path, graph: &Graph, records: &[JournalRecord]) {
+        let run = RunDir::create(state, false).expect("run dir");
+        let meta = Meta { workflow: "workflow.toml".into(), started_us: 0, dry_exec: false, command: Vec::new() };
+        run.write_meta(&meta).expect("meta");
+        run.write_graph(graph).expect("graph");
+        JournalWriter::create(&run.journal()).expect("journal").append_batch(records).expect("records");
+    }
+
+    /// Issue 26: a success of the second attempt, and the skip that stood
+    /// for it, are looked up as rendered at that attempt — also from the
+    /// same workflow converted to YAML.
+    #[test]
+    fn a_success_is_tried_at_the_attempt_that_did_the_work() {
+        let g = graph("[[tasks]]\nname = \"fit\"\nretries = 1\ncommand = \"true\"\n");
+        let state = tempfile::tempdir().expect("temp dir");
+        let task = TaskId::new(GroupId(0), 0);
+        let record = |attempt, event| JournalRecord::new(1, task, attempt, event);
+        let started = || JournalEvent::Started { worker: 0, ready_us: None };
+        let wrote = Wrote { variant: 0, outputs: Some(Vec::new()) };
+        run(
+            state.path(),
+            &g,
+            &[
+                record(0, started()),
+                record(0, JournalEvent::Failed { exit_code: Some(1), signal: None, reason: "exit code 1".into() }),
+                record(1, started()),
+                record(1, JournalEvent::Succeeded { fingerprint: [7; 32], wrote: wrote.clone() }),
+            ],
+        );
+        run(state.path(), &g, &[record(0, JournalEvent::Cached { fingerprint: [7; 32], wrote })]);
+        let previous = Previous::load(state.path(), Path::new("workflow.yaml"), false);
+        assert_eq!(previous.renderings_to_try(task, "fit"), [Rendering { variant: 0, attempt: 1 }]);
+    }
 }

@@ -58,8 +58,7 @@ impl Stranded {
     /// the next without its workers coming back), oldest first: a later
     /// run's word on an instance replaces an earlier one's.
     pub(super) fn find(state: &Path, workflow: &Path) -> Stranded {
-        // Every run under this `.flow` ran a workflow file of this directory: the name tells which.
-        let ran_it = |run: &RunDir| run.read_meta().is_ok_and(|meta| meta.workflow.file_name() == workflow.file_name());
+        let ran_it = |run: &RunDir| run.read_meta().is_ok_and(|meta| meta.ran(workflow));
         let runs: Vec<RunDir> = RunDir::list(state).into_iter().filter(ran_it).collect();
         let since = runs.iter().rposition(RunDir::is_finished).map_or(0, |last| last + 1);
         let mut stranded = Stranded::default();
