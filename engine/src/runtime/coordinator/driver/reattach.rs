@@ -52,7 +52,8 @@ impl Driver {
                         moved.push(label.clone());
                     }
                     self.running.insert(task, (attempt, worker));
-                    self.started(task, attempt, worker, label);
+                    let ready_us = self.ready.take(task, self.factory.graph());
+                    self.started(task, attempt, worker, label, ready_us);
                     if held.attempt == attempt && !held.earlier.is_empty() {
                         let (stdout, stderr) = (held.earlier.stdout, held.earlier.stderr);
                         stored.push(StoredOutput { task, attempt, stdout, stderr });
