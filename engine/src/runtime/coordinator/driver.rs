@@ -126,6 +126,10 @@ pub(super) struct Driver {
     running: HashMap<TaskId, (u32, WorkerId)>,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     stopped: HashSet<TaskId>,
+    /// The attempt of each task lost with a worker that left without a
+    /// word: should the worker come back with it before it runs again, it
+    /// is taken over (`driver/reattach.rs`).
+    fenced: HashMap<TaskId, u32>,
     /// How the instances that tasks wait for the failure of failed.
     failures: UpstreamFailures,
     /// When instances became ready, for their start records.
@@ -178,6 +182,7 @@ impl Driver {
             summary,
             running: HashMap::new(),
             stopped: HashSet::new(),
+            fenced: HashMap::new(),
             held,
             earlier_log,
         }

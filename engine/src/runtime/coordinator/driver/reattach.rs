@@ -46,15 +46,19 @@ impl Driver {
             if let Some(held) = &held {
                 came_back.insert(held.worker);
             }
-            match held.and_then(|held| Some((self.core.adopt(task, worker, attempt, (&cpus, &gpus))?, held))) {
-                Some((adopted, held)) => {
+            // A task of this run whose worker was lost without a word, back before it ran again.
+            let fenced = self.fenced.get(&task) == Some(&attempt) && self.factory.label(task) == label;
+            let adopted = (held.is_some() || fenced).then(|| self.core.adopt(task, worker, attempt, (&cpus, &gpus)));
+            match adopted.flatten() {
+                Some(adopted) => {
+                    self.fenced.remove(&task);
                     if !adopted.same_ids {
                         moved.push(label.clone());
                     }
                     self.running.insert(task, (attempt, worker));
                     let ready_us = self.ready.take(task, self.factory.graph());
                     self.started(task, attempt, worker, label, ready_us);
-                    if held.attempt == attempt && !held.earlier.is_empty() {
+                    if let Some(held) = held.filter(|held| held.attempt == attempt && !held.earlier.is_empty()) {
                         let (stdout, stderr) = (held.earlier.stdout, held.earlier.stderr);
                         stored.push(StoredOutput { task, attempt, stdout, stderr });
                         copies.push((task, attempt, held.earlier));
