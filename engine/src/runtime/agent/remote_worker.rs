@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
+use super::heard::Heard;
 use super::local::{LocalWorker, Report};
 use super::outbox::{Outbox, SharedOutbox, lock};
 use super::outbox_writer::{Writer, write};
@@ -542,46 +543,6 @@ impl Jobs {
         }
         drop(self);
         let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
-    }
-}
-
-/// When the worker last heard its coordinator, which renews the guard's
-/// lease (at most once a second).
-struct Heard {
-    at: Instant,
-    leased: Option<Instant>,
-    guard: Option<Arc<super::guard::Guard>>,
-}
-
-impl Heard {
-    fn new(guard: Option<Arc<super::guard::Guard>>) -> Self {
-        let mut heard = Heard { at: Instant::now(), leased: None, guard };
-        heard.now();
-        heard
-    }
-
-    /// The coordinator was heard just now.
-    fn now(&mut self) {
-        self.at = Instant::now();
-        if self.leased.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
-            self.leased = Some(self.at);
-            if let Some(guard) = &self.guard {
-                guard.lease(HEARTBEAT_TIMEOUT);
-            }
-        }
-    }
-
-    /// Whether the coordinator was last heard [`HEARTBEAT_TIMEOUT`] ago or more.
-    fn is_stale(&self) -> bool {
-        self.at.elapsed() >= HEARTBEAT_TIMEOUT
-    }
-
-    /// The tasks run on without a coordinator: the guard's lease is taken away.
-    fn keep_tasks(&mut self) {
-        self.leased = None;
-        if let Some(guard) = &self.guard {
-            guard.lease(Duration::ZERO);
-        }
     }
 }
 
