@@ -156,11 +156,32 @@ fn a_worker_cut_off_by_the_network_stops_its_task_before_its_next_attempt_starts
     assert!(wait_child(&mut second, Duration::from_secs(15)).is_some(), "a worker did not leave");
 }
 
+#[test]
+fn a_worker_whose_connection_breaks_comes_back_with_its_task_and_it_runs_once() {
+    // The connection closes while both run: the worker keeps its task and
+    // rejoins; the run, which holds the task for it, takes it over.
+    let (t, dir) = workflow(ONCE);
+    let proxy = Proxy::start(&dir);
+    let mut run = spawn_flow(&dir, &["run", "--listen", "127.0.0.1:0", "--no-local-worker"], "run.stderr");
+    assert!(wait_for(Duration::from_secs(10), || access(&dir).is_some()), "no access file");
+    let file = access(&dir).expect("access file");
+    let args = ["worker", "--access", file.to_str().expect("utf-8"), "--cpus", "1", "--connect", &proxy.address];
+    let mut worker = spawn_flow(&dir, &args, "worker.stderr");
+    assert!(wait_for(Duration::from_secs(20), || !lines(&t, "count.txt").is_empty()), "{}", read(&t, "wf/run.stderr"));
+    proxy.reset();
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 0, "{}", read(&t, "wf/run.stderr"));
+    let stderr = read(&t, "wf/run.stderr");
+    assert!(stderr.contains("rejoined with 1 task(s) it kept: they run on"), "{stderr}");
+    assert_eq!(lines(&t, "count.txt"), ["ran"], "the task ran twice");
+    assert!(wait_child(&mut worker, Duration::from_secs(15)).is_some(), "the worker did not leave");
+}
+
 /// A TCP proxy to the run's address that can stop forwarding, keeping its
-/// connections open: a network that went silent.
+/// connections open (a network that went silent), or close them.
 struct Proxy {
     address: String,
     cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
 }
 
 impl Proxy {
@@ -171,13 +192,17 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let address = listener.local_addr().expect("address").to_string();
         let cut = std::sync::Arc::new(AtomicBool::new(false));
-        let (dir, flag) = (dir.to_path_buf(), cut.clone());
+        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (dir, flag, streams) = (dir.to_path_buf(), cut.clone(), open.clone());
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let Some(upstream) = access(&dir).and_then(|a| flow_engine::net::AccessFile::read(&a).ok()) else {
                     continue;
                 };
                 let Ok(server) = TcpStream::connect(&upstream.address) else { continue };
+                let mut held = streams.lock().expect("lock");
+                held.extend([client.try_clone().expect("clone"), server.try_clone().expect("clone")]);
+                drop(held);
                 for (from, to) in [(&client, &server), (&server, &client)] {
                     let (from, to, flag) =
                         (from.try_clone().expect("clone"), to.try_clone().expect("clone"), flag.clone());
@@ -185,7 +210,14 @@ impl Proxy {
                 }
             }
         });
-        Proxy { address, cut }
+        Proxy { address, cut, open }
+    }
+
+    /// Closes every connection so far; new ones are forwarded.
+    fn reset(&self) {
+        for stream in self.open.lock().expect("lock").drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
     }
 
     /// From now on nothing passes, either way.

@@ -402,6 +402,10 @@ impl Driver {
             return;
         }
         self.running.insert(task, (attempt, worker));
+        if !self.fenced.is_empty() {
+            // Started again: the lost worker's attempt is no longer taken over.
+            self.fenced.remove(&task);
+        }
         let job = gate.and_then(|gate| {
             let mut job = self.factory.job(task, attempt, alloc)?;
             if let Gate::Reacts(failed) = &gate {

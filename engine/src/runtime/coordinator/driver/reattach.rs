@@ -40,7 +40,7 @@ impl Driver {
             return Copies::new();
         }
         let (n, mut forget, mut stored, mut copies) = (carried.len(), Vec::new(), Vec::new(), Copies::new());
-        let (mut came_back, mut moved) = (HashSet::new(), Vec::new());
+        let (mut came_back, mut moved, mut kept) = (HashSet::new(), Vec::new(), 0);
         for CarriedTask { task, attempt, label, cpus, gpus, .. } in carried {
             let held = self.held.take(task, &label);
             if let Some(held) = &held {
@@ -51,7 +51,7 @@ impl Driver {
             let adopted = (held.is_some() || fenced).then(|| self.core.adopt(task, worker, attempt, (&cpus, &gpus)));
             match adopted.flatten() {
                 Some(adopted) => {
-                    self.fenced.remove(&task);
+                    kept += usize::from(self.fenced.remove(&task).is_some());
                     if !adopted.same_ids {
                         moved.push(label.clone());
                     }
@@ -74,6 +74,10 @@ impl Driver {
         }
         let adopted = n - forget.len();
         let mut message = match forget.len() {
+            // All its own: it was lost to this run without a word, and came back in time.
+            0 if kept == n => {
+                format!("worker {} ({hostname}) rejoined with {n} task(s) it kept: they run on", worker.0)
+            }
             0 => format!("worker {} ({hostname}) rejoined with {adopted} task(s) of the killed run", worker.0),
             f => format!(
                 "worker {} ({hostname}) rejoined with {n} task(s) of the killed run: {adopted} run on, \
