@@ -25,5 +25,5 @@ pub fn start() -> Option<Arc<Guard>> {
 
 /// `flow guard`: follows the worker's tasks on stdin until it closes.
 pub fn serve() {
-    serve_guard(std::io::stdin().lock());
+    serve_guard(std::io::BufReader::new(std::io::stdin()));
 }

@@ -145,6 +145,12 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 fn retrying_text(retry: &JoinRetry) {
     let left = units::duration(retry.retry_for.as_micros() as u64, DurationStyle::Whole);
     match retry.rejoining {
+        true if retry.fenced => eprintln!(
+            "worker: no word from the coordinator for {}s: it stopped its tasks (they run again elsewhere) \
+             and tries to rejoin {} for up to {left}",
+            flow_engine::runtime::HEARTBEAT_TIMEOUT.as_secs(),
+            retry.address,
+        ),
         true => eprintln!(
             "worker: lost the coordinator; its tasks run on while it tries to rejoin {} ({}) for up to {left}",
             retry.address, retry.error

@@ -36,6 +36,7 @@ mod report;
 mod rerun;
 mod resources;
 mod run;
+mod run_once;
 mod schema;
 mod skipped;
 mod slurm;

@@ -45,8 +45,14 @@ pub fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 /// Starts `flow ARGS` in `dir` without waiting; its stderr goes to the file `dir/<stderr>`.
 pub fn spawn_flow(dir: &Path, args: &[&str], stderr: &str) -> Child {
+    spawn_flow_with(dir, args, stderr, &[])
+}
+
+/// [`spawn_flow`] with the variables `env` set too.
+pub fn spawn_flow_with(dir: &Path, args: &[&str], stderr: &str, env: &[(&str, &str)]) -> Child {
     Command::new(flow_bin())
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())

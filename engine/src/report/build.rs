@@ -368,9 +368,11 @@ impl Attempts {
         let key = (r.task, r.attempt);
         let state = match &r.event {
             JournalEvent::Started { worker, .. } => {
-                self.open.insert(key, (r.time_us, *worker));
+                // A task sent ahead is recorded when sent and again when it starts.
+                if self.open.insert(key, (r.time_us, *worker)).is_none() {
+                    self.samples[r.task.group.index()].attempts += 1;
+                }
                 self.workers.insert(*worker);
-                self.samples[r.task.group.index()].attempts += 1;
                 return;
             }
             // The wait before a retry is no time on a worker.

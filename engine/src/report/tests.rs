@@ -78,6 +78,8 @@ fn small_run() -> (tempfile::TempDir, RunView, Arc<Source>) {
         at(t(0, 1), 0, 0, JournalEvent::Started { worker: 0, ready_us: None }),
         at(t(0, 2), 0, 0, JournalEvent::Started { worker: 0, ready_us: None }),
         ended(t(0, 1), 0, (0, 4), ok(), 7, 900),
+        // Sent ahead to its worker, then started there: one attempt (issue 26).
+        at(t(0, 3), 0, 3, JournalEvent::Started { worker: 0, ready_us: None }),
         at(t(0, 3), 0, 4, JournalEvent::Started { worker: 0, ready_us: None }),
         ended(t(0, 2), 0, (0, 5), failed(), 1, 200),
         at(t(0, 2), 1, 5, JournalEvent::Started { worker: 0, ready_us: None }),

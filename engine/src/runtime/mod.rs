@@ -27,6 +27,7 @@ pub(crate) mod run_options;
 // Starting a run and following it.
 pub use coordinator::run::{RunError, RunHandle, start};
 pub use event::{Event, MoveReason};
+pub use protocol::messages::{FENCE_MARGIN, HEARTBEAT_TIMEOUT};
 pub use protocol::outcome::Status;
 pub use run_options::RunOptions;
 

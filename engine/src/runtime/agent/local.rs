@@ -165,7 +165,8 @@ impl JobContext {
 
     /// Waits for the process of group `pgid` to end, killing it when its
     /// `timeout` passes or the worker stops; hands it to the guard while it
-    /// outlasts [`WATCH_AFTER`]. Whatever it left in its group is killed.
+    /// outlasts [`WATCH_AFTER`] (at once while the guard holds a lease).
+    /// Whatever it left in its group is killed.
     async fn wait(
         &mut self,
         child: &mut Process,
@@ -191,7 +192,11 @@ impl JobContext {
             }
         };
         tokio::pin!(deadline, stop, watch);
-        let mut watched = false;
+        // Under a lease, watched from the start (see `guard.rs`).
+        let mut watched = self.guard.as_ref().is_some_and(|guard| guard.is_leased());
+        if let Some(guard) = self.guard.as_ref().filter(|_| watched) {
+            guard.watch(pgid);
+        }
         let ended = loop {
             tokio::select! {
                 status = child.wait() => break (status, End::Exited),

@@ -5,11 +5,12 @@
 //! It starts each job's process in its own process group ([`spawn`]), reaps
 //! it with its resource usage ([`process`], with [`proc_stats`]), sends its output on
 //! ([`output_sink`]), and has a guard process end its tasks should it die
-//! ([`guard`]). It knows the jobs and reports of [`super::protocol`], never
+//! ([`guard`]) or stop hearing its coordinator ([`heard`]). It knows the jobs and reports of [`super::protocol`], never
 //! the scheduler's decisions or the run's graph.
 
 pub(crate) mod detect;
 pub(crate) mod guard;
+pub(crate) mod heard;
 pub(crate) mod local;
 pub(crate) mod outbox;
 pub(crate) mod outbox_writer;

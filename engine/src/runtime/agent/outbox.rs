@@ -21,6 +21,7 @@ use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{CarriedTask, StoredOutput, ToCoordinator};
+use crate::runtime::protocol::outcome::Status;
 
 /// Output bytes at most taken into one batch (the channel writes up to 256 KiB at once).
 const BATCH_BYTES: usize = 256 << 10;
@@ -135,6 +136,29 @@ impl Outbox {
         });
         self.recent_bytes -= recent;
         Some(attempt)
+    }
+
+    /// The jobs carried that have no result of their own queued: still
+    /// running, or killed (the guard may have stopped them while the worker
+    /// could not hear its coordinator). A fenced worker forgets them; the
+    /// others, which ended on their own, are late results.
+    pub(super) fn without_result(&self) -> Vec<TaskId> {
+        let ended: HashSet<(TaskId, u32)> = self
+            .queue
+            .iter()
+            .filter_map(|msg| match msg {
+                ToCoordinator::Finished { task, attempt, outcome }
+                    if !matches!(outcome.status, Status::Failed { signal: Some(_), .. } | Status::Stopped) =>
+                {
+                    Some((*task, *attempt))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut tasks: Vec<TaskId> =
+            self.jobs.iter().filter(|(task, job)| !ended.contains(&(**task, job.attempt))).map(|(t, _)| *t).collect();
+        tasks.sort_unstable();
+        tasks
     }
 
     /// The jobs carried, for a hello to a coordinator after losing one:

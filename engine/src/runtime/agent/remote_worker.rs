@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
+use super::heard::Heard;
 use super::local::{LocalWorker, Report};
 use super::outbox::{Outbox, SharedOutbox, lock};
 use super::outbox_writer::{Writer, write};
@@ -77,6 +78,9 @@ pub struct JoinRetry {
     /// Whether it lost the coordinator it had joined and tries to rejoin,
     /// its tasks running on.
     pub rejoining: bool,
+    /// Whether it rejoins after hearing nothing from its coordinator for
+    /// the heartbeat timeout: it stopped its tasks (fencing).
+    pub fenced: bool,
 }
 
 /// Why a worker stopped with an error.
@@ -139,7 +143,7 @@ pub fn run_copies(options: WorkerOptions, copies: usize) -> Result<Leave, Worker
 }
 
 async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
-    let (tx, rx) = match hello(&options, Vec::new, false).await? {
+    let (tx, rx) = match hello(&options, Vec::new, false, false).await? {
         Joined::Connected(tx, rx, ..) => (tx, rx),
         Joined::Left(leave) => return Ok(leave),
     };
@@ -178,6 +182,7 @@ async fn serve(options: WorkerOptions) -> Result<Leave, WorkerError> {
         budget,
         connections,
         dying: HashSet::new(),
+        guard: options.guard.clone(),
     };
     let leave = jobs.serve(rx, &mut ended, lost_rx, &options).await;
     jobs.leave(&leave, writer).await;
@@ -203,11 +208,18 @@ async fn hello(
     options: &WorkerOptions,
     carried: impl Fn() -> Vec<CarriedTask>,
     rejoining: bool,
+    fenced: bool,
 ) -> Result<Joined, WorkerError> {
     let give_up = Instant::now() + options.reconnect_for;
     let mut pause = FIRST_PAUSE;
     let mut told = false;
     let mut access = options.access.clone();
+    if fenced && let Some(tell) = &options.on_retry {
+        // Said at once, rejoined at once or not: its tasks were stopped.
+        let address = options.connect.clone().unwrap_or_else(|| access.address.clone());
+        tell(&JoinRetry { address, error: String::new(), retry_for: options.reconnect_for, rejoining, fenced });
+        told = true;
+    }
     loop {
         if rejoining && let Some(file) = &options.access_file {
             // A resumed run rewrites the file with its address and secret.
@@ -227,7 +239,7 @@ async fn hello(
             return Err(error.into());
         }
         if !told && let Some(tell) = &options.on_retry {
-            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left, rejoining });
+            tell(&JoinRetry { address: address.clone(), error: error.to_string(), retry_for: left, rejoining, fenced });
         }
         told = true;
         tokio::time::sleep(pause.min(left)).await;
@@ -266,6 +278,7 @@ async fn join(
     loop {
         match tokio::time::timeout(HEARTBEAT_TIMEOUT, rx.recv::<ToWorker>()).await {
             Ok(Ok(Some(ToWorker::Stored(s)))) => stored = s,
+            Ok(Ok(Some(ToWorker::Heartbeat))) => {}
             Ok(Ok(Some(ToWorker::Forget(forget)))) => return Ok(Joined::Connected(tx, rx, forget, stored)),
             Ok(Ok(Some(ToWorker::Refuse(reason)))) => return Ok(Joined::Left(Leave::Refused(reason))),
             Ok(Ok(Some(ToWorker::Shutdown))) => return Ok(Joined::Left(Leave::RunEnded)),
@@ -323,6 +336,8 @@ struct Jobs {
     connections: mpsc::UnboundedSender<net::Sender>,
     /// Forgotten tasks being killed: their end is no end of a later attempt.
     dying: HashSet<TaskId>,
+    /// Ends the tasks if the worker dies, or stops hearing its coordinator while paused.
+    guard: Option<Arc<super::guard::Guard>>,
 }
 
 /// A try to rejoin a coordinator, running beside the jobs.
@@ -347,6 +362,7 @@ impl Jobs {
         let mut signals = std::pin::pin!(signalled());
         let mut rx = Some(rx);
         let mut rejoin: Option<Rejoin<'_>> = None;
+        let mut heard = Heard::new(self.guard.clone());
         loop {
             let lost_now = tokio::select! {
                 // Ends first: a job sent after one that just ended then starts at once.
@@ -356,7 +372,8 @@ impl Jobs {
                     false
                 }
                 name = &mut signals => return Leave::Signal(name),
-                msg = receive(&mut rx) => match msg {
+                msg = receive(&mut rx) => match msg.inspect(|msg| if msg.is_some() { heard.now() }) {
+                    Ok(Some(ToWorker::Heartbeat)) => false,
                     Ok(Some(ToWorker::Start { job, after })) => {
                         last_busy = Instant::now();
                         self.start(*job, after);
@@ -383,6 +400,7 @@ impl Jobs {
                     rejoin = None;
                     match joined {
                         Some(Joined::Connected(tx, new_rx, forget, stored)) => {
+                            heard.now();
                             self.forget(&forget);
                             lock(&self.outbox).resume(&stored);
                             let _ = self.connections.send(tx);
@@ -404,15 +422,23 @@ impl Jobs {
                     if options.idle_timeout.is_some_and(|t| last_busy.elapsed() >= t) {
                         return Leave::Idle;
                     }
-                    false
+                    // Silent for the timeout: the coordinator declares it lost.
+                    rx.is_some() && heard.is_stale()
                 }
             };
             if lost_now && rejoin.is_none() {
                 rx = None;
                 self.drop_line();
                 lock(&self.outbox).lost(Instant::now());
+                let fenced = heard.is_stale();
+                if fenced {
+                    self.fence();
+                } else {
+                    // Closed while it heard its coordinator: that was killed; a resumed run takes the tasks over.
+                    heard.keep_tasks();
+                }
                 let outbox = self.outbox.clone();
-                rejoin = Some(Box::pin(hello(options, move || lock(&outbox).carried(), true)));
+                rejoin = Some(Box::pin(hello(options, move || lock(&outbox).carried(), true, fenced)));
             }
         }
     }
@@ -458,6 +484,19 @@ impl Jobs {
                 self.local.kill(task);
             }
         }
+    }
+
+    /// Fencing: the worker has not heard its coordinator for
+    /// [`HEARTBEAT_TIMEOUT`], so the coordinator may have declared it lost
+    /// and may start its tasks elsewhere once [`FENCE_MARGIN`] more has
+    /// passed: it stops every task now, and nothing of them is said — but
+    /// for those that ended on their own (a late result, which a
+    /// coordinator that has not started the instance again records).
+    ///
+    /// [`FENCE_MARGIN`]: crate::runtime::protocol::messages::FENCE_MARGIN
+    fn fence(&mut self) {
+        let tasks = lock(&self.outbox).without_result();
+        self.forget(&tasks);
     }
 
     /// Starts `job`'s process, or for a zero-execution worker reports it

@@ -129,6 +129,10 @@ pub(super) struct Driver {
     running: HashMap<TaskId, (u32, WorkerId)>,
     /// Tasks killed by Ctrl-C: they count as cancelled, not failed.
     stopped: HashSet<TaskId>,
+    /// The attempt of each task lost with a worker that left without a
+    /// word: should the worker come back with it before it runs again, it
+    /// is taken over (`driver/reattach.rs`).
+    fenced: HashMap<TaskId, u32>,
     /// How the instances that tasks wait for the failure of failed.
     failures: UpstreamFailures,
     /// When instances became ready, for their start records.
@@ -182,6 +186,7 @@ impl Driver {
             summary,
             running: HashMap::new(),
             stopped: HashSet::new(),
+            fenced: HashMap::new(),
             held,
             earlier_log,
         }
@@ -253,6 +258,7 @@ impl Driver {
     async fn end(mut self, started: Instant) -> Summary {
         self.write_workers(false);
         self.links.shutdown();
+        self.flush();
         for (address, count) in self.refusals.held() {
             self.recorder.event(Event::RefusedQuietly { address, count });
         }
@@ -403,6 +409,10 @@ impl Driver {
             return;
         }
         self.running.insert(task, (attempt, worker));
+        if !self.fenced.is_empty() {
+            // Started again: the lost worker's attempt is no longer taken over.
+            self.fenced.remove(&task);
+        }
         let job = gate.and_then(|gate| {
             let mut job = self.factory.job(task, attempt, alloc)?;
             if let Gate::Reacts(failed) = &gate {
@@ -423,10 +433,20 @@ impl Driver {
         }
         // Every attempt starts from what a clean run would give it.
         self.clear_outputs(&job);
+        let ready_us = self.ready.take(task, self.factory.graph());
         match alloc.after {
-            // Sent ahead: it starts when `before` ends, and is recorded then.
-            Some(before) => self.ahead.hold(before, task, job.label.clone()),
-            None => self.started(task, attempt, worker, job.label.clone()),
+            Some(before) => {
+                // Sent ahead: it starts when `before` ends, and is recorded
+                // again then; recorded now too, before the job leaves, since
+                // the worker starts it without asking.
+                self.recorder.journal(
+                    task,
+                    attempt,
+                    JournalEvent::Started { worker: worker.0, ready_us: Some(ready_us) },
+                );
+                self.ahead.hold(before, task, job.label.clone(), ready_us);
+            }
+            None => self.started(task, attempt, worker, job.label.clone(), ready_us),
         }
         if self.options.dry_exec {
             self.checks.ran(task);
@@ -439,12 +459,13 @@ impl Driver {
         }
     }
 
-    /// A job has begun on its worker: its process runs (whether it was
-    /// unchanged was decided before dispatch, by [`CacheChecks`], so a
-    /// crash while inputs are hashed leaves no start behind to undo an
-    /// earlier success).
-    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String) {
-        let ready_us = Some(self.ready.take(task, self.factory.graph()));
+    /// A job has begun on its worker, ready since `ready_us`: its process
+    /// runs (whether it was unchanged was decided before dispatch, by
+    /// [`CacheChecks`], so a crash while inputs are hashed leaves no start
+    /// behind to undo an earlier success). A remote worker is sent the job
+    /// only once this record is written.
+    fn started(&mut self, task: TaskId, attempt: u32, worker: WorkerId, label: String, ready_us: u64) {
+        let ready_us = Some(ready_us);
         self.recorder.journal(task, attempt, JournalEvent::Started { worker: worker.0, ready_us });
         self.recorder.event(Event::TaskStarted { task, label, attempt });
     }
@@ -514,17 +535,18 @@ impl Driver {
     /// run ends a task still in line: it is no longer waiting.
     fn start_next_in_line(&mut self, task: TaskId) {
         let stopping = self.summary.interrupted;
-        if let Some((next, label)) = self.ahead.release(task, stopping)
+        if let Some((next, label, ready_us)) = self.ahead.release(task, stopping)
             && !stopping
             && let Some(&(attempt, worker)) = self.running.get(&next)
         {
-            self.started(next, attempt, worker, label);
+            self.started(next, attempt, worker, label, ready_us);
         }
     }
 
     /// Hands this step's records and events to their threads.
     fn flush(&mut self) {
-        self.recorder.flush(|event| self.results.see(event));
+        let messages = self.links.take_messages();
+        self.recorder.flush(messages, |event| self.results.see(event));
     }
 
     /// Sends the waiting events now.

@@ -1,10 +1,14 @@
 //! [`Links`]: the workers a run dispatches to — the embedded one and the
 //! remote ones — behind one interface, so the driver does not care which.
+//! A job for the embedded worker starts at once (it dies with its run); a
+//! message to a remote worker waits in [`Links::take_messages`] until the
+//! journal has the records of the step that sent it (see `journal_thread.rs`).
 
 use std::collections::BTreeMap;
 
 use tokio::sync::mpsc;
 
+use super::journal_thread::Release;
 use crate::ir::TaskId;
 use crate::resources::Deadline;
 use crate::rundir::WorkerInfo;
@@ -38,6 +42,8 @@ pub struct Links {
     links: BTreeMap<WorkerId, Link>,
     /// This machine's host name and cluster job, once asked for.
     here: std::sync::OnceLock<(String, Option<String>)>,
+    /// Messages to remote workers, sent once this step's records are written.
+    messages: Vec<Release>,
 }
 
 impl Links {
@@ -98,36 +104,43 @@ impl Links {
 
     /// Sends a job to worker `id` (to start after task `after` there, if
     /// set: only remote workers are sent jobs ahead); `false` if that worker is gone.
-    pub fn start(&self, id: WorkerId, job: Job, after: Option<TaskId>) -> bool {
+    pub fn start(&mut self, id: WorkerId, job: Job, after: Option<TaskId>) -> bool {
         match self.links.get(&id) {
             Some(Link::Local(local)) => {
                 local.start(job);
                 true
             }
-            Some(Link::Remote { tx, .. }) => tx.send(ToWorker::Start { job: Box::new(job), after }).is_ok(),
+            Some(Link::Remote { tx, .. }) => {
+                self.messages.push((tx.clone(), ToWorker::Start { job: Box::new(job), after }));
+                true
+            }
             None => false,
         }
     }
 
     /// Stops every running job everywhere.
-    pub fn stop_all(&self) {
+    pub fn stop_all(&mut self) {
         for link in self.links.values() {
             match link {
                 Link::Local(local) => local.stop_all(),
-                Link::Remote { tx, .. } => {
-                    let _ = tx.send(ToWorker::StopAll);
-                }
+                Link::Remote { tx, .. } => self.messages.push((tx.clone(), ToWorker::StopAll)),
             }
         }
     }
 
     /// Tells remote workers the run is over.
-    pub fn shutdown(&self) {
+    pub fn shutdown(&mut self) {
         for link in self.links.values() {
             if let Link::Remote { tx, .. } = link {
-                let _ = tx.send(ToWorker::Shutdown);
+                self.messages.push((tx.clone(), ToWorker::Shutdown));
             }
         }
+    }
+
+    /// The messages to remote workers since the last call, in order: they
+    /// leave once the records journaled before them are written.
+    pub fn take_messages(&mut self) -> Vec<Release> {
+        std::mem::take(&mut self.messages)
     }
 
     /// The workers for `workers.json`, given how many tasks run on each.

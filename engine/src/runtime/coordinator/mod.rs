@@ -7,7 +7,8 @@
 //! and the remote ones, accepted by [`remote`], reaching the loop as
 //! [`driver_event`]s). Its parts keep their own state: the [`recorder`]
 //! journals what the workers report (with [`placements`]) and hands events
-//! on, [`cache_checks`] compares instances with earlier runs before
+//! on, the [`journal_thread`] writes the records and then sends the jobs for
+//! remote workers that they record, [`cache_checks`] compares instances with earlier runs before
 //! dispatch (with [`cache_lookup`] and [`resume`]), the [`queue_side`] runs
 //! the allocation queue ([`alloc`]), [`send_ahead`] keeps tasks waiting in
 //! line on remote workers, [`upstream_failures`] what a task waiting for a
@@ -28,6 +29,7 @@ pub(crate) mod finally_runner;
 pub(crate) mod held;
 pub(crate) mod images;
 pub(crate) mod job_factory;
+pub(crate) mod journal_thread;
 pub(crate) mod links;
 pub(crate) mod orphans;
 pub(crate) mod placements;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
+use super::journal_thread::{Batch, JournalSender, Release};
 use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::{JournalEvent, JournalRecord, LogHealth};
@@ -18,9 +19,7 @@ const FULL: usize = 4096;
 
 /// The journal's and the display's ends of the run loop.
 pub(super) struct Recorder {
-    journal: std_mpsc::Sender<Vec<JournalRecord>>,
-    /// Set when the journal thread stopped taking records (a write failed).
-    journal_broken: bool,
+    journal: JournalSender,
     /// Whether the output log could write everything.
     log_health: Arc<LogHealth>,
     events: std_mpsc::Sender<Vec<Event>>,
@@ -34,13 +33,12 @@ pub(super) struct Recorder {
 impl Recorder {
     /// A recorder sending records to `journal` and events to `events`.
     pub(super) fn new(
-        journal: std_mpsc::Sender<Vec<JournalRecord>>,
+        journal: JournalSender,
         log_health: Arc<LogHealth>,
         events: std_mpsc::Sender<Vec<Event>>,
     ) -> Self {
         Self {
             journal,
-            journal_broken: false,
             log_health,
             events,
             journal_batch: Vec::new(),
@@ -81,7 +79,7 @@ impl Recorder {
 
     /// What can no longer be written, as the summary says it, if anything.
     pub(super) fn storage_failure(&self) -> Option<&'static str> {
-        if self.journal_broken {
+        if self.journal.is_broken() {
             Some("the journal could not be written; the run stopped")
         } else if self.log_health.is_broken() {
             Some("output.log could not be written; the run stopped")
@@ -90,16 +88,17 @@ impl Recorder {
         }
     }
 
-    /// Hands this step's records and events to their threads (one wake-up
-    /// each); `see` looks at each event as it goes.
+    /// Hands this step's records, and `messages` to remote workers, to the
+    /// journal's thread, which sends the messages once the records are
+    /// written, and the step's events to the display (one wake-up each);
+    /// `see` looks at each event as it goes.
     ///
     /// Journal records go at once: they are what a resumed run trusts.
     /// Events only feed the display, so they wait up to [`EVENT_DELAY`] to
     /// travel together (one wake-up of the display thread, not one per task).
-    pub(super) fn flush(&mut self, see: impl FnMut(&Event)) {
-        if !self.journal_batch.is_empty() && self.journal.send(std::mem::take(&mut self.journal_batch)).is_err() {
-            // The journal thread ended on a write error.
-            self.journal_broken = true;
+    pub(super) fn flush(&mut self, messages: Vec<Release>, see: impl FnMut(&Event)) {
+        if !self.journal_batch.is_empty() || !messages.is_empty() {
+            self.journal.send(Batch { records: std::mem::take(&mut self.journal_batch), messages });
         }
         if !self.event_batch.is_empty() && self.last_events.elapsed() >= EVENT_DELAY {
             self.flush_events(see);

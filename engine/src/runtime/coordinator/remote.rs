@@ -12,7 +12,7 @@ use super::driver_event::DriverEvent;
 use crate::net::{self, Receiver, Secret, Sender};
 use crate::runtime::agent::output_sink::OutputSink;
 use crate::runtime::core::WorkerId;
-use crate::runtime::protocol::messages::{HEARTBEAT_TIMEOUT, ToCoordinator, ToWorker};
+use crate::runtime::protocol::messages::{HEARTBEAT, HEARTBEAT_TIMEOUT, ToCoordinator, ToWorker};
 use crate::runtime::protocol::outcome::WorkerEvent;
 
 /// Connections at most that may be in their handshake at once: a flood of
@@ -102,8 +102,18 @@ async fn serve(
     }
     let Ok(worker) = id.await else { return };
     let writer = tokio::spawn(async move {
-        // Jobs queued together go out in one write.
-        while let Some(msg) = to_worker.recv().await {
+        // The worker stops its tasks if it does not hear from the run.
+        let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+        loop {
+            let msg = tokio::select! {
+                biased;
+                msg = to_worker.recv() => match msg {
+                    Some(msg) => msg,
+                    None => break,
+                },
+                _ = heartbeat.tick() => ToWorker::Heartbeat,
+            };
+            // Jobs queued together go out in one write.
             let mut last = matches!(msg, ToWorker::Shutdown);
             let more = || {
                 let next = to_worker.try_recv().ok().filter(|_| !last)?;

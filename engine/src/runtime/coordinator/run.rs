@@ -21,6 +21,7 @@ use super::driver_event::DriverEvent;
 use super::held::Held;
 use super::images::check_images;
 use super::job_factory::JobFactory;
+use super::journal_thread::JournalSender;
 use super::links::{Link, Links};
 use super::queue_side::QueueSide;
 use super::recorder::Recorder;
@@ -108,7 +109,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
         factory.run_unread_conditions();
     }
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
-    let (journal, journal_thread) = journal_thread(JournalWriter::create(&run.journal())?);
+    let (journal, journal_thread) = super::journal_thread::start(JournalWriter::create(&run.journal())?);
     run.protect(&run.output_log())?;
     run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
@@ -308,7 +309,7 @@ struct Launch {
     listener: Option<(std::net::TcpListener, Secret)>,
     log: OutputLogSender,
     log_health: Arc<LogHealth>,
-    journal: std_mpsc::Sender<Vec<JournalRecord>>,
+    journal: JournalSender,
     events: std_mpsc::Sender<Vec<Event>>,
     options: RunOptions,
     held: Held,
@@ -472,30 +473,6 @@ fn count_what_was_recorded(run: &RunDir, summary: &mut Summary) {
     }
     (summary.succeeded, summary.cached) = (succeeded, cached);
     summary.failed = summary.failed.max(count(JournalStatus::Failed));
-}
-
-/// How long the journal thread lets records gather after each write.
-const JOURNAL_PAUSE: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// The journal's thread: takes every record sent, writes them in batches.
-fn journal_thread(
-    mut writer: JournalWriter,
-) -> (std_mpsc::Sender<Vec<JournalRecord>>, JoinHandle<std::io::Result<()>>) {
-    let (tx, rx) = std_mpsc::channel::<Vec<JournalRecord>>();
-    let handle = std::thread::spawn(move || {
-        while let Ok(mut batch) = rx.recv() {
-            for more in rx.try_iter() {
-                batch.extend(more);
-            }
-            writer.append_batch(&batch)?;
-            // Let records gather for a moment: a busy run then costs a few
-            // hundred wake-ups of this thread a second, not one per task,
-            // and a record still reaches the file within milliseconds.
-            std::thread::sleep(JOURNAL_PAUSE);
-        }
-        Ok(())
-    });
-    (tx, handle)
 }
 
 /// Binds the coordinator's address and writes the access file workers read.

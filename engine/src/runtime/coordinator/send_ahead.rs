@@ -19,13 +19,16 @@ const LINE: Duration = Duration::from_millis(10);
 /// The most tasks in line behind one (at least two always are).
 const MAX_LINE: u8 = 8;
 
+/// A task in line: which, its label, and when it became ready.
+pub(super) type Next = (TaskId, String, u64);
+
 /// Tasks waiting in line on remote workers, and the durations of groups
 /// not yet known to be short.
 #[derive(Default)]
 pub(super) struct SendAhead {
-    /// Tasks sent ahead, by the task they start after, with their label,
-    /// to record their start when it comes.
-    ahead: HashMap<TaskId, (TaskId, String)>,
+    /// Tasks sent ahead, by the task they start after, with their label
+    /// and when they became ready, to record their start when it comes.
+    ahead: HashMap<TaskId, Next>,
     /// The same the other way: each task in line, by the task it waits for.
     behind: HashMap<TaskId, TaskId>,
     /// Successful runs and their total duration, per group, until it is known to be short.
@@ -33,9 +36,9 @@ pub(super) struct SendAhead {
 }
 
 impl SendAhead {
-    /// `task`, labelled `label`, was sent to start when `before` ends.
-    pub(super) fn hold(&mut self, before: TaskId, task: TaskId, label: String) {
-        self.ahead.insert(before, (task, label));
+    /// `task`, labelled `label` and ready since `ready_us`, was sent to start when `before` ends.
+    pub(super) fn hold(&mut self, before: TaskId, task: TaskId, label: String, ready_us: u64) {
+        self.ahead.insert(before, (task, label, ready_us));
         self.behind.insert(task, before);
     }
 
@@ -45,16 +48,17 @@ impl SendAhead {
     }
 
     /// Removes what waits for `task`, and returns it.
-    fn take(&mut self, task: TaskId) -> Option<(TaskId, String)> {
+    fn take(&mut self, task: TaskId) -> Option<Next> {
         let next = self.ahead.remove(&task)?;
         self.behind.remove(&next.0);
         Some(next)
     }
 
-    /// `task` ended: the task that starts after it, with its label. With
+    /// `task` ended: the task that starts after it, with its label and
+    /// when it became ready. With
     /// `drop_in_line` (the run is stopped), a task still in line ends too:
     /// it no longer waits.
-    pub(super) fn release(&mut self, task: TaskId, drop_in_line: bool) -> Option<(TaskId, String)> {
+    pub(super) fn release(&mut self, task: TaskId, drop_in_line: bool) -> Option<Next> {
         if drop_in_line && let Some(before) = self.behind.remove(&task) {
             self.ahead.remove(&before);
         }
@@ -113,10 +117,10 @@ mod tests {
     fn a_task_in_line_starts_when_the_one_before_ends() {
         let mut ahead = SendAhead::default();
         let (a, b, c) = (TaskId::new(GroupId(0), 0), TaskId::new(GroupId(0), 1), TaskId::new(GroupId(0), 2));
-        ahead.hold(a, b, "g[1]".to_owned());
+        ahead.hold(a, b, "g[1]".to_owned(), 7);
         assert_eq!(ahead.release(c, false), None);
-        assert_eq!(ahead.release(a, false), Some((b, "g[1]".to_owned())));
-        ahead.hold(a, b, "g[1]".to_owned());
+        assert_eq!(ahead.release(a, false), Some((b, "g[1]".to_owned(), 7)));
+        ahead.hold(a, b, "g[1]".to_owned(), 7);
         assert_eq!(ahead.release(b, true), None, "stopped in line");
         assert_eq!(ahead.release(a, false), None, "it no longer waits");
     }

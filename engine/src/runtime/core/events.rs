@@ -56,7 +56,7 @@ impl Core {
                     (Some(_), _, _) => Retry::Stopped,
                     (None, false, _) => Retry::OutOfAttempts,
                     (None, true, TaskResult::NotRetryable) => Retry::NotRetryable,
-                    (None, true, _) => self.retry(task, run.attempt, Some(now_us), out),
+                    (None, true, _) => self.retry(task, run.attempt, Some(now_us), None, out),
                 };
                 if !retry.runs_again() {
                     self.fail(task, out);
@@ -69,12 +69,14 @@ impl Core {
     }
 
     /// Removes a worker that is gone. Each task it was running is
-    /// rescheduled as its next attempt at once (state `Retrying`: a lost
-    /// worker is not the task's failure, so `retry_delay` does not apply), unless the task
+    /// rescheduled as its next attempt (a lost worker is not the task's
+    /// failure, so `retry_delay` does not apply): at once (state
+    /// `Retrying`), or, given `fence_until_us`, not before then (state
+    /// `Delayed`: the worker may still be stopping it) — unless the task
     /// has now been on `crash_limit` lost workers: then it fails. After a
     /// stop, such tasks are cancelled instead. A multi-node task is lost
     /// with any of its workers; the others are freed.
-    pub fn remove_worker(&mut self, worker: WorkerId, out: &mut impl Out) {
+    pub fn remove_worker(&mut self, worker: WorkerId, fence_until_us: Option<u64>, out: &mut impl Out) {
         let Some(slot) = self.workers.get_mut(worker.0 as usize) else { return };
         if slot.take().is_none() {
             return;
@@ -99,7 +101,7 @@ impl Core {
                 self.groups[task.group.index()].finish(task.instance, Instance::Cancelled);
                 self.forget(task);
                 out.state(task, TaskState::Cancelled(reason));
-            } else if crashed_out || !self.retry(task, run.attempt, None, out).runs_again() {
+            } else if crashed_out || !self.retry(task, run.attempt, None, fence_until_us, out).runs_again() {
                 self.fail(task, out);
             }
             self.recycle(run);
@@ -179,9 +181,16 @@ impl Core {
 
     /// Puts `task`, whose attempt `attempt` ended, back to run again —
     /// after its `retry_delay` from `failed_us` if it has one and the
-    /// attempt failed then — unless the next attempt asks for more than any
+    /// attempt failed then, and not before `not_before_us` — unless the next attempt asks for more than any
     /// worker has (the caller then fails it).
-    fn retry(&mut self, task: TaskId, attempt: u32, failed_us: Option<u64>, out: &mut impl Out) -> Retry {
+    fn retry(
+        &mut self,
+        task: TaskId,
+        attempt: u32,
+        failed_us: Option<u64>,
+        not_before_us: Option<u64>,
+        out: &mut impl Out,
+    ) -> Retry {
         let (g, next) = (task.group.index(), attempt + 1);
         if !self.attempt_fits(g, next) {
             return Retry::TooBig { attempt: next };
@@ -189,8 +198,8 @@ impl Core {
         self.history.entry(task).or_default().attempt = next;
         self.pending += 1;
         let wait = failed_us.zip(self.groups[g].retry_delay).map(|(at, b)| (at, b.delay_us(next)));
-        if let Some((at, delay)) = wait.filter(|&(_, delay)| delay > 0) {
-            let until_us = at.saturating_add(delay);
+        let delayed = wait.filter(|&(_, delay)| delay > 0).map(|(at, delay)| at.saturating_add(delay));
+        if let Some(until_us) = delayed.max(not_before_us) {
             self.groups[g].delay(task.instance);
             self.wait(task, until_us);
             out.state(task, TaskState::Delayed { attempt: next, until_us });

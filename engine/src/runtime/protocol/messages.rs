@@ -13,8 +13,14 @@ use crate::resources::WorkerShape;
 
 /// How often a worker says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
-/// Silence after which the coordinator considers a worker lost.
+/// Silence after which the coordinator considers a worker lost, and after
+/// which a worker that has not heard its coordinator stops its tasks.
 pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the tasks of a worker lost without a word wait, after it is
+/// declared lost, before they may run elsewhere: time for the worker (or
+/// its guard) to have stopped them — the heartbeats' interval, the guard's
+/// grace between SIGTERM and SIGKILL, and a second to spare.
+pub const FENCE_MARGIN: Duration = Duration::from_secs(5);
 /// How long a worker with tasks in line holds a result back so that the
 /// results of that moment travel together: the coordinator then wakes once
 /// for several tasks, not once for each. A worker with nothing in line
@@ -93,6 +99,9 @@ pub enum ToWorker {
     /// it); the worker sends only what follows. Added last, so the other
     /// messages keep their numbers.
     Stored(Vec<StoredOutput>),
+    /// Still there: a worker that hears nothing from its coordinator for
+    /// [`HEARTBEAT_TIMEOUT`] stops its tasks (they may run elsewhere soon).
+    Heartbeat,
 }
 
 /// How much of an adopted task's output a resumed run already has.

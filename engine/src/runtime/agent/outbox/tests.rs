@@ -223,3 +223,18 @@ fn a_batch_holds_about_as_much_output_as_one_write() {
     outbox.drop_job(t(5));
     assert!(outbox.carried().is_empty());
 }
+
+#[test]
+fn a_fenced_worker_keeps_only_the_results_of_tasks_that_ended_on_their_own() {
+    // Issue 26: what the guard killed while the worker was paused is no result.
+    let mut outbox = outbox();
+    for i in 0..4 {
+        start(&mut outbox, t(i), 0, &format!("a[{i}]"));
+    }
+    outbox.push(finished(t(0), 0));
+    let failed = Status::failed(Some(3), None, "exit code 3".into());
+    outbox.push(ToCoordinator::Finished { task: t(1), attempt: 0, outcome: Outcome::instant(failed) });
+    let killed = Status::failed(None, Some(15), "killed by SIGTERM".into());
+    outbox.push(ToCoordinator::Finished { task: t(2), attempt: 0, outcome: Outcome::instant(killed) });
+    assert_eq!(outbox.without_result(), [t(2), t(3)], "killed, and still running");
+}

@@ -15,7 +15,7 @@ use crate::resources::Deadline;
 use crate::runtime::coordinator::links::Link;
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
-use crate::runtime::protocol::messages::{Offer, ToWorker};
+use crate::runtime::protocol::messages::{FENCE_MARGIN, Offer, ToWorker};
 
 impl Driver {
     /// A remote worker connected at `peer` offering `offer`: it gets an id
@@ -68,6 +68,10 @@ impl Driver {
                 self.recorder.event(event);
             }
         }
+        // Lost without a word, its worker may still run them: they wait for
+        // it to have stopped them (or to come back with them), so that two
+        // attempts never run at once.
+        let fence_until_us = (!clean).then(|| now_us() + FENCE_MARGIN.as_micros() as u64);
         let lost: Vec<(TaskId, u32)> =
             self.running.iter().filter(|(_, (_, w))| *w == worker).map(|(t, (a, _))| (*t, *a)).collect();
         let tasks = lost.len();
@@ -75,9 +79,12 @@ impl Driver {
             self.running.remove(&task);
             self.ahead.forget(task);
             self.recorder.journal(task, attempt, JournalEvent::Lost { worker: worker.0 });
-            self.ready.ready_again(task, now_us());
+            self.ready.ready_again(task, fence_until_us.unwrap_or_else(now_us));
+            if fence_until_us.is_some() {
+                self.fenced.insert(task, attempt);
+            }
         }
-        self.core.remove_worker(worker, out);
+        self.core.remove_worker(worker, fence_until_us, out);
         self.recorder.event(Event::WorkerLost { worker: worker.0, hostname, allocation, reason, tasks });
         self.write_workers(true);
     }

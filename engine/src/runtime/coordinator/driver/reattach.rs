@@ -40,20 +40,25 @@ impl Driver {
             return Copies::new();
         }
         let (n, mut forget, mut stored, mut copies) = (carried.len(), Vec::new(), Vec::new(), Copies::new());
-        let (mut came_back, mut moved) = (HashSet::new(), Vec::new());
+        let (mut came_back, mut moved, mut kept) = (HashSet::new(), Vec::new(), 0);
         for CarriedTask { task, attempt, label, cpus, gpus, .. } in carried {
             let held = self.held.take(task, &label);
             if let Some(held) = &held {
                 came_back.insert(held.worker);
             }
-            match held.and_then(|held| Some((self.core.adopt(task, worker, attempt, (&cpus, &gpus))?, held))) {
-                Some((adopted, held)) => {
+            // A task of this run whose worker was lost without a word, back before it ran again.
+            let fenced = self.fenced.get(&task) == Some(&attempt) && self.factory.label(task) == label;
+            let adopted = (held.is_some() || fenced).then(|| self.core.adopt(task, worker, attempt, (&cpus, &gpus)));
+            match adopted.flatten() {
+                Some(adopted) => {
+                    kept += usize::from(self.fenced.remove(&task).is_some());
                     if !adopted.same_ids {
                         moved.push(label.clone());
                     }
                     self.running.insert(task, (attempt, worker));
-                    self.started(task, attempt, worker, label);
-                    if held.attempt == attempt && !held.earlier.is_empty() {
+                    let ready_us = self.ready.take(task, self.factory.graph());
+                    self.started(task, attempt, worker, label, ready_us);
+                    if let Some(held) = held.filter(|held| held.attempt == attempt && !held.earlier.is_empty()) {
                         let (stdout, stderr) = (held.earlier.stdout, held.earlier.stderr);
                         stored.push(StoredOutput { task, attempt, stdout, stderr });
                         copies.push((task, attempt, held.earlier));
@@ -69,6 +74,10 @@ impl Driver {
         }
         let adopted = n - forget.len();
         let mut message = match forget.len() {
+            // All its own: it was lost to this run without a word, and came back in time.
+            0 if kept == n => {
+                format!("worker {} ({hostname}) rejoined with {n} task(s) it kept: they run on", worker.0)
+            }
             0 => format!("worker {} ({hostname}) rejoined with {adopted} task(s) of the killed run", worker.0),
             f => format!(
                 "worker {} ({hostname}) rejoined with {n} task(s) of the killed run: {adopted} run on, \

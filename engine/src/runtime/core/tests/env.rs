@@ -253,7 +253,7 @@ impl TestEnv {
     pub(crate) fn lose(&mut self, worker: WorkerId) -> Vec<(TaskId, TaskState)> {
         self.out.running.retain(|_, (w, a)| *w != worker && !a.nodes.contains(&worker));
         let before = self.out.events.len();
-        self.core.remove_worker(worker, &mut self.out);
+        self.core.remove_worker(worker, None, &mut self.out);
         self.states_since(before)
     }
 

@@ -145,6 +145,22 @@ fn a_lost_worker_reschedules_its_tasks_as_the_next_attempt() {
 }
 
 #[test]
+fn the_tasks_of_a_worker_lost_without_a_word_wait_for_it_to_have_stopped_them() {
+    // Issue 26: no two attempts at once.
+    let mut env = TestEnv::new(vec![GroupSpec::new("g", 1)], vec![]);
+    let first = env.worker(1, 0);
+    env.schedule();
+    let until_us = env.now + 5_000_000;
+    env.out.running.clear();
+    env.core.remove_worker(first, Some(until_us), &mut env.out);
+    assert_eq!(env.states_since(0).last(), Some(&(t(0, 0), TaskState::Delayed { attempt: 1, until_us })));
+    env.worker(1, 0);
+    assert_eq!(env.schedule(), [], "not before the fence");
+    env.now = until_us;
+    assert_eq!(env.schedule(), [t(0, 0)]);
+}
+
+#[test]
 fn the_crash_limit_fails_a_task() {
     let mut env =
         TestEnv::new(vec![GroupSpec::new("g", 1).crash_limit(2), GroupSpec::new("after", 1)], vec![edge_all(0, 1)]);
