@@ -114,3 +114,23 @@ pub enum SchemaKind {
     /// The shared objects of every `--json` output (`schema/output.schema.json`).
     Output,
 }
+
+/// The run a command reads, named as every command names it: `--run ID`.
+/// The positional `RUN` of earlier versions still works, as an alias.
+#[derive(Debug, Args)]
+pub struct RunName {
+    /// The run: its id or a unique prefix of it [default: the latest].
+    #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
+    #[arg(long = "run", value_name = "ID")]
+    run: Option<String>,
+    /// The run, as with `--run`.
+    #[arg(value_name = "RUN", conflicts_with = "run", hide = true)]
+    positional: Option<String>,
+}
+
+impl RunName {
+    /// The id or prefix given, by `--run` or positionally.
+    pub fn id(&self) -> Option<&str> {
+        self.run.as_deref().or(self.positional.as_deref())
+    }
+}

@@ -16,8 +16,8 @@ use crate::stdout::to_stdout;
 /// `flow status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The run: its id or a unique prefix [default: the latest].
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: crate::args::RunName,
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
@@ -162,7 +162,7 @@ struct RunStatus {
 /// Prints one run's state and counts.
 pub fn status(args: &StatusArgs) -> Result<(), Failure> {
     let cwd = current_dir()?;
-    let run = RunView::read(&locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?)?;
+    let run = RunView::read(&locate(args.workflow.as_deref(), args.run.id(), &cwd)?)?;
     let status = RunStatus {
         standing: Standing::of(&run)?,
         workers: run.live.then(|| run.workers.clone()),

@@ -86,3 +86,30 @@ fn an_intact_journal_is_not_reported() {
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).unwrap();
     assert_eq!(json["journal_damage"], 0, "{json}");
 }
+
+/// Issue 27: every command that reads a run names it with `--run ID`;
+/// `status`, `workers` and `report` still take it positionally, and the two
+/// forms say the same.
+#[test]
+fn every_command_names_a_run_with_dash_dash_run() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    t.success_with(&["run"]);
+    t.success_with(&["run"]);
+    let first = run_ids(t.path()).remove(0);
+    for command in ["status", "workers", "explain a", "log list", "alloc list", "report"] {
+        let mut words: Vec<&str> = command.split(' ').collect();
+        words.extend(["--run", "nosuchrun"]);
+        let out = t.run_with(&words);
+        let state = t.path().join(".flow");
+        let expected = format!("error: no run `nosuchrun` (or more than one) in `{}`\n", state.display());
+        assert_eq!((out.code, out.stderr.as_str()), (2, expected.as_str()), "flow {command}");
+    }
+    let status = t.success_with(&["status", "--run", &first]);
+    assert!(status.starts_with(&format!("run {first}: succeeded\n  1/1 done: 1 succeeded,")), "{status}");
+    let explain = t.success_with(&["explain", "a", "--run", &first]);
+    assert!(explain.starts_with("a: succeeded in "), "{explain}");
+    for command in ["status", "workers"] {
+        let positional = t.success_with(&[command, &first]);
+        assert_eq!(positional, t.success_with(&[command, "--run", &first]), "flow {command} RUN");
+    }
+}
