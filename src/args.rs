@@ -80,6 +80,11 @@ pub struct PlanArgs {
     /// With --why: name every instance that would run, with its reason.
     #[arg(long, requires = "why")]
     pub instances: bool,
+    /// Print the command a worker would start for these instances, as the
+    /// shell gets it: environment, setup lines, container (repeatable:
+    /// `--command 'score[3]' --command combine`).
+    #[arg(long = "command", alias = "commands", value_name = "SELECTOR", conflicts_with_all = ["json", "why"])]
+    pub commands: Vec<String>,
 }
 
 /// `flow graph`.

@@ -17,6 +17,7 @@ mod load_workflow;
 mod local_resources;
 mod log_cmd;
 mod plan;
+mod plan_commands;
 mod profile_arg;
 mod report_cmd;
 mod run_cmd;
@@ -83,6 +84,12 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS),
         Command::Check(args) => check_cmd::check(args),
+        Command::Plan(args) if !args.commands.is_empty() => {
+            load_workflow::load(&args.workflow, None).and_then(|loaded| {
+                print!("{}", plan_commands::commands(&loaded, &args.commands)?);
+                Ok(exit_codes::SUCCESS)
+            })
+        }
         Command::Plan(args) if args.why => load_workflow::load(&args.workflow, None).and_then(|loaded| {
             plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)

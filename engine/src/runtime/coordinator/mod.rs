@@ -16,7 +16,8 @@
 //! killed run carry are held for them ([`stranded`]) and left running by
 //! [`orphans`]. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
-//! [`preview`] replays its dispatch decisions for `flow plan --why`.
+//! [`preview`] replays its dispatch decisions for `flow plan --why`, and
+//! [`rendered`] shows the command a worker would start for an instance.
 
 pub(crate) mod alloc;
 pub(crate) mod cache_checks;
@@ -37,6 +38,7 @@ pub(crate) mod ready_times;
 pub(crate) mod recorder;
 pub(crate) mod refusals;
 pub(crate) mod remote;
+pub(crate) mod rendered;
 pub(crate) mod results;
 pub(crate) mod resume;
 pub(crate) mod run;
