@@ -4,6 +4,7 @@
 mod alloc_cmd;
 mod args;
 mod check_cmd;
+mod clean_cmd;
 mod cli;
 mod container_note;
 mod exit_codes;
@@ -75,6 +76,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Run(args) => run_cmd::run(args),
         Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS),
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS),
+        Command::Clean(args) => clean_cmd::clean(args).map(|()| exit_codes::SUCCESS),
         Command::Worker(args) => worker_cmd::worker(args),
         Command::Guard => {
             guard_cmd::serve();

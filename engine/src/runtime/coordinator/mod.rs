@@ -17,7 +17,8 @@
 //! [`orphans`]. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why`, and
-//! [`rendered`] shows the command a worker would start for an instance.
+//! [`rendered`] shows the command a worker would start for an instance;
+//! [`prune`] finds the old runs no new run would read.
 
 pub(crate) mod alloc;
 pub(crate) mod cache_checks;
@@ -33,6 +34,7 @@ pub(crate) mod links;
 pub(crate) mod orphans;
 pub(crate) mod placements;
 pub(crate) mod preview;
+pub(crate) mod prune;
 pub(crate) mod queue_side;
 pub(crate) mod ready_times;
 pub(crate) mod recorder;

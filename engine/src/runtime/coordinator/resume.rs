@@ -1,7 +1,7 @@
 //! Resuming: which instances an earlier run already finished, by fingerprint,
 //! and which ones `--force` / `--only` make run again regardless.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,6 +27,10 @@ pub struct Previous {
     retry_at: HashMap<String, u64>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
+    /// Per `name[index]`, the runs (positions in `runs`) whose records its
+    /// standing and pending retry rest on: without them a new run would
+    /// see it otherwise ([`Previous::runs_in_use`]).
+    rests_on: HashMap<String, Vec<u32>>,
     /// Instances that must run again (`--only` and their dependents), per group.
     forced: Option<Vec<Forced>>,
     /// What could not be read, and what was skipped: said before the run starts.
@@ -93,11 +97,15 @@ impl Previous {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
             }
-            match entry.retry_at_us.filter(|_| entry.status == JournalStatus::Failed) {
+            let retry = entry.retry_at_us.filter(|_| entry.status == JournalStatus::Failed);
+            match retry {
                 Some(at) => self.retry_at.insert(graph.label(*task), at),
                 None if self.retry_at.is_empty() => None,
                 None => self.retry_at.remove(&graph.label(*task)),
             };
+            if retry.is_some() {
+                self.rests_on.entry(graph.label(*task)).or_default().push(this);
+            }
             let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
             // `--dry-exec` successes have no fingerprint and did no work.
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
@@ -123,6 +131,7 @@ impl Previous {
                     };
                     let of_task = self.successes.entry(graph.group(task.group).name.clone()).or_default();
                     of_task.insert(fp, (label.clone(), wrote.clone()));
+                    self.rests_on.insert(label.clone(), vec![run]);
                     self.standing
                         .insert(label, Standing::Done { fingerprint: fp, run, ended_us: entry.ended_us, wrote });
                 }
@@ -132,11 +141,40 @@ impl Previous {
                     let label = graph.label(*task);
                     let after_success =
                         matches!(self.standing.get(&label), Some(Standing::Done { .. } | Standing::Tainted));
+                    // Tainted rests on the success and on the attempt after it.
+                    let runs = self.rests_on.entry(label.clone()).or_default();
+                    if !after_success {
+                        runs.clear();
+                    }
+                    runs.push(this);
                     self.standing.insert(label, if after_success { Standing::Tainted } else { Standing::Failed });
                 }
                 _ => {}
             }
         }
+    }
+
+    /// The ids of the runs whose records a new run would read to decide
+    /// what to skip, with how many instances rest on each: the run that did
+    /// the work of each instance's last success, the runs of the attempts
+    /// that failed since (or taint it), the run whose retry is pending.
+    /// Removing any other run read leaves every standing as it is.
+    pub fn runs_in_use(&self) -> BTreeMap<String, u64> {
+        let mut used: BTreeMap<String, u64> = BTreeMap::new();
+        for runs in self.rests_on.values() {
+            let mut runs = runs.clone();
+            runs.sort_unstable();
+            runs.dedup();
+            for run in runs {
+                *used.entry(self.runs[run as usize].clone()).or_default() += 1;
+            }
+        }
+        used
+    }
+
+    /// The ids of the runs read, oldest first.
+    pub fn runs_read(&self) -> &[String] {
+        &self.runs
     }
 
     /// Where the instance labelled `label` stands, if an earlier run got to it.
