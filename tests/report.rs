@@ -299,3 +299,24 @@ fn the_report_renders_in_chromium() {
     assert!(dom.contains("<td>1,000,000</td>"), "the instance count has no thousands separators");
     assert!(!dom.contains("Longest attempts"), "a dry run shows wall times");
 }
+
+/// Issue 27: a task from an included file is located in that file, on the
+/// page as in `flow run`'s lines — not past the end of the workflow file
+/// (the page escapes `/` as `&#x2f;`).
+#[test]
+fn an_included_tasks_location_is_in_its_own_file() {
+    let t = Test::new()
+        .workflow("include = [\"lib/qc.toml\"]\n\n[[tasks]]\nname = \"top\"\ncommand = \"true\"\n")
+        .file("lib/qc.toml", "[[tasks]]\nname = \"best\"\n\ncommand = \"echo no >&2; exit 2\"\n")
+        .args(["run"]);
+    let out = t.status(1);
+    assert!(out.stderr.contains("✗ qc.best failed: exit code 2 (lib/qc.toml:2:8)"), "{}", out.stderr);
+    t.success_with(&["report", "-o", "report.html"]);
+    let html = read(&t, "report.html");
+    assert!(
+        html.contains(r#"<b>qc.best</b>: exit code 2 <code class="location">lib&#x2f;qc.toml:2:8</code>"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"<b>qc.best</b><br><code class="muted">lib&#x2f;qc.toml:2:8</code>"#), "{html}");
+    assert!(html.contains(r#"<b>top</b><br><code class="muted">workflow.toml:4:8</code>"#), "{html}");
+}
