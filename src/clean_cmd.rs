@@ -9,7 +9,7 @@ use flow_engine::units::{BytesStyle, bytes};
 
 use crate::failure::Failure;
 use crate::json::{CleanReport, CleanedRun, KeptWhy};
-use crate::plan::plural;
+use flow_engine::units::plural;
 
 /// `flow clean`.
 #[derive(Debug, Args)]

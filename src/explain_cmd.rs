@@ -79,7 +79,8 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
                 "stopped"
             };
             let name = &run.graph.group(tasks[0].group).name;
-            let header = format!("{name}: {} instances in run {} ({state})", tasks.len(), dir.id);
+            let instances = flow_engine::units::plural(tasks.len() as u64, "instance");
+            let header = format!("{name}: {instances} in run {} ({state})", dir.id);
             explain_display::summary(out, tasks.iter().map(|&task| explainer.explain(task)), &text, &header)
         }
     })

@@ -147,10 +147,9 @@ fn report(failure: Failure, color: bool) {
             for d in &diagnostics {
                 let _ = handler.render_report(&mut out, &d.report(&source));
             }
-            let n = diagnostics.len();
-            let noun = if n == 1 { "problem" } else { "problems" };
+            let problems = flow_engine::units::plural(diagnostics.len() as u64, "problem");
             eprint!("{out}");
-            eprintln!("error: {n} {noun} in {}", source.name);
+            eprintln!("error: {problems} in {}", source.name);
         }
     }
 }

@@ -230,11 +230,11 @@ fn write_workers(out: &mut impl Write, workers: &[WorkerInfo]) -> io::Result<()>
     if workers.is_empty() {
         return writeln!(out, "  no worker connected");
     }
-    writeln!(out, "  {} connected:", crate::plan::plural(workers.len() as u64, "worker"))?;
+    writeln!(out, "  {} connected:", flow_engine::units::plural(workers.len() as u64, "worker"))?;
     for w in workers {
         let job = w.allocation.as_ref().map(|j| format!(", job {j}")).unwrap_or_default();
         let (cpus, gpus) = (w.shape.cpus.len() as u64, w.shape.gpus.len() as u64);
-        let (cpus, gpus) = (crate::plan::plural(cpus, "cpu"), crate::plan::plural(gpus, "gpu"));
+        let (cpus, gpus) = (flow_engine::units::plural(cpus, "cpu"), flow_engine::units::plural(gpus, "gpu"));
         writeln!(out, "    {} {} ({cpus}, {gpus}{job}): {} running", w.id, w.hostname, w.running)?;
     }
     Ok(())
@@ -247,7 +247,7 @@ fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<(
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
         queue.manager.name(),
         queue.profile,
-        crate::plan::plural(queue.allocations as u64, "allocation"),
+        flow_engine::units::plural(queue.allocations as u64, "allocation"),
         queue.queued,
         queue.running,
         queue.failed

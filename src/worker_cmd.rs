@@ -174,7 +174,7 @@ pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     let state = if live { "running" } else { "ended" };
-    println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
+    println!("run {} ({state}): {}", run.id, flow_engine::units::plural(workers.len() as u64, "worker"));
     println!(
         "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>10} {:>8}",
         "ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"

@@ -359,3 +359,13 @@ fn runs_are_found_by_workflow_and_id() {
     let err = Test::new().current_dir(elsewhere.path()).args(["log", "list"]).invalid();
     assert_eq!(err, "error: no `.flow` directory here or in a parent directory; name the workflow with -w\n");
 }
+
+/// Issue 27: one instance is "1 instance", in `flow log summary` as in
+/// every "N things" flow writes (`flow_engine::units::plural`).
+#[test]
+fn one_instance_is_singular() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    t.success_with(&["run"]);
+    let summary = t.success_with(&["log", "summary"]);
+    assert_eq!(summary.lines().nth(1), Some("tasks: 1 instance with records: 1 succeeded"), "{summary}");
+}
