@@ -284,11 +284,13 @@ pub fn runs(args: &RunsArgs) -> Result<(), Failure> {
 /// Writes `flow runs`'s table: one row per run, `damaged` for a run
 /// without a standing.
 fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)]) -> io::Result<()> {
-    let mut rows =
-        vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
+    let mut rows = vec![
+        ["RUN", "STATE", "INSTANCES", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "SKIPPED", "TIME"]
+            .map(String::from),
+    ];
     for (id, standing) in runs {
         let Ok(s) = standing else {
-            let mut row = ["-"; 8].map(String::from);
+            let mut row = ["-"; 9].map(String::from);
             row[0].clone_from(id);
             row[1] = "damaged".to_owned();
             rows.push(row);
@@ -302,10 +304,11 @@ fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)])
             s.counts.cached.to_string(),
             s.counts.failed.to_string(),
             s.counts.cancelled.to_string(),
+            s.counts.skipped.to_string(),
             s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
         ]);
     }
-    let widths: Vec<usize> = (0..8).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..9).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     for row in &rows {
         let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
         writeln!(out, "{}", line.join("  ").trim_end())?;

@@ -16,7 +16,11 @@ impl Driver {
             TaskState::Ignored if self.stopped.contains(&task) => {}
             TaskState::Ignored => self.summary.ignored += 1,
             TaskState::Cancelled(reason) => {
-                self.summary.cancelled += 1;
+                // As for skips: parts and groups whose instances were never
+                // known are no instances, so the counts add up to the total.
+                if task.is_instance() {
+                    self.summary.cancelled += 1;
+                }
                 let stopped = matches!(reason, CancelReason::Stopped);
                 let reason = self.cancel_reason(task, reason);
                 self.failures.cancelled(task, self.factory.label(task), &reason);
