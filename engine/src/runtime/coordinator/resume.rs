@@ -385,3 +385,66 @@ fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>,
     let journal = read_journal(&run.journal()).map_err(|e| e.to_string())?;
     Ok(Some((graph, journal)))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::ir::{Group, GroupId, TaskTemplate};
+    use crate::log::{JournalEvent, JournalRecord};
+
+    fn graph() -> Graph {
+        Graph {
+            name: "t".into(),
+            vars: BTreeMap::new(),
+            groups: vec![Group::range("a", 3, TaskTemplate::shell("true"))],
+            edges: Vec::new(),
+            container_engine: None,
+            images: BTreeMap::new(),
+            max_fails: None,
+            finally: None,
+            dropped: Vec::new(),
+        }
+    }
+
+    fn journal(events: Vec<(u64, JournalEvent)>) -> JournalFile {
+        let records = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, (instance, e))| JournalRecord::new(i as u64, TaskId::new(GroupId(0), instance), 0, e))
+            .collect();
+        JournalFile { records, ..JournalFile::default() }
+    }
+
+    fn started() -> JournalEvent {
+        JournalEvent::Started { worker: 0, ready_us: None }
+    }
+
+    fn succeeded(fp: u8) -> JournalEvent {
+        JournalEvent::Succeeded { fingerprint: [fp; 32], wrote: Wrote::default() }
+    }
+
+    /// Issue 27: the runs a new run's standings rest on, which `flow clean`
+    /// keeps: the run that did an instance's work (not the runs that only
+    /// skipped it), the run of a failure after a success (a taint rests on
+    /// both), and the run of a failure that is the last word.
+    #[test]
+    fn runs_in_use_are_those_standings_rest_on() {
+        let graph = graph();
+        let failed = || JournalEvent::Failed { exit_code: Some(1), signal: None, reason: "exit code 1".into() };
+        let cached = |fp: u8| JournalEvent::Cached { fingerprint: [fp; 32], wrote: Wrote::default() };
+        let mut previous = Previous::default();
+        // r1: a[0], a[1] and a[2] succeed.
+        let r1 = (0..3).flat_map(|i| [(i, started()), (i, succeeded(i as u8 + 1))]).collect();
+        previous.remember(&graph, &journal(r1), "r1");
+        // r2: a[0] skipped; a[1] runs again and fails (tainted); a[2] runs again.
+        let r2 = vec![(0, cached(1)), (1, started()), (1, failed()), (2, started()), (2, succeeded(9))];
+        previous.remember(&graph, &journal(r2), "r2");
+        // r3: skips a[0] and a[2].
+        previous.remember(&graph, &journal(vec![(0, cached(1)), (2, cached(9))]), "r3");
+        let used: Vec<(String, u64)> = previous.runs_in_use().into_iter().collect();
+        assert_eq!(used, [("r1".to_owned(), 2), ("r2".to_owned(), 2)]);
+        assert_eq!(previous.runs_read(), ["r1", "r2", "r3"]);
+    }
+}
