@@ -134,7 +134,7 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
             run.id,
             q.profile,
             q.manager.name(),
-            crate::plan::plural(file.allocations.len() as u64, "allocation")
+            flow_engine::units::plural(file.allocations.len() as u64, "allocation")
         );
         for line in &q.unschedulable {
             println!("  never runs on this queue: {line}");

@@ -80,6 +80,11 @@ pub struct PlanArgs {
     /// With --why: name every instance that would run, with its reason.
     #[arg(long, requires = "why")]
     pub instances: bool,
+    /// Print the command a worker would start for these instances, as the
+    /// shell gets it: environment, setup lines, container (repeatable:
+    /// `--command 'score[3]' --command combine`).
+    #[arg(long = "command", alias = "commands", value_name = "SELECTOR", conflicts_with_all = ["json", "why"])]
+    pub commands: Vec<String>,
 }
 
 /// `flow graph`.
@@ -113,4 +118,24 @@ pub enum SchemaKind {
     Workflow,
     /// The shared objects of every `--json` output (`schema/output.schema.json`).
     Output,
+}
+
+/// The run a command reads, named as every command names it: `--run ID`.
+/// The positional `RUN` of earlier versions still works, as an alias.
+#[derive(Debug, Args)]
+pub struct RunName {
+    /// The run: its id or a unique prefix of it [default: the latest].
+    #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
+    #[arg(long = "run", value_name = "ID")]
+    run: Option<String>,
+    /// The run, as with `--run`.
+    #[arg(value_name = "RUN", conflicts_with = "run", hide = true)]
+    positional: Option<String>,
+}
+
+impl RunName {
+    /// The id or prefix given, by `--run` or positionally.
+    pub fn id(&self) -> Option<&str> {
+        self.run.as_deref().or(self.positional.as_deref())
+    }
 }

@@ -37,6 +37,8 @@ pub enum Command {
     Status(crate::status_cmd::StatusArgs),
     /// List the runs of a workflow.
     Runs(crate::status_cmd::RunsArgs),
+    /// Remove old runs' directories, keeping those a new run still reads to decide what to skip.
+    Clean(crate::clean_cmd::CleanArgs),
     /// Join a run as a worker: `flow worker --access .flow/runs/<id>/access.json`.
     Worker(crate::worker_cmd::WorkerCmdArgs),
     /// Ends the tasks of the flow process that started it if that process dies (internal).

@@ -45,7 +45,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
         println!("{text}");
         return Ok(());
     }
-    let tasks = select(&run.graph, &args.selector, &dir.id)?;
+    let tasks = select(&run.graph, &args.selector, &format!("run {}", dir.id))?;
     if let Some(torn) = journal.health.torn {
         eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
@@ -79,7 +79,8 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
                 "stopped"
             };
             let name = &run.graph.group(tasks[0].group).name;
-            let header = format!("{name}: {} instances in run {} ({state})", tasks.len(), dir.id);
+            let instances = flow_engine::units::plural(tasks.len() as u64, "instance");
+            let header = format!("{name}: {instances} in run {} ({state})", dir.id);
             explain_display::summary(out, tasks.iter().map(|&task| explainer.explain(task)), &text, &header)
         }
     })
@@ -153,9 +154,9 @@ fn part_file(graph: &Graph, parent: flow_engine::ir::GroupId, outer: u64, templa
 }
 
 /// The instances `text` names, in order.
-fn select(graph: &Graph, text: &str, run: &str) -> Result<Vec<TaskId>, Failure> {
+pub(crate) fn select(graph: &Graph, text: &str, within: &str) -> Result<Vec<TaskId>, Failure> {
     let selector = Selector::parse(text).map_err(|e| Failure::Usage(e.to_string()))?;
-    let selected = selector.resolve(graph).map_err(|e| Failure::Usage(format!("`{text}` in run {run}: {e}")))?;
+    let selected = selector.resolve(graph).map_err(|e| Failure::Usage(format!("`{text}` in {within}: {e}")))?;
     let count = graph.group(selected.group).count;
     match selected.positions {
         None if count == 0 => Err(Failure::Usage(format!("`{text}` has no instances"))),

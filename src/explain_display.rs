@@ -12,7 +12,7 @@ use flow_engine::explain::{
 };
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::resources::{LARGEST, finishes_in, no_variant_fits};
-use flow_engine::units::{DurationStyle, duration};
+use flow_engine::units::{DurationStyle, duration, plural};
 
 /// Instances shown one by one when a selector names several.
 const SHOWN: usize = 10;
@@ -160,9 +160,8 @@ impl Text {
             Reason::NoWorkers { queue: Some(queue) } => format!("waiting for a worker: {}", self.queue(queue)),
             Reason::Ready { running, workers, busy, nodes } => {
                 let wait = if *nodes > 1 { format!("{nodes} idle workers") } else { "a free slot".to_owned() };
-                let tasks = if *running == 1 { "task" } else { "tasks" };
-                let noun = if *workers == 1 { "worker" } else { "workers" };
-                format!("ready, waiting for {wait}: {running} {tasks} running, {busy} of {workers} {noun} busy")
+                let (running, workers) = (plural(*running, "task"), plural(*workers as u64, "worker"));
+                format!("ready, waiting for {wait}: {running} running, {busy} of {workers} busy")
             }
             Reason::Running { attempt, ran } => {
                 let since = ran
@@ -188,7 +187,10 @@ impl Text {
             }
             Reason::Failed { attempt, retries, exit_code, signal, message, ran } => {
                 let why = message.clone().unwrap_or_else(|| exit(*exit_code, *signal));
-                let tries = if *retries > 0 { format!(", after {} attempts", attempt + 1) } else { String::new() };
+                let tries = match *retries > 0 {
+                    true => format!(", after {}", plural(u64::from(*attempt) + 1, "attempt")),
+                    false => String::new(),
+                };
                 format!("failed ({why}){}{tries}{}", took("after", ran), ended(ran.ended_us))
             }
             Reason::Cancelled { message, ended_us } => {
@@ -335,8 +337,8 @@ fn earlier_note(e: &Earlier) -> String {
     match e.retries_left {
         Some(left) => {
             let why = e.message.clone().unwrap_or_else(|| exit(e.exit_code, e.signal));
-            let noun = if left == 1 { "retry" } else { "retries" };
-            format!("attempt {attempt} failed ({why}); it runs again, {left} {noun} left after that")
+            let left = plural(u64::from(left), "retry");
+            format!("attempt {attempt} failed ({why}); it runs again, {left} left after that")
         }
         None => {
             let worker = e.worker.map(|w| format!(" {w}")).unwrap_or_default();

@@ -2,6 +2,7 @@
 //! prints their output, follows a live run, summarises, greps and exports.
 //! A torn tail (what a crash leaves at the end of a file) is a warning.
 
+mod failed_output;
 mod log_summary;
 mod trace;
 
@@ -70,7 +71,8 @@ pub enum LogCommand {
         /// Which streams (`all` is stdout and stderr).
         #[arg(long, value_enum, default_value_t = StreamChoice::All)]
         stream: StreamChoice,
-        /// Only instances whose last attempt failed.
+        /// Only instances whose last attempt failed, every attempt under a
+        /// header: `==> score[3] attempt 1: failed: exit code 3 <==`.
         #[arg(long)]
         failed: bool,
         /// One JSON object per output record, as `flow log export --json` prints them.
@@ -378,10 +380,13 @@ fn cat(
     let wanted = |task: TaskId| {
         selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
     };
-    write_output(run, out, wanted, stream, as_json)?;
     if failed {
-        return Ok(());
+        return match as_json {
+            true => write_output(run, out, wanted, stream, as_json),
+            false => failed_output::write(run, out, wanted, stream),
+        };
     }
+    write_output(run, out, wanted, stream, as_json)?;
     // Instances this run skipped as unchanged: their output is in the run that did the work.
     let state = run.dir().path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
     for (task, entry) in journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(**t)) {

@@ -4,6 +4,7 @@
 mod alloc_cmd;
 mod args;
 mod check_cmd;
+mod clean_cmd;
 mod cli;
 mod container_note;
 mod exit_codes;
@@ -17,6 +18,7 @@ mod load_workflow;
 mod local_resources;
 mod log_cmd;
 mod plan;
+mod plan_commands;
 mod profile_arg;
 mod report_cmd;
 mod run_cmd;
@@ -74,6 +76,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Run(args) => run_cmd::run(args),
         Command::Status(args) => status_cmd::status(args).map(|()| exit_codes::SUCCESS),
         Command::Runs(args) => status_cmd::runs(args).map(|()| exit_codes::SUCCESS),
+        Command::Clean(args) => clean_cmd::clean(args).map(|()| exit_codes::SUCCESS),
         Command::Worker(args) => worker_cmd::worker(args),
         Command::Guard => {
             guard_cmd::serve();
@@ -83,6 +86,12 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Workers(args) => worker_cmd::workers(args).map(|()| exit_codes::SUCCESS),
         Command::Explain(args) => explain_cmd::run(args).map(|()| exit_codes::SUCCESS),
         Command::Check(args) => check_cmd::check(args),
+        Command::Plan(args) if !args.commands.is_empty() => {
+            load_workflow::load(&args.workflow, None).and_then(|loaded| {
+                print!("{}", plan_commands::commands(&loaded, &args.commands)?);
+                Ok(exit_codes::SUCCESS)
+            })
+        }
         Command::Plan(args) if args.why => load_workflow::load(&args.workflow, None).and_then(|loaded| {
             plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)
@@ -138,10 +147,9 @@ fn report(failure: Failure, color: bool) {
             for d in &diagnostics {
                 let _ = handler.render_report(&mut out, &d.report(&source));
             }
-            let n = diagnostics.len();
-            let noun = if n == 1 { "problem" } else { "problems" };
+            let problems = flow_engine::units::plural(diagnostics.len() as u64, "problem");
             eprint!("{out}");
-            eprintln!("error: {n} {noun} in {}", source.name);
+            eprintln!("error: {problems} in {}", source.name);
         }
     }
 }

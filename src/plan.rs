@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use flow_engine::units::plural;
+
 use flow_engine::ir::{Command, Domain, EdgeKind, EdgeOrigin, Graph, GroupId, MaxFails, Resources};
 
 /// The summary text: tasks, edges, totals and the critical path.
@@ -102,11 +104,6 @@ pub fn counts(graph: &Graph) -> String {
         plural(graph.instance_count(), "instance"),
         plural(graph.edges.len() as u64, "edge")
     )
-}
-
-/// `1 task`, `2 tasks`.
-pub fn plural(n: u64, noun: &str) -> String {
-    if n == 1 { format!("{n} {noun}") } else { format!("{n} {noun}s") }
 }
 
 fn expansion(graph: &Graph, domain: &Domain) -> String {

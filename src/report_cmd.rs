@@ -14,11 +14,11 @@ use crate::json::{Counts, ReportWritten};
 /// `flow report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The run: its id or a unique prefix of it [default: the latest].
-    #[arg(value_name = "RUN")]
-    pub run: Option<String>,
-    /// Where to write the page [default: `flow-report-<run id>.html` here]; an
-    /// existing file is replaced only if it is a report flow wrote.
+    #[command(flatten)]
+    pub run: crate::args::RunName,
+    /// Where to write the page [default: `report.html` in the run's directory,
+    /// `.flow/runs/<id>/`]; an existing file is replaced only if it is a
+    /// report flow wrote.
     #[allow(rustdoc::broken_intra_doc_links, reason = "`[default: …]` is help text, not a link")]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -34,7 +34,7 @@ pub struct ReportArgs {
 /// Runs `flow report`.
 pub fn report(args: &ReportArgs) -> Result<(), Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
-    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+    let run = locate(args.workflow.as_deref(), args.run.id(), &cwd)?;
     let written = write(&run, args.output.as_deref())?;
     match args.json {
         true => crate::stdout::to_stdout(|out| crate::json::write_document(out, &written)),
@@ -51,9 +51,10 @@ pub fn say(written: &ReportWritten) {
     eprintln!("report of run {}: {} ({kib} KiB)", written.run_id, written.path.display());
 }
 
-/// Writes the report of `run` to `output` (or the default file name).
+/// Writes the report of `run` to `output`, or to `report.html` in the
+/// run's directory, which is kept out of the workflow's directory.
 pub fn write(run: &RunDir, output: Option<&Path>) -> Result<ReportWritten, Failure> {
-    let default = PathBuf::from(format!("flow-report-{}.html", run.id));
+    let default = run.report();
     let path = output.unwrap_or(&default);
     check_output(path)?;
     let report = Report::from_run(run)?;
@@ -64,7 +65,7 @@ pub fn write(run: &RunDir, output: Option<&Path>) -> Result<ReportWritten, Failu
     file.write_all(&html).and_then(|()| file.flush()).map_err(io)?;
     Ok(ReportWritten {
         run_id: run.id.clone(),
-        path: path.to_owned(),
+        path: relative(path),
         bytes: html.len() as u64,
         counts: Counts::of_report(&report.counts),
         failures: report.failures_total,
@@ -85,4 +86,11 @@ pub fn check_output(path: &Path) -> Result<(), Failure> {
         ))),
         Err(e) => Err(Failure::Usage(format!("cannot write the report to `{}`: {e}", path.display()))),
     }
+}
+
+/// `path` relative to the current directory when it lies below it, so a
+/// report in `.flow/runs/<id>/` is named as the user would type it.
+fn relative(path: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd).map_or_else(|_| path.to_owned(), Path::to_owned)
 }

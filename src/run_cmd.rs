@@ -61,7 +61,7 @@ pub struct RunArgs {
     #[arg(long, env = "FLOW_SHARE_WITH_GROUP")]
     pub share_with_group: bool,
     /// When the run ends, however it ends, write its HTML report (see `flow report`)
-    /// to `flow-report-<run id>.html` here, or with `--report=FILE` to FILE.
+    /// to `report.html` in the run's directory, or with `--report=FILE` to FILE.
     /// The value needs the `=`: `flow run --report workflow.toml` runs workflow.toml.
     #[arg(long, value_name = "FILE", require_equals = true)]
     pub report: Option<Option<PathBuf>>,

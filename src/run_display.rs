@@ -186,7 +186,8 @@ fn quote(text: &str) -> String {
 fn notice(event: &Event) -> Option<String> {
     match event {
         Event::RunStarted { run_id, total, tasks, dynamic, dropped, access, .. } => {
-            let (instances, tasks) = (crate::plan::plural(*total, "instance"), crate::plan::plural(*tasks, "task"));
+            let (instances, tasks) =
+                (flow_engine::units::plural(*total, "instance"), flow_engine::units::plural(*tasks, "task"));
             let mut text = format!("run {run_id}: {instances} of {tasks}");
             match dynamic.len() {
                 0 => {}
@@ -210,10 +211,11 @@ fn notice(event: &Event) -> Option<String> {
             Some(text)
         }
         Event::Expanded { name, file, count, .. } => {
-            Some(format!("+ {name}: {} from {file}", crate::plan::plural(*count, "instance")))
+            Some(format!("+ {name}: {} from {file}", flow_engine::units::plural(*count, "instance")))
         }
         Event::WorkerJoined { worker, hostname, peer, cpus, gpus, .. } => {
-            let (cpus, gpus) = (crate::plan::plural(*cpus as u64, "cpu"), crate::plan::plural(*gpus as u64, "gpu"));
+            let (cpus, gpus) =
+                (flow_engine::units::plural(*cpus as u64, "cpu"), flow_engine::units::plural(*gpus as u64, "gpu"));
             Some(format!("+ worker {worker} joined: {hostname} ({peer}), {cpus}, {gpus}"))
         }
         Event::WorkerLost { worker, hostname, reason, tasks, .. } => {
@@ -252,7 +254,7 @@ fn outputs_moved(task: &str, reason: MoveReason, labels: &[String], files: &[Str
             _ => shown.join(", "),
         }
     };
-    let outputs = crate::plan::plural(files.len() as u64, "output");
+    let outputs = flow_engine::units::plural(files.len() as u64, "output");
     let which = match reason {
         MoveReason::Vanished => format!("{outputs} no instance writes any more (left by {})", few(labels)),
         MoveReason::Skipped => format!("{outputs} an earlier run left for instances skipped now ({})", few(labels)),

@@ -16,8 +16,8 @@ use crate::stdout::to_stdout;
 /// `flow status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The run: its id or a unique prefix [default: the latest].
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: crate::args::RunName,
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
@@ -162,7 +162,7 @@ struct RunStatus {
 /// Prints one run's state and counts.
 pub fn status(args: &StatusArgs) -> Result<(), Failure> {
     let cwd = current_dir()?;
-    let run = RunView::read(&locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?)?;
+    let run = RunView::read(&locate(args.workflow.as_deref(), args.run.id(), &cwd)?)?;
     let status = RunStatus {
         standing: Standing::of(&run)?,
         workers: run.live.then(|| run.workers.clone()),
@@ -230,11 +230,11 @@ fn write_workers(out: &mut impl Write, workers: &[WorkerInfo]) -> io::Result<()>
     if workers.is_empty() {
         return writeln!(out, "  no worker connected");
     }
-    writeln!(out, "  {} connected:", crate::plan::plural(workers.len() as u64, "worker"))?;
+    writeln!(out, "  {} connected:", flow_engine::units::plural(workers.len() as u64, "worker"))?;
     for w in workers {
         let job = w.allocation.as_ref().map(|j| format!(", job {j}")).unwrap_or_default();
         let (cpus, gpus) = (w.shape.cpus.len() as u64, w.shape.gpus.len() as u64);
-        let (cpus, gpus) = (crate::plan::plural(cpus, "cpu"), crate::plan::plural(gpus, "gpu"));
+        let (cpus, gpus) = (flow_engine::units::plural(cpus, "cpu"), flow_engine::units::plural(gpus, "gpu"));
         writeln!(out, "    {} {} ({cpus}, {gpus}{job}): {} running", w.id, w.hostname, w.running)?;
     }
     Ok(())
@@ -247,7 +247,7 @@ fn write_allocations(out: &mut impl Write, queue: &QueueSummary) -> io::Result<(
         "  {} queue (profile `{}`): {}, {} queued, {} running, {} failed",
         queue.manager.name(),
         queue.profile,
-        crate::plan::plural(queue.allocations as u64, "allocation"),
+        flow_engine::units::plural(queue.allocations as u64, "allocation"),
         queue.queued,
         queue.running,
         queue.failed
@@ -284,11 +284,13 @@ pub fn runs(args: &RunsArgs) -> Result<(), Failure> {
 /// Writes `flow runs`'s table: one row per run, `damaged` for a run
 /// without a standing.
 fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)]) -> io::Result<()> {
-    let mut rows =
-        vec![["RUN", "STATE", "TASKS", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "TIME"].map(String::from)];
+    let mut rows = vec![
+        ["RUN", "STATE", "INSTANCES", "SUCCEEDED", "UNCHANGED", "FAILED", "CANCELLED", "SKIPPED", "TIME"]
+            .map(String::from),
+    ];
     for (id, standing) in runs {
         let Ok(s) = standing else {
-            let mut row = ["-"; 8].map(String::from);
+            let mut row = ["-"; 9].map(String::from);
             row[0].clone_from(id);
             row[1] = "damaged".to_owned();
             rows.push(row);
@@ -302,10 +304,11 @@ fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)])
             s.counts.cached.to_string(),
             s.counts.failed.to_string(),
             s.counts.cancelled.to_string(),
+            s.counts.skipped.to_string(),
             s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
         ]);
     }
-    let widths: Vec<usize> = (0..8).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..9).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     for row in &rows {
         let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
         writeln!(out, "{}", line.join("  ").trim_end())?;

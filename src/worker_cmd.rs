@@ -64,8 +64,8 @@ pub struct WorkerCmdArgs {
 /// `flow workers`.
 #[derive(Debug, Args)]
 pub struct WorkersArgs {
-    /// The run: its id or a unique prefix [default: the latest].
-    pub run: Option<String>,
+    #[command(flatten)]
+    pub run: crate::args::RunName,
     /// The workflow whose runs to read [default: the `.flow` directory here or in a parent].
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
@@ -173,14 +173,14 @@ fn retrying_json(retry: &JoinRetry) {
 /// Prints the workers of a run.
 pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
     let cwd = std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
-    let run = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
+    let run = locate(args.workflow.as_deref(), args.run.id(), &cwd)?;
     let RunView { workers, live, .. } = RunView::read(&run)?;
     if args.json {
         let list = WorkerList { run_id: &run.id, live, workers: crate::json::Worker::all(&workers) };
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     let state = if live { "running" } else { "ended" };
-    println!("run {} ({state}): {}", run.id, crate::plan::plural(workers.len() as u64, "worker"));
+    println!("run {} ({state}): {}", run.id, flow_engine::units::plural(workers.len() as u64, "worker"));
     println!(
         "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>10} {:>8}",
         "ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"

@@ -189,9 +189,9 @@ fn dry_exec_respects_the_cache_and_is_marked_as_dry() {
         .current_dir(t.path())
         .args(["runs"])
         .stdout_normalized(
-            "RUN  STATE  TASKS  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  TIME\n\
-             [RUN]  succeeded  4  4  0  0  0  [TIME]\n\
-             [RUN]  dry (nothing ran)  4  4  0  0  0  [TIME]\n",
+            "RUN  STATE  INSTANCES  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  SKIPPED  TIME\n\
+             [RUN]  succeeded  4  4  0  0  0  0  [TIME]\n\
+             [RUN]  dry (nothing ran)  4  4  0  0  0  0  [TIME]\n",
         )
         .success();
     let list = t.run_with(&["log", "list"]);

@@ -5,23 +5,34 @@
 use crate::support::Test;
 
 /// What `flow check` prints when task `a`, the first in the file, fits no
-/// worker described on the command line.
-fn does_not_fit(message: &str) -> String {
+/// worker described on the command line: pointed at the key of the
+/// resource that is short (issue 27: it pointed at the task's name), which
+/// `at` draws.
+fn does_not_fit(message: &str, at: &str) -> String {
     format!(
         r#"flow::compile::impossible_resources
 
   × {message}
-   ╭─[workflow.toml:2:8]
- 1 │ [[tasks]]
- 2 │ name = "a"
-   ·        ─┬─
-   ·         ╰── cannot fit on any worker
- 3 │ command = "x"
-   ╰────
+{at}   ╰────
   help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
         --memory, --resource)
 error: 1 problem in workflow.toml
 "#
+    )
+}
+
+/// The snippet of a `KEY = VALUE` line 4 (after `command = "x"`), its value
+/// at column `col` and `width` characters wide.
+fn line_4(text: &str, col: usize, width: usize) -> String {
+    let (pad, mid) = (" ".repeat(col - 1), width / 2);
+    let underline = if width == 1 {
+        "┬".to_owned()
+    } else {
+        format!("{}┬{}", "─".repeat(mid), "─".repeat(width - mid - 1))
+    };
+    format!(
+        "   ╭─[workflow.toml:4:{col}]\n 3 │ command = \"x\"\n 4 │ {text}\n   · {pad}{underline}\n   · {pad}{}╰── cannot fit on any worker\n",
+        " ".repeat(mid)
     )
 }
 
@@ -73,7 +84,10 @@ error: 1 problem in workflow.toml
         .workflow("[[tasks]]\nname = \"a\"\ncommand = \"x\"\nresources = { fpga = 2 }\n")
         .args(["check", "--resource", "fpga=1"])
         .stdout("")
-        .stderr(&does_not_fit("the request needs 2 `fpga`, the largest worker has 1"))
+        .stderr(&does_not_fit(
+            "the request needs 2 `fpga`, the largest worker has 1",
+            &line_4("resources = { fpga = 2 }", 22, 1),
+        ))
         .invalid();
 }
 
@@ -82,17 +96,18 @@ error: 1 problem in workflow.toml
 /// of a CPU fits a worker described with that fraction.
 #[test]
 fn a_request_too_big_for_the_described_worker_is_a_sentence() {
-    let too_big = |request: &str, worker: &[&str], message: &str| {
+    let too_big = |request: &str, worker: &[&str], message: &str, at: &str| {
         Test::new()
             .workflow(&format!("[[tasks]]\nname = \"a\"\ncommand = \"x\"\n{request}\n"))
             .args(["check"])
             .args(worker)
             .stdout("")
-            .stderr(&does_not_fit(message))
+            .stderr(&does_not_fit(message, at))
             .invalid();
     };
-    too_big("cpus = 8", &["--cpus", "4"], "the request needs 8 cpus, the largest worker has 4");
-    too_big("gpus = 1", &["--gpus", "0.5"], "the request needs 1 gpu, the largest worker has 0.5");
+    let (cpus, gpus) = (line_4("cpus = 8", 8, 1), line_4("gpus = 1", 8, 1));
+    too_big("cpus = 8", &["--cpus", "4"], "the request needs 8 cpus, the largest worker has 4", &cpus);
+    too_big("gpus = 1", &["--gpus", "0.5"], "the request needs 1 gpu, the largest worker has 0.5", &gpus);
     let text = "[[tasks]]\nname = \"a\"\ncommand = \"x\"\ncpus = 1.5\nmemory = \"1 GiB\"\n";
     Test::new()
         .workflow(text)
@@ -104,6 +119,7 @@ fn a_request_too_big_for_the_described_worker_is_a_sentence() {
         "cpus = 1.5\nmemory = \"1 GiB\"",
         &["--memory", "512MiB"],
         "the request needs 1 GiB of memory, the largest worker has 512 MiB",
+        "   ╭─[workflow.toml:5:10]\n 4 │ cpus = 1.5\n 5 │ memory = \"1 GiB\"\n   ·          ───┬───\n   ·             ╰── cannot fit on any worker\n",
     );
 }
 

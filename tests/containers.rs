@@ -406,3 +406,45 @@ fn finally_runs_in_its_container() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(fs_err::read_to_string(t.path().join("finally.txt")).expect("finally ran"), "inside succeeded\n");
 }
+
+/// Issue 27: `flow plan --command` prints what the shell gets for an
+/// instance — the environment, the setup lines and the container wrapper —
+/// built by the code a run starts the task with (here Apptainer's stand-in,
+/// whose command line `apptainer_is_given_…` checks in a run).
+#[test]
+fn plan_command_shows_the_container_wrapper_setup_lines_and_environment() {
+    let t = Test::new().workflow(APPTAINER).file("img/tools.sif", "image v1").file("data/in.txt", "protein\n");
+    let path = program_on_path(t.path(), "apptainer", FAKE_APPTAINER);
+    let t = t.env("PATH", &path).args(["plan", "--command", "fold"]);
+    let expected = r#"# fold
+cd [DIR]/data
+env \
+  APPTAINERENV_MODE=fast \
+  APPTAINERENV_FLOW_TASK=fold \
+  APPTAINERENV_FLOW_INDEX=0 \
+  APPTAINERENV_FLOW_ITEM= \
+  APPTAINERENV_FLOW_INSTANCE=0 \
+  APPTAINERENV_FLOW_RUN_DIR=[DIR]/.flow/runs/RUN_ID \
+  APPTAINERENV_FLOW_VARIANT=0 \
+  APPTAINERENV_FLOW_CPUS= \
+  APPTAINERENV_FLOW_GPUS= \
+  APPTAINERENV_CUDA_VISIBLE_DEVICES= \
+  APPTAINERENV_FLOW_SETUP_STATUS=[DIR]/.flow/runs/RUN_ID/setup/fold.0.0 \
+  apptainer exec --bind [DIR]:[DIR] --pwd [DIR]/data [DIR]/img/tools.sif sh -c 'trap '\''echo $? > "$FLOW_SETUP_STATUS"'\'' EXIT
+set -e
+export STEP=setup
+set +e
+trap - EXIT
+cat in.txt > ../out/folded.txt; echo $MODE $STEP $FLOW_TASK >> ../out/folded.txt'
+"#;
+    let out = t.status(0);
+    assert_eq!(normalize_in(&out.stdout, &t.path().canonicalize().unwrap()), expected);
+    // Without the engine the image cannot run: the run's own error, status 2.
+    let bare = Test::new().workflow(APPTAINER).file("img/tools.sif", "v1").file("data/in.txt", "").env("PATH", "/x");
+    let bare = bare.args(["plan", "--command", "fold"]).stdout("").stderr(
+        "error: cannot run task `fold` in container `img/tools.sif`: no container engine found on PATH (looked for \
+         podman, docker, apptainer, singularity); install it, or name another with `[containers] engine` or a \
+         profile's `container_engine`\n",
+    );
+    bare.invalid();
+}

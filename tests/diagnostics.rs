@@ -145,3 +145,27 @@ fn deeply_nested_workflows_are_diagnostics_not_crashes() {
         insta::assert_snapshot!(format!("deeply_nested_{name}"), stderr);
     }
 }
+
+/// Issue 27: a template error inside a folded YAML block (`>-`), whose
+/// value is not the file's text, points at the undefined name, not at the
+/// whole block.
+#[test]
+fn a_template_error_in_a_folded_yaml_block_points_at_the_name() {
+    let workflow = "tasks:\n  - name: a\n    command: >-\n      echo one\n      {{ nope }}\n      two\n";
+    let err = Test::new().file("workflow.yaml", workflow).args(["check"]).invalid();
+    let expected = "flow::compile::template
+
+  × template error in `command`: `nope` is undefined
+   ╭─[workflow.yaml:5:10]
+ 4 │       echo one
+ 5 │       {{ nope }}
+   ·          ──┬─
+   ·            ╰── undefined value
+ 6 │       two
+   ╰────
+  help: templates see `vars`, `index`, `item`, `item_json`, `chunk`, `attempt`, `task`,
+        `resources` and `env`; check the spelling, or add the variable to [vars]
+error: 1 problem in workflow.yaml
+";
+    assert_eq!(err, expected);
+}

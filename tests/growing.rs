@@ -57,24 +57,24 @@ command = "echo $FLOW_CPUS >> cpus.txt; exit 1"
         flow::compile::impossible_resources
 
           × attempt 2: the request needs 3 cpus, the largest worker has 2
-           ╭─[workflow.toml:3:8]
-         2 │ [[tasks]]
-         3 │ name = "grow"
-           ·  ───┬──
-           ·  ╰── cannot fit on any worker
+           ╭─[workflow.toml:5:8]
          4 │ retries = 3
+         5 │ cpus = "{{ attempt + 1 }}"
+           ·  ─────────┬─────────
+           ·  ╰── cannot fit on any worker
+         6 │ command = "echo $FLOW_CPUS >> cpus.txt; exit 1"
            ╰────
           help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
                 --memory, --resource)
         flow::compile::impossible_resources
 
           × attempt 3: the request needs 4 cpus, the largest worker has 2
-           ╭─[workflow.toml:3:8]
-         2 │ [[tasks]]
-         3 │ name = "grow"
-           ·  ───┬──
-           ·  ╰── cannot fit on any worker
+           ╭─[workflow.toml:5:8]
          4 │ retries = 3
+         5 │ cpus = "{{ attempt + 1 }}"
+           ·  ─────────┬─────────
+           ·  ╰── cannot fit on any worker
+         6 │ command = "echo $FLOW_CPUS >> cpus.txt; exit 1"
            ╰────
           help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
                 --memory, --resource)

@@ -219,3 +219,16 @@ fn a_condition_in_an_included_file_reads_its_own_variables() {
     assert_eq!(plan["dropped"][0]["name"], "x.t", "{plan}");
     t.args(["run"]).expect_file("lib/t.txt", "ran\n").expect_file("finally.txt", "root\n").success();
 }
+
+/// Issue 27: `after = ["top"]` for a task that an included file names
+/// `top` (so it is `qc.top` here) suggests `qc.top`.
+#[test]
+fn after_a_name_without_its_namespace_suggests_it() {
+    let err = Test::new()
+        .workflow("include = [\"lib/qc.toml\"]\n\n[[tasks]]\nname = \"align\"\nafter = [\"top\"]\ncommand = \"true\"\n")
+        .file("lib/qc.toml", "[[tasks]]\nname = \"top\"\ncommand = \"true\"\n")
+        .args(["check"])
+        .invalid();
+    assert!(err.contains("× `after` names unknown task `top`\n"), "{err}");
+    assert!(err.contains("  help: did you mean `qc.top`?\n"), "{err}");
+}

@@ -514,10 +514,10 @@ fn damaged_run_files_are_reported_and_their_intact_records_used() {
     let runs = t.run_with(&["runs"]);
     assert_code(&runs, 0);
     insta::assert_snapshot!(t.normalize(&runs.stdout), @r"
-        RUN  STATE  TASKS  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  TIME
-        [RUN]  damaged  -  -  -  -  -  -
-        [RUN]  damaged  -  -  -  -  -  -
-        [RUN]  succeeded  20  0  20  0  0  [TIME]
+        RUN  STATE  INSTANCES  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  SKIPPED  TIME
+        [RUN]  damaged  -  -  -  -  -  -  -
+        [RUN]  damaged  -  -  -  -  -  -  -
+        [RUN]  succeeded  20  0  20  0  0  0  [TIME]
     ");
     insta::assert_snapshot!(t.normalize(&runs.stderr), @r"
         warning: run [RUN]: `[DIR]/.flow/runs/[RUN]/graph.json` is damaged (expected value at line 1 column 1)

@@ -83,6 +83,8 @@ fn every_command_prints_what_the_schema_says() {
     json("log cat", &["log", "cat", "--json", "score"]);
     json("log tail", &["log", "tail", "--json"]);
     json("report", &["report", "--json", "-o", "report.html"]);
+    json("clean", &["clean", "--dry-run", "--json"]);
+    json("clean", &["clean", "--json"]);
 }
 
 #[test]

@@ -174,8 +174,52 @@ fn cat_prints_each_task_in_graph_order() {
     assert_eq!(f.log(&["cat", "score[20]", "--stream", "stdout"]).success(), "twenty done\n");
     assert_eq!(f.log(&["cat", "score[20]", "--stream", "system"]).success(), "exit code 3\n");
     assert_eq!(f.log(&["cat", "score[30,10]", "prep"]).success(), "preparing\nten: Hello\nten again\n");
-    assert_eq!(f.log(&["cat", "--failed", "--stream", "stderr"]).success(), "boom: HELLO\n");
-    assert_eq!(f.log(&["cat", "--failed"]).success(), "twenty boom: HELLO\ndone\n");
+    // Issue 27: `--failed` heads each attempt with the instance and how it ended.
+    let header = "==> score[20] attempt 0: failed: exit code 3 <==\n";
+    assert_eq!(f.log(&["cat", "--failed", "--stream", "stderr"]).success(), format!("{header}boom: HELLO\n"));
+    assert_eq!(f.log(&["cat", "--failed"]).success(), format!("{header}twenty boom: HELLO\ndone\n"));
+}
+
+/// Issue 27: `flow log cat --failed` separates the failed instances, and
+/// each of their attempts, with a header naming the instance, the attempt
+/// and how it ended; output without a final newline still leaves the next
+/// header on a line of its own. `--json` is unchanged: one object per chunk.
+#[test]
+fn cat_failed_heads_each_attempt() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "ok"
+command = "echo fine"
+
+[[tasks]]
+name = "bad"
+range = "1-2"
+retries = 1
+command = "echo try $FLOW_INSTANCE of {{ index }}; printf 'no newline' >&2; exit 4"
+"#,
+    );
+    t.run_with(&["run", "--cpus", "1"]);
+    let expected = "\
+==> bad[1] attempt 0: failed: exit code 4 <==
+try 0 of 1
+no newline
+
+==> bad[1] attempt 1: failed: exit code 4 <==
+try 1 of 1
+no newline
+
+==> bad[2] attempt 0: failed: exit code 4 <==
+try 0 of 2
+no newline
+
+==> bad[2] attempt 1: failed: exit code 4 <==
+try 1 of 2
+no newline
+";
+    assert_eq!(t.success_with(&["log", "cat", "--failed"]), expected);
+    let json = t.success_with(&["log", "cat", "--failed", "--json", "--stream", "stderr"]);
+    assert_eq!(json.lines().count(), 4, "{json}");
 }
 
 #[test]
@@ -314,4 +358,14 @@ fn runs_are_found_by_workflow_and_id() {
     assert!(err.starts_with("error: no run `nope`"), "{err}");
     let err = Test::new().current_dir(elsewhere.path()).args(["log", "list"]).invalid();
     assert_eq!(err, "error: no `.flow` directory here or in a parent directory; name the workflow with -w\n");
+}
+
+/// Issue 27: one instance is "1 instance", in `flow log summary` as in
+/// every "N things" flow writes (`flow_engine::units::plural`).
+#[test]
+fn one_instance_is_singular() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    t.success_with(&["run"]);
+    let summary = t.success_with(&["log", "summary"]);
+    assert_eq!(summary.lines().nth(1), Some("tasks: 1 instance with records: 1 succeeded"), "{summary}");
 }

@@ -132,7 +132,7 @@ fn a_failed_producer_instance_cancels_only_its_part() {
         ✗ search[2] failed: exit code 1 (workflow.toml:3:8)
         log:  flow log cat --failed
         report:  flow report
-        run [RUN]: 11 succeeded, 1 failed, 3 cancelled in [TIME]
+        run [RUN]: 11 succeeded, 1 failed, 1 cancelled in [TIME]
     ");
     let labels = statuses(&t, None);
     assert_eq!(labels.get("combine").map(String::as_str), Some("cancelled"), "{labels:?}");
@@ -151,8 +151,9 @@ fn a_failed_producer_instance_cancels_only_its_part() {
     assert_code(&only, 2);
     insta::assert_snapshot!(t.normalize(&only.stderr), @"error: `--only`: the instances of `refine` are known only as `search` runs; select the whole task");
     let summary = last_summary(t.path());
-    // search[2] failed; refine[2.?], report[2.?] and combine were cancelled.
-    assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(3)), "{summary}");
+    // search[2] failed and combine was cancelled; the parts refine[2.?] and
+    // report[2.?], never known, are no instances (issue 27: the counts add up).
+    assert_eq!((summary["failed"].as_u64(), summary["cancelled"].as_u64()), (Some(1), Some(1)), "{summary}");
 
     // Fixed: the failed instance and its part run, the rest is unchanged.
     fs_err::remove_file(t.path().join("fail-2")).expect("remove fail-2");

@@ -221,3 +221,58 @@ fn plan_why_instances_names_each_one() {
         ])
     );
 }
+
+/// Issue 27: `flow plan --command SELECTOR` prints each named instance's
+/// command as the shell gets it — `cd`, the variables added, the program
+/// and its redirections — for an instance range, in the order named; an
+/// index the task does not have, and a task whose instances are known only
+/// at run time, are usage errors.
+#[test]
+fn plan_command_prints_what_the_shell_gets() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[vars]
+greeting = "it's"
+
+[[tasks]]
+name = "greet"
+range = "1-3"
+env = { WHO = "world {{ index }}" }
+stdin = "in.txt"
+stdout = "out/{{ index }}.txt"
+command = "echo {{ vars.greeting | shell_quote }} $WHO"
+
+[[tasks]]
+name = "list"
+command = "printf 'a\nb\n' > items.txt"
+outputs = ["items.txt"]
+
+[[tasks]]
+name = "each"
+each_line = "items.txt"
+command = "echo {{ item }}"
+"#,
+        )
+        .file("in.txt", "")
+        .args(["plan", "--command", "greet[3,1]"]);
+    let out = t.status(0);
+    let dir = t.path().canonicalize().unwrap();
+    let script = |i: u32| {
+        format!(
+            "# greet[{i}]\ncd [DIR]\nenv \\\n  'WHO=world {i}' \\\n  FLOW_TASK=greet \\\n  FLOW_INDEX={i} \\\n  \
+             FLOW_ITEM={i} \\\n  FLOW_INSTANCE=0 \\\n  FLOW_RUN_DIR=[DIR]/.flow/runs/RUN_ID \\\n  FLOW_VARIANT=0 \\\n  \
+             FLOW_CPUS= \\\n  FLOW_GPUS= \\\n  CUDA_VISIBLE_DEVICES= \\\n  \
+             sh -c 'echo '\\''it'\\''\\'\\'''\\''s'\\'' $WHO' < [DIR]/in.txt > [DIR]/out/{i}.txt\n"
+        )
+    };
+    let shown = crate::support::normalize::normalize_in(&out.stdout, &dir);
+    assert_eq!(shown, format!("{}\n{}", script(1), script(3)));
+
+    let bad = t.run_with(&["plan", "--command", "greet[7]"]);
+    let expected = "error: `greet[7]` in this workflow: `greet` has no instance with index 7 (its indices: 1-3)\n";
+    assert_eq!((bad.code, bad.stderr.as_str()), (2, expected));
+    let later = t.run_with(&["plan", "--command", "each"]);
+    let expected = "error: `each`: the instances of `each` are known only when `list` has run\n";
+    assert_eq!((later.code, later.stderr.as_str()), (2, expected));
+}

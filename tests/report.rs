@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::run::run_ids;
 use crate::support::Test;
 use crate::support::process::{entries, lines, read, signal, spawn_flow, wait_child, wait_for};
 
@@ -86,25 +87,51 @@ fn run_report_writes_the_page_when_a_task_fails() {
 /// One task that succeeds.
 const ONE_TASK: &str = "[[tasks]]\nname = \"a\"\ncommand = \"true\"\n";
 
-/// The default report files (`flow-report-<run id>.html`) in the test directory.
-fn default_reports(t: &Test) -> Vec<String> {
-    entries(t.path()).into_iter().filter(|name| name.starts_with("flow-report-") && name.ends_with(".html")).collect()
+/// The report files flow left in the test directory, beside the workflow:
+/// none, since issue 27.
+fn stray_reports(t: &Test) -> Vec<String> {
+    entries(t.path()).into_iter().filter(|name| name.ends_with(".html")).collect()
 }
 
 /// Issue 18: `--report` never takes the workflow file as its value. Each
 /// form the docs show runs workflow.toml and writes the default report; the
-/// workflow file is left as it was (it used to be overwritten).
+/// workflow file is left as it was (it used to be overwritten). Issue 27:
+/// the default report is `report.html` in the run's directory, not a file
+/// beside the workflow.
 #[test]
 fn report_without_a_value_never_takes_the_workflow_file() {
     for args in [&["run", "--report", "workflow.toml"][..], &["run", "workflow.toml", "--report"], &["run", "--report"]]
     {
         let t = Test::new().workflow(ONE_TASK).args(args).expect_file("workflow.toml", ONE_TASK);
-        let out = t.success();
-        assert_eq!(out, "", "flow {args:?}");
-        let reports = default_reports(&t);
-        assert_eq!(reports.len(), 1, "flow {args:?}: {reports:?}");
-        assert!(flow_engine::report::is_report(&t.path().join(&reports[0])).unwrap(), "flow {args:?}");
+        let out = t.status(0);
+        let id = run_ids(t.path()).pop().unwrap();
+        let page = format!(".flow/runs/{id}/report.html");
+        assert_eq!(out.stdout, "", "flow {args:?}");
+        let said = out.stderr.lines().last().and_then(|line| line.split_once(" (")).map(|(said, _)| said);
+        assert_eq!(said, Some(format!("report of run {id}: {page}").as_str()), "{}", out.stderr);
+        assert_eq!(stray_reports(&t), Vec::<String>::new(), "flow {args:?}");
+        assert!(flow_engine::report::is_report(&t.path().join(&page)).unwrap(), "flow {args:?}");
     }
+}
+
+/// Issue 27: `flow report` writes into the run's directory, names the run
+/// with `--run` as every command does, and still takes it positionally.
+#[test]
+fn flow_report_writes_into_the_runs_directory() {
+    let t = Test::new().workflow(ONE_TASK).args(["run"]);
+    t.success();
+    t.success();
+    let ids = run_ids(t.path());
+    for args in [&["report"][..], &["report", "--run", &ids[0]], &["report", &ids[0][..]]] {
+        let out = t.run_with(args);
+        let id = if args.len() == 1 { &ids[1] } else { &ids[0] };
+        let expected = format!("report of run {id}: .flow/runs/{id}/report.html");
+        let said = out.stderr.split_once(" (").map(|(said, _)| said);
+        assert_eq!((out.code, said), (0, Some(expected.as_str())), "flow {args:?}: {}", out.stderr);
+    }
+    assert_eq!(stray_reports(&t), Vec::<String>::new());
+    let both = t.run_with(&["report", "--run", &ids[0], &ids[1]]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
 }
 
 /// Issue 18: `--report=FILE` and `flow report -o FILE` refuse to write over
@@ -271,4 +298,25 @@ fn the_report_renders_in_chromium() {
     assert!(dom.contains("<th>Dry run</th>"), "the dry run is not marked");
     assert!(dom.contains("<td>1,000,000</td>"), "the instance count has no thousands separators");
     assert!(!dom.contains("Longest attempts"), "a dry run shows wall times");
+}
+
+/// Issue 27: a task from an included file is located in that file, on the
+/// page as in `flow run`'s lines — not past the end of the workflow file
+/// (the page escapes `/` as `&#x2f;`).
+#[test]
+fn an_included_tasks_location_is_in_its_own_file() {
+    let t = Test::new()
+        .workflow("include = [\"lib/qc.toml\"]\n\n[[tasks]]\nname = \"top\"\ncommand = \"true\"\n")
+        .file("lib/qc.toml", "[[tasks]]\nname = \"best\"\n\ncommand = \"echo no >&2; exit 2\"\n")
+        .args(["run"]);
+    let out = t.status(1);
+    assert!(out.stderr.contains("✗ qc.best failed: exit code 2 (lib/qc.toml:2:8)"), "{}", out.stderr);
+    t.success_with(&["report", "-o", "report.html"]);
+    let html = read(&t, "report.html");
+    assert!(
+        html.contains(r#"<b>qc.best</b>: exit code 2 <code class="location">lib&#x2f;qc.toml:2:8</code>"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"<b>qc.best</b><br><code class="muted">lib&#x2f;qc.toml:2:8</code>"#), "{html}");
+    assert!(html.contains(r#"<b>top</b><br><code class="muted">workflow.toml:4:8</code>"#), "{html}");
 }

@@ -86,3 +86,95 @@ fn an_intact_journal_is_not_reported() {
     let json: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).unwrap();
     assert_eq!(json["journal_damage"], 0, "{json}");
 }
+
+/// Issue 27: every command that reads a run names it with `--run ID`;
+/// `status`, `workers` and `report` still take it positionally, and the two
+/// forms say the same.
+#[test]
+fn every_command_names_a_run_with_dash_dash_run() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    t.success_with(&["run"]);
+    t.success_with(&["run"]);
+    let first = run_ids(t.path()).remove(0);
+    for command in ["status", "workers", "explain a", "log list", "alloc list", "report"] {
+        let mut words: Vec<&str> = command.split(' ').collect();
+        words.extend(["--run", "nosuchrun"]);
+        let out = t.run_with(&words);
+        let state = t.path().join(".flow");
+        let expected = format!("error: no run `nosuchrun` (or more than one) in `{}`\n", state.display());
+        assert_eq!((out.code, out.stderr.as_str()), (2, expected.as_str()), "flow {command}");
+    }
+    let status = t.success_with(&["status", "--run", &first]);
+    assert!(status.starts_with(&format!("run {first}: succeeded\n  1/1 done: 1 succeeded,")), "{status}");
+    let explain = t.success_with(&["explain", "a", "--run", &first]);
+    assert!(explain.starts_with("a: succeeded in "), "{explain}");
+    for command in ["status", "workers"] {
+        let positional = t.success_with(&[command, &first]);
+        assert_eq!(positional, t.success_with(&[command, "--run", &first]), "flow {command} RUN");
+    }
+}
+
+/// Issue 27: every view counts the same instances. A task whose instances
+/// were never known (its list is written by a task that failed) has none:
+/// `flow status` said `3/2 done`, `summary.json` counted 3 of a total of 2,
+/// `flow runs` called instances TASKS and left skipped ones out. Here with a
+/// failure, a stage never known, a stage known at run time with an instance
+/// its `when` skips, and a task a false `when` drops.
+#[test]
+fn every_view_counts_the_same_instances() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "list"
+command = "printf 'a\nb\n' > items.txt; exit 1"
+outputs = ["items.txt"]
+
+[[tasks]]
+name = "each"
+each_line = "items.txt"
+command = "echo {{ item }}"
+
+[[tasks]]
+name = "gen"
+command = "printf 'x\ny\n' > names.txt"
+outputs = ["names.txt"]
+
+[[tasks]]
+name = "per"
+each_line = "names.txt"
+when = "{{ item != 'y' }}"
+command = "echo {{ item }}"
+
+[[tasks]]
+name = "never"
+when = "false"
+command = "true"
+"#,
+    );
+    let run = t.run_with(&["run", "--cpus", "1"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains(": 2 succeeded, 1 failed, 1 skipped by a condition in "), "{}", run.stderr);
+    let status = t.success_with(&["status"]);
+    assert_eq!(
+        status.lines().nth(1),
+        Some(
+            "  4/4 done: 2 succeeded, 0 unchanged, 1 failed, 0 cancelled, 1 skipped by a condition; 0 running, 0 queued"
+        ),
+        "{status}"
+    );
+    let summary = crate::run::last_summary(t.path());
+    let counted: u64 = ["succeeded", "cached", "failed", "cancelled", "skipped"]
+        .iter()
+        .map(|k| summary[k].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!((summary["total"].as_u64(), counted), (Some(4), 4), "{summary}");
+    let runs = crate::support::normalize::normalize(&t.success_with(&["runs"]));
+    assert_eq!(
+        runs,
+        "RUN  STATE  INSTANCES  SUCCEEDED  UNCHANGED  FAILED  CANCELLED  SKIPPED  TIME\n\
+         [RUN]  failed  4  2  0  1  0  1  [TIME]\n"
+    );
+    assert_eq!(t.success_with(&["log", "list", "--columns", "task,state"]).lines().count(), 1 + 4);
+    let log_summary = t.success_with(&["log", "summary"]);
+    assert_eq!(log_summary.lines().nth(1), Some("tasks: 4 instances with records: 2 succeeded, 1 failed, 1 skipped"));
+}

@@ -6,6 +6,7 @@ mod cache;
 mod check;
 mod check_fit;
 mod check_notes;
+mod clean;
 mod conditions;
 mod containers;
 mod diagnostics;

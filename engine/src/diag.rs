@@ -308,8 +308,15 @@ fn clip_text(text: String) -> String {
     format!("{} … ({skipped} characters) … {}", &text[..head], &text[tail..])
 }
 
-/// The candidate closest to `name`, if it is close enough to be a likely typo.
+/// The candidate closest to `name`, if it is close enough to be a likely
+/// typo, or one that is `name` under a namespace (`qc.top` for `top`: a
+/// task of an included file, named without its namespace).
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let namespaced = |c: &str| c.rsplit_once('.').is_some_and(|(_, last)| last == name);
+    if let Some(&found) = candidates.iter().find(|c| namespaced(c)) {
+        return Some(found);
+    }
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(name, c), c))
@@ -321,6 +328,12 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn closest_finds_a_name_under_its_namespace() {
+        assert_eq!(closest("top", ["align", "qc.top", "qc.trim"]), Some("qc.top"));
+        assert_eq!(closest("trim", ["qc.top"]), None);
+    }
 
     #[test]
     fn closest_finds_typos_only() {

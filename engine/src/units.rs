@@ -241,6 +241,19 @@ pub fn bytes(n: u64, style: BytesStyle) -> String {
     }
 }
 
+/// `n` and `noun`, in the plural unless `n` is 1: `1 attempt`, `2 attempts`,
+/// `0 instances`, `2 retries` (a consonant and `y` make `ies`). Every
+/// "N things" flow writes goes through here.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        return format!("{n} {noun}");
+    }
+    match noun.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{n} {stem}ies"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 /// A count with a comma between each group of three digits: `1,000,000`.
 pub fn count(n: u64) -> String {
     let digits = n.to_string();
@@ -257,6 +270,14 @@ pub fn count(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plurals_say_one_thing_and_many_things() {
+        assert_eq!(plural(1, "attempt"), "1 attempt");
+        assert_eq!(plural(0, "instance"), "0 instances");
+        assert_eq!(plural(2, "retry"), "2 retries");
+        assert_eq!(plural(3, "day"), "3 days");
+    }
 
     #[test]
     fn counts_group_their_digits_by_three() {

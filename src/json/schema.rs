@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 
 use super::{
-    AllocList, AttemptRecord, CheckReport, Counts, Explained, OutputChunk, OutputLine, ReportWritten, RunEvent,
-    RunList, RunStanding, RunState, RunSummary, State, StatusReport, TaskRef, VERSION, Worker, WorkerEvent, WorkerList,
-    WorkerRef,
+    AllocList, AttemptRecord, CheckReport, CleanReport, Counts, Explained, OutputChunk, OutputLine, ReportWritten,
+    RunEvent, RunList, RunStanding, RunState, RunSummary, State, StatusReport, TaskRef, VERSION, Worker, WorkerEvent,
+    WorkerList, WorkerRef,
 };
 
 /// The schema: every printed object has `version`; `$defs` holds the shared
@@ -35,6 +35,7 @@ pub fn schema() -> serde_json::Value {
     add::<OutputLine>(&mut generator);
     add::<OutputChunk>(&mut generator);
     add::<ReportWritten>(&mut generator);
+    add::<CleanReport>(&mut generator);
     add::<WorkerEvent>(&mut generator);
     serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -67,6 +68,7 @@ pub const DOCUMENTS: &[(&str, &str)] = &[
     ("log cat", "OutputChunk"),
     ("log tail", "OutputChunk"),
     ("report", "ReportWritten"),
+    ("clean", "CleanReport"),
     ("worker", "WorkerEvent"),
 ];
 

@@ -110,7 +110,8 @@ impl RunSummary {
             .filter(|&(n, _)| n > 0)
             .map(|(n, word)| format!("{n} {word}"))
             .collect::<Vec<_>>();
-        writeln!(out, "tasks: {} instances with records: {}", c.done() + c.running, states.join(", "))?;
+        let instances = flow_engine::units::plural(c.done() + c.running, "instance");
+        writeln!(out, "tasks: {instances} with records: {}", states.join(", "))?;
         let o = &self.output;
         let sizes = [(o.stdout_bytes, "stdout"), (o.stderr_bytes, "stderr"), (o.system_bytes, "system")]
             .map(|(n, stream)| format!("{} {stream}", bytes(n, BytesStyle::Tenths)));

@@ -79,7 +79,7 @@ fn requests(ctx: &mut Ctx, spec: &TaskSpec, task_span: &Range<usize>, attempt: u
     };
     let Some(variants) = &spec.variants else {
         let r = request(ctx, &own, attempt)?;
-        check_fits(ctx, std::slice::from_ref(&r), task_span, attempt);
+        check_fits(ctx, std::slice::from_ref(&r), task_span, Some(&own), attempt);
         return Some(vec![r]);
     };
     if variants.value.is_empty() {
@@ -107,7 +107,7 @@ fn requests(ctx: &mut Ctx, spec: &TaskSpec, task_span: &Range<usize>, attempt: u
         }
     }
     if ok {
-        check_fits(ctx, &out, &variants.span, attempt);
+        check_fits(ctx, &out, &variants.span, None, attempt);
     }
     ok.then_some(out)
 }
@@ -189,8 +189,10 @@ pub fn duration(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str, attempt: Option<u32>
 
 /// Reports when no variant fits the worker described in the options, in
 /// the scheduler's words ([`crate::resources::Capacity`]); a retry's
-/// problem names its attempt.
-fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, attempt: u32) {
+/// problem names its attempt. A single request that is short of one
+/// resource is pointed at that resource's key (`memory = …`), else at
+/// `span`.
+fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, keys: Option<&Request>, attempt: u32) {
     let Some(worker) = &ctx.options().worker else { return };
     let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();
     let Some(shortfalls) = shortfalls.filter(|s| !s.is_empty()) else { return };
@@ -198,6 +200,17 @@ fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, attemp
         [only] => format!("the request {}", only.against(LARGEST)),
         all => no_variant_fits(all, LARGEST),
     };
+    let key = match (shortfalls.as_slice(), keys) {
+        ([only], Some(keys)) => match only {
+            Shortfall::Cpus { .. } => keys.cpus.map(|q| q.span.clone()),
+            Shortfall::Gpus { .. } => keys.gpus.map(|q| q.span.clone()),
+            Shortfall::Memory { .. } => keys.memory.map(|q| q.span.clone()),
+            Shortfall::Custom { name, .. } => keys.resources.and_then(|r| r.value.get(name)).map(|q| q.span.clone()),
+            Shortfall::Combination => None,
+        },
+        _ => None,
+    };
+    let span = key.as_ref().unwrap_or(span);
     let message = if attempt > 0 { format!("attempt {attempt}: {message}") } else { message };
     ctx.report(
         Diagnostic::new(Code::CompileImpossibleResources, message)

@@ -7,6 +7,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::counts::Counts;
 use super::graph_view::GraphView;
@@ -16,7 +17,8 @@ use super::stderr_tails::stderr_tails;
 use super::timeline::Capacity;
 use super::timeline_builder::{Span, TimelineBuilder};
 use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
-use crate::diag::Source;
+
+use crate::diag::{Part, Source};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus, LastAttempt, Latest};
 use crate::rundir::{JournalHealth, RunDir, RunView, WorkerInfo};
@@ -26,10 +28,15 @@ impl Report {
     /// The report of the run in `run`, with the stderr tails of its failures.
     pub fn from_run(dir: &RunDir) -> Result<Report, ReportError> {
         let run = RunView::read(dir)?;
-        // The workflow file as it is now, for `file:line:col` of tasks; named by its file name.
+        // The workflow file as it is now, with the files it includes (the
+        // graph's spans count through them all), for `file:line:col` of
+        // tasks; each named by its file name.
         let source = run.meta.as_ref().and_then(|meta| {
             let text = fs_err::read_to_string(&meta.workflow).ok()?;
-            Some(Source::new(meta.workflow.file_name()?.to_string_lossy(), text))
+            let root = Source::new(meta.workflow.file_name()?.to_string_lossy(), text);
+            let format = crate::spec::Format::from_path(&meta.workflow).unwrap_or(crate::spec::Format::Toml);
+            let source = crate::spec::load(&root, &meta.workflow, format).1;
+            Some(relative_names(&source, meta.workflow.parent()?))
         });
         let mut report = Report::build(&run, source.as_deref())?;
         let wanted: Vec<(TaskId, u32)> = report.failures.iter().filter_map(|f| f.key).collect();
@@ -76,9 +83,8 @@ impl Report {
             }
         }
         let location = |group: usize| {
-            let source = source?;
-            let (line, col) = source.line_col(graph.groups[group].span.start);
-            Some(format!("{}:{line}:{col}", source.name))
+            let start = graph.groups[group].span.start;
+            source.filter(|s| start < s.text.len()).map(|s| s.position(start))
         };
         attempts.finish(ended_us.unwrap_or_default());
         let workers = every_worker(run);
@@ -264,6 +270,21 @@ fn shell_word(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// `source` with the files it includes named as a run names them: from
+/// the workflow's directory `dir`, not from the root of the file system.
+fn relative_names(source: &Source, dir: &std::path::Path) -> Arc<Source> {
+    let parts = source
+        .parts
+        .iter()
+        .map(|part| {
+            let name = std::path::Path::new(&part.source.name);
+            let name = name.strip_prefix(dir).unwrap_or(name).display().to_string();
+            Part { source: Source::new(name, part.source.text.clone()), ..part.clone() }
+        })
+        .collect();
+    Source::with_parts(source.name.clone(), source.text.clone(), parts)
 }
 
 /// The allocations of `allocs.json`, if the run has one.

@@ -18,6 +18,7 @@
 //!     lock                flock-ed while the run is live
 //!     summary.json        written when the run ends; its presence = finished (Summary)
 //!     summary.reserve     disk space kept for summary.json, removed when it is written
+//!     report.html         `flow report`'s page, unless it was told another file
 //!   chunks/<task>/<i>.txt each_chunk inputs
 //! ```
 //!
@@ -179,6 +180,11 @@ impl RunDir {
     /// Whether the run has ended (its summary exists).
     pub fn is_finished(&self) -> bool {
         self.summary().exists()
+    }
+
+    /// `report.html`: where `flow report` writes the run's page by default.
+    pub fn report(&self) -> PathBuf {
+        self.path.join("report.html")
     }
 
     /// `lock`: held by the process running the run.

@@ -84,12 +84,10 @@ pub fn template_diagnostic(
         (_, _, Some(detail)) => format!("{what} in template `{key}`: {detail}"),
         _ => format!("{what} in template `{key}`"),
     };
-    let mut span = span.clone();
-    if let Some((range, _)) = &offending
-        && let Some(pos) = file_text.get(span.clone()).and_then(|s| s.find(template))
-    {
-        span = span.start + pos + range.start..span.start + pos + range.end;
-    }
+    let span = match &offending {
+        Some((range, _)) => offending_span(file_text, span, template, range),
+        None => span.clone(),
+    };
     let root = offending.filter(|_| undefined.is_some()).map(|(_, name)| name.split(['.', '[']).next().unwrap_or(name));
     let help = match (root, err.kind()) {
         (Some("attempt"), _) => {
@@ -107,6 +105,27 @@ pub fn template_diagnostic(
     };
     let label = if undefined.is_some() { "undefined value" } else { what };
     Diagnostic::new(Code::CompileTemplate, message).at(span, label).help(help)
+}
+
+/// Where in the file the template's `range` lies, given the value's `span`:
+/// found through the whole template when the file holds it as written, else
+/// (a YAML block folded or escaped) through the `{{ … }}` around `range`,
+/// or its text, when the value holds it once; else the whole value.
+fn offending_span(file_text: &str, span: &Range<usize>, template: &str, range: &Range<usize>) -> Range<usize> {
+    let Some(value) = file_text.get(span.clone()) else { return span.clone() };
+    if let Some(pos) = value.find(template) {
+        return span.start + pos + range.start..span.start + pos + range.end;
+    }
+    let open = template[..range.start].rfind("{{").unwrap_or(range.start);
+    let close = template[range.end..].find("}}").map_or(range.end, |at| range.end + at + 2);
+    for (around, offset) in [(&template[open..close], range.start - open), (&template[range.clone()], 0)] {
+        let mut found = value.match_indices(around);
+        if let (Some((pos, _)), None) = (found.next(), found.next()) {
+            let start = span.start + pos + offset;
+            return start..start + range.len();
+        }
+    }
+    span.clone()
 }
 
 /// Whether `root` is a name of the template context (`item`, `vars`, ...).

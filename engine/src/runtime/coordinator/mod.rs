@@ -17,7 +17,9 @@
 //! killed run carry are held for them ([`stranded`]) and left running by
 //! [`orphans`]. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
-//! [`preview`] replays its dispatch decisions for `flow plan --why`.
+//! [`preview`] replays its dispatch decisions for `flow plan --why`, and
+//! [`rendered`] shows the command a worker would start for an instance;
+//! [`prune`] finds the old runs no new run would read.
 
 pub(crate) mod alloc;
 pub(crate) mod cache_checks;
@@ -34,11 +36,13 @@ pub(crate) mod links;
 pub(crate) mod orphans;
 pub(crate) mod placements;
 pub(crate) mod preview;
+pub(crate) mod prune;
 pub(crate) mod queue_side;
 pub(crate) mod ready_times;
 pub(crate) mod recorder;
 pub(crate) mod refusals;
 pub(crate) mod remote;
+pub(crate) mod rendered;
 pub(crate) mod results;
 pub(crate) mod resume;
 pub(crate) mod run;

@@ -1,7 +1,7 @@
 //! Resuming: which instances an earlier run already finished, by fingerprint,
 //! and which ones `--force` / `--only` make run again regardless.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,6 +28,10 @@ pub struct Previous {
     retry_at: HashMap<String, u64>,
     /// The ids of the runs read, oldest first ([`Standing::Done`] points here).
     runs: Vec<String>,
+    /// Per `name[index]`, the runs (positions in `runs`) whose records its
+    /// standing and pending retry rest on: without them a new run would
+    /// see it otherwise ([`Previous::runs_in_use`]).
+    rests_on: HashMap<String, Vec<u32>>,
     /// Instances that must run again (`--only` and their dependents), per group.
     forced: Option<Vec<Forced>>,
     /// What could not be read, and what was skipped: said before the run starts.
@@ -98,11 +102,15 @@ impl Previous {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
             }
-            match entry.retry_at_us.filter(|_| entry.status == JournalStatus::Failed) {
+            let retry = entry.retry_at_us.filter(|_| entry.status == JournalStatus::Failed);
+            match retry {
                 Some(at) => self.retry_at.insert(graph.label(*task), at),
                 None if self.retry_at.is_empty() => None,
                 None => self.retry_at.remove(&graph.label(*task)),
             };
+            if retry.is_some() {
+                self.rests_on.entry(graph.label(*task)).or_default().push(this);
+            }
             let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
             // `--dry-exec` successes have no fingerprint and did no work.
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
@@ -134,6 +142,7 @@ impl Previous {
                     };
                     let of_task = self.successes.entry(name.clone()).or_default();
                     of_task.insert(fp, Success { label: label.clone(), wrote: wrote.clone(), attempt });
+                    self.rests_on.insert(label.clone(), vec![run]);
                     let ended_us = entry.ended_us;
                     self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt });
                 }
@@ -143,11 +152,40 @@ impl Previous {
                     let label = graph.label(*task);
                     let after_success =
                         matches!(self.standing.get(&label), Some(Standing::Done { .. } | Standing::Tainted));
+                    // Tainted rests on the success and on the attempt after it.
+                    let runs = self.rests_on.entry(label.clone()).or_default();
+                    if !after_success {
+                        runs.clear();
+                    }
+                    runs.push(this);
                     self.standing.insert(label, if after_success { Standing::Tainted } else { Standing::Failed });
                 }
                 _ => {}
             }
         }
+    }
+
+    /// The ids of the runs whose records a new run would read to decide
+    /// what to skip, with how many instances rest on each: the run that did
+    /// the work of each instance's last success, the runs of the attempts
+    /// that failed since (or taint it), the run whose retry is pending.
+    /// Removing any other run read leaves every standing as it is.
+    pub fn runs_in_use(&self) -> BTreeMap<String, u64> {
+        let mut used: BTreeMap<String, u64> = BTreeMap::new();
+        for runs in self.rests_on.values() {
+            let mut runs = runs.clone();
+            runs.sort_unstable();
+            runs.dedup();
+            for run in runs {
+                *used.entry(self.runs[run as usize].clone()).or_default() += 1;
+            }
+        }
+        used
+    }
+
+    /// The ids of the runs read, oldest first.
+    pub fn runs_read(&self) -> &[String] {
+        &self.runs
     }
 
     /// Where the instance labelled `label` stands, if an earlier run got to it.
@@ -380,10 +418,12 @@ fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>,
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::compile::{Options, compile};
     use crate::diag::Source;
-    use crate::ir::GroupId;
+    use crate::ir::{Group, GroupId, TaskTemplate};
     use crate::log::{JournalEvent, JournalRecord, JournalWriter};
     use crate::rundir::Meta;
     use crate::spec::{Format, parse};
@@ -429,5 +469,59 @@ mod tests {
         run(state.path(), &g, &[record(0, JournalEvent::Cached { fingerprint: [7; 32], wrote })]);
         let previous = Previous::load(state.path(), Path::new("workflow.yaml"), false);
         assert_eq!(previous.renderings_to_try(task, "fit"), [Rendering { variant: 0, attempt: 1 }]);
+    }
+
+    fn three() -> Graph {
+        Graph {
+            name: "t".into(),
+            vars: BTreeMap::new(),
+            groups: vec![Group::range("a", 3, TaskTemplate::shell("true"))],
+            edges: Vec::new(),
+            container_engine: None,
+            images: BTreeMap::new(),
+            max_fails: None,
+            finally: None,
+            dropped: Vec::new(),
+        }
+    }
+
+    fn journal(events: Vec<(u64, JournalEvent)>) -> JournalFile {
+        let records = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, (instance, e))| JournalRecord::new(i as u64, TaskId::new(GroupId(0), instance), 0, e))
+            .collect();
+        JournalFile { records, ..JournalFile::default() }
+    }
+
+    fn started() -> JournalEvent {
+        JournalEvent::Started { worker: 0, ready_us: None }
+    }
+
+    fn succeeded(fp: u8) -> JournalEvent {
+        JournalEvent::Succeeded { fingerprint: [fp; 32], wrote: Wrote::default() }
+    }
+
+    /// Issue 27: the runs a new run's standings rest on, which `flow clean`
+    /// keeps: the run that did an instance's work (not the runs that only
+    /// skipped it), the run of a failure after a success (a taint rests on
+    /// both), and the run of a failure that is the last word.
+    #[test]
+    fn runs_in_use_are_those_standings_rest_on() {
+        let graph = three();
+        let failed = || JournalEvent::Failed { exit_code: Some(1), signal: None, reason: "exit code 1".into() };
+        let cached = |fp: u8| JournalEvent::Cached { fingerprint: [fp; 32], wrote: Wrote::default() };
+        let mut previous = Previous::default();
+        // r1: a[0], a[1] and a[2] succeed.
+        let r1 = (0..3).flat_map(|i| [(i, started()), (i, succeeded(i as u8 + 1))]).collect();
+        previous.remember(&graph, &journal(r1), "r1");
+        // r2: a[0] skipped; a[1] runs again and fails (tainted); a[2] runs again.
+        let r2 = vec![(0, cached(1)), (1, started()), (1, failed()), (2, started()), (2, succeeded(9))];
+        previous.remember(&graph, &journal(r2), "r2");
+        // r3: skips a[0] and a[2].
+        previous.remember(&graph, &journal(vec![(0, cached(1)), (2, cached(9))]), "r3");
+        let used: Vec<(String, u64)> = previous.runs_in_use().into_iter().collect();
+        assert_eq!(used, [("r1".to_owned(), 2), ("r2".to_owned(), 2)]);
+        assert_eq!(previous.runs_read(), ["r1", "r2", "r3"]);
     }
 }

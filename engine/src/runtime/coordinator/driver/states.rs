@@ -21,7 +21,11 @@ impl Driver {
                 self.settle_unsucceeded(task, MoveReason::Failed);
             }
             TaskState::Cancelled(reason) => {
-                self.summary.cancelled += 1;
+                // As for skips: parts and groups whose instances were never
+                // known are no instances, so the counts add up to the total.
+                if task.is_instance() {
+                    self.summary.cancelled += 1;
+                }
                 // A stopped run reads nothing more: what is left stays for the next one.
                 if !matches!(reason, CancelReason::Stopped | CancelReason::MaxFails) {
                     self.settle_unsucceeded(task, MoveReason::Cancelled);
