@@ -1,0 +1,66 @@
+//! Hostile and broken input (issue 29): what the compiler accepts, a run
+//! reads back; no input panics, hangs or reads without end.
+
+use crate::support::Test;
+
+/// The most lists a value under `vars` may be nested in: 64 levels in all,
+/// counting the file's table and `vars`.
+const DEEPEST_LIST: usize = 62;
+
+/// The most files that may include each other in a chain.
+const DEEPEST_INCLUDE: usize = 16;
+
+/// `vars` holding `x`, a `1` nested in `lists` lists.
+fn nested_vars(lists: usize) -> String {
+    format!("vars:\n  x: {}1{}\n", "[".repeat(lists), "]".repeat(lists))
+}
+
+/// A workflow whose file includes `f1.yaml`, which includes `f2.yaml`, and
+/// so on to `f{files}.yaml`; each holds a task, and the last holds `last`.
+fn include_chain(files: usize, last: &str) -> Test {
+    let task = |name: &str| format!("tasks:\n  - name: {name}\n    command: \"true\"\n");
+    let mut t = Test::new().file("workflow.yaml", &format!("include: [f1.yaml]\n{}", task("root")));
+    for i in 1..=files {
+        let include = if i < files { format!("include: [f{}.yaml]\n", i + 1) } else { last.to_owned() };
+        t = t.file(&format!("f{i}.yaml"), &format!("{include}{}", task(&format!("t{i}"))));
+    }
+    t
+}
+
+/// Issue 29: the deepest workflow `flow check` accepts — includes nested
+/// as deep as allowed, the last with a value nested as deep as allowed —
+/// runs, and its run directory reads back: `flow status` and `flow log`
+/// work and a second run reruns nothing. One level deeper either way is a
+/// diagnostic at the line that goes too deep (graph.json used to be
+/// written and then refused as "damaged").
+#[test]
+fn the_deepest_workflow_accepted_is_read_back() {
+    let t = include_chain(DEEPEST_INCLUDE, &nested_vars(DEEPEST_LIST));
+    t.success_with(&["check"]);
+    t.success_with(&["run"]);
+    t.success_with(&["status"]);
+    t.success_with(&["log", "list"]);
+    let again = t.run_with(&["run"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let summary = again.stderr.lines().last().and_then(|l| l.split_once(": ")).and_then(|(_, s)| s.split_once(" in "));
+    assert_eq!(summary.map(|(counts, _)| counts), Some("0 succeeded, 17 unchanged (skipped)"), "{}", again.stderr);
+
+    let stderr = include_chain(DEEPEST_INCLUDE, &nested_vars(DEEPEST_LIST + 1)).args(["check"]).invalid();
+    assert!(stderr.contains("× the document is nested too deeply\n   ╭─[f16.yaml:2:69]"), "{stderr}");
+    let stderr = include_chain(DEEPEST_INCLUDE + 1, "").args(["check"]).invalid();
+    assert!(
+        stderr.contains("× cannot include `f17.yaml`: includes nest more than 16 files deep\n   ╭─[f16.yaml:1:11]"),
+        "{stderr}"
+    );
+}
+
+/// Issue 29: an input glob with braces nested 125 deep is an error at the
+/// input; it used to panic in the glob compiler (exit 70).
+#[test]
+fn deeply_nested_braces_in_a_glob_are_an_error() {
+    let glob = format!("{}b{}", "{a,".repeat(125), "}".repeat(125));
+    let workflow = format!("[[tasks]]\nname = \"a\"\ninputs = [\"{glob}\"]\ncommand = \"true\"\n");
+    let stderr = Test::new().workflow(&workflow).args(["check"]).invalid();
+    assert!(stderr.contains("braces nest 125 deep; at most 16 are allowed\n   ╭─[workflow.toml:3:11]"), "{stderr}");
+    assert!(stderr.ends_with("error: 1 problem in workflow.toml\n"), "{stderr}");
+}
