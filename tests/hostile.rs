@@ -10,6 +10,13 @@ const DEEPEST_LIST: usize = 62;
 /// The most files that may include each other in a chain.
 const DEEPEST_INCLUDE: usize = 16;
 
+/// The counts of a run's last line: `1 succeeded, 1 failed` of
+/// `run ID: 1 succeeded, 1 failed in 0.0s`.
+fn counts(stderr: &str) -> Option<&str> {
+    let (_, rest) = stderr.lines().last()?.split_once(": ")?;
+    Some(rest.split_once(" in ")?.0)
+}
+
 /// `vars` holding `x`, a `1` nested in `lists` lists.
 fn nested_vars(lists: usize) -> String {
     format!("vars:\n  x: {}1{}\n", "[".repeat(lists), "]".repeat(lists))
@@ -42,8 +49,7 @@ fn the_deepest_workflow_accepted_is_read_back() {
     t.success_with(&["log", "list"]);
     let again = t.run_with(&["run"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    let summary = again.stderr.lines().last().and_then(|l| l.split_once(": ")).and_then(|(_, s)| s.split_once(" in "));
-    assert_eq!(summary.map(|(counts, _)| counts), Some("0 succeeded, 17 unchanged (skipped)"), "{}", again.stderr);
+    assert_eq!(counts(&again.stderr), Some("0 succeeded, 17 unchanged (skipped)"), "{}", again.stderr);
 
     let stderr = include_chain(DEEPEST_INCLUDE, &nested_vars(DEEPEST_LIST + 1)).args(["check"]).invalid();
     assert!(stderr.contains("× the document is nested too deeply\n   ╭─[f16.yaml:2:69]"), "{stderr}");
@@ -63,4 +69,30 @@ fn deeply_nested_braces_in_a_glob_are_an_error() {
     let stderr = Test::new().workflow(&workflow).args(["check"]).invalid();
     assert!(stderr.contains("braces nest 125 deep; at most 16 are allowed\n   ╭─[workflow.toml:3:11]"), "{stderr}");
     assert!(stderr.ends_with("error: 1 problem in workflow.toml\n"), "{stderr}");
+}
+
+/// Issue 29: `read()` in a `when` reads only a regular file, as an
+/// include would: a FIFO used to block the whole run (no task started and
+/// Ctrl-C was ignored) and `flow plan --why` with it; `/dev/zero` was read
+/// until memory ran out. Each is now the failure of the gated task alone.
+#[test]
+fn read_in_a_when_refuses_what_is_not_a_regular_file() {
+    for (path, kind) in [("pipe", "a FIFO"), ("/dev/zero", "a device")] {
+        let workflow = format!(
+            "[[tasks]]\nname = \"gated\"\nwhen = \"{{{{ read('{path}') == 'yes' }}}}\"\ncommand = \"true\"\n\n\
+             [[tasks]]\nname = \"other\"\ncommand = \"true\"\n"
+        );
+        let t = Test::new().workflow(&workflow).timeout(std::time::Duration::from_secs(60));
+        crate::check::mkfifo(&t.path().join("pipe"));
+        let out = t.run_with(&["run"]);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        let failed = out.stderr.lines().find(|l| l.starts_with("✗ gated failed"));
+        let expected = format!(
+            "✗ gated failed: cannot render `when` of gated: invalid operation: cannot read `{path}`: {kind}, not a \
+             regular file (in {{{{ read('{path}') == 'yes' }}}}:1) (workflow.toml:2:8)"
+        );
+        assert_eq!(failed, Some(expected.as_str()), "{}", out.stderr);
+        assert_eq!(counts(&out.stderr), Some("1 succeeded, 1 failed"), "{}", out.stderr);
+        t.success_with(&["plan", "--why"]);
+    }
 }

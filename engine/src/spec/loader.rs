@@ -213,12 +213,7 @@ impl Loader {
             );
             return None;
         }
-        let text = match fs_err::metadata(&canon) {
-            Ok(m) if !m.is_file() => Err("not a regular file".to_owned()),
-            _ => fs_err::read(&canon)
-                .map_err(|e| e.kind().to_string())
-                .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_owned())),
-        };
+        let text = crate::text_file::read_text(&canon).map_err(|e| e.to_string());
         match text {
             Ok(text) => Some((canon, Source::new(shown, text))),
             Err(why) => {
