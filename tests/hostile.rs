@@ -96,3 +96,17 @@ fn read_in_a_when_refuses_what_is_not_a_regular_file() {
         t.success_with(&["plan", "--why"]);
     }
 }
+
+/// Issue 29: a FIFO as the profiles file is named as such; it used to be
+/// passed over, and flow said there was no profiles file.
+#[test]
+fn a_profiles_file_that_is_a_fifo_is_named() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n")
+        .args(["check", "--profile", "x"])
+        .timeout(std::time::Duration::from_secs(60))
+        .stdout("")
+        .stderr("error: cannot read the profiles file `flow.profiles.toml`: a FIFO, not a regular file\n");
+    crate::check::mkfifo(&t.path().join("flow.profiles.toml"));
+    t.invalid();
+}

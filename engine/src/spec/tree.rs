@@ -152,6 +152,14 @@ fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnost
         },
         DeValue::Float(f) => match f.as_str().parse::<f64>() {
             Ok(x) if x.is_finite() || f.as_str().contains("inf") => NodeKind::Float(x),
+            Ok(x) if x.is_nan() => {
+                diags.push(
+                    Diagnostic::new(Code::SpecType, "`nan` is not a number flow can use")
+                        .at(span.clone(), "not a number")
+                        .help("write a number, or quote the value to pass it on as a string"),
+                );
+                raw()
+            }
             _ => {
                 diags.push(out_of_range(span.clone()));
                 raw()
