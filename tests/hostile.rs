@@ -110,3 +110,37 @@ fn a_profiles_file_that_is_a_fifo_is_named() {
     crate::check::mkfifo(&t.path().join("flow.profiles.toml"));
     t.invalid();
 }
+
+/// Issue 29: broken input costs time in proportion to its size. 200,000
+/// `{` in a template took 13.5 s (a search for each one's end), and a
+/// template over 65,535 bytes overflowed the template engine's column
+/// count; such a template is now an error at its key.
+#[test]
+fn a_huge_template_is_an_error() {
+    for unit in ["{", "{#"] {
+        let command = unit.repeat(200_000 / unit.len());
+        let workflow = format!("[[tasks]]\nname = \"a\"\ncommand = \"{command}\"\n");
+        let stderr = Test::new().workflow(&workflow).args(["check"]).invalid();
+        let message = stderr.lines().find(|l| l.contains('×'));
+        assert_eq!(
+            message,
+            Some("  × syntax error in template `command`: a template of 200000 bytes; at most 65535 are allowed"),
+            "{stderr}"
+        );
+    }
+}
+
+/// Issue 29: TOML's error recovery gave 37,499 diagnostics for a table of
+/// 200,000 quotes, and drawing them took seconds; the first 50 are shown
+/// and the rest counted.
+#[test]
+fn at_most_fifty_diagnostics_are_shown() {
+    let text = format!("x = {{ {} }}\n", "\"".repeat(200_000));
+    let stderr = Test::new().workflow(&text).args(["check"]).invalid();
+    assert_eq!(stderr.matches('×').count(), 50);
+    assert!(
+        stderr.ends_with("… and 37449 more\nerror: 37499 problems in workflow.toml\n"),
+        "{}",
+        &stderr[stderr.len() - 200..]
+    );
+}

@@ -12,8 +12,10 @@ use saphyr_parser::{Event, Parser};
 use super::tree::{MAX_DEPTH, Node, NodeKind, too_deep};
 use crate::diag::{Code, Diagnostic};
 
-/// How many duplicate keys are worked around before giving up.
-const MAX_DUPLICATES: usize = 1000;
+/// How many duplicate keys are worked around before giving up. Each one
+/// reloads the document, and 2,000 took seconds (issue 29); more than are
+/// shown ([`crate::diag::MAX_SHOWN`]) would tell the user nothing new.
+const MAX_DUPLICATES: usize = crate::diag::MAX_SHOWN;
 
 /// saphyr's loader stops at the first duplicate key; this is its message.
 const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
