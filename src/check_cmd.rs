@@ -123,15 +123,23 @@ impl Note {
 }
 
 /// Tasks that put an item read from a file (`each_line`, `each_chunk`,
-/// `from_json`) into their shell command without `shell_quote`: a line such
-/// as `$(rm -rf ~)` in the data would run. The engine follows the data
-/// through the template ([`data_leaks`]).
+/// `from_json`) into a shell string — their command or a `setup` line —
+/// without `shell_quote`: a line such as `$(rm -rf ~)` in the data would
+/// run. The engine follows the data through the template ([`data_leaks`]).
 fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
     let graph = &loaded.graph;
     let vars = json_value(&graph.vars);
     let mut notes = Vec::new();
     for (id, group) in graph.groups.iter().enumerate() {
-        let Command::Shell(command) = &group.template.command else { continue };
+        let command = match &group.template.command {
+            Command::Shell(command) => Some((Place::Command, command)),
+            _ => None,
+        };
+        let setup = group.template.setup.iter().map(|line| (Place::Setup, line));
+        let shell_strings: Vec<(Place, &String)> = command.into_iter().chain(setup).collect();
+        if shell_strings.is_empty() {
+            continue;
+        }
         let json = match graph.base_domain(GroupId(id as u32)) {
             Domain::Json { .. } => true,
             Domain::Deferred { expansion } | Domain::Nested { expansion, .. } => {
@@ -142,26 +150,39 @@ fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
         };
         let resources = group.variants.first().cloned().unwrap_or_else(Resources::default);
         let scope = group_scope(&vars, &group.name, group.count, None, &resources);
-        for leak in data_leaks(command, &scope, json) {
-            let (task, expr) = (&group.name, &leak.name);
-            let message = match leak.kind {
-                LeakKind::Unquoted => format!(
-                    "`{task}` puts `{{{{ {expr} }}}}`, read from a data file, into its shell command \
-                     unquoted, so shell syntax in the data runs; write `{{{{ {expr} | shell_quote }}}}`"
-                ),
-                LeakKind::Changed => format!(
-                    "`{task}` changes `{{{{ {expr} | shell_quote }}}}` with a filter after `shell_quote`, \
-                     which can undo the quoting of data read from a file; make `shell_quote` the last filter"
-                ),
-                LeakKind::InQuotes => format!(
-                    "`{task}` puts `{{{{ {expr} | shell_quote }}}}` inside quotes, where its own quotes \
-                     are taken literally and shell syntax in the data runs; write it outside quotes"
-                ),
-            };
-            notes.push(Note { code: Code::CheckUnquotedData, at: Some(group.span.start), message });
+        for (place, text) in shell_strings {
+            for leak in data_leaks(text, &scope, json) {
+                let (task, expr) = (&group.name, &leak.name);
+                let (into, inside) = match place {
+                    Place::Command => ("its shell command", ""),
+                    Place::Setup => ("a `setup` line", " of a `setup` line"),
+                };
+                let message = match leak.kind {
+                    LeakKind::Unquoted => format!(
+                        "`{task}` puts `{{{{ {expr} }}}}`, read from a data file, into {into} \
+                         unquoted, so shell syntax in the data runs; write `{{{{ {expr} | shell_quote }}}}`"
+                    ),
+                    LeakKind::Changed => format!(
+                        "`{task}` changes `{{{{ {expr} | shell_quote }}}}`{inside} with a filter after `shell_quote`, \
+                         which can undo the quoting of data read from a file; make `shell_quote` the last filter"
+                    ),
+                    LeakKind::InQuotes => format!(
+                        "`{task}` puts `{{{{ {expr} | shell_quote }}}}` inside quotes{inside}, where its own quotes \
+                         are taken literally and shell syntax in the data runs; write it outside quotes"
+                    ),
+                };
+                notes.push(Note { code: Code::CheckUnquotedData, at: Some(group.span.start), message });
+            }
         }
     }
     notes
+}
+
+/// The shell strings of a task, for [`unquoted_data`]'s messages.
+#[derive(Clone, Copy)]
+enum Place {
+    Command,
+    Setup,
 }
 
 /// Tasks whose command names a script flow cannot count as an input

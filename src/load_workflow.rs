@@ -9,6 +9,7 @@ use flow_engine::diag::{Code, Diagnostic, Source};
 use flow_engine::ir::{Amount, Graph};
 use flow_engine::resources::Capacity;
 use flow_engine::spec::{self, Format};
+use flow_engine::text_file::{MAX_TEXT_FILE, read_bytes};
 
 use crate::args::{WorkerArgs, WorkflowArgs};
 use crate::failure::Failure;
@@ -97,19 +98,12 @@ fn merge(workflow: &spec::Workflow, spec_diags: Vec<Diagnostic>, compile_diags: 
 }
 
 fn read_source(path: &Path) -> Result<Arc<Source>, Failure> {
-    // Reading a FIFO or a device would block or never end.
-    if fs_err::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(Failure::Usage(format!("cannot read `{}`: not a regular file", path.display())));
-    }
-    match fs_err::read(path) {
+    match read_bytes(path, MAX_TEXT_FILE) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => Ok(Source::new(path.display().to_string(), text)),
             Err(e) => Err(not_utf8(path, e)),
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(Failure::Usage(format!("cannot read `{}`: no such file", path.display())))
-        }
-        Err(e) => Err(Failure::Usage(format!("cannot read `{}`: {}", path.display(), e.kind()))),
+        Err(e) => Err(Failure::Usage(format!("cannot read `{}`: {e}", path.display()))),
     }
 }
 

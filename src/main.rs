@@ -31,6 +31,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
+use flow_engine::diag::MAX_SHOWN;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use args::SchemaKind;
@@ -133,7 +134,8 @@ fn print_json(graph: &flow_engine::ir::Graph) {
     }
 }
 
-/// Prints a failure to stderr: every diagnostic with its snippet, then a summary line.
+/// Prints a failure to stderr: the first [`MAX_SHOWN`] diagnostics with their
+/// snippets, how many more there are, then a summary line.
 fn report(failure: Failure, color: bool) {
     match failure {
         Failure::Usage(message) | Failure::Io(message) => eprintln!("error: {message}"),
@@ -144,10 +146,15 @@ fn report(failure: Failure, color: bool) {
             let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
             let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
             let mut out = String::new();
-            for d in &diagnostics {
+            for d in diagnostics.iter().take(MAX_SHOWN) {
                 let _ = handler.render_report(&mut out, &d.report(&source));
             }
-            let problems = flow_engine::units::plural(diagnostics.len() as u64, "problem");
+            let n = diagnostics.len();
+            if n > MAX_SHOWN {
+                out.push_str(&format!("… and {} more
+", n - MAX_SHOWN));
+            }
+            let problems = flow_engine::units::plural(n as u64, "problem");
             eprint!("{out}");
             eprintln!("error: {problems} in {}", source.name);
         }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use flow_engine::diag::Source;
 use flow_engine::profile::{self, PROFILES_FILE, Profile};
+use flow_engine::text_file::read_text;
 
 use crate::failure::Failure;
 
@@ -19,7 +20,8 @@ pub fn load(dir: &Path, name: &str) -> Result<Profile, Failure> {
     }
     let mut first_miss = None;
     for path in files {
-        let text = fs_err::read_to_string(&path).map_err(|e| Failure::Usage(e.to_string()))?;
+        let text = read_text(&path)
+            .map_err(|e| Failure::Usage(format!("cannot read the profiles file `{}`: {e}", shown(&path))))?;
         let source = Source::new(shown(&path), text);
         match profile::load(&source, name) {
             Ok(profile) => return Ok(profile),

@@ -2,11 +2,13 @@
 //! same page at the end of `flow run --report`.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flow_engine::report::{Report, is_report, render};
 use flow_engine::rundir::{RunDir, locate};
+use fs_err::os::unix::fs::OpenOptionsExt;
 
 use crate::failure::Failure;
 use crate::json::{Counts, ReportWritten};
@@ -61,7 +63,11 @@ pub fn write(run: &RunDir, output: Option<&Path>) -> Result<ReportWritten, Failu
     let mut html = Vec::new();
     render(&report, &mut html)?;
     let io = |e: std::io::Error| Failure::Io(e.to_string());
-    let mut file = fs_err::File::create(path).map_err(io)?;
+    // The page holds the tails of the tasks' stderr: as private as the run.
+    let mode = run.file_mode().map_err(io)?;
+    let mut file =
+        fs_err::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path).map_err(io)?;
+    file.file().set_permissions(std::fs::Permissions::from_mode(mode)).map_err(io)?;
     file.write_all(&html).and_then(|()| file.flush()).map_err(io)?;
     Ok(ReportWritten {
         run_id: run.id.clone(),

@@ -234,7 +234,8 @@ error: 1 problem in workflow.toml
         .invalid();
 }
 
-fn mkfifo(path: &std::path::Path) {
+/// Makes a FIFO at `path`.
+pub(crate) fn mkfifo(path: &std::path::Path) {
     let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo");
     assert!(status.success());
 }
@@ -287,7 +288,7 @@ fn a_workflow_file_that_is_a_fifo_is_refused() {
         .args(["check", "flow.toml"])
         .timeout(std::time::Duration::from_secs(20))
         .stdout("")
-        .stderr("error: cannot read `flow.toml`: not a regular file\n");
+        .stderr("error: cannot read `flow.toml`: a FIFO, not a regular file\n");
     mkfifo(&test.path().join("flow.toml"));
     test.invalid();
 }

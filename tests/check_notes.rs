@@ -65,3 +65,25 @@ inputs = ["helper.sh"]
         .stderr("")
         .success();
 }
+
+/// Issue 29: a `setup` line is a shell string of the instance like its
+/// command, and the quoting note covers it: `$(touch …)` in a line of the
+/// data used to run from `setup = ["echo {{ item }}"]` unnoted.
+#[test]
+fn the_quoting_note_covers_setup_lines() {
+    let t = Test::new()
+        .file("lines.txt", "$(touch pwned)\n")
+        .workflow(
+            "[[tasks]]\nname = \"prep\"\neach_line = \"lines.txt\"\nsetup = [\"echo {{ item }}\", \"echo \\\"{{ item | shell_quote }}\\\"\"]\ncommand = \"true\"\n",
+        )
+        .args(["check"])
+        .stdout(
+            "note: workflow.toml:2:8: `prep` puts `{{ item }}`, read from a data file, into a `setup` line \
+             unquoted, so shell syntax in the data runs; write `{{ item | shell_quote }}`\n\
+             note: workflow.toml:2:8: `prep` puts `{{ item | shell_quote }}` inside quotes of a `setup` line, where \
+             its own quotes are taken literally and shell syntax in the data runs; write it outside quotes\n\
+             ok: workflow (workflow.toml) — 1 task, 1 instance, 0 edges\n",
+        )
+        .stderr("");
+    t.success();
+}

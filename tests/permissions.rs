@@ -98,3 +98,59 @@ fn a_private_run_closes_the_state_directory_again() {
     let runs: Vec<u32> = found.iter().filter(|(path, _)| path == ".flow/runs/<id>").map(|(_, mode)| *mode).collect();
     assert_eq!(runs, [0o700, 0o750]);
 }
+
+/// Every entry under `dir` (relative, run ids as `<id>`) with its mode.
+fn all_modes(dir: &Path) -> Vec<(String, u32)> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        let meta = fs_err::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            todo.extend(fs_err::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+        let relative = path.strip_prefix(dir.parent().unwrap()).unwrap().to_str().unwrap();
+        let parts: Vec<&str> = relative.split('/').collect();
+        let shown = match (parts.get(1), parts.get(2)) {
+            (Some(&"runs"), Some(id)) => relative.replacen(id, "<id>", 1),
+            _ => relative.to_owned(),
+        };
+        found.push((shown, meta.permissions().mode() & 0o777));
+    }
+    found.sort();
+    found
+}
+
+/// Issue 29: everything under `.flow` after a run with a `setup` and
+/// chunk files, and the report page, under umask 000: the setup directory
+/// and `.flow/chunks` were 0777 and the report 0666. Chunk files are 0640
+/// in 0750 directories (the group can enter only a `.flow` shared with it).
+#[test]
+fn everything_a_run_writes_is_private_under_umask_000() {
+    let t = Test::new().file("lines.txt", "a\nb\nc\n").workflow(
+        "[[tasks]]\nname = \"a\"\nsetup = [\"true\"]\neach_chunk = { file = \"lines.txt\", lines = 2 }\ncommand = \"cat\"\n",
+    );
+    run_under_umask(t.path(), "000", "run");
+    run_under_umask(t.path(), "000", "report --output report.html");
+    let mut expected: Vec<(String, u32)> = [
+        (".flow", 0o700),
+        (".flow/chunks", 0o750),
+        (".flow/chunks/a", 0o750),
+        (".flow/chunks/a/0.txt", 0o640),
+        (".flow/chunks/a/1.txt", 0o640),
+        (".flow/runs", 0o700),
+        (".flow/runs/<id>", 0o700),
+        (".flow/runs/<id>/setup", 0o700),
+    ]
+    .into_iter()
+    .map(|(path, mode)| (path.to_owned(), mode))
+    .chain(
+        ["graph.json", "journal", "lock", "meta.json", "output.log", "summary.json", "workers.json"]
+            .into_iter()
+            .map(|name| (format!(".flow/runs/<id>/{name}"), 0o600)),
+    )
+    .collect();
+    expected.sort();
+    assert_eq!(all_modes(&t.path().join(".flow")), expected);
+    let report = fs_err::metadata(t.path().join("report.html")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(report, 0o600);
+}

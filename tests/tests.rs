@@ -19,6 +19,7 @@ mod failure_policy;
 mod finally;
 mod graph;
 mod growing;
+mod hostile;
 mod include;
 mod interrupt;
 mod json;

@@ -14,6 +14,11 @@ mod code;
 
 pub use code::Code;
 
+/// How many diagnostics are shown of one failure; the rest are counted.
+/// Broken input can give tens of thousands, which took seconds to draw
+/// (issue 29), and the first ones say what is wrong.
+pub const MAX_SHOWN: usize = 50;
+
 /// A named input text (the workflow file, a vars file, a JSON items file).
 ///
 /// A workflow file that includes others is one text too: the files it

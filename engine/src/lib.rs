@@ -24,6 +24,7 @@ pub mod runtime;
 pub mod scripts;
 pub mod spec;
 pub mod template;
+pub mod text_file;
 pub mod units;
 
 /// The scheduler core, for the benchmarks in `engine/benches/` only: it is

@@ -97,9 +97,56 @@ fn walk(
     ControlFlow::Continue(())
 }
 
+/// How deep braces (`{a,{b,c}}`) may nest in a glob. Each level nests the
+/// regex a glob becomes, and globset panics past the regex's own limit.
+pub const MAX_BRACE_DEPTH: usize = 16;
+
+/// The longest glob, in bytes: the longest path Linux resolves. A longer
+/// one can match nothing, and its regex could outgrow globset's size limit.
+pub const MAX_GLOB_LEN: usize = 4096;
+
+/// Why a glob cannot be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum GlobError {
+    /// The pattern is not a glob (an unclosed `[`, a stray `}`).
+    #[error("{0}")]
+    Syntax(globset::ErrorKind),
+    /// Braces nested deeper than [`MAX_BRACE_DEPTH`].
+    #[error("braces nest {0} deep; at most {MAX_BRACE_DEPTH} are allowed")]
+    TooDeep(usize),
+    /// A pattern longer than [`MAX_GLOB_LEN`].
+    #[error("{0} bytes long; at most {MAX_GLOB_LEN} are allowed")]
+    TooLong(usize),
+}
+
 /// Compiles a glob the way inputs use it: `*` stays within one directory, `**` crosses them.
-pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
-    Ok(globset::GlobBuilder::new(pattern).literal_separator(true).build()?.compile_matcher())
+pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, GlobError> {
+    if pattern.len() > MAX_GLOB_LEN {
+        return Err(GlobError::TooLong(pattern.len()));
+    }
+    let depth = brace_depth(pattern);
+    if depth > MAX_BRACE_DEPTH {
+        return Err(GlobError::TooDeep(depth));
+    }
+    let glob = globset::GlobBuilder::new(pattern).literal_separator(true).build();
+    Ok(glob.map_err(|e| GlobError::Syntax(e.kind().clone()))?.compile_matcher())
+}
+
+/// How deep `{` nest in `pattern`; an escaped brace (`\{`) counts too,
+/// which can only refuse a pattern early.
+fn brace_depth(pattern: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0);
+    for c in pattern.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 #[cfg(test)]
@@ -121,6 +168,18 @@ mod tests {
         ] {
             assert_eq!(normalize(a), b, "{a}");
         }
+    }
+
+    /// Issue 29: braces nested 125 deep used to panic in globset.
+    #[test]
+    fn deeply_nested_braces_and_huge_globs_are_errors() {
+        let nested = |n: usize| format!("{}b{}", "{a,".repeat(n), "}".repeat(n));
+        assert!(glob_matcher(&nested(MAX_BRACE_DEPTH)).unwrap().is_match("b"));
+        let err = glob_matcher(&nested(125)).unwrap_err();
+        assert_eq!(err.to_string(), "braces nest 125 deep; at most 16 are allowed");
+        let err = glob_matcher(&"a".repeat(5000)).unwrap_err();
+        assert_eq!(err.to_string(), "5000 bytes long; at most 4096 are allowed");
+        assert_eq!(glob_matcher("a/[b").unwrap_err().to_string(), "unclosed character class; missing ']'");
     }
 
     #[test]

@@ -241,7 +241,9 @@ impl<'a> Ctx<'a> {
     /// A non-negative whole number key (`nodes`, `retries`, ...).
     pub fn count(&mut self, q: &Sp<Quantity>, key: &str, min: u64) -> Option<u64> {
         let check = move |n: f64| {
-            if n.fract() != 0.0 || n < min as f64 || n > u32::MAX as f64 {
+            if n.fract() == 0.0 && n > u32::MAX as f64 {
+                Err(ValueError::TooLarge { max: u32::MAX.into() })
+            } else if n.fract() != 0.0 || n < min as f64 {
                 Err(ValueError::BelowMin { n, min })
             } else {
                 Ok(n as u64)

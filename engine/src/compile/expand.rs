@@ -188,7 +188,7 @@ fn read(ctx: &mut Ctx, file: &Sp<String>, path: &str, key: &str) -> Option<Strin
     let full = ctx.options().base_dir.join(path);
     // A FIFO would block `flow check` and a device such as /dev/urandom
     // never ends: only regular files (or links to them) are read.
-    if let Some(kind) = fs_err::metadata(&full).ok().and_then(|m| special_kind(&m.file_type())) {
+    if let Some(kind) = fs_err::metadata(&full).ok().and_then(|m| crate::text_file::special_kind(&m.file_type())) {
         ctx.report(
             Diagnostic::new(Code::CompileNotAFile, format!("`{path}` for `{key}` is {kind}, not a regular file"))
                 .at(file.span.clone(), "this path")
@@ -211,24 +211,6 @@ fn read(ctx: &mut Ctx, file: &Sp<String>, path: &str, key: &str) -> Option<Strin
             );
             None
         }
-    }
-}
-
-/// What a path that is not a regular file is, for a diagnostic.
-fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_file() {
-        None
-    } else if t.is_dir() {
-        Some("a directory")
-    } else if t.is_fifo() {
-        Some("a FIFO")
-    } else if t.is_socket() {
-        Some("a socket")
-    } else if t.is_char_device() || t.is_block_device() {
-        Some("a device")
-    } else {
-        Some("something else")
     }
 }
 

@@ -7,7 +7,7 @@ use nix::sys::signal::Signal;
 use super::ctx::Ctx;
 use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic, closest};
-use crate::ir::{BackOff, MaxFails, RetryOn};
+use crate::ir::{BackOff, MAX_DELAY_US, MaxFails, RetryOn};
 use crate::spec::{BACK_OFF_KEYS, Quantity, RetryDelay, Sp, Text};
 use crate::units::parse_duration_us;
 
@@ -88,14 +88,15 @@ fn back_off_factor(ctx: &mut Ctx, q: &Sp<Quantity>) -> Option<f64> {
 }
 
 fn duration_us(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str) -> Option<u64> {
+    let at_most_a_day = |us: u64| if us <= MAX_DELAY_US { Ok(us) } else { Err(ValueError::OverADay) };
     let secs = |n: f64| {
         if n.is_finite() && (0.0..=1e12).contains(&n) {
-            Ok((n * 1e6).ceil() as u64)
+            at_most_a_day((n * 1e6).ceil() as u64)
         } else {
             Err(ValueError::NotSeconds(n))
         }
     };
-    ctx.quantity(q, key, None, secs, |s| Ok(parse_duration_us(s)?), DELAY_HELP)
+    ctx.quantity(q, key, None, secs, |s| at_most_a_day(parse_duration_us(s)?), DELAY_HELP)
 }
 
 /// The words `retry_on` knows besides exit codes and signal names.
@@ -152,6 +153,7 @@ pub fn max_fails(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str) -> Option<MaxFails>
     let from_number = |n: f64| match n {
         n if n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(MaxFails::Count(n as u64)),
         n if n > 0.0 && n < 1.0 => Ok(MaxFails::Fraction(n)),
+        n if n.fract() == 0.0 && n > u32::MAX as f64 => Err(ValueError::TooLarge { max: u32::MAX.into() }),
         n => Err(ValueError::BelowMin { n, min: 1 }),
     };
     let parse = |s: &str| match s.trim().strip_suffix('%') {
@@ -160,7 +162,7 @@ pub fn max_fails(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str) -> Option<MaxFails>
             if p > 0.0 && p <= 100.0 {
                 Ok(MaxFails::Fraction(p / 100.0))
             } else {
-                Err(ValueError::NotNumber(s.to_owned()))
+                Err(ValueError::NotShare(s.trim().to_owned()))
             }
         }
         None => s.trim().parse::<f64>().map_err(|_| ValueError::NotNumber(s.to_owned())).and_then(from_number),

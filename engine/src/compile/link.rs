@@ -173,7 +173,7 @@ impl<'a> Linker<'a> {
     fn glob(&mut self, pattern: &str) -> &GlobMatches {
         if !self.globs.contains_key(pattern) {
             let result = match glob_matcher(pattern) {
-                Err(e) => Err(InputProblem::BadGlob(e.kind().to_string())),
+                Err(e) => Err(InputProblem::BadGlob(e.to_string())),
                 Ok(m) => {
                     let mut by_group: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
                     for (path, (g, i)) in self.producers.iter() {

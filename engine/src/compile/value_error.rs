@@ -25,6 +25,19 @@ pub enum ValueError {
         /// The key's minimum.
         min: u64,
     },
+    /// A whole number above what the key counts to; the number itself is
+    /// left out, as a float would show it rounded.
+    #[error("more than {max}, the most it takes")]
+    TooLarge {
+        /// The largest value the key takes.
+        max: u64,
+    },
+    /// A share (`"10%"`) that is not above 0% and at most 100%.
+    #[error("`{0}` is not a share above 0% and at most 100%")]
+    NotShare(String),
+    /// A duration longer than the longest wait flow schedules.
+    #[error("longer than a day, the longest wait flow schedules")]
+    OverADay,
     /// A factor below 1 where a wait must not shrink.
     #[error("{0} is less than 1")]
     BelowOne(f64),

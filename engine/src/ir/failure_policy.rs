@@ -4,8 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The longest wait before a retry, in µs: a day. The compiler refuses a
+/// longer `first` or `max` (issue 29: a factor of 1e300 scheduled a retry
+/// in the year 586524), and a wait without `max` stops growing here.
+pub const MAX_DELAY_US: u64 = 24 * 3600 * 1_000_000;
+
 /// The wait before each retry: `first_us`, multiplied by `factor` for each
-/// later retry, never more than `max_us`.
+/// later retry, never more than `max_us` (or [`MAX_DELAY_US`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BackOff {
     /// The wait before the first retry (attempt 1), in µs.
@@ -23,7 +28,7 @@ impl BackOff {
     pub fn delay_us(&self, attempt: u32) -> u64 {
         let Some(retry) = attempt.checked_sub(1) else { return 0 };
         let grown = self.first_us as f64 * self.factor.powi(retry.min(i32::MAX as u32) as i32);
-        let cap = self.max_us.unwrap_or(u64::MAX);
+        let cap = self.max_us.unwrap_or(MAX_DELAY_US);
         // `as` saturates: an overflowing product is the cap.
         (grown as u64).min(cap)
     }
@@ -115,8 +120,8 @@ mod tests {
     fn a_plain_delay_stays_the_same() {
         let b = BackOff { first_us: 200_000, factor: 1.0, max_us: None };
         assert_eq!([b.delay_us(1), b.delay_us(2), b.delay_us(50)], [200_000; 3]);
-        let huge = BackOff { first_us: u64::MAX / 2, factor: 10.0, max_us: None };
-        assert_eq!(huge.delay_us(3), u64::MAX, "saturates");
+        let huge = BackOff { first_us: 1_000_000, factor: 1e300, max_us: None };
+        assert_eq!(huge.delay_us(3), MAX_DELAY_US, "issue 29: at most a day");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub use critical_path::CriticalPath;
 pub use domain::{Domain, Expansion, IntRange, Item};
 pub use dropped::{DropReason, Dropped};
 pub use edge::{Edge, EdgeKind, EdgeOn, EdgeOrigin};
-pub use failure_policy::{BackOff, Failure, MaxFails, RetryOn, TIMED_OUT};
+pub use failure_policy::{BackOff, Failure, MAX_DELAY_US, MaxFails, RetryOn, TIMED_OUT};
 pub use finally::Finally;
 pub use graph::Graph;
 pub use group::{Command, Group, Resources, Stream, TaskTemplate};

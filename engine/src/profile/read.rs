@@ -74,7 +74,7 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
         .map(|c| c.join("flow").join("profiles.toml"));
-    std::iter::once(dir.join(PROFILES_FILE)).chain(config).filter(|p| p.is_file()).collect()
+    std::iter::once(dir.join(PROFILES_FILE)).chain(config).filter(|p| p.exists()).collect()
 }
 
 /// Whether `problems` only say the file has no such profile (so the next file may).

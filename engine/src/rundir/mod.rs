@@ -22,7 +22,7 @@ mod worker_info;
 pub use allocs_file::{ALLOCS_FILE, AllocRecord, AllocState, AllocsFile, QueueRecord};
 pub use attempt_index::AttemptIndex;
 pub use meta::Meta;
-pub use run_dir::{RunDir, RunLock, STATE_DIR, if_written, locate, state_dir};
+pub use run_dir::{RunDir, RunLock, STATE_DIR, create_dirs, if_written, locate, state_dir};
 pub use run_dir_error::RunDirError;
 pub use run_journal::{JournalHealth, RunJournal};
 pub use run_view::RunView;

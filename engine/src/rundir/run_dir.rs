@@ -207,8 +207,9 @@ impl RunDir {
     }
 
     /// The mode of the files in this run directory: 0600, or 0640 when the
-    /// directory is shared with the group.
-    fn file_mode(&self) -> io::Result<u32> {
+    /// directory is shared with the group; also of what is written about
+    /// the run elsewhere, such as its report page.
+    pub fn file_mode(&self) -> io::Result<u32> {
         let shared = fs_err::metadata(&self.path)?.permissions().mode() & 0o050 != 0;
         Ok(if shared { SHARED_FILE_MODE } else { PRIVATE_FILE_MODE })
     }
@@ -358,6 +359,14 @@ impl RunDir {
     pub fn write_allocs(&self, allocs: &AllocsFile) -> io::Result<()> {
         write_json_mode(&self.allocs(), allocs, Style::Pretty, self.file_mode()?)
     }
+}
+
+/// Creates the directory `path` and its missing parents, each with
+/// permissions `mode` at most (a umask may take more away) and `path`
+/// itself with exactly `mode`: a directory flow makes for a run is never
+/// opened to others by a permissive umask (issue 29).
+pub fn create_dirs(path: &Path, mode: u32) -> io::Result<()> {
+    create_dir(path, mode, true)
 }
 
 /// Creates the directory `path` (and its parents if `recursive`) with

@@ -15,6 +15,12 @@ use super::sp::Sp;
 use super::workflow::Workflow;
 use crate::diag::{Code, Diagnostic, Part, Source, closest};
 
+/// How many files deep includes may nest. Each level nests the included
+/// file's variables one level deeper under its namespace; with
+/// [`super::tree::MAX_DEPTH`] this keeps every accepted workflow readable
+/// back from its run directory (issue 29).
+pub(crate) const MAX_INCLUDE_DEPTH: usize = 16;
+
 /// Reads the workflow file `root` (at `path`, in `format`) and the files it
 /// includes, and their includes: the workflow with every included task and
 /// template under its namespace (`None` only when the root file cannot be
@@ -52,10 +58,25 @@ impl Loader {
                 Include::Path(p) => (Sp::new(p, entry.span.clone()), None, Default::default()),
                 Include::Table(t) => (t.path, t.namespace, t.vars),
             };
+            if chain.len() > MAX_INCLUDE_DEPTH {
+                self.diagnostics.push(too_deep(&path, chain));
+                continue;
+            }
             let stem = Path::new(&path.value).file_stem().map(|s| s.to_string_lossy().into_owned());
-            let (namespace, ns_span) = match &named {
-                Some(n) => (n.value.clone(), n.span.clone()),
-                None => (stem.unwrap_or_default(), path.span.clone()),
+            let (namespace, ns_span) = match (&named, stem) {
+                (Some(n), _) => (n.value.clone(), n.span.clone()),
+                (None, Some(stem)) => (stem, path.span.clone()),
+                (None, None) => {
+                    self.diagnostics.push(
+                        Diagnostic::new(
+                            Code::IncludeMissing,
+                            format!("cannot include `{}`: it names no file", path.value),
+                        )
+                        .at(path.span.clone(), "not a file name")
+                        .help("name a TOML or YAML workflow file, relative to the directory of this file"),
+                    );
+                    continue;
+                }
             };
             if !self.namespace_ok(workflow, &namespace, &ns_span, named.is_some(), &mut namespaces) {
                 continue;
@@ -192,12 +213,7 @@ impl Loader {
             );
             return None;
         }
-        let text = match fs_err::metadata(&canon) {
-            Ok(m) if !m.is_file() => Err("not a regular file".to_owned()),
-            _ => fs_err::read(&canon)
-                .map_err(|e| e.kind().to_string())
-                .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "the file is not UTF-8 text".to_owned())),
-        };
+        let text = crate::text_file::read_text(&canon).map_err(|e| e.to_string());
         match text {
             Ok(text) => Some((canon, Source::new(shown, text))),
             Err(why) => {
@@ -206,6 +222,17 @@ impl Loader {
             }
         }
     }
+}
+
+/// The problem of an include nested more than [`MAX_INCLUDE_DEPTH`] files deep.
+fn too_deep(path: &Sp<String>, chain: &[(PathBuf, String)]) -> Diagnostic {
+    let outermost = chain.first().map_or("", |(_, name)| name.as_str());
+    Diagnostic::new(
+        Code::IncludeBadValue,
+        format!("cannot include `{}`: includes nest more than {MAX_INCLUDE_DEPTH} files deep", path.value),
+    )
+    .at(path.span.clone(), "one include too many")
+    .help(format!("include this file from a file nearer to `{outermost}`; at most {MAX_INCLUDE_DEPTH} files may include each other in a chain"))
 }
 
 fn clash(namespace: &str, span: &Range<usize>, what: &str) -> Diagnostic {

@@ -12,6 +12,12 @@ use toml::de::{DeTable, DeValue};
 
 use crate::diag::{Code, Diagnostic};
 
+/// Deepest nesting of lists and tables accepted, in either format. A run
+/// writes what the compiler accepts to its run directory as JSON, whose
+/// reader stops at 128 levels; this leaves room for the levels the graph
+/// and includes add around a value (issue 29).
+pub(crate) const MAX_DEPTH: usize = 64;
+
 /// One value of the file and the byte range it was written at.
 #[derive(Debug)]
 pub(crate) struct Node {
@@ -45,6 +51,20 @@ impl Node {
     /// A node of `kind` at `span`.
     pub(crate) fn new(kind: NodeKind, span: Range<usize>) -> Self {
         Self { kind, span }
+    }
+
+    /// Where the first value nested deeper than [`MAX_DEPTH`] starts, this
+    /// node being at `depth`. TOML's parser stops well before the stack is at
+    /// risk, so its trees can be walked recursively.
+    fn too_deep(&self, depth: usize) -> Option<usize> {
+        if depth > MAX_DEPTH {
+            return Some(self.span.start);
+        }
+        match &self.kind {
+            NodeKind::Seq(items) => items.iter().find_map(|n| n.too_deep(depth + 1)),
+            NodeKind::Map(entries) => entries.iter().find_map(|(_, v)| v.too_deep(depth + 1)),
+            _ => None,
+        }
     }
 
     /// Moves this node's span and those of everything inside it `by` bytes on.
@@ -89,7 +109,19 @@ pub(crate) fn from_toml(text: &str, diags: &mut Vec<Diagnostic>) -> Option<Node>
         return None;
     }
     let entries = toml_entries(text, root.get_ref(), diags);
-    Some(Node::new(NodeKind::Map(entries), 0..text.len()))
+    let root = Node::new(NodeKind::Map(entries), 0..text.len());
+    if let Some(at) = root.too_deep(0) {
+        diags.push(too_deep(at));
+        return None;
+    }
+    Some(root)
+}
+
+/// The problem of a value nested deeper than [`MAX_DEPTH`], at byte `at`.
+pub(crate) fn too_deep(at: usize) -> Diagnostic {
+    Diagnostic::new(Code::SpecSyntax, "the document is nested too deeply")
+        .at(at..at, "here")
+        .help(format!("flow reads at most {MAX_DEPTH} levels of lists and tables inside each other"))
 }
 
 /// The entries of a TOML table in file order (the parser sorts them by name).
@@ -120,6 +152,14 @@ fn toml_value(text: &str, value: &Spanned<DeValue<'_>>, diags: &mut Vec<Diagnost
         },
         DeValue::Float(f) => match f.as_str().parse::<f64>() {
             Ok(x) if x.is_finite() || f.as_str().contains("inf") => NodeKind::Float(x),
+            Ok(x) if x.is_nan() => {
+                diags.push(
+                    Diagnostic::new(Code::SpecType, "`nan` is not a number flow can use")
+                        .at(span.clone(), "not a number")
+                        .help("write a number, or quote the value to pass it on as a string"),
+                );
+                raw()
+            }
             _ => {
                 diags.push(out_of_range(span.clone()));
                 raw()

@@ -9,15 +9,13 @@ use std::ops::Range;
 use saphyr::{AnnotatedMapping, LoadableYamlNode, MarkedYaml, Scalar, ScanError, YamlData};
 use saphyr_parser::{Event, Parser};
 
-use super::tree::{Node, NodeKind};
+use super::tree::{MAX_DEPTH, Node, NodeKind, too_deep};
 use crate::diag::{Code, Diagnostic};
 
-/// Deepest nesting accepted; deeper documents are rejected rather than
-/// risking the stack in the recursive passes that follow ([`nested_too_deeply`]).
-const MAX_DEPTH: usize = 128;
-
-/// How many duplicate keys are worked around before giving up.
-const MAX_DUPLICATES: usize = 1000;
+/// How many duplicate keys are worked around before giving up. Each one
+/// reloads the document, and 2,000 took seconds (issue 29); more than are
+/// shown ([`crate::diag::MAX_SHOWN`]) would tell the user nothing new.
+const MAX_DUPLICATES: usize = crate::diag::MAX_SHOWN;
 
 /// saphyr's loader stops at the first duplicate key; this is its message.
 const SAPHYR_DUPLICATE: &str = "duplicated key in mapping";
@@ -132,13 +130,6 @@ fn nested_too_deeply(text: &str) -> Option<usize> {
         }
     }
     None
-}
-
-/// The problem of a node nested deeper than [`MAX_DEPTH`], at byte `at`.
-fn too_deep(at: usize) -> Diagnostic {
-    Diagnostic::new(Code::SpecSyntax, "the document is nested too deeply")
-        .at(at..at, "here")
-        .help(format!("flow reads at most {MAX_DEPTH} levels of lists and tables inside each other"))
 }
 
 fn syntax_error(text: &str, offsets: &Offsets, error: &ScanError) -> Diagnostic {

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use minijinja::{Environment, Error, ErrorKind};
 
+use crate::text_file::read_text;
+
 /// The name of the function, as templates call it.
 pub const READ: &str = "read";
 
@@ -30,13 +32,14 @@ impl Reads {
 
 /// Registers a `read` that returns the text of the file at `path` (from
 /// `base`) without its final line break, and records the path in `reads`.
+/// It reads what an include would ([`read_text`]): a FIFO or a device is
+/// an error, not a wait.
 pub(super) fn register_reading(env: &mut Environment<'static>, base: PathBuf, reads: Reads) {
     env.add_function(READ, move |path: String| {
         reads.push(&path);
-        std::fs::read_to_string(base.join(&path)).map(|text| without_final_newline(&text).to_owned()).map_err(|e| {
-            let why = if e.kind() == std::io::ErrorKind::NotFound { "no such file".to_owned() } else { e.to_string() };
-            Error::new(ErrorKind::InvalidOperation, format!("cannot read `{path}`: {why}"))
-        })
+        read_text(&base.join(&path))
+            .map(|text| without_final_newline(&text).to_owned())
+            .map_err(|why| Error::new(ErrorKind::InvalidOperation, format!("cannot read `{path}`: {why}")))
     });
 }
 

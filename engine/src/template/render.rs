@@ -82,6 +82,7 @@ impl Renderer {
             return Ok(Tmpl(Kind::Literal(source.to_owned())));
         }
         if self.env.get_template(source).is_err() {
+            check_length(source)?;
             check_depth(source)?;
             self.env.add_template_owned(source.to_owned(), source.to_owned())?;
         }
@@ -111,6 +112,21 @@ impl Renderer {
     }
 }
 
+/// The longest template, in bytes. minijinja counts lines and columns in
+/// 16 bits, and a longer template overflowed them (a panic in a debug
+/// build, wrong places in a release build). Text without `{{`, `{%` or
+/// `{#` is no template and may be longer.
+const MAX_TEMPLATE_LEN: usize = u16::MAX as usize;
+
+/// Refuses a template longer than [`MAX_TEMPLATE_LEN`].
+fn check_length(source: &str) -> Result<(), minijinja::Error> {
+    if source.len() <= MAX_TEMPLATE_LEN {
+        return Ok(());
+    }
+    let why = format!("a template of {} bytes; at most {MAX_TEMPLATE_LEN} are allowed", source.len());
+    Err(minijinja::Error::new(ErrorKind::SyntaxError, why))
+}
+
 /// Operators one expression may chain (`a.b.c`, `f(g(x))`, `x | f | g`):
 /// minijinja builds and walks them recursively, and 100,000 of them
 /// overflow the stack.
@@ -119,11 +135,21 @@ const MAX_DEPTH: usize = 500;
 /// Refuses an expression that chains more than [`MAX_DEPTH`] operators.
 fn check_depth(source: &str) -> Result<(), minijinja::Error> {
     let mut rest = source;
+    // Whether a `}}` (a `%}`) may still follow: once a search for one has
+    // failed, later ones would search a part of the same text in vain, and
+    // 200,000 `{` took quadratic time (issue 29).
+    let (mut exprs, mut stmts) = (true, true);
     while let Some(open) = rest.find(['{']) {
         let tag = &rest[open..];
         let close = match tag.get(..2) {
-            Some("{{") => tag.find("}}"),
-            Some("{%") => tag.find("%}"),
+            Some("{{") if exprs => tag.find("}}").or_else(|| {
+                exprs = false;
+                None
+            }),
+            Some("{%") if stmts => tag.find("%}").or_else(|| {
+                stmts = false;
+                None
+            }),
             _ => None,
         };
         let Some(close) = close else {
@@ -328,10 +354,20 @@ mod tests {
     #[test]
     fn deep_expressions_are_refused() {
         let mut r = Renderer::default();
-        let deep = format!("{{{{ vars{} }}}}", ".r".repeat(100_000));
+        let deep = format!("{{{{ vars{} }}}}", ".r".repeat(30_000));
         let err = r.compile(&deep).unwrap_err();
-        assert!(err.to_string().contains("chains 100000 operators"), "{err}");
+        assert!(err.to_string().contains("chains 30000 operators"), "{err}");
         assert!(r.compile(&format!("{{{{ vars{} }}}}", ".r".repeat(100))).is_ok());
+    }
+
+    /// Issue 29: a template over 65,535 bytes overflowed minijinja's column
+    /// count; text that is no template may be longer.
+    #[test]
+    fn long_templates_are_refused() {
+        let mut r = Renderer::default();
+        let err = r.compile(&format!("{{{{ x }}}}{}", "a".repeat(70_000))).unwrap_err();
+        assert!(err.to_string().contains("a template of 70007 bytes; at most 65535 are allowed"), "{err}");
+        assert!(r.compile(&"a".repeat(70_000)).is_ok());
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::host::now_us;
 use crate::ir::{TIMED_OUT, TaskId};
 use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
+use crate::rundir::create_dirs;
 use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
@@ -243,7 +244,12 @@ async fn prepare(job: &Job) -> Result<Fingerprint, String> {
         // A status left by an earlier attempt must not be read as this one's.
         let _ = fs_err::remove_file(&setup.status_file);
         if let Some(parent) = setup.status_file.parent() {
-            fs_err::create_dir_all(parent).map_err(|e| format!("could not make the setup status directory: {e}"))?;
+            // As private as the run directory it sits in (0700, or 0750 shared with the group).
+            let mode = parent
+                .parent()
+                .and_then(|run| fs_err::metadata(run).ok())
+                .map_or(0o700, |m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o750);
+            create_dirs(parent, mode).map_err(|e| format!("could not make the setup status directory: {e}"))?;
         }
     }
     Ok(fp)
@@ -366,8 +372,11 @@ fn write_chunk(path: &std::path::Path, text: &str, writer: &str) -> std::io::Res
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
     if let Some(parent) = path.parent() {
-        fs_err::create_dir_all(parent)?;
-        fs_err::set_permissions(parent, std::fs::Permissions::from_mode(0o750))?;
+        // `.flow/chunks` too, which a permissive umask made 0777.
+        if let Some(chunks) = parent.parent() {
+            create_dirs(chunks, 0o750)?;
+        }
+        create_dirs(parent, 0o750)?;
     }
     let tmp = path.with_extension(format!("tmp-{writer}"));
     let mut file = fs_err::OpenOptions::new().write(true).create(true).truncate(true).mode(0o640).open(&tmp)?;

@@ -83,12 +83,13 @@ impl UpstreamFailures {
         }
     }
 
-    /// `task`, labelled `label`, was cancelled for `reason`: kept if
+    /// `task` was cancelled for `reason`: kept, labelled by `label`, if
     /// something waits for its failure.
-    pub(super) fn cancelled(&mut self, task: TaskId, label: String, reason: &str) {
+    pub(super) fn cancelled(&mut self, task: TaskId, label: impl FnOnce() -> String, reason: &str) {
         if self.watched.get(task.group.index()).copied().unwrap_or(false) {
-            let reason = reason.to_owned();
-            self.ended.insert(task, Failed { task: label, state: "cancelled", exit_code: None, signal: None, reason });
+            let (task_label, reason) = (label(), reason.to_owned());
+            self.ended
+                .insert(task, Failed { task: task_label, state: "cancelled", exit_code: None, signal: None, reason });
         }
     }
 

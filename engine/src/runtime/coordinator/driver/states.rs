@@ -32,7 +32,8 @@ impl Driver {
                 }
                 let stopped = matches!(reason, CancelReason::Stopped);
                 let reason = self.cancel_reason(task, reason);
-                self.failures.cancelled(task, self.factory.label(task), &reason);
+                // Labelled only where a later task reads it: Ctrl-C cancels millions at once.
+                self.failures.cancelled(task, || self.factory.label(task), &reason);
                 // After a storage failure the journal's last space is kept
                 // for what matters: instances that ended, and lost output.
                 // An instance that never started needs no record to resume,
