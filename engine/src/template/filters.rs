@@ -133,8 +133,8 @@ fn shell_quote(state: &State, value: &Value) -> Result<Value, Error> {
     Ok(Value::from(quote(&value.to_string())))
 }
 
-/// `text` as one shell word.
-fn quote(text: &str) -> String {
+/// `text` as one shell word: as it is when it is plain, single-quoted otherwise.
+pub fn quote(text: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,/:@%+=".contains(c);
     if !text.is_empty() && text.chars().all(safe) {
         return text.to_owned();

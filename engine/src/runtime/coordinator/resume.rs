@@ -50,6 +50,9 @@ pub enum Standing {
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
+    /// Its last attempt succeeded, but this file it reads changed while it
+    /// ran: the result is not trusted, and it runs again.
+    Untrusted(String),
     /// Its attempts failed, and it never succeeded.
     Failed,
 }
@@ -102,6 +105,11 @@ impl Previous {
             // `--dry-exec` successes have no fingerprint and did no work.
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
             match (done, fp) {
+                // A file changed while it ran: what it left is not trusted.
+                (true, Some(_)) if entry.untrusted.is_some() => {
+                    let file = entry.untrusted.clone().unwrap_or_default();
+                    self.standing.insert(graph.label(*task), Standing::Untrusted(file));
+                }
                 (true, Some(fp)) => {
                     let label = graph.label(*task);
                     let mut wrote = Arc::new(entry.wrote.clone().unwrap_or_default());
@@ -130,8 +138,10 @@ impl Previous {
                 // overwritten the outputs of an earlier success.
                 (false, _) if entry.started_us.is_some() => {
                     let label = graph.label(*task);
-                    let after_success =
-                        matches!(self.standing.get(&label), Some(Standing::Done { .. } | Standing::Tainted));
+                    let after_success = matches!(
+                        self.standing.get(&label),
+                        Some(Standing::Done { .. } | Standing::Tainted | Standing::Untrusted(_))
+                    );
                     self.standing.insert(label, if after_success { Standing::Tainted } else { Standing::Failed });
                 }
                 _ => {}
@@ -243,7 +253,7 @@ impl Previous {
             Some(Standing::Done { wrote, .. }) => Some(wrote.variant),
             // An attempt after its success may have clobbered what it
             // left beyond its declared outputs.
-            Some(Standing::Tainted) => return Vec::new(),
+            Some(Standing::Tainted | Standing::Untrusted(_)) => return Vec::new(),
             _ => None,
         };
         let mut variants: Vec<u32> = own.into_iter().collect();
