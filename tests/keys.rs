@@ -219,3 +219,28 @@ fn a_result_whose_input_changed_while_it_ran_is_not_trusted() {
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(executed(&t), set(&[]));
 }
+
+#[test]
+fn the_env_and_output_paths_are_in_the_key() {
+    let workflow = |value: &str, out: &str| {
+        format!(
+            "[[tasks]]\nname = \"w\"\nenv = {{ V = \"{value}\" }}\ncommand = \"echo $V > a.txt; cp a.txt b.txt\"\n\
+             outputs = [\"{out}\"]\n"
+        )
+    };
+    let t = Test::new().workflow(&workflow("1", "a.txt"));
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.workflow(&workflow("2", "a.txt"));
+    let plan = t.success_with(&["plan", "--why"]);
+    assert_eq!(plan, "w: 1 of 1 would run, 0 unchanged\n  1 env changed: w\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.workflow(&workflow("2", "b.txt"));
+    let plan = t.success_with(&["plan", "--why"]);
+    assert_eq!(
+        plan,
+        "w: 1 of 1 would run, 0 unchanged\n  1 outputs changed: w\n  \
+         1 output no instance writes any more would be moved aside: a.txt\n"
+    );
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(read(&t, "b.txt"), "2\n");
+}
