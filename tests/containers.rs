@@ -175,6 +175,60 @@ fn a_missing_image_stops_the_run_before_any_task_starts() {
     assert!(run_ids(t.path()).is_empty());
 }
 
+/// Issue 26: an image named like an option (`--help`) made the engine
+/// print its help and exit 0, and the task was recorded as succeeded.
+#[test]
+fn an_image_that_starts_with_a_dash_is_refused() {
+    let workflow = "[[tasks]]\nname = \"a\"\ncontainer = \"--help\"\ncommand = \"touch ran\"\n";
+    let t = Test::new().workflow(workflow).args(["check"]).stdout("").stderr(
+        "flow::compile::bad_image
+
+  × container image `--help` of task `a` starts with `-`
+   ╭─[workflow.toml:3:13]
+ 2 │ name = \"a\"
+ 3 │ container = \"--help\"
+   ·             ────┬───
+   ·                 ╰── not an image
+ 4 │ command = \"touch ran\"
+   ╰────
+  help: an image reference names a repository and a tag (`docker.io/library/alpine:3.20`) or a
+        `.sif` file; it never starts with `-`
+error: 1 problem in workflow.toml
+",
+    );
+    t.invalid();
+    let run = t.run_with(&["run"]);
+    assert_code(&run, 2);
+    assert!(!t.path().join("ran").exists());
+}
+
+/// A stand-in for `podman`: records its arguments; `image inspect` knows
+/// every image; `run` runs what follows the image, which follows `--`.
+const FAKE_PODMAN: &str = r#"#!/bin/sh
+printf '%s\n' "$*" >> "$RECORD"
+[ "$1" = image ] && { echo abc; exit 0; }
+while [ "$1" != -- ]; do shift; done
+shift 2
+exec "$@"
+"#;
+
+/// Issue 26: the engine reads the image after `--`, never as an option.
+#[test]
+fn podman_is_given_the_image_after_a_double_dash() {
+    let workflow = "[[tasks]]\nname = \"a\"\ncontainer = \"localhost/t:1\"\ncommand = \"echo in > in.txt\"\n";
+    let t = Test::new().workflow(workflow);
+    let path = program_on_path(t.path(), "podman", FAKE_PODMAN);
+    let record = t.path().join("record.txt").display().to_string();
+    let t = t.env("PATH", &path).env("RECORD", &record).args(["run"]);
+    t.success();
+    assert_eq!(read(&t, "in.txt"), "in\n");
+    let calls = read(&t, "record.txt");
+    let calls: Vec<&str> = calls.lines().collect();
+    assert_eq!(calls[0], "image inspect --format {{.Id}} -- localhost/t:1");
+    assert!(calls[1].starts_with("run --rm --init --pull=never "), "{calls:?}");
+    assert!(calls[1].ends_with(" -- localhost/t:1 sh -c echo in > in.txt"), "{calls:?}");
+}
+
 #[test]
 fn an_unknown_engine_is_a_diagnostic_with_a_suggestion() {
     let workflow = "[containers]\nengine = \"apptainr\"\n[[tasks]]\nname = \"a\"\ncommand = \"true\"\n";

@@ -24,6 +24,7 @@ mod include;
 mod interrupt;
 mod json;
 mod json_schema;
+mod keys;
 mod layers;
 mod log;
 mod metrics;

@@ -11,6 +11,7 @@ pub mod container;
 pub mod diag;
 pub mod expansion;
 pub mod explain;
+pub mod file_id;
 pub mod host;
 pub mod ir;
 pub mod log;

@@ -1,7 +1,11 @@
-//! The scripts a command names: its words, split as the shell splits them,
-//! resolved from the task's working directory. The runtime hashes those
-//! inside the workflow directory as implicit inputs of the task; `flow check`
-//! and `flow plan --why` note those that look like scripts but cannot be
+//! The scripts a command and its setup lines name: their words, split as
+//! the shell splits them, resolved from the task's working directory. A
+//! word counts when it names an executable file or one with a script's
+//! extension, or follows a word that reads a file as a script (`.`,
+//! `source`, `sh`, `bash`, …). The runtime hashes those inside the
+//! workflow directory as implicit inputs of the task, and the compiler
+//! makes the task wait for the task that writes one; `flow check` and
+//! `flow plan --why` note those that look like scripts but cannot be
 //! tracked. This module never renders templates and never runs anything.
 //!
 //! Design: the "what a fingerprint covers" section of `docs/guide/resume.md`.
@@ -14,6 +18,10 @@ use crate::paths::normalize;
 
 /// File name extensions of scripts a command may name.
 pub const SCRIPTS: &[&str] = &["py", "sh", "bash", "zsh", "r", "pl", "rb", "jl", "awk", "sed", "js", "lua", "tcl", "m"];
+
+/// Words after which the next one is a file read as a script, whatever
+/// its name: `. env`, `source env`, `sh run`, `bash run`.
+const SOURCING: &[&str] = &[".", "source", "sh", "bash", "zsh", "dash", "ksh"];
 
 /// How deep shell text inside a word (`sh -c "sh helper.sh"`) is split again.
 const NESTING: u32 = 3;
@@ -73,23 +81,72 @@ pub struct Scripts {
     pub untracked: Vec<Untracked>,
 }
 
-/// The scripts `command` names, resolved from `cwd` (absolute): a word
-/// counts when it names a regular file inside `base` (the workflow
-/// directory), outside `base/.flow`, that is executable or has a script's
-/// extension, and is not in `declared` (the task's inputs and outputs,
-/// which are hashed or written anyway). Words holding `{{` (an unrendered
-/// template) are skipped.
-pub fn scripts(command: CommandText<'_>, cwd: &Path, base: &Path, declared: &[PathBuf]) -> Scripts {
+/// The scripts `command` and the `setup` lines name, resolved from `cwd`
+/// (absolute): a word counts when it names a regular file inside `base`
+/// (the workflow directory), outside `base/.flow`, that is executable,
+/// has a script's extension or follows a word of [`SOURCING`], and is not
+/// in `declared` (the task's inputs and outputs, which are hashed or
+/// written anyway). Words holding `{{` (an unrendered template) are skipped.
+pub fn scripts(command: CommandText<'_>, setup: &[String], cwd: &Path, base: &Path, declared: &[PathBuf]) -> Scripts {
     let mut found = Scripts::default();
     let declared: Vec<PathBuf> = declared.iter().map(|p| lexical(p)).collect();
-    let words: Vec<Word> = match command {
+    let look = Look { cwd, base, declared: &declared };
+    for words in texts(command, setup) {
+        look.words(words, NESTING, &mut found);
+    }
+    found
+}
+
+/// The words of `command`, then of each `setup` line.
+fn texts<'a>(command: CommandText<'a>, setup: &'a [String]) -> impl Iterator<Item = Vec<Word>> + 'a {
+    let command = match command {
         CommandText::Shell(text) => shell_words(text),
         CommandText::Argv(args) => args.iter().map(|a| Word { text: a.clone(), expands: false }).collect(),
     };
-    for word in words {
-        resolve(word, cwd, base, &declared, NESTING, &mut found);
+    std::iter::once(command).chain(setup.iter().map(|line| shell_words(line)))
+}
+
+/// The files `command` and the `setup` lines (templates masked,
+/// [`mask_templates`]) name as scripts, as the words [`scripts`] looks at,
+/// whether they exist or not: paths from the workflow directory, given the
+/// working directory `cwd` from there. The compiler matches them against
+/// the outputs of other tasks.
+pub fn named_scripts(command: CommandText<'_>, setup: &[String], cwd: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for words in texts(command, setup) {
+        named_in(words, cwd, NESTING, &mut found);
     }
     found
+}
+
+fn named_in(words: Vec<Word>, cwd: &str, depth: u32, found: &mut Vec<String>) {
+    let mut sourced = false;
+    for word in words {
+        let text = word.text.as_str();
+        let after_sourcing = std::mem::replace(&mut sourced, is_sourcing(text));
+        if text.is_empty() || text.starts_with('-') || text.contains("{{") || word.expands {
+            continue;
+        }
+        if text.contains(char::is_whitespace) {
+            if depth > 0 {
+                named_in(shell_words(text), cwd, depth - 1, found);
+            }
+            continue;
+        }
+        if after_sourcing || looks_like_script(text) {
+            let path = if cwd.is_empty() { text.to_owned() } else { format!("{cwd}/{text}") };
+            let path = normalize(&path).into_owned();
+            if !found.contains(&path) {
+                found.push(path);
+            }
+        }
+    }
+}
+
+/// Whether `word` makes the next word a file read as a script.
+fn is_sourcing(word: &str) -> bool {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    SOURCING.contains(&name)
 }
 
 /// The note `flow check` prints for task `task` whose scripts `untracked`
@@ -138,7 +195,8 @@ pub fn untracked_in(graph: &Graph, base: &Path) -> Vec<(GroupId, Vec<Untracked>)
                 CommandText::Argv(&masked)
             }
         };
-        let mut untracked = scripts(command, &cwd, base, &declared).untracked;
+        let setup: Vec<String> = template.setup.iter().map(|l| mask_templates(l)).collect();
+        let mut untracked = scripts(command, &setup, &cwd, base, &declared).untracked;
         untracked.retain(|u| known || u.why == UntrackedWhy::Expands);
         if !untracked.is_empty() {
             found.push((GroupId(id as u32), untracked));
@@ -170,45 +228,63 @@ fn lexical(path: &Path) -> PathBuf {
     PathBuf::from(normalize(&path.to_string_lossy()).as_ref())
 }
 
-/// Adds what `word` names to `found`.
-fn resolve(word: Word, cwd: &Path, base: &Path, declared: &[PathBuf], depth: u32, found: &mut Scripts) {
-    let text = word.text.as_str();
-    if text.is_empty() || text.starts_with('-') || text.contains("{{") {
-        return;
+/// Where [`scripts`] looks words up.
+struct Look<'a> {
+    cwd: &'a Path,
+    base: &'a Path,
+    declared: &'a [PathBuf],
+}
+
+impl Look<'_> {
+    /// Adds what `words` name to `found`.
+    fn words(&self, words: Vec<Word>, depth: u32, found: &mut Scripts) {
+        let mut sourced = false;
+        for word in words {
+            let after_sourcing = std::mem::replace(&mut sourced, is_sourcing(&word.text));
+            self.resolve(word, after_sourcing, depth, found);
+        }
     }
-    let path = lexical(&cwd.join(text));
-    // A declared input or output is hashed or stamped as such: no need to look.
-    if !word.expands && declared.contains(&path) {
-        return;
-    }
-    let inside = path.starts_with(base) && path != base && !path.starts_with(base.join(".flow"));
-    let meta = (!word.expands).then(|| std::fs::metadata(&path).ok()).flatten();
-    if let Some(meta) = &meta {
-        if inside && meta.is_file() && (executable(meta) || has_script_extension(&path)) {
-            if !found.tracked.contains(&path) && !declared.contains(&path) {
-                found.tracked.push(path);
+
+    /// Adds what `word` names to `found`; `sourced` when it follows a
+    /// word of [`SOURCING`].
+    fn resolve(&self, word: Word, sourced: bool, depth: u32, found: &mut Scripts) {
+        let (cwd, base, declared) = (self.cwd, self.base, self.declared);
+        let text = word.text.as_str();
+        if text.is_empty() || text.starts_with('-') || text.contains("{{") {
+            return;
+        }
+        let path = lexical(&cwd.join(text));
+        // A declared input or output is hashed or stamped as such: no need to look.
+        if !word.expands && declared.contains(&path) {
+            return;
+        }
+        let inside = path.starts_with(base) && path != base && !path.starts_with(base.join(".flow"));
+        let meta = (!word.expands).then(|| std::fs::metadata(&path).ok()).flatten();
+        if let Some(meta) = &meta {
+            if inside && meta.is_file() && (sourced || executable(meta) || has_script_extension(&path)) {
+                if !found.tracked.contains(&path) && !declared.contains(&path) {
+                    found.tracked.push(path);
+                }
+                return;
+            }
+        }
+        // Shell text inside a word: `sh -c "sh helper.sh"`, `argv = ["bash", "-lc", "…"]`.
+        if text.contains(char::is_whitespace) {
+            if depth > 0 {
+                self.words(shell_words(text), depth - 1, found);
             }
             return;
         }
-    }
-    // Shell text inside a word: `sh -c "sh helper.sh"`, `argv = ["bash", "-lc", "…"]`.
-    if text.contains(char::is_whitespace) {
-        if depth > 0 {
-            for inner in shell_words(text) {
-                resolve(inner, cwd, base, declared, depth - 1, found);
-            }
+        // A declared input of the same name is taken to be the file the shell finds.
+        let named = |d: &PathBuf| d.file_name() == Path::new(text).file_name();
+        let why = match (word.expands, &meta) {
+            (true, _) if !declared.iter().any(named) => UntrackedWhy::Expands,
+            (false, None) if inside && !declared.contains(&path) => UntrackedWhy::Missing,
+            _ => return,
+        };
+        if (sourced || looks_like_script(text)) && !found.untracked.iter().any(|u| u.word == text) {
+            found.untracked.push(Untracked { word: word.text, why });
         }
-        return;
-    }
-    // A declared input of the same name is taken to be the file the shell finds.
-    let named = |d: &PathBuf| d.file_name() == Path::new(text).file_name();
-    let why = match (word.expands, &meta) {
-        (true, _) if !declared.iter().any(named) => UntrackedWhy::Expands,
-        (false, None) if inside && !declared.contains(&path) => UntrackedWhy::Missing,
-        _ => return,
-    };
-    if looks_like_script(text) && !found.untracked.iter().any(|u| u.word == text) {
-        found.untracked.push(Untracked { word: word.text, why });
     }
 }
 
@@ -406,7 +482,7 @@ mod tests {
                     CommandText::Argv(&args)
                 }
             };
-            let found = scripts(command, &base.join(cwd), &base, &[]);
+            let found = scripts(command, &[], &base.join(cwd), &base, &[]);
             let shown: Vec<String> =
                 found.tracked.iter().map(|p| p.strip_prefix(&base).expect("inside").display().to_string()).collect();
             assert_eq!(shown, tracked, "{cwd}: {command:?}");
@@ -420,10 +496,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("a.sh"), "").expect("write");
         let declared = [dir.path().join("./a.sh")];
-        let found = scripts(CommandText::Shell("sh a.sh"), dir.path(), dir.path(), &declared);
+        let found = scripts(CommandText::Shell("sh a.sh"), &[], dir.path(), dir.path(), &declared);
         assert_eq!(found, Scripts::default());
         let declared = [dir.path().join("b.sh")];
-        let found = scripts(CommandText::Shell("sh b.sh; sh $PWD/b.sh"), dir.path(), dir.path(), &declared);
+        let found = scripts(CommandText::Shell("sh b.sh; sh $PWD/b.sh"), &[], dir.path(), dir.path(), &declared);
         assert_eq!(found, Scripts::default());
     }
 
@@ -437,11 +513,11 @@ mod tests {
             std::fs::write(dir.path().join(file), "").expect("write");
         }
         let command = CommandText::Shell("sh a.sh && python3 b.py; sh sub/c.sh");
-        let all = scripts(command, dir.path(), dir.path(), &[]);
+        let all = scripts(command, &[], dir.path(), dir.path(), &[]);
         for declared in
             [vec![], vec![dir.path().join("./a.sh")], vec![dir.path().join("b.py"), dir.path().join("sub/c.sh")]]
         {
-            let given = scripts(command, dir.path(), dir.path(), &declared).tracked;
+            let given = scripts(command, &[], dir.path(), dir.path(), &declared).tracked;
             assert_eq!(all.tracked_except(&declared), given, "{declared:?}");
         }
     }

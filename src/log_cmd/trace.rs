@@ -382,6 +382,7 @@ mod tests {
             wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
             retry_at_us: None,
+            untrusted: None,
         }
     }
 

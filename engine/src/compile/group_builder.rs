@@ -6,7 +6,7 @@ use super::draft::Draft;
 use super::resolved::Resolved;
 use super::value_error::ValueError;
 use super::writers::Writers;
-use super::{expand, failure_keys, requests, when_files};
+use super::{containers, expand, failure_keys, requests, when_files};
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Command, Group, Resources, Stream, TaskTemplate};
 use crate::spec::{Quantity, Sp};
@@ -89,7 +89,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
         outputs: list(&spec.outputs),
         setup: list(&spec.setup),
         // `container = ""` runs a task outside the container its defaults or template name.
-        container: spec.container.as_ref().and_then(|c| ctx.render_vars(c, "container")).filter(|c| !c.is_empty()),
+        container: spec.container.as_ref().and_then(|c| image(ctx, &r.name, c)),
         when: spec.when.as_ref().filter(|w| when_files::decided_at_run(ctx, &r.name, w)).map(|w| w.value.clone()),
     };
     let scope = group_scope(ctx.vars(), &r.name, count, None, &variants[0]);
@@ -146,5 +146,19 @@ fn check_syntax(ctx: &mut Ctx, r: &Resolved) {
             let d = ctx.template_error(&e, &s, &key);
             ctx.report(d);
         }
+    }
+}
+
+/// The image `container` names, its variables rendered; none for `""` (a
+/// task outside the container its defaults or template name) or a value
+/// that cannot be an image ([`containers::bad_image`], reported).
+fn image(ctx: &mut Ctx, task: &str, container: &Sp<String>) -> Option<String> {
+    let text = ctx.render_vars(container, "container").filter(|c| !c.is_empty())?;
+    match containers::bad_image(&text, &format!("task `{task}`"), container) {
+        Some(diagnostic) => {
+            ctx.report(diagnostic);
+            None
+        }
+        None => Some(text),
     }
 }

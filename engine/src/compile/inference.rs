@@ -16,8 +16,9 @@ use super::resolved::Resolved;
 use super::symbolic;
 use super::when_files;
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, GroupId};
+use crate::ir::{Command, Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, GroupId};
 use crate::paths::normalize;
+use crate::scripts;
 use crate::spec::{AfterOn, Sp};
 use crate::template::{Tmpl, instance_scope, is_context_name, undefined_name};
 
@@ -69,6 +70,7 @@ pub fn infer(
     for (g, r) in rendered.iter().enumerate() {
         if drafts[g].is_some() {
             linker.inputs(ctx, drafts, g as u32, r);
+            linker.scripts(g as u32, &r.scripts);
             linker.after(ctx, names, drafts, g as u32, r);
         }
     }
@@ -184,6 +186,8 @@ fn render_group(
 ) -> Rendered {
     let spec = &task.spec;
     let mut inputs = keys(ctx, "inputs", &spec.inputs);
+    // The file `stdin` names is read like an input: it waits for its writer.
+    inputs.extend(spec.stdin.iter().filter_map(|s| key(ctx, "stdin".to_owned(), s.clone())));
     let mut outputs = keys(ctx, "outputs", &spec.outputs);
     let (mut after, after_on): (Vec<Key>, Vec<EdgeOn>) = spec
         .after
@@ -192,7 +196,7 @@ fn render_group(
         .filter_map(|a| key(ctx, "after".to_owned(), a.task.clone()).map(|k| (k, edge_on(a.on()))))
         .unzip();
     // A `when` that reads a file is checked by `when_files`: the file may not exist yet.
-    let keys = task.run_time_keys().into_iter();
+    let keys = task.run_time_keys().into_iter().filter(|(name, _)| name != "stdin");
     let keys: Vec<_> =
         keys.filter(|(name, s)| name != "when" || when_files::reads(ctx, &task.name, &s.value).is_empty()).collect();
     let mut others: Vec<Key> = keys.into_iter().filter_map(|(name, source)| key(ctx, name, source)).collect();
@@ -200,6 +204,7 @@ fn render_group(
         input_spans: inputs.iter().map(|k| k.source.span.clone()).collect(),
         after_spans: after.iter().map(|k| k.source.span.clone()).collect(),
         after_on,
+        scripts: named_scripts(&draft.group),
         ..Rendered::default()
     };
     let domain = base_domain(drafts, g);
@@ -249,6 +254,30 @@ fn render_group(
         }
     }
     out
+}
+
+/// The files the command and setup lines of `group` name as scripts,
+/// from the workflow directory, when flow tracks them (`implicit_inputs`)
+/// and its `cwd` holds no template: a task that writes one runs first.
+fn named_scripts(group: &crate::ir::Group) -> Vec<String> {
+    let t = &group.template;
+    let cwd = t.cwd.as_deref().unwrap_or("");
+    if !group.implicit_inputs || scripts::mask_templates(cwd) != cwd {
+        return Vec::new();
+    }
+    let masked: Vec<String>;
+    let command = match &t.command {
+        Command::Shell(text) => {
+            masked = vec![scripts::mask_templates(text)];
+            scripts::CommandText::Shell(&masked[0])
+        }
+        Command::Argv(args) => {
+            masked = args.iter().map(|a| scripts::mask_templates(a)).collect();
+            scripts::CommandText::Argv(&masked)
+        }
+    };
+    let setup: Vec<String> = t.setup.iter().map(|l| scripts::mask_templates(l)).collect();
+    scripts::named_scripts(command, &setup, &normalize(cwd))
 }
 
 /// The instance being rendered, to name it in errors.

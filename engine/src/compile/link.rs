@@ -115,6 +115,21 @@ impl<'a> Linker<'a> {
         }
     }
 
+    /// Makes every instance of group `g` wait for the instance that writes
+    /// one of the `scripts` its command or setup lines run; a script no
+    /// task writes is left alone (the runtime hashes it, or notes it).
+    pub fn scripts(&mut self, g: u32, scripts: &[String]) {
+        for script in scripts {
+            let Some((pg, pi)) = self.producers.get(script) else { continue };
+            if pg == g {
+                continue;
+            }
+            for i in 0..self.counts[g as usize] {
+                self.edges.add(pg, pi, g, i, EdgeOrigin::Files);
+            }
+        }
+    }
+
     /// Links one input of instance `i` of group `g`; returns what is wrong with it.
     fn input(&mut self, path: &str, g: u32, i: u64) -> Option<InputProblem> {
         if path.is_empty() || path == "." {
@@ -137,10 +152,21 @@ impl<'a> Linker<'a> {
                     None
                 }
                 None if self.later_writer(path, g, i) => None,
+                // A directory: its tree is read, so what is written under it first.
+                None if self.base.join(path).is_dir() => {
+                    self.link_glob(&format!("{path}/**"), g, i);
+                    None
+                }
                 None if self.base.join(path).exists() => None,
                 None => Some(InputProblem::Missing),
             };
         }
+        self.link_glob(path, g, i)
+    }
+
+    /// Links glob `path`, an input of instance `i` of group `g`, to the
+    /// instances that write what it matches; returns what is wrong with it.
+    fn link_glob(&mut self, path: &str, g: u32, i: u64) -> Option<InputProblem> {
         let matches = self.glob(path);
         let groups = match matches {
             Ok(groups) => groups.clone(),

@@ -28,4 +28,7 @@ pub struct Rendered {
     pub after_spans: Vec<Range<usize>>,
     /// The outcome each `after` key waits for.
     pub after_on: Vec<EdgeOn>,
+    /// The files its command and setup lines name as scripts, the same
+    /// for every instance ([`crate::scripts::named_scripts`]).
+    pub scripts: Vec<String>,
 }

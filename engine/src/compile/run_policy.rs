@@ -2,6 +2,7 @@
 //! `max_fails` and `continue_on_failure` into the run's [`MaxFails`], and
 //! `[finally]` into a [`Finally`] with its templates rendered with `vars`.
 
+use super::containers::bad_image;
 use super::ctx::Ctx;
 use super::{failure_keys, requests};
 use crate::diag::{Code, Diagnostic};
@@ -94,5 +95,10 @@ pub fn finally(ctx: &mut Ctx, spec: &Sp<FinallySpec>) -> Option<Finally> {
         Some(c) => Some(c?).filter(|c| !c.trim().is_empty()),
         None => None,
     };
+    if let Some(bad) = container.as_ref().zip(f.container.as_ref()).and_then(|(c, at)| bad_image(c, "`[finally]`", at))
+    {
+        ctx.report(bad);
+        return None;
+    }
     Some(Finally { span: spec.span.clone(), command: command?, cwd, env, timeout, setup, container })
 }

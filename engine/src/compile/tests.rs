@@ -74,6 +74,9 @@ macro_rules! error_cases {
 error_cases! {
     unknown_engine: "[containers]\nengine = \"podmn\"\n[[tasks]]\nname = \"a\"\ncommand = \"x\"\n", &[]
         => [("flow::compile::unknown_engine", "\"podmn\"")];
+    // Issue 26: an engine takes it for an option and prints its help.
+    image_like_an_option: "[[tasks]]\nname = \"a\"\ncontainer = \"--help\"\ncommand = \"x\"\n", &[]
+        => [("flow::compile::bad_image", "\"--help\"")];
     setup_syntax: "[[tasks]]\nname = \"a\"\nsetup = [\"module load {{ vars.x\"]\ncommand = \"x\"\n", &[]
         => [("flow::compile::template", "x")];
     no_command: "[[tasks]]\nname = \"a\"\n", &[] => [("flow::compile::no_command", "\"a\"")];

@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use super::container_engine::{ContainerEngine, on_path};
 use super::image::Image;
+use crate::template::shell_word;
 
 /// Why an image cannot be run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -35,7 +36,8 @@ pub enum ImageError {
     },
     /// The engine's local store has no such image.
     #[error(
-        "image `{image}` is not in {engine}'s local images; fetch it first (`{engine} pull {image}`, or build or import it)"
+        "image `{image}` is not in {engine}'s local images; fetch it first (`{engine} pull {}`, or build or import it)",
+        shell_word(image)
     )]
     NotFound {
         /// The engine.
@@ -74,8 +76,10 @@ pub fn identify(engine: ContainerEngine, image: &Image, path: Option<&std::ffi::
             if let Some(path) = path {
                 command.env("PATH", path);
             }
-            let output =
-                command.args(["image", "inspect", "--format", "{{.Id}}", &argument]).stdin(Stdio::null()).output();
+            let output = command
+                .args(["image", "inspect", "--format", "{{.Id}}", "--", &argument])
+                .stdin(Stdio::null())
+                .output();
             let not_found = || ImageError::NotFound { engine: engine.name(), image: argument.clone() };
             let output = output.map_err(|_| not_found())?;
             let id = String::from_utf8_lossy(&output.stdout).trim().to_owned();
@@ -125,7 +129,8 @@ mod tests {
     #[test]
     fn a_reference_is_identified_by_the_id_the_engine_reports() {
         let dir = tempfile::tempdir().unwrap();
-        let path = fake(dir.path(), "podman", r#"[ "$5" = localhost/t:1 ] && echo abc123 || exit 125"#);
+        let path =
+            fake(dir.path(), "podman", r#"[ "$5" = -- ] && [ "$6" = localhost/t:1 ] && echo abc123 || exit 125"#);
         let known = Image::Reference("docker://localhost/t:1".into());
         assert_eq!(identify(ContainerEngine::Podman, &known, Some(&path)).unwrap(), "sha256:abc123");
         let unknown = Image::Reference("localhost/u:1".into());
@@ -133,6 +138,13 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "image `localhost/u:1` is not in podman's local images; fetch it first (`podman pull localhost/u:1`, or build or import it)"
+        );
+        // Issue 26: the command shown can be pasted into a shell as it is.
+        let odd = Image::Reference("localhost/u:1 $(x)".into());
+        let err = identify(ContainerEngine::Podman, &odd, Some(&path)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "image `localhost/u:1 $(x)` is not in podman's local images; fetch it first (`podman pull 'localhost/u:1 $(x)'`, or build or import it)"
         );
         let sif = Image::Sif(dir.path().join("t.sif"));
         assert!(matches!(identify(ContainerEngine::Podman, &sif, Some(&path)), Err(ImageError::Unsupported { .. })));

@@ -79,6 +79,10 @@ impl Launch<'_> {
                 argv.extend(["--env".into(), format!("{k}={v}")]);
             }
         }
+        if !engine.runs_sif() {
+            // The image is never read as an option, whatever it says.
+            argv.push("--".into());
+        }
         argv.push(self.image.argument(engine));
         argv.extend(self.program.iter().cloned());
         CommandLine { argv, env }
@@ -137,7 +141,7 @@ mod tests {
         let line = launch(ContainerEngine::Podman, &image, &env, &[2, 3]).command_line();
         let expected = "podman run --rm --init --pull=never --userns=keep-id --user 1000:100 -v /data/in:/data/in \
                         -v /w:/w -w /w/sub --device nvidia.com/gpu=2 --device nvidia.com/gpu=3 --env A=x y \
-                        --env CUDA_VISIBLE_DEVICES=0,1 ghcr.io/o/i:1 sh -c echo hi";
+                        --env CUDA_VISIBLE_DEVICES=0,1 -- ghcr.io/o/i:1 sh -c echo hi";
         assert_eq!(line.argv.join(" "), expected);
         assert_eq!(line.argv[19], "A=x y");
         assert!(line.env.is_empty());
@@ -148,7 +152,7 @@ mod tests {
         let image = Image::Reference("localhost/t:1".into());
         let line = launch(ContainerEngine::Docker, &image, &[], &[]).command_line();
         let expected = "docker run --rm --init --pull=never --user 1000:100 -v /data/in:/data/in -v /w:/w -w /w/sub \
-                        localhost/t:1 sh -c echo hi";
+                        -- localhost/t:1 sh -c echo hi";
         assert_eq!(line.argv.join(" "), expected);
     }
 

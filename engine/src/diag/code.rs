@@ -113,6 +113,8 @@ codes! {
     CompileConflictingKeys = "flow::compile::conflicting_keys",
     /// A container engine name flow does not know (`[containers] engine`).
     CompileUnknownEngine = "flow::compile::unknown_engine",
+    /// A `container` value that cannot be an image: it starts with `-`.
+    CompileBadImage = "flow::compile::bad_image",
     /// An included file that cannot be read.
     IncludeMissing = "flow::include::missing",
     /// A file that includes itself, directly or through others.

@@ -13,6 +13,7 @@
 //! Lost      6  worker: u32
 //! RetryAt   7  until_us: u64
 //! Skipped   8  reason (UTF-8, to the end)
+//! Untrusted 9  file (UTF-8, to the end)
 //! ```
 //!
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
@@ -26,6 +27,10 @@
 //! after a `retry_delay`, with the same attempt number: a record of its
 //! own, so a reader that does not know it skips it and still reads the
 //! failure.
+//!
+//! `Untrusted` follows the `Succeeded` record of an attempt during which
+//! a file it reads changed, with the same attempt number: its result is
+//! kept for this run, but no later run takes it as done.
 //!
 //! `Skipped` is written for an instance whose per-instance `when` rendered
 //! false, or that waits on a skipped one; it never ran. A reader that does
@@ -113,6 +118,12 @@ pub enum JournalEvent {
         /// Why, for people: the condition, or the skipped instance.
         reason: String,
     },
+    /// A file its succeeded attempt reads changed while it ran: the
+    /// success stands for this run, but is not taken as done next time.
+    Untrusted {
+        /// The file, relative to the workflow directory when inside it.
+        file: String,
+    },
 }
 
 /// Set in the event tag when an [`AttemptMetrics`] block follows it.
@@ -179,6 +190,10 @@ impl JournalRecord {
                 tag(out, 8);
                 out.extend(reason.as_bytes());
             }
+            JournalEvent::Untrusted { file } => {
+                tag(out, 9);
+                out.extend(file.as_bytes());
+            }
         }
     }
 
@@ -207,6 +222,7 @@ impl JournalRecord {
             6 => JournalEvent::Lost { worker: c.u32()? },
             7 => JournalEvent::RetryAt { until_us: c.u64()? },
             8 => JournalEvent::Skipped { reason: text(c) },
+            9 => JournalEvent::Untrusted { file: text(c) },
             _ => return None,
         };
         Some(Self { time_us, task, attempt, event, metrics })
@@ -341,6 +357,7 @@ mod tests {
             record(3, 0, 60, JournalEvent::Cancelled { reason: "`prep` failed".into() }),
             record(2, 2, 58, JournalEvent::RetryAt { until_us: 1_700_000_000_000_000 }),
             record(4, 0, 59, JournalEvent::Skipped { reason: "`dock[4]` was skipped".into() }),
+            record(0, 0, 21, JournalEvent::Untrusted { file: "x.txt".into() }),
             record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
         ]
     }
@@ -457,7 +474,7 @@ mod tests {
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
         let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
-        assert_eq!(records, every_event()[..10]);
+        assert_eq!(records, every_event()[..11]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
         assert!(damage.is_empty());
     }

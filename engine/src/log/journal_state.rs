@@ -73,6 +73,9 @@ pub struct JournalEntry {
     /// When the next attempt of a failed one may start (`retry_delay`),
     /// in µs since the Unix epoch.
     pub retry_at_us: Option<u64>,
+    /// A file a succeeded attempt reads that changed while it ran: the
+    /// success is not to be taken as done by a later run.
+    pub untrusted: Option<String>,
 }
 
 impl JournalEntry {
@@ -91,6 +94,7 @@ impl JournalEntry {
             wrote: None,
             metrics: None,
             retry_at_us: None,
+            untrusted: None,
         }
     }
 
@@ -123,6 +127,7 @@ impl JournalEntry {
                 (self.status, self.worker, self.ended_us) = (JournalStatus::Lost, Some(*worker), time);
             }
             JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
+            JournalEvent::Untrusted { file } => self.untrusted = Some(file.clone()),
             JournalEvent::Skipped { reason } => {
                 (self.status, self.reason, self.ended_us) = (JournalStatus::Skipped, Some(reason.clone()), time);
             }

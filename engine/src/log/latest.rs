@@ -71,6 +71,10 @@ impl Latest {
             slot.retrying = true;
             return;
         }
+        // An untrusted success is still this run's success.
+        if matches!(r.event, JournalEvent::Untrusted { .. }) {
+            return;
+        }
         let time = NonZeroU64::new(r.time_us);
         let status = match r.event {
             JournalEvent::Started { .. } => {
@@ -83,6 +87,7 @@ impl Latest {
             JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
             JournalEvent::Lost { .. } => JournalStatus::Lost,
             JournalEvent::Skipped { .. } => JournalStatus::Skipped,
+            JournalEvent::Untrusted { .. } => return,
         };
         if status != JournalStatus::Running {
             slot.ended_us = time;

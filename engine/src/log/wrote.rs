@@ -4,13 +4,12 @@
 //! from one the task wrote, and find the outputs of instances that no longer
 //! exist.
 
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::Path;
-use std::time::UNIX_EPOCH;
-
-use serde::{Deserialize, Serialize};
 
 use super::cursor::Cursor;
+use crate::file_id::FileId;
 
 /// What a succeeded (or skipped) attempt left behind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,12 +32,21 @@ pub struct OutputStamp {
     pub mtime_ns: u64,
     /// The blake3 hash of its contents.
     pub hash: [u8; 32],
+    /// Its change time, ns since the Unix epoch: no command can set it
+    /// back, so an edit hidden by a restored `mtime_ns` still shows; 0
+    /// when not known (journals written before it was kept).
+    #[serde(default)]
+    pub ctime_ns: u64,
+    /// Its inode number (0 when not known).
+    #[serde(default)]
+    pub inode: u64,
 }
 
 /// How an output on disk compares with its stamp.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StampCheck {
-    /// Same size and modification time: taken to be the same bytes.
+    /// Same size, modification and change times and inode: taken to be
+    /// the same bytes.
     Same,
     /// Touched, but the same bytes: the fresh stamp.
     Restamped(OutputStamp),
@@ -57,17 +65,19 @@ impl OutputStamp {
         }
         let mut hasher = blake3::Hasher::new();
         hasher.update_reader(std::fs::File::open(file)?)?;
-        Ok(Self { path, size: meta.len(), mtime_ns: mtime_ns(&meta), hash: *hasher.finalize().as_bytes() })
+        let id = FileId::from_metadata(&meta);
+        let hash = *hasher.finalize().as_bytes();
+        Ok(Self { path, size: id.size, mtime_ns: id.mtime_ns, hash, ctime_ns: id.ctime_ns, inode: id.inode })
     }
 
-    /// Compares the file at `file` with this stamp: by size and time first,
-    /// by contents when those differ.
+    /// Compares the file at `file` with this stamp: by size, times and
+    /// inode first ([`FileId`]), by contents when those differ.
     pub fn check(&self, file: &Path) -> StampCheck {
         let Ok(meta) = std::fs::metadata(file) else { return StampCheck::Missing };
         if !meta.is_file() {
             return StampCheck::Missing;
         }
-        if meta.len() == self.size && mtime_ns(&meta) == self.mtime_ns {
+        if FileId::from_metadata(&meta) == self.id() {
             return StampCheck::Same;
         }
         if meta.len() != self.size {
@@ -81,17 +91,18 @@ impl OutputStamp {
     }
 }
 
-fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+impl OutputStamp {
+    /// The file's id as stamped.
+    fn id(&self) -> FileId {
+        FileId { size: self.size, mtime_ns: self.mtime_ns, ctime_ns: self.ctime_ns, inode: self.inode }
+    }
 }
 
 impl Wrote {
     /// Appends `variant: u32 | count: u32 | per output: path length: u16 |
-    /// path | size: u64 | mtime_ns: u64 | hash: [u8; 32]`; nothing when no
-    /// outputs are recorded, as in older journals.
+    /// path | size: u64 | mtime_ns: u64 | hash: [u8; 32]`, then per output
+    /// `ctime_ns: u64 | inode: u64`; nothing when no outputs are recorded,
+    /// as in older journals.
     pub(super) fn encode(&self, out: &mut Vec<u8>) {
         let Some(outputs) = &self.outputs else { return };
         out.extend(self.variant.to_le_bytes());
@@ -104,10 +115,16 @@ impl Wrote {
             out.extend(stamp.mtime_ns.to_le_bytes());
             out.extend(stamp.hash);
         }
+        for stamp in outputs {
+            out.extend(stamp.ctime_ns.to_le_bytes());
+            out.extend(stamp.inode.to_le_bytes());
+        }
     }
 
     /// Reads what [`Self::encode`] wrote; a record that ends before it (an
-    /// older journal) reads as variant 0 with no outputs recorded.
+    /// older journal) reads as variant 0 with no outputs recorded, one that
+    /// ends before the change times as outputs whose change time and inode
+    /// are not known (compared by contents once).
     pub(super) fn decode(c: &mut Cursor<'_>) -> Option<Self> {
         if c.0.is_empty() {
             return Some(Self::default());
@@ -118,7 +135,13 @@ impl Wrote {
         for _ in 0..count {
             let length = usize::from(c.u16()?);
             let path = String::from_utf8_lossy(c.take(length)?).into_owned();
-            outputs.push(OutputStamp { path, size: c.u64()?, mtime_ns: c.u64()?, hash: c.array()? });
+            let (size, mtime_ns, hash) = (c.u64()?, c.u64()?, c.array()?);
+            outputs.push(OutputStamp { path, size, mtime_ns, hash, ctime_ns: 0, inode: 0 });
+        }
+        if !c.0.is_empty() {
+            for stamp in &mut outputs {
+                (stamp.ctime_ns, stamp.inode) = (c.u64()?, c.u64()?);
+            }
         }
         Some(Self { variant, outputs: Some(outputs) })
     }
@@ -140,19 +163,30 @@ mod tests {
         assert!(matches!(stamp.check(&file), StampCheck::Restamped(_)));
         std::fs::write(&file, "9\n9\n").unwrap();
         assert_eq!(stamp.check(&file), StampCheck::Changed);
+        // Issue 26: an edit of the same size with its time set back (`touch -r`).
+        let stamp = OutputStamp::take(&file, "hits.txt".into()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&file, "8\n8\n").unwrap();
+        let then = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(stamp.mtime_ns);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(then).unwrap();
+        assert_eq!(stamp.check(&file), StampCheck::Changed);
         std::fs::remove_file(&file).unwrap();
         assert_eq!(stamp.check(&file), StampCheck::Missing);
     }
 
     #[test]
     fn wrote_round_trips_and_reads_old_records() {
-        let wrote = Wrote {
-            variant: 2,
-            outputs: Some(vec![OutputStamp { path: "a/b.txt".into(), size: 3, mtime_ns: 7, hash: [9; 32] }]),
-        };
+        let stamp = OutputStamp { path: "a/b.txt".into(), size: 3, mtime_ns: 7, hash: [9; 32], ctime_ns: 8, inode: 5 };
+        let wrote = Wrote { variant: 2, outputs: Some(vec![stamp]) };
         let mut bytes = Vec::new();
         wrote.encode(&mut bytes);
-        assert_eq!(Wrote::decode(&mut Cursor(&bytes)), Some(wrote));
+        assert_eq!(Wrote::decode(&mut Cursor(&bytes)), Some(wrote.clone()));
         assert_eq!(Wrote::decode(&mut Cursor(&[])), Some(Wrote::default()));
+        // Written before change times were kept: not known.
+        let older = &bytes[..bytes.len() - 16];
+        let mut unknown = wrote;
+        unknown.outputs.as_mut().unwrap()[0].ctime_ns = 0;
+        unknown.outputs.as_mut().unwrap()[0].inode = 0;
+        assert_eq!(Wrote::decode(&mut Cursor(older)), Some(unknown));
     }
 }

@@ -397,7 +397,10 @@ impl Attempts {
                 return;
             }
             // The wait before a retry is no time on a worker.
-            JournalEvent::Cached { .. } | JournalEvent::RetryAt { .. } | JournalEvent::Skipped { .. } => return,
+            JournalEvent::Cached { .. }
+            | JournalEvent::RetryAt { .. }
+            | JournalEvent::Skipped { .. }
+            | JournalEvent::Untrusted { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",

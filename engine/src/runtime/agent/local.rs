@@ -24,9 +24,10 @@ use crate::ir::{TIMED_OUT, TaskId};
 use crate::log::{OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
 use crate::rundir::create_dirs;
-use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, stamp_outputs};
+use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, reads_files, stamp_outputs};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
+use crate::runtime::protocol::read_stamps::ReadStamps;
 use crate::units::{DurationStyle, duration};
 
 /// Bytes of stderr kept per running task, to show when it fails.
@@ -127,8 +128,8 @@ impl JobContext {
     async fn execute(mut self, job: Job) -> Outcome {
         let started = Instant::now();
         let failed = |reason: String| Outcome::new(Status::failed(None, None, reason), None, String::new(), started);
-        let fp = match prepare(&job).await {
-            Ok(fp) => fp,
+        let (fp, read) = match prepare(&job).await {
+            Ok(prepared) => prepared,
             Err(reason) => return failed(reason),
         };
         let spawned = match spawn(&job, self.bind_cpus) {
@@ -155,13 +156,14 @@ impl JobContext {
         let usage = exit.as_ref().ok().map(|exit| exit.usage);
         let succeeded = end == End::Exited && exit.as_ref().is_ok_and(|exit| exit.status.success());
         let stamps = if succeeded { stamps(&job).await } else { Ok(Vec::new()) };
+        let untrusted = if succeeded { changed(&job, read).await } else { None };
         let (mut status, outputs) = status(exit.map(|exit| exit.status), end, job.timeout, stamps);
         if let Status::Failed { exit_code: Some(code), reason, .. } = &mut status {
             if let Some(better) = failure_reason(&job, *code) {
                 *reason = better;
             }
         }
-        Outcome { usage, outputs, ..Outcome::new(status, Some(fp), stderr_tail, started) }
+        Outcome { usage, outputs, untrusted, ..Outcome::new(status, Some(fp), stderr_tail, started) }
     }
 
     /// Waits for the process of group `pgid` to end, killing it when its
@@ -220,20 +222,23 @@ impl JobContext {
     }
 }
 
-/// Gets `job` ready to start: writes its chunk file, hashes it before the
-/// process may change anything (for the journal), and makes its outputs'
-/// directories.
-async fn prepare(job: &Job) -> Result<Fingerprint, String> {
+/// Gets `job` ready to start: writes its chunk file, takes the ids of the
+/// files it reads and then hashes it before the process may change
+/// anything (for the journal), and makes its outputs' directories.
+async fn prepare(job: &Job) -> Result<(Fingerprint, ReadStamps), String> {
     if let Some((path, text)) = &job.chunk {
         write_chunk(path, text, &job.label).map_err(|e| format!("could not write chunk file: {e}"))?;
     }
-    let fp = if job.inputs.is_empty() && job.implicit.is_empty() {
-        fingerprint(job)
+    let prepared = if !reads_files(job) {
+        (fingerprint(job), ReadStamps::default())
     } else {
         let copy = job.clone();
-        tokio::task::spawn_blocking(move || fingerprint(&copy))
-            .await
-            .map_err(|e| format!("could not hash inputs: {e}"))?
+        tokio::task::spawn_blocking(move || {
+            let read = ReadStamps::take(&copy);
+            (fingerprint(&copy), read)
+        })
+        .await
+        .map_err(|e| format!("could not hash inputs: {e}"))?
     };
     for output in &job.outputs {
         if let Some(parent) = output.parent() {
@@ -252,7 +257,16 @@ async fn prepare(job: &Job) -> Result<Fingerprint, String> {
             create_dirs(parent, mode).map_err(|e| format!("could not make the setup status directory: {e}"))?;
         }
     }
-    Ok(fp)
+    Ok(prepared)
+}
+
+/// A file `job` reads that changed since `read` was taken, off the loop.
+async fn changed(job: &Job, read: ReadStamps) -> Option<String> {
+    if !reads_files(job) {
+        return None;
+    }
+    let base = job.base_dir.clone();
+    tokio::task::spawn_blocking(move || read.changed(&base)).await.ok().flatten()
 }
 
 /// The stamps of `job`'s declared outputs, or the first one missing. Small

@@ -17,6 +17,7 @@ use super::driver_event::DriverEvent;
 use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::{Graph, GroupId, TaskId};
+use crate::runtime::protocol::fingerprint::reads_files;
 use crate::runtime::protocol::job::Job;
 
 /// How many instances' inputs are hashed at once.
@@ -59,7 +60,7 @@ impl CacheChecks {
         let jobs = candidates(factory, &self.previous, task);
         if jobs.is_empty() || fresh || self.dry_upstream(factory.graph(), task) {
             Some(Lookup::Differs)
-        } else if jobs.iter().all(|job| job.inputs.is_empty() && job.implicit.is_empty()) {
+        } else if !jobs.iter().any(reads_files) {
             Some(lookup(&jobs, &self.previous, &factory.graph().group(task.group).name, &self.hidden))
         } else {
             self.waiting.push_back((task, jobs));

@@ -57,15 +57,17 @@ pub(crate) fn candidates(factory: &JobFactory, previous: &Previous, task: TaskId
 /// task `name`, as if the files in `hidden` were gone. Reads files: call it
 /// off the event loop when they have inputs.
 pub(crate) fn lookup(jobs: &[Job], previous: &Previous, name: &str, hidden: &HashSet<PathBuf>) -> Lookup {
-    let mut digests: Vec<(&[PathBuf], &[PathBuf], Fingerprint)> = Vec::new();
+    let mut digests: Vec<(&Job, Fingerprint)> = Vec::new();
     let mut broken = None;
     for job in jobs {
-        let digest = match digests.iter().find(|(i, s, _)| *i == job.inputs.as_slice() && *s == job.implicit.as_slice())
-        {
-            Some((_, _, digest)) => *digest,
+        let same = |(j, _): &&(&Job, Fingerprint)| {
+            j.inputs == job.inputs && j.implicit == job.implicit && j.stdin == job.stdin
+        };
+        let digest = match digests.iter().find(same) {
+            Some((_, digest)) => *digest,
             None => {
                 let digest = input_digest(job, hidden);
-                digests.push((&job.inputs, &job.implicit, digest));
+                digests.push((job, digest));
                 digest
             }
         };

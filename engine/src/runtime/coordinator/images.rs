@@ -103,7 +103,7 @@ mod tests {
         let calls = dir.path().join("calls");
         let podman = dir.path().join("podman");
         let script = format!(
-            "#!/bin/sh\necho \"$5\" >> {}\n[ \"$5\" = localhost/t:1 ] && echo f00 || exit 125\n",
+            "#!/bin/sh\necho \"$6\" >> {}\n[ \"$6\" = localhost/t:1 ] && echo f00 || exit 125\n",
             calls.display()
         );
         fs_err::write(&podman, script).unwrap();

@@ -55,10 +55,11 @@ pub struct JobFactory {
     scripts: RefCell<Vec<Option<ScriptsMemo>>>,
 }
 
-/// The scripts a command names from a working directory, found without
-/// any declared files ([`crate::scripts::Scripts::tracked_except`]).
+/// The scripts a command and setup lines name from a working directory,
+/// found without any declared files ([`crate::scripts::Scripts::tracked_except`]).
 struct ScriptsMemo {
     command: JobCommand,
+    setup: Vec<String>,
     cwd: PathBuf,
     found: crate::scripts::Scripts,
 }
@@ -220,7 +221,7 @@ impl JobFactory {
         let container = self.container(task, &label)?;
         let item = item_text(&self.graph, task);
         let implicit = if group.implicit_inputs {
-            self.implicit_inputs(task.group, &command, &cwd, &inputs, &outputs)
+            self.implicit_inputs(task.group, (&command, &setup_lines), &cwd, &inputs, &outputs)
         } else {
             Vec::new()
         };
@@ -234,6 +235,7 @@ impl JobFactory {
             &item,
             &setup_lines,
             container.map(|c| c.identity.as_str()),
+            [&stdout, &stderr].map(Sink::file),
         );
         let chunked = chunk.is_some();
         let item = self.item_var(task, item, &mut chunk);
@@ -309,15 +311,16 @@ impl JobFactory {
         (Some((file, text)), feed)
     }
 
-    /// The scripts and programs `command` names inside the workflow
-    /// directory, resolved from `cwd` ([`crate::scripts`]), less the
-    /// instance's declared `inputs` and `outputs`. Editing one reruns the
-    /// tasks that run it. The files are looked up once for the consecutive
-    /// jobs of a group with the same command and `cwd`.
+    /// The scripts and programs the command and the setup lines of `run`
+    /// name inside the workflow directory, resolved from `cwd`
+    /// ([`crate::scripts`]), less the instance's declared `inputs` and
+    /// `outputs`. Editing one reruns the tasks that run it. The files are
+    /// looked up once for the consecutive jobs of a group with the same
+    /// command, setup lines and `cwd`.
     fn implicit_inputs(
         &self,
         group: GroupId,
-        command: &JobCommand,
+        (command, setup): (&JobCommand, &[String]),
         cwd: &Path,
         inputs: &[PathBuf],
         outputs: &[PathBuf],
@@ -325,10 +328,12 @@ impl JobFactory {
         let mut memos = self.scripts.borrow_mut();
         let memo = &mut memos[group.index()];
         let found = match memo {
-            Some(m) if m.command == *command && m.cwd == cwd => &m.found,
+            Some(m) if m.command == *command && m.setup == setup && m.cwd == cwd => &m.found,
             _ => {
-                let found = crate::scripts::scripts(command.text(), cwd, &self.base_dir, &[]);
-                &memo.insert(ScriptsMemo { command: command.clone(), cwd: cwd.to_path_buf(), found }).found
+                let found = crate::scripts::scripts(command.text(), setup, cwd, &self.base_dir, &[]);
+                let new =
+                    ScriptsMemo { command: command.clone(), setup: setup.to_vec(), cwd: cwd.to_path_buf(), found };
+                &memo.insert(new).found
             }
         };
         let declared: Vec<PathBuf> = inputs.iter().chain(outputs).cloned().collect();
@@ -505,7 +510,18 @@ mod tests {
                 if let Some(image) = image {
                     before["container"] = serde_json::json!(image);
                 }
-                let now = definition(command, base, Path::new("/w/sub"), &env, stdin, &outputs, "x\ny", &setup, image);
+                let now = definition(
+                    command,
+                    base,
+                    Path::new("/w/sub"),
+                    &env,
+                    stdin,
+                    &outputs,
+                    "x\ny",
+                    &setup,
+                    image,
+                    [None; 2],
+                );
                 assert_eq!(now, before.to_string());
             }
         }

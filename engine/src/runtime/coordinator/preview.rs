@@ -21,6 +21,7 @@ use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::rundir::{RunDir, STATE_DIR};
 use crate::runtime::core::Allocation;
 use crate::runtime::event::MoveReason;
+use crate::runtime::protocol::fingerprint::{read_stdin, tree_files};
 use crate::runtime::protocol::job::{Job, relative};
 use crate::scripts::{self, Untracked};
 
@@ -34,10 +35,15 @@ pub enum Why {
     ItemChanged,
     /// Its command (or `argv`) changed.
     CommandChanged,
-    /// Its `env`, `cwd`, `stdin` or output paths changed: which.
+    /// Its `env`, `cwd`, `stdin`, `stdout` or `stderr` paths, or output
+    /// paths changed: which.
     SettingsChanged(String),
-    /// An input file (or a script its command names) changed: which.
+    /// An input file (or a script its command or setup lines name) changed: which.
     InputChanged(String),
+    /// The file its `stdin` names has other contents: which.
+    StdinChanged(String),
+    /// Its last success is not trusted: this file it reads changed while it ran.
+    Untrusted(String),
     /// An input file or script changed, though none is newer than its last success.
     SomeInputChanged,
     /// The files a glob input matches are others (one went away, or came),
@@ -81,6 +87,8 @@ impl Why {
             Why::CommandChanged => "command changed".to_owned(),
             Why::SettingsChanged(what) => format!("{what} changed"),
             Why::InputChanged(file) => format!("input `{file}` changed"),
+            Why::StdinChanged(file) => format!("stdin file `{file}` changed"),
+            Why::Untrusted(file) => format!("`{file}` changed while it last ran: its result is not trusted"),
             Why::SomeInputChanged => "an input file or script changed".to_owned(),
             Why::GlobChanged(glob) => format!("the files input `{glob}` matches changed"),
             Why::OutputMissing(file) => format!("output `{file}` missing"),
@@ -443,7 +451,8 @@ fn note_implicit(factory: &JobFactory, task: TaskId, implicit: &mut Vec<String>,
     if factory.graph().group(task.group).implicit_inputs {
         let mut declared = scripts::declared_outputs(factory.graph(), &job.base_dir);
         declared.extend(job.inputs.iter().chain(&job.outputs).cloned());
-        for word in scripts::scripts(job.command.text(), &job.cwd, &job.base_dir, &declared).untracked {
+        let setup = job.setup.as_ref().map_or(&[][..], |s| &s.lines[..]);
+        for word in scripts::scripts(job.command.text(), setup, &job.cwd, &job.base_dir, &declared).untracked {
             if untracked.len() < EXAMPLES && !untracked.contains(&word) {
                 untracked.push(word);
             }
@@ -456,8 +465,10 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
     let graph = factory.graph();
     let label = graph.label(task);
     let standing = previous.standing(&label);
-    if matches!(standing, Some(Standing::Tainted)) {
-        return Why::Tainted;
+    match standing {
+        Some(Standing::Tainted) => return Why::Tainted,
+        Some(Standing::Untrusted(file)) => return Why::Untrusted(file.clone()),
+        _ => {}
     }
     let jobs = candidates(factory, previous, task);
     match lookup(&jobs, previous, &graph.group(task.group).name, hidden) {
@@ -496,23 +507,42 @@ fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
     if a["command"] != b["command"] {
         return Why::CommandChanged;
     }
-    let settings: Vec<&str> =
-        ["env", "cwd", "stdin", "outputs", "setup", "container"].into_iter().filter(|k| a[*k] != b[*k]).collect();
+    let keys = ["env", "cwd", "stdin", "stdout", "stderr", "outputs", "setup", "container"];
+    let settings: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| a[*k] != b[*k])
+        .map(|k| match k {
+            "stdout" => "stdout path",
+            "stderr" => "stderr path",
+            k => k,
+        })
+        .collect();
     if !settings.is_empty() {
         return Why::SettingsChanged(settings.join(", "));
     }
     // The same job: a file it reads changed. Name one modified since.
     let since = ended_us.map(|us| std::time::UNIX_EPOCH + std::time::Duration::from_micros(us));
-    let files = now.inputs.iter().chain(&now.implicit);
-    let changed = files.filter(|f| !crate::paths::is_glob(&f.to_string_lossy())).find(|f| {
+    let newer = |f: &Path| {
         let modified = std::fs::metadata(f).and_then(|m| m.modified()).ok();
         matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
+    };
+    let shown = |f: &Path| relative(f, &now.base_dir).display().to_string();
+    if let Some(stdin) = read_stdin(now).filter(|f| newer(f)) {
+        return Why::StdinChanged(shown(stdin));
+    }
+    let files = now.inputs.iter().chain(&now.implicit);
+    let changed = files.filter(|f| !crate::paths::is_glob(&f.to_string_lossy())).find_map(|f| {
+        if f.is_dir() {
+            tree_files(f, &now.base_dir).into_iter().find(|f| newer(f))
+        } else {
+            newer(f).then(|| f.clone())
+        }
     });
     // No file is newer than the last success: say no more than is known.
     let glob = now.inputs.iter().find(|f| crate::paths::is_glob(&f.to_string_lossy()));
     match (changed, glob) {
-        (Some(file), _) => Why::InputChanged(relative(file, &now.base_dir).display().to_string()),
-        (None, Some(glob)) => Why::GlobChanged(relative(glob, &now.base_dir).display().to_string()),
+        (Some(file), _) => Why::InputChanged(shown(&file)),
+        (None, Some(glob)) => Why::GlobChanged(shown(glob)),
         (None, None) => Why::SomeInputChanged,
     }
 }

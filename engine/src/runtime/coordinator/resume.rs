@@ -58,6 +58,9 @@ pub enum Standing {
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
+    /// Its last attempt succeeded, but this file it reads changed while it
+    /// ran: the result is not trusted, and it runs again.
+    Untrusted(String),
     /// Its attempts failed, and it never succeeded.
     Failed,
 }
@@ -115,6 +118,13 @@ impl Previous {
             // `--dry-exec` successes have no fingerprint and did no work.
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
             match (done, fp) {
+                // A file changed while it ran: what it left is not trusted.
+                (true, Some(_)) if entry.untrusted.is_some() => {
+                    let file = entry.untrusted.clone().unwrap_or_default();
+                    // Its run says the success is not trusted: `flow clean` keeps it.
+                    self.rests_on.insert(graph.label(*task), vec![this]);
+                    self.standing.insert(graph.label(*task), Standing::Untrusted(file));
+                }
                 (true, Some(fp)) => {
                     let label = graph.label(*task);
                     let mut wrote = Arc::new(entry.wrote.clone().unwrap_or_default());
@@ -150,8 +160,10 @@ impl Previous {
                 // overwritten the outputs of an earlier success.
                 (false, _) if entry.started_us.is_some() => {
                     let label = graph.label(*task);
-                    let after_success =
-                        matches!(self.standing.get(&label), Some(Standing::Done { .. } | Standing::Tainted));
+                    let after_success = matches!(
+                        self.standing.get(&label),
+                        Some(Standing::Done { .. } | Standing::Tainted | Standing::Untrusted(_))
+                    );
                     // Tainted rests on the success and on the attempt after it.
                     let runs = self.rests_on.entry(label.clone()).or_default();
                     if !after_success {
@@ -294,7 +306,7 @@ impl Previous {
             }
             // An attempt after its success may have clobbered what it
             // left beyond its declared outputs.
-            Some(Standing::Tainted) => return Vec::new(),
+            Some(Standing::Tainted | Standing::Untrusted(_)) => return Vec::new(),
             _ => None,
         };
         let mut variants: Vec<Rendering> = own.into_iter().collect();

@@ -174,6 +174,16 @@ pub enum Sink {
     File(PathBuf),
 }
 
+impl Sink {
+    /// The file the stream goes to, if it goes to one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Sink::File(path) => Some(path),
+            Sink::Log | Sink::Null => None,
+        }
+    }
+}
+
 /// `path` relative to `base` when it is inside it, else as it is.
 pub fn relative<'p>(path: &'p Path, base: &Path) -> &'p Path {
     path.strip_prefix(base).unwrap_or(path)

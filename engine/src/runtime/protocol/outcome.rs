@@ -38,12 +38,24 @@ pub struct Outcome {
     pub usage: Option<ProcessUsage>,
     /// A stamp of each declared output, taken when it succeeded.
     pub outputs: Vec<OutputStamp>,
+    /// A file it reads that changed while it ran (a success made from it
+    /// is not trusted), shown from the workflow directory.
+    #[serde(default)]
+    pub untrusted: Option<String>,
 }
 
 impl Outcome {
     /// An outcome for a job that started at `started`.
     pub fn new(status: Status, fingerprint: Option<Fingerprint>, stderr_tail: String, started: Instant) -> Self {
-        Self { status, fingerprint, stderr_tail, duration: started.elapsed(), usage: None, outputs: Vec::new() }
+        Self {
+            status,
+            fingerprint,
+            stderr_tail,
+            duration: started.elapsed(),
+            usage: None,
+            outputs: Vec::new(),
+            untrusted: None,
+        }
     }
 
     /// An outcome decided without running anything.
@@ -55,6 +67,7 @@ impl Outcome {
             duration: Duration::ZERO,
             usage: None,
             outputs: Vec::new(),
+            untrusted: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 use super::Driver;
 use crate::ir::{Failure, RetryOn, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
+use crate::runtime::Event;
 use crate::runtime::core::{Retry, TaskResult};
 use crate::runtime::protocol::outcome::{Outcome, Status};
 
@@ -66,6 +67,13 @@ impl Driver {
             Status::Stopped => JournalEvent::Cancelled { reason: "interrupted".to_owned() },
         };
         self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now, task, attempt, journal) });
+        if let (Status::Succeeded, Some(file)) = (&outcome.status, outcome.untrusted.take()) {
+            let label = self.factory.label(task);
+            let message =
+                format!("`{file}` changed while {label} ran: its result is not trusted, and it runs again next time");
+            self.recorder.event(Event::Warning { message });
+            self.recorder.journal(task, attempt, JournalEvent::Untrusted { file });
+        }
         match retry {
             Retry::Delayed { until_us, .. } => {
                 self.recorder.journal(task, attempt, JournalEvent::RetryAt { until_us });

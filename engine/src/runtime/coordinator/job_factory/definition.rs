@@ -8,7 +8,8 @@ use crate::runtime::protocol::job::{JobCommand, relative};
 /// also the item, which reaches the task through `FLOW_ITEM` or the chunk
 /// file even when no template mentions it; the setup lines and the
 /// container image's identity when the task has them (not the engine: the
-/// same image gives the same result under another engine).
+/// same image gives the same result under another engine), and the files
+/// its stdout and stderr go to when they go to files.
 /// Paths inside the workflow directory are written relative to it.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn definition(
@@ -21,6 +22,7 @@ pub(super) fn definition(
     item: &str,
     setup: &[String],
     image: Option<&str>,
+    streams: [Option<&Path>; 2],
 ) -> String {
     let text = |p: &Path| relative(p, base).to_string_lossy().into_owned();
     let definition = Definition {
@@ -34,7 +36,9 @@ pub(super) fn definition(
         item,
         outputs: outputs.iter().map(|p| text(p)).collect(),
         setup,
+        stderr: streams[1].map(text),
         stdin: stdin.map(text),
+        stdout: streams[0].map(text),
     };
     // Strings, lists and pairs of strings always serialize.
     serde_json::to_string(&definition).unwrap_or_default()
@@ -43,8 +47,8 @@ pub(super) fn definition(
 /// The fields of a job's [`definition`], in the order of their names: the
 /// text is what a JSON object with these keys has always been written as,
 /// so the fingerprints of earlier runs still match.
-/// `setup` and `container` are written only when a task has them, so the
-/// fingerprints of other tasks stay as they were.
+/// `setup`, `container`, `stdout` and `stderr` are written only when a
+/// task has them, so the fingerprints of other tasks stay as they were.
 #[derive(serde::Serialize)]
 struct Definition<'a> {
     command: DefinitionCommand<'a>,
@@ -56,7 +60,11 @@ struct Definition<'a> {
     outputs: Vec<String>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     setup: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr: Option<String>,
     stdin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stdout: Option<String>,
 }
 
 /// A job's command inside its [`Definition`]: the shell text, or the argv list.
