@@ -236,15 +236,12 @@ fn a_worker_without_the_engine_fails_the_instance_and_says_why() {
     );
 }
 
-/// Whether podman can be used: skips (false, with a message) without it
-/// outside CI; under `CI=true` a missing podman fails the test.
+/// Whether podman can be used (see [`crate::support::needs`]).
 fn podman_available() -> bool {
-    let found = std::process::Command::new("podman").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "podman is not installed (apt-get install podman runc)");
-        eprintln!("skipped: podman is not installed");
-    }
-    found
+    crate::support::needs::met(
+        crate::support::needs::runs("podman", &["--version"]),
+        "needs podman, which is not installed (apt-get install podman runc catatonit busybox-static)",
+    )
 }
 
 /// Podman with this machine's configuration (`runc` as the runtime, no
