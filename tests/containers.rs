@@ -372,7 +372,7 @@ fn the_pocket_docking_example_runs_its_summary_in_a_container() {
     let name = format!("localhost/flow-docking-{}:1", std::process::id());
     podman.import_busybox(&name, "");
     let t = Test::new();
-    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    crate::support::copy::copy_example(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
     let t = t.env("CONTAINERS_CONF", &podman.conf());
     let out = t.run_with(&["run"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
