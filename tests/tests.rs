@@ -23,6 +23,7 @@ mod interrupt;
 mod json;
 mod json_schema;
 mod layers;
+mod links;
 mod log;
 mod metrics;
 mod model_check;
