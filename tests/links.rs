@@ -146,7 +146,8 @@ fn the_link_check_catches_missing_pages_and_anchors() {
          ```md\n[in a block](gone.md)\n```\n",
     )
     .expect("write");
-    let broken: Vec<String> = broken_links(&page).iter().map(|b| b.split_once(": ").expect("location").1.to_owned()).collect();
+    let broken: Vec<String> =
+        broken_links(&page).iter().map(|b| b.split_once(": ").expect("location").1.to_owned()).collect();
     assert_eq!(
         broken,
         [
