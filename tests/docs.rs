@@ -13,6 +13,10 @@
 //! - `<!-- doc-test: in DIR -->`: … in DIR, relative to the scratch root
 //!   (`in .`: the root, as the repository's root);
 //! - `<!-- doc-test: empty -->`: … in a new empty scratch directory;
+//! - `<!-- doc-test: after PAGE until HEADING -->`: the next block runs
+//!   where PAGE's blocks up to the line HEADING, run first (and checked),
+//!   left off (a page goes on from the tutorial's workflow and runs); the
+//!   blocks after it run where they did before;
 //! - `<!-- doc-test: write FILE -->`: the next block is the contents of
 //!   FILE in the current directory (a TOML block the page asks to write);
 //! - `<!-- doc-test: status N -->`: the next block's last command exits
@@ -78,6 +82,8 @@ struct Directives {
     write: Option<String>,
     status: Vec<i32>,
     skip: Option<String>,
+    /// Where another page left off, and its scratch directory.
+    after: Option<(PathBuf, tempfile::TempDir)>,
 }
 
 /// A fenced block of a page.
@@ -107,11 +113,19 @@ fn check_page(page: &str) {
 /// the repository) when given, and fails with every difference.
 fn check_page_in(page: &str, clone: Option<&Path>) {
     let mut failures = Vec::new();
-    run_page(page, clone, &mut failures);
+    let _ = run_page(page, None, clone, &mut failures);
     assert!(failures.is_empty(), "{} commands of {page} differ:\n\n{}", failures.len(), failures.join("\n\n"));
 }
 
-fn run_page(page: &str, clone: Option<&Path>, failures: &mut Vec<String>) {
+/// Runs the blocks of `page` (up to the line `until`), adding each
+/// difference to `failures`; returns the directory it ended in and its
+/// last scratch directory, which holds it.
+fn run_page(
+    page: &str,
+    until: Option<&str>,
+    clone: Option<&Path>,
+    failures: &mut Vec<String>,
+) -> (PathBuf, tempfile::TempDir) {
     // `FLOW_DOCS=overwrite`: write what flow printed into the page instead
     // of failing (then read the diff: wildcards are lost where it differed).
     let overwrite = std::env::var_os("FLOW_DOCS").is_some_and(|v| v == "overwrite");
@@ -123,6 +137,9 @@ fn run_page(page: &str, clone: Option<&Path>, failures: &mut Vec<String>) {
     let mut lines = text.lines().enumerate();
     while let Some((n, line)) = lines.next() {
         let trimmed = line.trim();
+        if until == Some(trimmed) {
+            break;
+        }
         if let Some(directive) = trimmed.strip_prefix("<!-- doc-test:").and_then(|d| d.strip_suffix("-->")) {
             let directive = directive.trim();
             let (key, rest) = directive.split_once(' ').unwrap_or((directive, ""));
@@ -140,6 +157,11 @@ fn run_page(page: &str, clone: Option<&Path>, failures: &mut Vec<String>) {
                     }
                 }
                 "in" => cwd = clone.unwrap_or(scratch.path()).join(rest.trim()),
+                "after" => {
+                    let (other, until) = rest.split_once(" until ").expect("`after PAGE until HEADING`");
+                    let (dir, there) = run_page(other.trim(), Some(until.trim()), clone, failures);
+                    next.after = Some((dir, there));
+                }
                 "write" => next.write = Some(rest.trim().to_owned()),
                 "status" => next.status = rest.split_whitespace().map(|n| n.parse().expect("`status N`")).collect(),
                 "skip" if !rest.trim().is_empty() => next.skip = Some(rest.trim().to_owned()),
@@ -157,7 +179,11 @@ fn run_page(page: &str, clone: Option<&Path>, failures: &mut Vec<String>) {
             block.text.push_str(line.get(indent..).unwrap_or(line.trim_start()));
             block.text.push('\n');
         }
-        let directives = std::mem::take(&mut next);
+        let mut directives = std::mem::take(&mut next);
+        let (_there, back) = match directives.after.take() {
+            Some((dir, there)) => (Some(there), Some(std::mem::replace(&mut cwd, dir))),
+            None => (None, None),
+        };
         if directives.skip.is_some() {
             continue;
         }
@@ -213,6 +239,9 @@ fn run_page(page: &str, clone: Option<&Path>, failures: &mut Vec<String>) {
                 ));
             }
         }
+        if let Some(back) = back {
+            cwd = back;
+        }
     }
     if !rewrites.is_empty() {
         let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
@@ -221,6 +250,7 @@ fn run_page(page: &str, clone: Option<&Path>, failures: &mut Vec<String>) {
         }
         fs_err::write(root().join(page), lines.join("\n") + "\n").expect("rewrite page");
     }
+    (cwd, scratch)
 }
 
 /// The `$ ` commands of a console block, each with the lines up to the
