@@ -23,7 +23,9 @@
 //!   with N (every other command must exit with 0); `status N M …`: its
 //!   commands exit with N, M, … in turn;
 //! - `<!-- doc-test: skip REASON -->`: the next block is not run, for the
-//!   reason given (it needs a cluster, another machine, a terminal).
+//!   reason given (it needs a cluster, another machine, a terminal); its
+//!   output still has the shape flow prints today (see
+//!   [`skipped_blocks_show_what_flow_prints_today`]).
 //!
 //! A page's blocks before its first scratch directory run in an empty one.
 //! `$ cd DIR` changes the directory for the page's next commands.
@@ -49,12 +51,16 @@ use crate::support::root;
 /// One test per page whose commands run: pages run side by side, and a
 /// failure names its page.
 macro_rules! pages {
-    ($($name:ident: $page:literal,)*) => {$(
-        #[test]
-        fn $name() {
-            check_page($page);
-        }
-    )*};
+    ($($name:ident: $page:literal,)*) => {
+        /// The pages whose commands run.
+        const PAGES: &[&str] = &[$($page),*];
+        $(
+            #[test]
+            fn $name() {
+                check_page($page);
+            }
+        )*
+    };
 }
 
 pages! {
@@ -342,6 +348,105 @@ fn the_example_test_passes_after_the_tutorial() {
     let left = examples.join("workflows/hit-refinement/.flow");
     assert!(left.is_dir(), "the tutorial runs inside the example: {} is missing", left.display());
     crate::run::run_every_example(&examples.join("workflows"));
+}
+
+/// A line's shape: what varies masked, numbers as `#`, gaps of any width as
+/// one space, and singular and plural alike.
+fn shape(line: &str) -> String {
+    let mut masked = String::new();
+    for c in normalize(line).chars() {
+        match c.is_ascii_digit() {
+            true if masked.ends_with('#') => {}
+            true => masked.push('#'),
+            false => masked.push(c),
+        }
+    }
+    let words: Vec<&str> = masked.split_whitespace().collect();
+    words.join(" ").replace("instances", "instance").replace("tasks", "task")
+}
+
+/// Which line of a command's output shows its shape, for the commands whose
+/// output skipped blocks show most: (the command, the line, how many of
+/// its comma-separated parts are compared).
+const SHAPES: &[(&str, usize, usize)] = &[("run", 0, 1), ("runs", 0, 1), ("status", 1, 2), ("log list", 0, 1)];
+
+/// The shape of `line` as [`SHAPES`] compares it.
+fn shape_parts(line: &str, parts: usize) -> String {
+    shape(line).split(',').take(parts).collect::<Vec<_>>().join(",")
+}
+
+/// The `flow` subcommand of `command` among [`SHAPES`], when its output is
+/// shown in full (not filtered, not in another format).
+fn shaped(command: &str) -> Option<(&'static str, usize, usize)> {
+    let rest = command.split_whitespace().skip_while(|w| w.contains('=')).collect::<Vec<_>>().join(" ");
+    let rest = rest.split('#').next()?.trim().strip_prefix("flow ")?;
+    if rest.contains('|') || rest.contains("--format") || rest.contains("--columns") || rest.contains("--json") {
+        return None;
+    }
+    SHAPES.iter().rev().find(|(verb, ..)| rest == *verb || rest.starts_with(&format!("{verb} "))).copied()
+}
+
+/// Console blocks marked `skip` show the output of flow as it is today:
+/// the first line of `flow run`, the header of `flow runs` and `flow log
+/// list` and the counts of `flow status` have the shape they have when run
+/// (issue 27: skipped blocks kept `10 tasks` and old columns).
+#[test]
+fn skipped_blocks_show_what_flow_prints_today() {
+    let example = tempfile::tempdir().expect("scratch dir");
+    copy_example(&root().join("examples/workflows/hello"), example.path());
+    let real = |command: &str, line: usize| {
+        let (code, output) = run(&format!("flow {command} 2>&1"), example.path());
+        assert_eq!(code, Some(0), "flow {command}: {output}");
+        output.lines().nth(line).unwrap_or_default().to_owned()
+    };
+    let today: Vec<(&str, usize, usize, String)> =
+        SHAPES.iter().map(|&(verb, line, parts)| (verb, line, parts, real(verb, line))).collect();
+    let mut stale = Vec::new();
+    for page in PAGES {
+        let text = fs_err::read_to_string(root().join(page)).expect("read page");
+        let mut lines = text.lines().enumerate();
+        while let Some((n, line)) = lines.next() {
+            if !line.trim().starts_with("<!-- doc-test: skip") {
+                continue;
+            }
+            let Some((_, fence)) = lines.next().filter(|(_, l)| l.trim() == "```console") else { continue };
+            let indent = fence.len() - fence.trim_start().len();
+            let block: String = lines
+                .by_ref()
+                .map(|(_, l)| l)
+                .take_while(|l| l.trim() != "```")
+                .map(|l| format!("{}\n", l.get(indent..).unwrap_or(l.trim_start())))
+                .collect();
+            for step in console_steps(&block) {
+                let Some((verb, line, parts)) = shaped(&step.command) else { continue };
+                let Some(shown) = step.expected.lines().nth(line).filter(|l| !l.starts_with("error:")) else {
+                    continue;
+                };
+                let (.., now) = today.iter().find(|(v, ..)| *v == verb).expect("a shape");
+                if shape_parts(shown, parts) != shape_parts(now, parts) {
+                    stale.push(format!("{page}:{}: $ {}\n  shows: {shown}\n  today: {now}", n + 2, step.command));
+                }
+            }
+        }
+    }
+    assert!(stale.is_empty(), "skipped blocks that no longer show what flow prints:\n{}", stale.join("\n"));
+}
+
+#[test]
+fn shapes_mask_numbers_widths_and_plurals() {
+    assert_eq!(
+        shape("run 20261123-122534-966: 1 instance of 1 task"),
+        shape("run 20261129-050033-981: 10 instances of 4 tasks")
+    );
+    assert_ne!(shape("run 20261123-122534-966: 10 tasks"), shape("run 20261129-050033-981: 10 instances of 4 tasks"));
+    assert_ne!(
+        shape("TASK  STATE  EXIT  DURATION  STDOUT  STDERR"),
+        shape("TASK STATE EXIT DURATION CPU RSS STDOUT STDERR")
+    );
+    assert_eq!(shaped("CUDA_VISIBLE_DEVICES=0,1 flow run --cpus 4     # four"), Some(("run", 0, 1)));
+    assert_eq!(shaped("flow runs"), Some(("runs", 0, 1)));
+    assert_eq!(shaped("flow log list --columns task"), None);
+    assert_eq!(shaped("flow log list 'dock[1]'"), Some(("log list", 0, 1)));
 }
 
 #[test]
