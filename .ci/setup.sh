@@ -11,16 +11,19 @@ command -v apt-get >/dev/null || { echo "error: needs Debian or Ubuntu (apt-get)
 # chromium renders `flow report`'s page in a real browser (tests/report.rs);
 # podman runs tasks in containers (tests/containers.rs), with runc as its
 # runtime, catatonit for `--init`, and busybox-static to build the test
-# image from.
+# image from; musl-gcc builds the static binary and python3's venv installs
+# the wheel (tests/dist.rs, scripts/dist).
 missing=""
-for program in chromium podman runc catatonit busybox; do
+for program in chromium podman runc catatonit busybox musl-gcc; do
     command -v "$program" >/dev/null || missing="$missing $program"
 done
+python3 -m venv --help >/dev/null 2>&1 || missing="$missing python3-venv"
 if [ -n "$missing" ]; then
     step "apt packages (missing:$missing)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update
-    apt-get install -y --no-install-recommends chromium podman runc catatonit busybox-static
+    apt-get install -y --no-install-recommends chromium podman runc catatonit busybox-static musl-tools \
+        python3-venv
 fi
 
 # Podman here: crun refuses a mixed cgroup v1/v2 layout, so runc; Podman's
@@ -51,3 +54,15 @@ elif command -v rustup >/dev/null 2>&1; then
     rustup component add rustfmt clippy || true
 fi
 cargo --version
+
+# What scripts/dist needs: the musl target for the static binary, and
+# maturin with zig for the wheel (in a virtual environment under target/).
+if command -v rustup >/dev/null 2>&1; then
+    rustup target add x86_64-unknown-linux-musl
+fi
+if ! command -v maturin >/dev/null 2>&1; then
+    step "maturin and zig"
+    python3 -m venv target/dist-tools
+    target/dist-tools/bin/pip install --quiet maturin ziglang auditwheel
+    export PATH="$PWD/target/dist-tools/bin:$PATH"
+fi

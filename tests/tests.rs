@@ -9,6 +9,7 @@ mod check_notes;
 mod conditions;
 mod containers;
 mod diagnostics;
+mod dist;
 mod docs;
 mod dynamic;
 mod examples;
