@@ -88,7 +88,9 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_an_example() {
     let dir = tempfile::tempdir().expect("temp dir");
     let wheel = dist("wheel", &dir.path().join("dist"), ".whl");
     let name = wheel.file_name().and_then(|n| n.to_str()).expect("utf-8 name");
-    assert!(name.ends_with("-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"), "{name}");
+    let tags =
+        format!("flow_hpc-{}-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl", env!("CARGO_PKG_VERSION"));
+    assert_eq!(name, tags);
     if needs::runs("auditwheel", &["--version"]) {
         let shown = output(Path::new("auditwheel"), &["show", &wheel.to_string_lossy()], dir.path());
         assert!(shown.contains("manylinux_2_17_x86_64"), "{shown}");
