@@ -182,7 +182,7 @@ outputs = ["result.txt"]
 #[test]
 fn the_pocket_docking_example_notifies_when_asked() {
     let t = Test::new();
-    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    crate::support::copy::copy_example(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
     let out = t.run_with(&["run"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("dropped by `when`: `notify`"), "{}", out.stderr);

@@ -290,15 +290,12 @@ fn a_worker_without_the_engine_fails_the_instance_and_says_why() {
     );
 }
 
-/// Whether podman can be used: skips (false, with a message) without it
-/// outside CI; under `CI=true` a missing podman fails the test.
+/// Whether podman can be used (see [`crate::support::needs`]).
 fn podman_available() -> bool {
-    let found = std::process::Command::new("podman").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "podman is not installed (apt-get install podman runc)");
-        eprintln!("skipped: podman is not installed");
-    }
-    found
+    crate::support::needs::met(
+        crate::support::needs::runs("podman", &["--version"]),
+        "needs podman, which is not installed (apt-get install podman runc catatonit busybox-static)",
+    )
 }
 
 /// Podman with this machine's configuration (`runc` as the runtime, no
@@ -429,7 +426,7 @@ fn the_pocket_docking_example_runs_its_summary_in_a_container() {
     let name = format!("localhost/flow-docking-{}:1", std::process::id());
     podman.import_busybox(&name, "");
     let t = Test::new();
-    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    crate::support::copy::copy_example(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
     let t = t.env("CONTAINERS_CONF", &podman.conf());
     let out = t.run_with(&["run"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::examples::copy_dir;
 use crate::run::{assert_code, last_summary, statuses};
 use crate::support::Test;
+use crate::support::copy::copy_example;
 use crate::support::process::{entries, read, signal, spawn_flow, wait_child, wait_for};
 
 /// Scores 1..=6 (`index * 17 % 10`: 7 4 1 8 5 2), keeps those above
@@ -318,7 +318,7 @@ after = ["refine[1]"]
 #[test]
 fn the_hit_refinement_example_refines_every_hit() {
     let t = Test::new();
-    copy_dir(&crate::support::root().join("examples/workflows/hit-refinement"), t.path());
+    copy_example(&crate::support::root().join("examples/workflows/hit-refinement"), t.path());
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
     insta::assert_snapshot!(t.normalize(&out.stderr), @r"

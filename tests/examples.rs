@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::copy::copy_example;
 use crate::support::{Test, root};
 
 fn examples() -> Vec<PathBuf> {
@@ -65,7 +66,7 @@ fn yaml_twins_compile_to_the_same_graph() {
         let text = fs_err::read_to_string(dir.join("workflow.toml")).expect("read example");
         let value: serde_json::Value = toml::from_str(&text).expect("example is TOML");
         let copy = tempfile::tempdir().expect("temp dir");
-        copy_dir(&dir, copy.path());
+        copy_example(&dir, copy.path());
         fs_err::write(copy.path().join("twin.yaml"), value.to_string()).expect("write twin");
         let converted_ir = without_spans(plan_json(copy.path(), "twin.yaml"));
         assert_eq!(toml_ir, converted_ir, "{}: TOML and its JSON/YAML conversion differ", dir.display());
@@ -83,6 +84,8 @@ fn yaml_twins_compile_to_the_same_graph() {
     assert!(twins >= 1, "at least one example has a hand-written workflow.yaml");
 }
 
+/// Copies the directory `from` into `to`, everything in it (an example:
+/// [`copy_example`]).
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in fs_err::read_dir(from).expect("read dir") {
         let entry = entry.expect("entry");
@@ -129,7 +132,7 @@ fn every_example_profile_prints_its_job_script_and_can_run_every_task() {
 #[test]
 fn the_pocket_docking_example_includes_retries_and_finishes() {
     let t = Test::new();
-    copy_dir(&root().join("examples/workflows/pocket-docking"), t.path());
+    copy_example(&root().join("examples/workflows/pocket-docking"), t.path());
     fs_err::write(t.path().join("busy"), "").expect("busy marker");
     let busy = t.path().join("busy").display().to_string();
     let t = t.env("DOCK_BUSY", &busy);
@@ -154,7 +157,7 @@ fn the_pocket_docking_example_includes_retries_and_finishes() {
 #[test]
 fn the_pocket_docking_example_triages_failed_dockings() {
     let t = Test::new();
-    copy_dir(&root().join("examples/workflows/pocket-docking"), t.path());
+    copy_example(&root().join("examples/workflows/pocket-docking"), t.path());
     let t = t.env("DOCK_BROKEN", "3ert");
     let out = t.run_with(&["run"]);
     assert_eq!(out.code, 1, "{}", out.stderr);

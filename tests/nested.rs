@@ -296,7 +296,7 @@ fn nested_tasks_run_on_remote_workers_with_variants_and_retries() {
 #[test]
 fn the_pocket_docking_example_docks_into_every_pocket() {
     let t = Test::new();
-    crate::examples::copy_dir(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
+    crate::support::copy::copy_example(&crate::support::root().join("examples/workflows/pocket-docking"), t.path());
     let out = t.run_with(&["run"]);
     assert_code(&out, 0);
     let summary = read(&t, "summary.txt");

@@ -2,10 +2,11 @@
 //! the run directory and `flow log` on what a run left behind. Resources
 //! and priorities are in `resources.rs`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::copy::{copy_example, example_files, init_repository};
 use crate::support::process::{entries, lines, read, spawn_flow, wait_child, wait_for};
 use crate::support::{Output, Test, root};
 
@@ -370,36 +371,17 @@ echo "{{ chunk.path }}" > chunk/{{ index }}.path
     assert!(!t.path().join("chunk/3").exists());
 }
 
-/// Copies an example directory without what its `.gitignore` lists (earlier runs' outputs).
-fn copy_example(from: &Path, to: &Path) {
-    let ignored: BTreeSet<String> = fs_err::read_to_string(from.join(".gitignore"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| l.trim().trim_end_matches('/').to_owned())
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    fn copy(from: &Path, to: &Path) {
-        if from.is_dir() {
-            fs_err::create_dir_all(to).expect("create dir");
-            for name in entries(from) {
-                copy(&from.join(&name), &to.join(&name));
-            }
-        } else {
-            fs_err::copy(from, to).expect("copy file");
-        }
-    }
-    fs_err::create_dir_all(to).expect("create dir");
-    for name in entries(from) {
-        if !ignored.contains(&name) {
-            copy(&from.join(&name), &to.join(&name));
-        }
-    }
-}
-
 // 19
 #[test]
 fn every_example_runs() {
-    let mut dirs: Vec<PathBuf> = fs_err::read_dir(root().join("examples/workflows"))
+    run_every_example(&root().join("examples/workflows"));
+}
+
+/// Runs each example under `workflows` in a copy of what a fresh clone
+/// has of it: every instance succeeds, and its `.gitignore` lists every
+/// file the run left (issue 27).
+pub(crate) fn run_every_example(workflows: &Path) {
+    let mut dirs: Vec<PathBuf> = fs_err::read_dir(workflows)
         .expect("examples dir")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.join("workflow.toml").exists())
@@ -410,6 +392,9 @@ fn every_example_runs() {
         let name = dir.file_name().and_then(|n| n.to_str()).expect("utf-8 name").to_owned();
         let t = Test::new();
         copy_example(&dir, t.path());
+        init_repository(t.path());
+        let copied = example_files(t.path());
+        assert!(!t.path().join(".flow").exists(), "{name}: a run's files were copied");
         let out = t.run_with(&["run"]);
         assert_eq!(out.code, 0, "{name}: expected success\nstdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
         let summary = last_summary(t.path());
@@ -417,6 +402,7 @@ fn every_example_runs() {
         let done = summary["succeeded"].as_u64().unwrap_or(0) + summary["skipped"].as_u64().unwrap_or(0);
         assert_eq!(Some(done), summary["total"].as_u64(), "{name}: {summary}");
         assert_eq!(summary["failed"], 0, "{name}: {summary}");
+        assert_eq!(example_files(t.path()), copied, "{name}: its .gitignore misses files the run wrote");
         if name == "ligand-screening" {
             let ranked = read(&t, "ranked.csv");
             let rows: Vec<&str> = ranked.lines().collect();

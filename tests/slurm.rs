@@ -1,26 +1,26 @@
-//! Allocation queues on a real single-node Slurm (started by
-//! `../shared/slurm/start.sh`; `.ci/run` does it). The tests are ignored,
-//! with the reason, unless `--include-ignored` is passed; then they fail
-//! when `SLURM_CONF` is unset (issue 18: they used to pass, skipped, as `ok`).
+//! Allocation queues on a real single-node Slurm (started, as root, by
+//! `eval "$(.ci/slurm/start.sh)"`; `.ci/full-suite` does it). The tests are
+//! ignored, with the reason, unless `--include-ignored` is passed; then,
+//! with `SLURM_CONF` unset, they are skipped with a message, and fail
+//! under `CI=true` (see [`crate::support::needs`]).
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::support::Test;
 use crate::support::process::{entries, finish, read, signal, spawn_flow, wait_child, wait_for};
+use crate::support::{Test, needs};
 
 /// The cluster has two CPUs: one test at a time.
 static CLUSTER: Mutex<()> = Mutex::new(());
 
-/// Fails unless Slurm is there; then holds the cluster, which runs one test at a time.
-fn slurm() -> std::sync::MutexGuard<'static, ()> {
-    assert!(
-        std::env::var_os("SLURM_CONF").is_some(),
-        "SLURM_CONF is unset: start Slurm with `eval \"$(../shared/slurm/start.sh)\"` first"
-    );
-    CLUSTER.lock().unwrap_or_else(|e| e.into_inner())
+/// The cluster, held so that one test at a time runs on it; `None` (the
+/// test is skipped) without Slurm.
+fn slurm() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let found = std::env::var_os("SLURM_CONF").is_some();
+    let needs = "needs a Slurm cluster (SLURM_CONF is unset): start one as root with `eval \"$(.ci/slurm/start.sh)\"`";
+    needs::met(found, needs).then(|| CLUSTER.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// A profile `slurm` with a queue of 1-CPU workers and these extra settings.
@@ -111,9 +111,9 @@ fn run_until_then_kill(t: &Test, ready: impl Fn() -> bool) {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_multi_stage_workflow_runs_through_allocations_and_leaves_nothing_queued() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow(
             "[[tasks]]\nname = \"prep\"\ncommand = \"echo ready > prep.txt\"\noutputs = [\"prep.txt\"]\n\
@@ -168,9 +168,9 @@ fn a_multi_stage_workflow_runs_through_allocations_and_leaves_nothing_queued() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_cancelled_allocations_tasks_run_again_on_a_new_one() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow(
             "[[tasks]]\nname = \"long\"\nrange = \"1-2\"\n\
@@ -209,9 +209,9 @@ fn a_cancelled_allocations_tasks_run_again_on_a_new_one() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn max_workers_and_backlog_are_respected() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\nrange = \"1-8\"\ncommand = \"sleep 1.5\"\n")
         // Four allocations could run side by side if flow asked for them; it may have 2, 1 queued.
@@ -231,9 +231,9 @@ fn max_workers_and_backlog_are_respected() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn ctrl_c_cancels_every_allocation() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\nrange = \"1-3\"\ncommand = \"sleep 60\"\n")
         .file("flow.profiles.toml", &profile("max_workers = 3\nbacklog = 2\n"));
@@ -264,9 +264,9 @@ $",
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_queue_whose_submissions_fail_pauses_quoting_slurm() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\ncommand = \"true\"\n")
         .file("flow.profiles.toml", &profile("submit_args = [\"--partition=nosuch\"]\n"));
@@ -289,9 +289,9 @@ fn a_queue_whose_submissions_fail_pauses_quoting_slurm() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_task_longer_than_the_queue_allows_is_reported_once_and_others_run() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow(
             "[[tasks]]\nname = \"long\"\ncommand = \"true\"\ntime_request = \"2h\"\n\
@@ -307,9 +307,9 @@ fn a_task_longer_than_the_queue_allows_is_reported_once_and_others_run() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn tasks_of_an_allocation_that_reaches_its_time_limit_run_on_a_new_one() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     // The first attempt outlives the 1-minute allocation; the second is quick.
     let t = Test::new()
         .workflow(
@@ -348,9 +348,9 @@ fn tasks_of_an_allocation_that_reaches_its_time_limit_run_on_a_new_one() {
 /// cancelled an unrelated job named `innocent`. Only jobs with the run's
 /// name, of this user, are cancelled now, and stderr says what happened.
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow("[vars]\nd = 60\n\n[[tasks]]\nname = \"t\"\ncommand = \"sleep {{ vars.d }}\"\n")
         .file("flow.profiles.toml", &profile(""));
@@ -410,9 +410,9 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_dynamic_stage_runs_through_allocations_and_a_rerun_submits_nothing() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow(
             "[[tasks]]\nname = \"search\"\ncommand = \"printf 'a\\nb\\nc\\n' > hits.txt\"\noutputs = [\"hits.txt\"]\n\
@@ -451,9 +451,9 @@ fn a_dynamic_stage_runs_through_allocations_and_a_rerun_submits_nothing() {
 }
 
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_per_instance_fan_out_runs_through_allocations() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow(
             "[[tasks]]\nname = \"search\"\nrange = \"1-3\"\n\
@@ -485,9 +485,9 @@ fn a_per_instance_fan_out_runs_through_allocations() {
 /// Workers that outlive their coordinator, when the allocation ends too:
 /// the next run does not hold the task for a worker that cannot come back.
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_killed_runs_task_is_not_held_once_its_allocation_ended() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"t\"\ncommand = \"echo x >> starts.txt; [ -e again ] || sleep 60\"\n")
         .file("flow.profiles.toml", &profile("max_workers = 1\n"));
@@ -516,9 +516,9 @@ fn a_killed_runs_task_is_not_held_once_its_allocation_ended() {
 /// allocation keeps its task when `flow run` is killed, and the next run
 /// (same command, same directory) takes it over; the allocation is kept.
 #[test]
-#[ignore = "needs a Slurm cluster: run ../shared/slurm/start.sh and pass --include-ignored"]
+#[ignore = "needs a Slurm cluster: run .ci/slurm/start.sh as root and pass --include-ignored"]
 fn a_killed_runs_allocation_rejoins_the_resumed_run_with_its_task() {
-    let _cluster = slurm();
+    let Some(_cluster) = slurm() else { return };
     let t = Test::new()
         .workflow(
             "[[tasks]]\nname = \"t\"\nrange = \"1-2\"\n\

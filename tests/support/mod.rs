@@ -16,6 +16,8 @@
 //! compare after [`normalize`] on both sides: the expectation reads
 //! `run [RUN]` and `[DIR]/out.txt`. `.stdout()`/`.stderr()` stay byte-exact.
 
+pub mod copy;
+pub mod needs;
 pub mod normalize;
 pub mod process;
 

@@ -69,6 +69,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
     let (domain, count, waits_for) = domain?;
     let command = command.unwrap_or(Command::Argv(Vec::new()));
     let (variants, retry_variants) = variants.unwrap_or_else(|| (vec![Resources::default_request()], Vec::new()));
+    requests::check_nodes(ctx, &variants, nodes, spec.nodes.as_ref());
 
     let text = |s: &Option<Sp<String>>| s.as_ref().map(|s| s.value.clone());
     let list = |s: &Option<Sp<Vec<Sp<String>>>>| {

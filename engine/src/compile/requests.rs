@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::{Amount, Resources};
-use crate::resources::{LARGEST, Shortfall, no_variant_fits};
+use crate::resources::{LARGEST, Shortfall, Unfit, no_variant_fits};
 use crate::spec::{Quantity, Sp, TaskSpec};
 use crate::units::{mib_to_bytes, parse_duration, parse_size};
 
@@ -216,5 +216,22 @@ fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, keys: 
         Diagnostic::new(Code::CompileImpossibleResources, message)
             .at(span.clone(), "cannot fit on any worker")
             .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),
+    );
+}
+
+/// Reports a task whose `nodes` asks for more workers than the one the
+/// options describe, in the run's words ([`Unfit::TooFewWorkers`]), when
+/// one of its variants fits that worker (when none does, [`check_fits`]
+/// has said so): `flow check --memory …` refuses what `flow run` would.
+pub fn check_nodes(ctx: &mut Ctx, variants: &[Resources], nodes: Option<u64>, key: Option<&Sp<Quantity>>) {
+    let (Some(worker), Some(key), Some(needs)) = (&ctx.options().worker, key, nodes) else { return };
+    if needs <= 1 || variants.iter().all(|v| worker.shortfall(v).is_some()) {
+        return;
+    }
+    let why = Unfit::TooFewWorkers { needs, fitting: 1, workers: 1 };
+    ctx.report(
+        Diagnostic::new(Code::CompileImpossibleResources, format!("the task {why}"))
+            .at(key.span.clone(), "more workers than there are")
+            .help("lower `nodes`, or run it where more workers join (--listen, or --profile for a cluster queue)"),
     );
 }

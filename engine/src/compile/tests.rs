@@ -529,3 +529,32 @@ proptest! {
         }
     }
 }
+
+/// Against a worker described in the options (`flow check --memory …`), a
+/// task needing more nodes than the one worker is refused, as `flow run`
+/// refuses it, at its `nodes` key; one that fits no worker is refused once,
+/// for what it lacks (issue 27: check used to let `nodes = 2` pass).
+#[test]
+fn a_task_needing_more_workers_than_the_described_one_is_refused() {
+    let text = "[[tasks]]\nname = \"mpi\"\nnodes = 2\ncommand = \"x\"\n\
+                [[tasks]]\nname = \"huge\"\nnodes = 2\nmemory = \"64 GiB\"\ncommand = \"x\"\n";
+    let source = Source::new("workflow.toml", text);
+    let workflow = parse(&source, Format::Toml).expect("parses");
+    let worker = crate::resources::Capacity { memory: Some(16 << 30), ..Default::default() };
+    let options = Options { worker: Some(worker), ..Options::default() };
+    let errors = compile(&workflow, &source, &options).expect_err("refused");
+    let found: Vec<(&str, &str, &str)> =
+        errors.iter().map(|d| (d.code.as_str(), d.message.as_str(), &text[d.span.clone().expect("a span")])).collect();
+    assert_eq!(
+        found,
+        [
+            ("flow::compile::impossible_resources", "the task needs 2 workers, there are 1", "2"),
+            (
+                "flow::compile::impossible_resources",
+                "the request needs 64 GiB of memory, the largest worker has 16 GiB",
+                "\"huge\""
+            ),
+        ]
+    );
+    assert!(compile(&workflow, &source, &Options::default()).is_ok(), "no worker described: nothing to refuse");
+}
