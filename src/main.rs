@@ -151,8 +151,7 @@ fn report(failure: Failure, color: bool) {
             }
             let n = diagnostics.len();
             if n > MAX_SHOWN {
-                out.push_str(&format!("… and {} more
-", n - MAX_SHOWN));
+                out.push_str(&format!("… and {} more\n", n - MAX_SHOWN));
             }
             let problems = flow_engine::units::plural(n as u64, "problem");
             eprint!("{out}");
