@@ -139,6 +139,11 @@ fn a_directory_input_is_hashed_as_its_tree() {
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(executed(&t), set(&["all"]));
     assert_eq!(read(&t, "all.txt"), "a\nB\nc\n");
+    // A file removed from the tree: the directory names the change.
+    std::thread::sleep(Duration::from_millis(20));
+    fs_err::remove_file(t.path().join("data/a.txt")).unwrap();
+    let plan = t.success_with(&["plan", "--why"]);
+    assert_eq!(plan, "all: 1 of 1 would run, 0 unchanged\n  1 input `data` changed: all\n");
 }
 
 #[test]
@@ -243,4 +248,18 @@ fn the_env_and_output_paths_are_in_the_key() {
     );
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(read(&t, "b.txt"), "2\n");
+}
+
+/// Its own outputs are not part of the tree a task reads: writing into
+/// the directory it reads neither reruns it nor makes its result untrusted.
+#[test]
+fn a_task_that_writes_into_the_directory_it_reads_is_unchanged_next_time() {
+    let workflow = "[[tasks]]\nname = \"sum\"\ninputs = [\"data\"]\ncommand = \"cat data/a.txt > data/sum.txt\"\n\
+                    outputs = [\"data/sum.txt\"]\n";
+    let t = Test::new().workflow(workflow).file("data/a.txt", "a\n");
+    let out = t.run_with(&["run"]);
+    assert_code(&out, 0);
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    assert_code(&t.run_with(&["run"]), 0);
+    assert_eq!(executed(&t), set(&[]));
 }

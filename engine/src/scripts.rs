@@ -491,6 +491,25 @@ mod tests {
         }
     }
 
+    /// Issue 26: a word after `.`, `source`, `sh`, … is a script whatever
+    /// its name, in the command and in setup lines; `named_scripts` lists
+    /// what a task that writes them must write first.
+    #[test]
+    fn sourced_files_and_setup_lines_count() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for file in ["env", "prepare", "data.txt"] {
+            std::fs::write(dir.path().join(file), "").expect("write");
+        }
+        let setup = [". ./env".to_owned(), "Y=$(sh prepare)".to_owned(), "cat data.txt".to_owned()];
+        let found = scripts(CommandText::Shell("source gone"), &setup, dir.path(), dir.path(), &[]);
+        let tracked: Vec<&Path> = found.tracked.iter().map(|p| p.strip_prefix(dir.path()).expect("inside")).collect();
+        assert_eq!(tracked, [Path::new("env"), Path::new("prepare")]);
+        let notes: Vec<String> = found.untracked.iter().map(ToString::to_string).collect();
+        assert_eq!(notes, ["`gone` (no such file)"]);
+        let named = named_scripts(CommandText::Shell("sh gen.sh {{}}.sh && bash -c 'sh ../x'"), &setup, "sub");
+        assert_eq!(named, ["sub/gen.sh", "x", "sub/env", "sub/prepare"]);
+    }
+
     #[test]
     fn declared_files_are_not_implicit() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -61,7 +61,7 @@ pub(crate) fn lookup(jobs: &[Job], previous: &Previous, name: &str, hidden: &Has
     let mut broken = None;
     for job in jobs {
         let same = |(j, _): &&(&Job, Fingerprint)| {
-            j.inputs == job.inputs && j.implicit == job.implicit && j.stdin == job.stdin
+            j.inputs == job.inputs && j.implicit == job.implicit && j.stdin == job.stdin && j.outputs == job.outputs
         };
         let digest = match digests.iter().find(same) {
             Some((_, digest)) => *digest,

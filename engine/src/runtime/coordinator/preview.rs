@@ -533,7 +533,8 @@ fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
     let files = now.inputs.iter().chain(&now.implicit);
     let changed = files.filter(|f| !crate::paths::is_glob(&f.to_string_lossy())).find_map(|f| {
         if f.is_dir() {
-            tree_files(f, &now.base_dir).into_iter().find(|f| newer(f))
+            // A file of its tree, or the directory itself: an entry came or went.
+            tree_files(f, now).into_iter().chain([f.clone()]).find(|f| newer(f))
         } else {
             newer(f).then(|| f.clone())
         }

@@ -66,15 +66,16 @@ fn hash_file(hasher: &mut blake3::Hasher, file: &Path, job: &Job, hidden: &HashS
         hasher.update(b"\0missing");
         return;
     }
-    if file.is_dir() {
-        hasher.update(b"\0tree");
-        hash_tree(hasher, file, &job.base_dir);
-        return;
-    }
     match fs_err::File::open(file) {
+        // A directory opens, and fails at the first read: no bytes were hashed.
         Ok(f) => {
             if hasher.update_reader(f).is_err() {
-                hasher.update(b"\0unreadable");
+                if file.is_dir() {
+                    hasher.update(b"\0tree");
+                    hash_tree(hasher, file, job, hidden);
+                } else {
+                    hasher.update(b"\0unreadable");
+                }
             }
         }
         Err(_) => {
@@ -86,10 +87,10 @@ fn hash_file(hasher: &mut blake3::Hasher, file: &Path, job: &Job, hidden: &HashS
 /// Adds the tree under directory `dir` to `hasher`, in sorted order: each
 /// entry's path from `dir`, then for a file its size and the blake3 hash
 /// of its contents, for a symbolic link its target (links are not
-/// followed), for a directory its own tree. The state directory of the
-/// workflow in `base` is left out.
-fn hash_tree(hasher: &mut blake3::Hasher, dir: &Path, base: &Path) {
-    for (path, meta) in tree(dir, base) {
+/// followed), for a directory its own tree. What [`tree`] leaves out is
+/// left out.
+fn hash_tree(hasher: &mut blake3::Hasher, dir: &Path, job: &Job, hidden: &HashSet<PathBuf>) {
+    for (path, meta) in tree(dir, job, hidden) {
         hasher.update(b"\0entry\0");
         hasher.update(relative(&path, dir).as_os_str().as_encoded_bytes());
         if meta.file_type().is_symlink() {
@@ -111,30 +112,33 @@ fn hash_tree(hasher: &mut blake3::Hasher, dir: &Path, base: &Path) {
     }
 }
 
-/// Every entry under directory `dir`, depth first in sorted order, with its
-/// own metadata (links not followed); the workflow's state directory
-/// (`base/.flow`) is left out.
-fn tree(dir: &Path, base: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
+/// Every entry under directory `dir`, an input of `job`, depth first in
+/// sorted order, with its own metadata (links not followed); left out are
+/// the workflow's state directory (`.flow`), `job`'s own outputs (a task
+/// may write into the directory it reads) and the files in `hidden`.
+fn tree(dir: &Path, job: &Job, hidden: &HashSet<PathBuf>) -> Vec<(PathBuf, std::fs::Metadata)> {
     let mut found = Vec::new();
     let Ok(entries) = fs_err::read_dir(dir) else { return found };
     let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     entries.sort();
-    let state = base.join(STATE_DIR);
-    for path in entries.into_iter().filter(|p| *p != state) {
+    let state = job.base_dir.join(STATE_DIR);
+    let kept = |p: &PathBuf| *p != state && !job.outputs.contains(p) && !hidden.contains(p);
+    for path in entries.into_iter().filter(kept) {
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         let is_dir = meta.is_dir();
         found.push((path.clone(), meta));
         if is_dir {
-            found.extend(tree(&path, base));
+            found.extend(tree(&path, job, hidden));
         }
     }
     found
 }
 
-/// The regular files and links under directory `dir`, sorted, less the
-/// workflow's state directory (`base/.flow`): what [`hash_tree`] reads.
-pub fn tree_files(dir: &Path, base: &Path) -> Vec<PathBuf> {
-    tree(dir, base).into_iter().filter(|(_, meta)| !meta.is_dir()).map(|(path, _)| path).collect()
+/// The regular files and links under directory `dir`, an input of `job`,
+/// sorted: what [`hash_tree`] reads of them.
+pub fn tree_files(dir: &Path, job: &Job) -> Vec<PathBuf> {
+    let entries = tree(dir, job, &HashSet::new()).into_iter();
+    entries.filter(|(_, meta)| !meta.is_dir()).map(|(path, _)| path).collect()
 }
 
 /// The file a job's `stdin` names, which is part of its key; not the
@@ -151,15 +155,14 @@ pub fn reads_files(job: &Job) -> bool {
 }
 
 /// Every file a job reads that its key holds: its inputs (globs expanded,
-/// a directory with every entry of its tree), the scripts it names and its
-/// `stdin` file, each once.
+/// a directory as the files and links of its tree), the scripts it names
+/// and its `stdin` file, each once.
 pub fn read_files(job: &Job) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
     let named = job.inputs.iter().flat_map(|i| expand(i)).chain(job.implicit.iter().cloned());
-    let files = named.chain(read_stdin(job).map(Path::to_path_buf)).flat_map(|file| {
-        let entries = if file.is_dir() { tree(&file, &job.base_dir) } else { Vec::new() };
-        std::iter::once(file).chain(entries.into_iter().map(|(path, _)| path))
-    });
+    let files = named
+        .chain(read_stdin(job).map(Path::to_path_buf))
+        .flat_map(|file| if file.is_dir() { tree_files(&file, job) } else { vec![file] });
     files.filter(|file| seen.insert(file.clone())).collect()
 }
 
@@ -191,4 +194,76 @@ pub fn stamp_outputs(job: &Job) -> Result<Vec<OutputStamp>, &Path> {
             OutputStamp::take(file, shown).map_err(|_| file.as_path())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{GroupId, TaskId};
+    use crate::runtime::protocol::job::{JobCommand, Sink};
+
+    fn job(base: &Path, inputs: &[&str], stdin: Option<&str>, outputs: &[&str]) -> Job {
+        Job {
+            task: TaskId::new(GroupId(0), 0),
+            attempt: 0,
+            label: "a".into(),
+            command: JobCommand::Shell("true".into()),
+            cwd: base.to_path_buf(),
+            env: Vec::new(),
+            flow: None,
+            stdin: stdin.map(|s| base.join(s)),
+            stdout: Sink::Log,
+            stderr: Sink::Log,
+            chunk: None,
+            inputs: inputs.iter().map(|i| base.join(i)).collect(),
+            implicit: Vec::new(),
+            base_dir: base.to_path_buf(),
+            outputs: outputs.iter().map(|o| base.join(o)).collect(),
+            timeout: None,
+            cpus: Vec::new(),
+            gpus: Vec::new(),
+            setup: None,
+            container: None,
+            definition: String::new(),
+        }
+    }
+
+    /// Issue 26: a directory input is its tree — a nested file's contents,
+    /// an entry added, a link's target — less the instance's own outputs;
+    /// a `stdin` file is hashed as such.
+    #[test]
+    fn a_directory_input_hashes_its_tree_and_stdin_its_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        let write = |path: &str, text: &str| {
+            let file = base.join(path);
+            fs_err::create_dir_all(file.parent().unwrap()).unwrap();
+            fs_err::write(file, text).unwrap();
+        };
+        write("data/sub/b.txt", "b");
+        let tree = job(base, &["data"], None, &["data/own.txt"]);
+        let digest = || input_digest(&tree, &HashSet::new());
+        let first = digest();
+        write("data/own.txt", "written by the task itself");
+        assert_eq!(digest(), first);
+        write("data/sub/b.txt", "B");
+        let edited = digest();
+        assert_ne!(edited, first);
+        std::os::unix::fs::symlink("sub/b.txt", base.join("data/link")).unwrap();
+        let linked = digest();
+        assert_ne!(linked, edited);
+        fs_err::remove_file(base.join("data/link")).unwrap();
+        std::os::unix::fs::symlink("elsewhere", base.join("data/link")).unwrap();
+        assert_ne!(digest(), linked);
+        let files: Vec<String> = read_files(&tree).iter().map(|f| relative(f, base).display().to_string()).collect();
+        assert_eq!(files, ["data/link", "data/sub/b.txt"]);
+
+        write("in.txt", "1");
+        let fed = job(base, &[], Some("in.txt"), &[]);
+        let named = job(base, &["in.txt"], None, &[]);
+        let before = input_digest(&fed, &HashSet::new());
+        assert_ne!(before, input_digest(&named, &HashSet::new()));
+        write("in.txt", "2");
+        assert_ne!(input_digest(&fed, &HashSet::new()), before);
+    }
 }
