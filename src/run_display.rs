@@ -10,6 +10,7 @@ use std::time::Duration;
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Graph;
 use flow_engine::runtime::{AllocState, Event, MoveReason, Status, Summary};
+use flow_engine::shell_word::shell_word;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::json::RunEvent;
@@ -160,7 +161,8 @@ impl Commands {
             };
             text.push_str(&format!("results: {}{more}\n", paths.join(", ")));
         }
-        let w = self.workflow.as_ref().map(|w| format!(" -w {}", quote(&w.display().to_string()))).unwrap_or_default();
+        let w =
+            self.workflow.as_ref().map(|w| format!(" -w {}", shell_word(&w.display().to_string()))).unwrap_or_default();
         let log = if summary.failed > 0 { "cat --failed" } else { "list" };
         text.push_str(&format!("log:     flow log{w} {log}\n"));
         text.push_str(&format!("report:  flow report{w}\n"));
@@ -170,15 +172,6 @@ impl Commands {
     /// `path` relative to the current directory when it is under it.
     fn show(&self, path: &Path) -> String {
         path.strip_prefix(&self.cwd).unwrap_or(path).display().to_string()
-    }
-}
-
-/// `text`, single-quoted for a shell if it needs it.
-fn quote(text: &str) -> String {
-    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c)) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

@@ -308,12 +308,12 @@ fn check_refuses_a_task_needing_more_workers_than_the_one_described_as_run_does(
 flow::compile::impossible_resources
 
   × the request needs 64 GiB of memory, the largest worker has 16 GiB
-   ╭─[workflow.toml:7:8]
- 6 │ [[tasks]]
+   ╭─[workflow.toml:8:10]
  7 │ name = "huge"
-   ·        ───┬──
-   ·           ╰── cannot fit on any worker
  8 │ memory = "64 GiB"
+   ·          ────┬───
+   ·              ╰── cannot fit on any worker
+ 9 │ command = "x"
    ╰────
   help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
         --memory, --resource)

@@ -23,6 +23,7 @@ pub mod resources;
 pub mod rundir;
 pub mod runtime;
 pub mod scripts;
+pub mod shell_word;
 pub mod spec;
 pub mod template;
 pub mod text_file;

@@ -7,7 +7,7 @@ use thiserror::Error;
 
 use super::container_engine::{ContainerEngine, on_path};
 use super::image::Image;
-use crate::template::shell_word;
+use crate::shell_word::shell_word;
 
 /// Why an image cannot be run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

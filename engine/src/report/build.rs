@@ -22,6 +22,7 @@ use crate::diag::{Part, Source};
 use crate::ir::{Graph, TaskId};
 use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus, LastAttempt, Latest};
 use crate::rundir::{JournalHealth, RunDir, RunView, WorkerInfo};
+use crate::shell_word::shell_word;
 use crate::units::{BytesStyle, bytes};
 
 impl Report {
@@ -259,17 +260,6 @@ fn journal_warnings(health: &JournalHealth) -> Vec<String> {
         .iter()
         .map(|torn| format!("the journal ends with {} bytes of an incomplete record; ignored", torn.bytes));
     torn.chain(health.damage.iter().map(|d| format!("the journal is damaged: {d}"))).collect()
-}
-
-/// `word` as a POSIX shell reads it: as it is if it has no special
-/// character, else in single quotes.
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// `source` with the files it includes named as a run names them: from

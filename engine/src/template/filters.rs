@@ -37,7 +37,8 @@ pub(super) fn register(env: &mut Environment<'static>, mode: Mode) {
         Mode::Taint => env.add_filter("shell_quote", |state: &State, value: &Value| {
             defined(state, value)?;
             Ok::<_, Error>(
-                marker::quoted(&value.to_string()).map_or_else(|| Value::from(quote(&value.to_string())), Value::from),
+                marker::quoted(&value.to_string())
+                    .map_or_else(|| Value::from(crate::shell_word::shell_word(&value.to_string())), Value::from),
             )
         }),
     }
@@ -130,17 +131,7 @@ fn defined(state: &State, value: &Value) -> Result<(), Error> {
 /// holds: `'it'\''s'` for `it's`, `''` for nothing.
 fn shell_quote(state: &State, value: &Value) -> Result<Value, Error> {
     defined(state, value)?;
-    Ok(Value::from(quote(&value.to_string())))
-}
-
-/// `text` as one shell word: as it is when it holds only safe characters,
-/// else single-quoted (`'it'\''s'` for `it's`, `''` for nothing).
-pub fn quote(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,/:@%+=".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        return text.to_owned();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
+    Ok(Value::from(crate::shell_word::shell_word(&value.to_string())))
 }
 
 #[cfg(test)]

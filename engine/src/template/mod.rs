@@ -12,7 +12,6 @@ mod taint;
 mod truth;
 
 pub use diagnostic::{is_context_name, template_diagnostic, undefined_name};
-pub use filters::quote as shell_word;
 pub use read::{READ, Reads};
 pub use render::{GroupScope, Renderer, Scope, Tmpl, json_value};
 pub use scope::{group_scope, instance_scope, namespace_vars};

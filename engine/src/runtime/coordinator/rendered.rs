@@ -16,7 +16,7 @@ use crate::rundir::STATE_DIR;
 use crate::runtime::agent::program::program;
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::job::{Job, Sink};
-use crate::template::shell_word;
+use crate::shell_word::shell_word;
 
 /// The run id a rendered command shows in paths of the run's directory,
 /// which a run names only when it starts.

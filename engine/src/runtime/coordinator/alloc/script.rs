@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::profile::{Manager, Queue};
 use crate::resources::worker_time_limit;
+use crate::shell_word::shell_word;
 
 /// What one allocation's script needs to know besides the queue.
 #[derive(Debug, Clone)]
@@ -115,10 +116,10 @@ pub fn script(queue: &Queue, cx: &ScriptContext) -> String {
 fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
     let s = &queue.settings;
     let mut args = vec![
-        quote(cx.flow),
+        shell_word(cx.flow),
         "worker".to_owned(),
         "--access".to_owned(),
-        quote(&cx.access.display().to_string()),
+        shell_word(&cx.access.display().to_string()),
         "--time-limit".to_owned(),
         format!("{}s", worker_time_limit(queue.time_limit)),
         "--idle-timeout".to_owned(),
@@ -134,7 +135,7 @@ fn worker_command(queue: &Queue, cx: &ScriptContext) -> String {
         args.extend(["--memory".to_owned(), format!("{}B", m)]);
     }
     for (name, amount) in queue.worker.custom.iter().flatten() {
-        args.extend(["--resource".to_owned(), quote(&format!("{name}={amount}"))]);
+        args.extend(["--resource".to_owned(), shell_word(&format!("{name}={amount}"))]);
     }
     args.join(" ")
 }
@@ -163,15 +164,6 @@ fn hms(secs: u64) -> String {
 /// PBS job names are at most 15 characters on older servers.
 pub(crate) fn pbs_name(name: &str) -> String {
     name.chars().take(15).collect()
-}
-
-/// Single-quotes `text` for the shell when it needs it.
-fn quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '=' | ':' | ',' | '+'));
-    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
 #[cfg(test)]
@@ -243,11 +235,5 @@ worker = { cpus = 8, memory = "16 GiB", gpus = 1 }
         let (program, args) = submit_command(&q, Path::new("allocs/1.sh"));
         assert_eq!(program, "sbatch");
         assert_eq!(args, ["--parsable", "--qos=short", "allocs/1.sh"]);
-    }
-
-    #[test]
-    fn odd_paths_are_quoted() {
-        assert_eq!(quote("/a b/it's"), r"'/a b/it'\''s'");
-        assert_eq!(quote("/opt/flow"), "/opt/flow");
     }
 }
