@@ -552,7 +552,7 @@ fn a_task_needing_more_workers_than_the_described_one_is_refused() {
             (
                 "flow::compile::impossible_resources",
                 "the request needs 64 GiB of memory, the largest worker has 16 GiB",
-                "\"huge\""
+                "\"64 GiB\""
             ),
         ]
     );
