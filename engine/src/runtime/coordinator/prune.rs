@@ -56,7 +56,7 @@ pub fn prune_plan(state: &Path) -> Vec<PrunedRun> {
         }
     }
     for (workflow, group) in &by_workflow {
-        let previous = Previous::load(state, workflow, false);
+        let previous = Previous::load(state, workflow);
         let used = previous.runs_in_use();
         for run in group {
             let why = if Some(run) == group.last() {

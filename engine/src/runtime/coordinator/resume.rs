@@ -67,14 +67,11 @@ pub enum Standing {
 
 impl Previous {
     /// Reads the earlier runs of `workflow` under `state`, oldest first, so
-    /// each instance keeps the fingerprint of its latest success; with
-    /// `force`, nothing is reused. Every intact record counts: a damaged
-    /// stretch of a journal is skipped (and reported), not the whole run.
-    pub fn load(state: &Path, workflow: &Path, force: bool) -> Previous {
+    /// each instance keeps the fingerprint of its latest success. Every
+    /// intact record counts: a damaged stretch of a journal is skipped (and
+    /// reported), not the whole run.
+    pub fn load(state: &Path, workflow: &Path) -> Previous {
         let mut previous = Previous::default();
-        if force {
-            return previous;
-        }
         for run in RunDir::list(state) {
             match run_of(&run, workflow) {
                 Ok(Some((graph, journal))) => {
@@ -221,8 +218,14 @@ impl Previous {
         self.runs.get(run as usize).map(String::as_str)
     }
 
-    /// Makes the instances `only` selects, and everything downstream of them, run again.
-    pub fn force(&mut self, graph: &Graph, only: &[Selector]) -> Result<(), String> {
+    /// Makes every instance run again (`all`, for `--force`), or those
+    /// `only` selects and everything downstream of them. What earlier runs
+    /// left is still known, so outputs that went stale are moved aside.
+    pub fn force(&mut self, graph: &Graph, all: bool, only: &[Selector]) -> Result<(), String> {
+        if all {
+            self.forced = Some(graph.groups.iter().map(|_| Forced::All).collect());
+            return Ok(());
+        }
         if only.is_empty() {
             return Ok(());
         }
@@ -479,7 +482,7 @@ mod tests {
             ],
         );
         run(state.path(), &g, &[record(0, JournalEvent::Cached { fingerprint: [7; 32], wrote })]);
-        let previous = Previous::load(state.path(), Path::new("workflow.yaml"), false);
+        let previous = Previous::load(state.path(), Path::new("workflow.yaml"));
         assert_eq!(previous.renderings_to_try(task, "fit"), [Rendering { variant: 0, attempt: 1 }]);
     }
 

@@ -173,8 +173,8 @@ fn refuse_if_live(state: &Path) -> Result<(), RunError> {
 /// What earlier runs in `state` left: their successes (forced to run again
 /// as `options` say), and the outputs that may have gone stale.
 fn read_previous(state: &Path, graph: &Graph, options: &RunOptions) -> Result<(Previous, StaleOutputs), RunError> {
-    let mut previous = Previous::load(state, &options.workflow, options.force);
-    previous.force(graph, &options.only).map_err(RunError::Options)?;
+    let mut previous = Previous::load(state, &options.workflow);
+    previous.force(graph, options.force, &options.only).map_err(RunError::Options)?;
     let stale = StaleOutputs::new(graph, &previous);
     Ok((previous, stale))
 }
@@ -213,7 +213,8 @@ fn build_core(
 }
 
 /// Makes each instance an earlier run failed and meant to retry after a
-/// `retry_delay` wait until then: resuming keeps the schedule.
+/// `retry_delay` wait until then: resuming keeps the schedule, but what
+/// `--force` or `--only` asks for runs at once.
 fn keep_retry_schedule(core: &mut Core, graph: &Graph, previous: &Previous) {
     if !previous.has_retries() {
         return;
@@ -222,6 +223,9 @@ fn keep_retry_schedule(core: &mut Core, graph: &Graph, previous: &Previous) {
     for (g, group) in graph.groups.iter().enumerate().filter(|(_, group)| group.retry_delay.is_some()) {
         for i in 0..group.count {
             let task = TaskId::new(GroupId(g as u32), i);
+            if previous.is_forced(task) {
+                continue;
+            }
             if let Some(at) = previous.retry_at(&graph.label(task)).filter(|&at| at > now) {
                 core.wait_until(task, at);
             }
