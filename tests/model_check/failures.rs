@@ -43,7 +43,7 @@ impl Fate {
         let code = i32::from(!failed.is_empty() && !ignored);
         let mut reacting = BTreeSet::new();
         if let Some(handler) = shape.handler {
-            let expected = handled(handler, clean, &failed);
+            let expected = handled(handler, &ended(shape, clean), &failed);
             let got: BTreeMap<String, String> =
                 clean.iter().filter(|d| task_of(&d.label) == "h").map(|d| (d.label.clone(), told(&d.key))).collect();
             if got != expected {
@@ -57,10 +57,18 @@ impl Fate {
     }
 }
 
+/// The instances of `b` that ended: those that ran and, with `skips`, those
+/// its per-instance `when` skipped — one per instance of `a` — since a skip
+/// releases an `on = "always"` edge as any end does.
+fn ended(shape: &Shape, clean: &[Done]) -> BTreeSet<String> {
+    let task = if shape.skips { "a" } else { "b" };
+    clean.iter().filter(|d| task_of(&d.label) == task).map(|d| d.label.replacen('a', "b", 1)).collect()
+}
+
 /// The instances of `h` that run, each with the failures it is told of
 /// (sorted, space-separated).
-fn handled(handler: Handler, clean: &[Done], failed: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let ended: BTreeSet<&str> = clean.iter().filter(|d| task_of(&d.label) == "b").map(|d| d.label.as_str()).collect();
+fn handled(handler: Handler, ended: &BTreeSet<String>, failed: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let ended: BTreeSet<&str> = ended.iter().map(String::as_str).collect();
     let runs = |failures: &[&str]| handler.always || !failures.is_empty();
     if handler.each {
         ended
