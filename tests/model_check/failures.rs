@@ -61,7 +61,8 @@ impl Fate {
 /// its per-instance `when` skipped — one per instance of `a` — since a skip
 /// releases an `on = "always"` edge as any end does.
 fn ended(shape: &Shape, clean: &[Done]) -> BTreeSet<String> {
-    let task = if shape.skips { "a" } else { "b" };
+    // `gated` (a `when` over the whole of `b`) takes the place of `skips`.
+    let task = if shape.skips && !shape.gated { "a" } else { "b" };
     clean.iter().filter(|d| task_of(&d.label) == task).map(|d| d.label.replacen('a', "b", 1)).collect()
 }
 

@@ -164,7 +164,8 @@ impl Shape {
         if self.stdin {
             key.push_str(" si=$(cksum)");
         }
-        if self.setup {
+        // With `implicit_inputs = false` the sourced file is not tracked.
+        if self.setup && !self.untracked {
             key.push_str(" setup=$SETUP");
         }
         let mut inputs = Vec::new();
@@ -249,15 +250,16 @@ impl Shape {
         if self.combine {
             let x = if self.mirror.is_some() { "b" } else { "a" };
             let to = if self.append { ">>" } else { ">" };
-            // With `streams`, what it prints goes to files of the directory.
-            let (say, streams) = if self.streams {
-                (" && wc -l < all.txt && echo note >&2", "stdout = \"c.out\"\nstderr = \"c.err\"\n")
+            // With `streams`, what it prints goes to files of the directory,
+            // which are its outputs as much as the declared ones.
+            let (say, streams, written) = if self.streams {
+                (" && wc -l < all.txt && echo note >&2", "stdout = \"c.out\"\nstderr = \"c.err\"\n", ",c.out,c.err")
             } else {
-                ("", "")
+                ("", "", "")
             };
             let _ = write!(
                 w,
-                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) {to} all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt{say} && echo \"{label}|all.txt,hits.txt|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n{streams}"
+                "\n[[tasks]]\nname = \"c\"\ncommand = '''{gate} && cat /dev/null $(ls {x}/*.txt 2>/dev/null) {to} all.txt && {{ cut -c1-2 all.txt | tr -dc 'a-z\\n' | sort -u; echo zz; }} > hits.txt{say} && echo \"{label}|all.txt,hits.txt{written}|files=$(echo {x}/*.txt) in=$(cat {x}/*.txt | cksum)\" >> {log}'''\ninputs = [\"{x}/*.txt\"]\noutputs = [\"all.txt\", \"hits.txt\"]\n{streams}"
             );
         }
         if self.combine && self.dynamic {
@@ -463,15 +465,10 @@ pub fn left_out(what: &str) -> bool {
 
 /// Features of the grammar, and checks, made only when `FLOW_MODEL_DRAW`
 /// names them: each finds a defect not fixed yet, and is switched on once
-/// the fix is in — `stdin` (a `stdin` file in the key), `setup` (a file
-/// sourced by a `setup` line in the key), `append` (outputs moved aside
-/// before an instance runs again, so `>>` gives a clean run's result),
-/// `skips` (outputs of instances a per-instance `when` skips moved aside,
-/// and skips propagated per instance), `streams` (the `stdout` and
-/// `stderr` files of a task that is dropped stay behind, and one deleted
-/// is not written again), and
-/// the check `why` (`flow plan --why` names the file an edit changed).
-pub const DEFAULT_OFF: [&str; 6] = ["stdin", "setup", "append", "skips", "streams", "why"];
+/// the fix is in — the check `why` (`flow plan --why` names the file an
+/// edit changed, not one only touched). Switched on since: `stdin`,
+/// `setup`, `append`, `skips` and `streams`.
+pub const DEFAULT_OFF: [&str; 1] = ["why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,

@@ -176,15 +176,18 @@ impl JobFactory {
         self.graph.label(task)
     }
 
-    /// The declared outputs of instance `task` (absolute), rendered as its
-    /// first attempt in its first variant.
+    /// The files instance `task` writes (absolute), rendered as its first
+    /// attempt in its first variant: its declared outputs, then the files
+    /// its `stdout` and `stderr` go to.
     pub fn outputs(&self, task: TaskId) -> Result<Vec<PathBuf>, String> {
         let scope = self.scope(task, 0, 0);
-        self.groups[task.group.index()]
-            .outputs
-            .iter()
-            .map(|tmpl| self.renderer.render(tmpl, &scope).map(|s| self.base_dir.join(&*s)).map_err(|e| e.to_string()))
-            .collect()
+        let label = self.label(task);
+        let r = Rendering { renderer: &self.renderer, scope: &scope, label: &label, base_dir: &self.base_dir };
+        let t = &self.groups[task.group.index()];
+        let template = &self.graph.group(task.group).template;
+        let stdout = r.sink(&template.stdout, t.stdout.as_ref(), "stdout")?;
+        let stderr = r.sink(&template.stderr, t.stderr.as_ref(), "stderr")?;
+        Ok(written(r.paths(&t.outputs, "outputs")?, [&stdout, &stderr]))
     }
 
     /// The template context of instance `task` for attempt `attempt` in
@@ -237,6 +240,7 @@ impl JobFactory {
             container.map(|c| c.identity.as_str()),
             [&stdout, &stderr].map(Sink::file),
         );
+        let outputs = written(outputs, [&stdout, &stderr]);
         let chunked = chunk.is_some();
         let item = self.item_var(task, item, &mut chunk);
         let domain = self.graph.base_domain(task.group);
@@ -359,6 +363,19 @@ impl JobFactory {
 
 /// Renders one job's templates in its context, naming the key and the
 /// instance when one fails.
+/// What an instance writes: its declared `outputs`, then the files its
+/// streams go to, which are outputs like the others — stamped when it
+/// succeeds, checked before it is skipped, moved aside when it does not
+/// succeed or before it runs again.
+fn written(mut outputs: Vec<PathBuf>, streams: [&Sink; 2]) -> Vec<PathBuf> {
+    for file in streams.into_iter().filter_map(Sink::file) {
+        if !outputs.iter().any(|o| o == file) {
+            outputs.push(file.to_path_buf());
+        }
+    }
+    outputs
+}
+
 struct Rendering<'a> {
     renderer: &'a Renderer,
     scope: &'a minijinja::Value,
