@@ -164,9 +164,15 @@ fn the_paths_streams_go_to_are_in_the_key() {
     assert_eq!(read(&t, "one.txt"), "hi\n");
     let t = t.workflow(&workflow("two.txt"));
     let plan = t.success_with(&["plan", "--why"]);
-    assert_eq!(plan, "say: 1 of 1 would run, 0 unchanged\n  1 stdout path changed: say\n");
+    // The file the stream went to is an output: the old one is no one's now.
+    assert_eq!(
+        plan,
+        "say: 1 of 1 would run, 0 unchanged\n  1 stdout path changed: say\n  \
+         1 output no instance writes any more would be moved aside: one.txt\n"
+    );
     assert_code(&t.run_with(&["run"]), 0);
     assert_eq!(read(&t, "two.txt"), "hi\n");
+    assert!(!t.path().join("one.txt").exists(), "moved aside");
 }
 
 #[test]
