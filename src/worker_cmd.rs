@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use flow_engine::net::AccessFile;
 use flow_engine::rundir::{RunView, locate};
-use flow_engine::runtime::{JoinRetry, Leave, WorkerError, WorkerOptions, run_workers};
+use flow_engine::runtime::{JoinRetry, JoinedRun, Leave, WorkerError, WorkerOptions, run_workers};
 use flow_engine::units::{self, DurationStyle, parse_duration};
 
 use crate::args::WorkerArgs;
@@ -94,6 +94,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         guard: crate::guard_cmd::start(),
         reconnect_for: duration("reconnect-for", &Some(args.reconnect_for.clone()))?.unwrap_or_default(),
         on_retry: Some(if args.json { retrying_json } else { retrying_text }),
+        on_join: args.json.then_some(joined_json as fn(&JoinedRun)),
         dry_exec: args.dry_exec,
         output_buffer: units::parse_size(&args.output_buffer)
             .map_err(|e| Failure::Usage(format!("`--output-buffer {}`: {e}", args.output_buffer)))?,
@@ -167,6 +168,13 @@ fn retrying_json(retry: &JoinRetry) {
         retry_for_us: retry.retry_for.as_micros() as u64,
     };
     // A closed stdout is found again, and reported, by the `left` line.
+    let _ = crate::stdout::to_stdout(|out| crate::json::write_line(out, &event));
+}
+
+/// Says as a JSON line that the worker is in the run: a script waiting for
+/// workers can go on.
+fn joined_json(joined: &JoinedRun) {
+    let event = WorkerEvent::Joined { address: joined.address.clone(), rejoined: joined.rejoining };
     let _ = crate::stdout::to_stdout(|out| crate::json::write_line(out, &event));
 }
 

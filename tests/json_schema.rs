@@ -130,7 +130,15 @@ fn a_remote_worker_and_its_run_print_what_the_schema_says() {
     assert!(events.contains("\"event\":\"worker_joined\""), "{events}");
     check(&schema, "run", &events);
     let worker = read(&t, "worker.json");
-    assert_eq!(check(&schema, "worker", &worker), 2, "{worker}");
+    assert_eq!(check(&schema, "worker", &worker), 3, "{worker}");
+    // Issue 28: a script can tell when the worker is in the run.
+    let events: Vec<String> = worker
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON")["event"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(events, ["started", "joined", "left"], "{worker}");
+    assert!(worker.contains("\"event\":\"joined\",\"address\":\"127.0.0.1:"), "{worker}");
+    assert!(worker.contains("\"rejoined\":false"), "{worker}");
     assert!(worker.contains("\"reason\":\"run_ended\""), "{worker}");
     check(&schema, "workers", &t.success_with(&["workers", "--json"]));
     check(&schema, "log list", &t.success_with(&["log", "list", "--json"]));

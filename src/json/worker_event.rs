@@ -22,6 +22,14 @@ pub enum WorkerEvent {
         /// When it leaves, µs after it starts, if it has a time limit.
         time_limit_us: Option<u64>,
     },
+    /// It is in the run: the run accepted it (after `started`, and again
+    /// after each rejoin).
+    Joined {
+        /// The address it joined.
+        address: String,
+        /// It joined again after its connection dropped.
+        rejoined: bool,
+    },
     /// Joining failed for a reason that may pass; it tries again with
     /// back-off (said once each time joining starts failing).
     Retrying {

@@ -52,6 +52,6 @@ pub use agent::detect::detect;
 pub use agent::guard::{Guard, serve as serve_guard};
 pub use agent::output_budget::DEFAULT_OUTPUT_BUFFER;
 pub use agent::remote_worker::{
-    JoinRetry, Leave, WorkerError, WorkerOptions, run as run_worker, run_copies as run_workers,
+    JoinRetry, JoinedRun, Leave, WorkerError, WorkerOptions, run as run_worker, run_copies as run_workers,
 };
 pub use core::NeverRuns;

@@ -57,6 +57,8 @@ pub struct WorkerOptions {
     pub reconnect_for: Duration,
     /// Told once each time joining fails and the worker starts retrying.
     pub on_retry: Option<fn(&JoinRetry)>,
+    /// Told each time the worker is in the run: it joined, or rejoined.
+    pub on_join: Option<fn(&JoinedRun)>,
     /// A zero-execution worker: each job succeeds at once, no process is
     /// started. It joins only a `--dry-exec` run.
     pub dry_exec: bool,
@@ -64,6 +66,15 @@ pub struct WorkerOptions {
     /// reading their pipes (they wait to write) until the coordinator has
     /// them: what a slow or lost connection leaves in memory.
     pub output_buffer: u64,
+}
+
+/// The worker is in the run: the run accepted it.
+#[derive(Debug, Clone)]
+pub struct JoinedRun {
+    /// The address it joined.
+    pub address: String,
+    /// It joined again after its connection dropped.
+    pub rejoining: bool,
 }
 
 /// Joining failed for a reason that may pass; the worker tries again.
@@ -227,7 +238,12 @@ async fn hello(
         }
         let address = options.connect.clone().unwrap_or_else(|| access.address.clone());
         let error = match join(options, &access, &address, carried()).await {
-            Ok(joined) => return Ok(joined),
+            Ok(joined) => {
+                if let (Joined::Connected(..), Some(tell)) = (&joined, &options.on_join) {
+                    tell(&JoinedRun { address, rejoining });
+                }
+                return Ok(joined);
+            }
             Err(e) => e,
         };
         if options.access_file.as_deref().and_then(RunDir::of_access_file).is_some_and(|run| run.is_finished()) {
