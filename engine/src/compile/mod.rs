@@ -40,6 +40,8 @@ mod writers;
 #[cfg(test)]
 mod include_tests;
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;
 
 pub use compiler::compile;

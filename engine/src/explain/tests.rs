@@ -1,28 +1,18 @@
 //! The reasons of [`Explainer`], on workflows compiled from text and
 //! journals, workers and queues written by hand.
 
-use crate::compile::{Options, compile};
-use crate::diag::Source;
+use crate::compile::testing::graph;
 use crate::ir::{Amount, Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, JournalRecord, Wrote};
 use crate::profile::Manager;
 use crate::resources::{Deadline, Shortfall, WorkerShape};
 use crate::rundir::{AllocRecord, AllocState, AllocsFile, QueueRecord, RunDir, RunJournal, RunView, WorkerInfo};
-use crate::spec::{Format, parse};
 
 use super::*;
 
 /// 2023-11-14T22:13:20Z, in µs.
 const T0: u64 = 1_700_000_000_000_000;
 const SECOND: u64 = 1_000_000;
-
-fn graph(text: &str) -> Graph {
-    let source = Source::new("workflow.toml", text);
-    let workflow = parse(&source, Format::Toml).expect("parses");
-    let dir = tempfile::tempdir().expect("temp dir");
-    compile(&workflow, &source, &Options { base_dir: dir.path().to_path_buf(), ..Options::default() })
-        .expect("compiles")
-}
 
 /// A worker with these totals and no deadline.
 fn worker(id: u32, cpus: usize, gpus: usize, memory: u64) -> WorkerInfo {

@@ -433,23 +433,11 @@ fn run_of(run: &RunDir, workflow: &Path) -> Result<Option<(Graph, JournalFile)>,
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::compile::{Options, compile};
-    use crate::diag::Source;
-    use crate::ir::{Group, GroupId, TaskTemplate};
+    use crate::compile::testing::graph;
+    use crate::ir::GroupId;
     use crate::log::{JournalEvent, JournalRecord, JournalWriter};
     use crate::rundir::Meta;
-    use crate::spec::{Format, parse};
-
-    fn graph(text: &str) -> Graph {
-        let source = Source::new("workflow.toml", text);
-        let workflow = parse(&source, Format::Toml).expect("parses");
-        let dir = tempfile::tempdir().expect("temp dir");
-        compile(&workflow, &source, &Options { base_dir: dir.path().to_path_buf(), ..Options::default() })
-            .expect("compiles")
-    }
 
     /// A run of `workflow.toml` under `state` with these journal records.
     fn run(state: &Path, graph: &Graph, records: &[JournalRecord]) {
@@ -486,18 +474,9 @@ mod tests {
         assert_eq!(previous.renderings_to_try(task, "fit"), [Rendering { variant: 0, attempt: 1 }]);
     }
 
+    /// Task `a` with three instances.
     fn three() -> Graph {
-        Graph {
-            name: "t".into(),
-            vars: BTreeMap::new(),
-            groups: vec![Group::range("a", 3, TaskTemplate::shell("true"))],
-            edges: Vec::new(),
-            container_engine: None,
-            images: BTreeMap::new(),
-            max_fails: None,
-            finally: None,
-            dropped: Vec::new(),
-        }
+        graph("[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"true\"\n")
     }
 
     fn journal(events: Vec<(u64, JournalEvent)>) -> JournalFile {
