@@ -44,7 +44,10 @@ fn output_written_across_a_coordinator_kill_is_in_the_resumed_runs_log_once_and_
     );
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);
     let mut worker = start_worker(&t, &access, &["--cpus", "1"], "worker.stderr");
-    kill_when(&t, &mut run, || read(&t, "said").trim().parse::<u32>().is_ok_and(|n| n >= 8));
+    // Killed once the run's log holds 8 lines: what the task said travels
+    // to the log after it, later still on a loaded machine.
+    let logged = || t.run_with(&["log", "cat", "talk"]).stdout.lines().count() >= 8;
+    kill_when(&t, &mut run, || read(&t, "said").trim().parse::<u32>().is_ok_and(|n| n >= 8) && logged());
     let stderr = resume(&t, &["--no-local-worker"]);
     assert!(stderr.contains("rejoined with 1 task(s) of the killed run"), "{stderr}");
     // The killed run's log has the start; the resumed run's has it all, once.
