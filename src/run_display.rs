@@ -229,8 +229,8 @@ fn notice(event: &Event) -> Option<String> {
         Event::Allocation { id, job_id, state, reason } => allocation_text(*id, job_id, *state, reason.as_deref()),
         Event::QueuePaused { reason } => Some(format!("✗ {reason}")),
         Event::Warning { message } => Some(format!("warning: {message}")),
-        Event::OutputsMoved { task, reason, labels, files, dir, dry } => {
-            Some(outputs_moved(task, *reason, labels, files, dir, *dry))
+        Event::OutputsMoved { task, reason, labels, files, changed, dir, dry } => {
+            Some(outputs_moved(task, *reason, labels, files, changed.len(), dir, *dry))
         }
         Event::QueueUnschedulable { task, reason } => Some(format!("! the queue can never run `{task}`: {reason}")),
         _ => None,
@@ -238,8 +238,17 @@ fn notice(event: &Event) -> Option<String> {
 }
 
 /// What was moved out of the way for instances that no longer exist, or
-/// that did not succeed in this run.
-fn outputs_moved(task: &str, reason: MoveReason, labels: &[String], files: &[String], dir: &str, dry: bool) -> String {
+/// that did not succeed in this run; `changed` of them were changed since
+/// flow wrote them.
+fn outputs_moved(
+    task: &str,
+    reason: MoveReason,
+    labels: &[String],
+    files: &[String],
+    changed: usize,
+    dir: &str,
+    dry: bool,
+) -> String {
     let few = |names: &[String]| {
         let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
         match names.len() {
@@ -254,10 +263,14 @@ fn outputs_moved(task: &str, reason: MoveReason, labels: &[String], files: &[Str
         MoveReason::Failed => format!("{outputs} an earlier run left for instances that failed ({})", few(labels)),
         MoveReason::Cancelled => format!("{outputs} an earlier run left for instances cancelled ({})", few(labels)),
     };
+    let by_hand = match changed {
+        0 => String::new(),
+        n => format!(" ({n} changed since flow wrote {})", if n == 1 { "it" } else { "them" }),
+    };
     if dry {
-        format!("~ {task}: would move {which} out of the way (--dry-exec: left in place): {}", few(files))
+        format!("~ {task}: would move {which} out of the way (--dry-exec: left in place): {}{by_hand}", few(files))
     } else {
-        format!("~ {task}: moved {which} to {dir}/: {}", few(files))
+        format!("~ {task}: moved {which} to {dir}/: {}{by_hand}", few(files))
     }
 }
 

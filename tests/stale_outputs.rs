@@ -227,3 +227,20 @@ outputs = ["final.txt"]
     assert_eq!(statuses(&t, None)["final"], "succeeded", "`other` ran: `final` is not skipped");
     assert_eq!(read(&t, "final.txt"), "other\n", "what a clean run with cut=1 leaves");
 }
+
+#[test]
+fn stale_output_changed_by_hand_is_moved_aside_all_the_same_and_the_run_says_so_issue_26() {
+    let t = Test::new().workflow(CUT);
+    t.success_with(&["run"]);
+    let t = t.file("a/1.txt", "by hand\n");
+    let out = t.run_with(&["run", "-v", "cut=1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = last_run(&t);
+    let line = format!(
+        "~ a: moved 1 output an earlier run left for instances skipped now (a[1]) to .flow/runs/{run}/stale/: a/1.txt (1 changed since flow wrote it)\n"
+    );
+    assert!(out.stderr.contains(&line), "{}", out.stderr);
+    assert!(!t.path().join("a/1.txt").exists(), "a clean run with cut=1 has no a/1.txt");
+    assert_eq!(read(&t, "all.txt"), "2\n3\n");
+    assert_eq!(read(&t, &format!(".flow/runs/{run}/stale/a/1.txt")), "by hand\n", "nothing is lost");
+}

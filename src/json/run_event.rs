@@ -169,6 +169,8 @@ pub enum RunEvent<'a> {
         labels: &'a [String],
         /// The files, relative to the workflow directory.
         files: &'a [String],
+        /// Those of `files` changed since flow wrote them: moved all the same.
+        changed: &'a [String],
         /// Where they are now, relative to the workflow directory.
         dir: &'a str,
         /// Under `--dry-exec`: they would be moved, and were left.
@@ -277,8 +279,8 @@ impl<'a> RunEvent<'a> {
             }
             Event::QueuePaused { reason } => RunEvent::QueuePaused { reason },
             Event::QueueUnschedulable { task, reason } => RunEvent::QueueUnschedulable { task, reason },
-            Event::OutputsMoved { task, reason, labels, files, dir, dry } => {
-                RunEvent::OutputsMoved { task, reason: *reason, labels, files, dir, dry: *dry }
+            Event::OutputsMoved { task, reason, labels, files, changed, dir, dry } => {
+                RunEvent::OutputsMoved { task, reason: *reason, labels, files, changed, dir, dry: *dry }
             }
             Event::Warning { message } => RunEvent::Warning { message },
         }

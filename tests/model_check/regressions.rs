@@ -291,3 +291,20 @@ command = "echo {{ vars.pause }} >> notes.txt; sleep {{ vars.pause }}"
     assert_eq!(run(&t, &[]), (1, 1));
     assert_eq!(read(&t, "notes.txt"), "0\n30\n0\n");
 }
+
+/// Issue 26 (seed 20261201): an output changed by hand, then its task
+/// dropped by a false `when`, is moved aside all the same: a clean run
+/// with the task dropped has no such file.
+#[test]
+fn issue_26_an_output_changed_by_hand_goes_when_its_task_is_dropped() {
+    let t = Test::new().workflow(
+        "[vars]\non = true\n\n[[tasks]]\nname = \"b\"\nwhen = \"{{ vars.on }}\"\ncommand = \"echo b > b.txt\"\noutputs = [\"b.txt\"]\n",
+    );
+    assert_eq!(run(&t, &[]), (1, 0));
+    let t = t.file("b.txt", "99\n");
+    let out = t.run_with(&["run", "-v", "on=false"]);
+    assert_code(&out, 0);
+    assert!(!t.path().join("b.txt").exists(), "the file changed by hand stayed where a clean run has none");
+    let run = entries(&t.path().join(".flow/runs")).into_iter().next_back().expect("a run");
+    assert_eq!(read(&t, &format!(".flow/runs/{run}/stale/b.txt")), "99\n", "nothing is lost");
+}

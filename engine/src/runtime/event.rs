@@ -216,6 +216,9 @@ pub enum Event {
         labels: Vec<String>,
         /// The files, relative to the workflow directory.
         files: Vec<String>,
+        /// Those of `files` changed since flow wrote them (by hand, or by
+        /// a command it does not know of): moved all the same.
+        changed: Vec<String>,
         /// Where they are now (relative to the workflow directory).
         dir: String,
         /// Under `--dry-exec`: they would be moved, and were left.

@@ -10,6 +10,8 @@
 //! recorded instances not yet judged, keyed so each judgement is made once.
 //! A task a false `when` dropped has no instance at all: what its earlier
 //! successes left is moved aside at the start, like a vanished instance's.
+//! A recorded output changed by hand since is moved too (nothing is lost,
+//! and a clean run would not have it); [`Moved::changed`] names it.
 //!
 //! An instance that exists but does not succeed in this run — skipped,
 //! cancelled, or failed before its command ran — has what an earlier
@@ -56,6 +58,8 @@ pub struct Moved {
     pub labels: Vec<String>,
     /// The files, relative to the workflow directory.
     pub files: Vec<String>,
+    /// Those of `files` changed since flow wrote them.
+    pub changed: Vec<String>,
 }
 
 /// Recorded instances not judged yet, by group and, for a per-instance
@@ -107,7 +111,7 @@ impl StaleOutputs {
 
     /// Moves the declared outputs of `task`, which did not succeed in this
     /// run (`reason`), into `into` (unless `dry`): those an earlier success
-    /// of its task left as they are. A file changed since is someone else's.
+    /// of its task recorded, whatever they hold now.
     pub fn settle_unsucceeded(
         &mut self,
         factory: &JobFactory,
@@ -125,17 +129,19 @@ impl StaleOutputs {
             }
             by_path
         });
-        let mut files = Vec::new();
+        let mut moved = Moved {
+            task: name.clone(),
+            reason,
+            labels: vec![factory.label(task)],
+            files: Vec::new(),
+            changed: Vec::new(),
+        };
         for file in factory.outputs(task).ok()? {
             let path = relative(&file, factory.base_dir()).to_string_lossy().into_owned();
             let Some(stamps) = by_path.get(&path) else { continue };
-            let left = stamps.iter().any(|s| matches!(s.check(&file), StampCheck::Same | StampCheck::Restamped(_)));
-            if left && (dry || move_file(&file, &inside(into, &path))) {
-                files.push(path);
-            }
+            moved.take(&file, path, stamps, into, dry);
         }
-        let labels = vec![factory.label(task)];
-        (!files.is_empty()).then(|| Moved { task: name.clone(), reason, labels, files })
+        (!moved.files.is_empty()).then_some(moved)
     }
 
     /// Moves what the earlier instances of group `g` left into `into`
@@ -316,9 +322,8 @@ fn declared_outputs(factory: &JobFactory, g: GroupId, positions: Range<u64>) -> 
     declared
 }
 
-/// Moves the recorded outputs of `vanished` that are as their success left
-/// them and that no instance of their task declares now into `into`,
-/// keeping their paths below it.
+/// Moves the recorded outputs of `vanished` that no instance of their
+/// task declares now into `into`, keeping their paths below it.
 fn move_aside(
     base: &Path,
     task: &str,
@@ -328,28 +333,46 @@ fn move_aside(
     dry: bool,
 ) -> Option<Moved> {
     vanished.sort_by(|a, b| a.label.cmp(&b.label));
-    let mut moved =
-        Moved { task: task.to_owned(), reason: MoveReason::Vanished, labels: Vec::new(), files: Vec::new() };
+    let mut moved = Moved {
+        task: task.to_owned(),
+        reason: MoveReason::Vanished,
+        labels: Vec::new(),
+        files: Vec::new(),
+        changed: Vec::new(),
+    };
     for r in vanished {
         let mut any = false;
         for stamp in r.outputs().iter().filter(|s| !declared.contains(&s.path)) {
-            let (path, from) = (&stamp.path, base.join(&stamp.path));
-            // Only what that success left: a file changed since is someone else's.
-            let left = matches!(stamp.check(&from), StampCheck::Same | StampCheck::Restamped(_));
-            if !left || moved.files.contains(path) {
-                continue;
+            if !moved.files.contains(&stamp.path) {
+                any |= moved.take(&base.join(&stamp.path), stamp.path.clone(), std::slice::from_ref(stamp), into, dry);
             }
-            if !dry && !move_file(&from, &inside(into, path)) {
-                continue;
-            }
-            moved.files.push(path.clone());
-            any = true;
         }
         if any {
             moved.labels.push(r.label);
         }
     }
     (!moved.files.is_empty()).then_some(moved)
+}
+
+impl Moved {
+    /// Moves `file` (at `path`, relative to the workflow directory) into
+    /// `into` (unless `dry`) if it is there, noting it as changed by hand
+    /// when it is not as any of the `stamps` flow recorded for it left
+    /// it; whether it was taken.
+    fn take(&mut self, file: &Path, path: String, stamps: &[OutputStamp], into: &Path, dry: bool) -> bool {
+        if fs_err::symlink_metadata(file).is_err() {
+            return false;
+        }
+        let left = stamps.iter().any(|s| matches!(s.check(file), StampCheck::Same | StampCheck::Restamped(_)));
+        if !dry && !move_file(file, &inside(into, &path)) {
+            return false;
+        }
+        if !left {
+            self.changed.push(path.clone());
+        }
+        self.files.push(path);
+        true
+    }
 }
 
 /// `path` (relative, or absolute outside the workflow directory) below

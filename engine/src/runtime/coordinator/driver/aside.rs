@@ -71,6 +71,7 @@ impl Driver {
             Some(m) => {
                 m.labels.extend(moved.labels);
                 m.files.extend(moved.files);
+                m.changed.extend(moved.changed);
             }
             None => self.moved.push(moved),
         }
@@ -80,9 +81,9 @@ impl Driver {
     pub(super) fn say_moved(&mut self) {
         let dir = self.run_dir.path.join("stale");
         let shown = relative(&dir, &self.options.base_dir).display().to_string();
-        for Moved { task, reason, labels, files } in std::mem::take(&mut self.moved) {
+        for Moved { task, reason, labels, files, changed } in std::mem::take(&mut self.moved) {
             let dry = self.options.dry_exec;
-            self.recorder.event(Event::OutputsMoved { task, reason, labels, files, dir: shown.clone(), dry });
+            self.recorder.event(Event::OutputsMoved { task, reason, labels, files, changed, dir: shown.clone(), dry });
         }
     }
 }
