@@ -46,11 +46,15 @@
 //! (`workflows::DEFAULT_OFF`). Failing cases are kept in
 //! `tests/model_check.proptest-regressions` and replayed first.
 //! `coverage` holds the grammar to the keys of the schema and the options
-//! of `flow run`.
+//! of `flow run`. `edits` draws the changes between runs, among them edits
+//! of the workflow text (tasks renamed or reordered, TOML↔YAML) and of an
+//! included file (`included`).
 
 mod coverage;
+mod edits;
 mod failures;
 mod harness;
+mod included;
 mod regressions;
 mod workflows;
 
@@ -74,7 +78,7 @@ fn model_check(part: u64) {
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    let result = runner.run(&workflows::sequence(3..=5, &workflows::Draw::from_env()), |(shape, edits)| {
+    let result = runner.run(&edits::sequence(3..=5, &workflows::Draw::from_env()), |(shape, edits)| {
         harness::check_sequence(&shape, &edits).map_err(|e| {
             TestCaseError::fail(format!(
                 "{e}\n--- workflow.toml:\n{}--- {shape:?}\n--- edits: {edits:?}",
@@ -95,4 +99,54 @@ fn reruns_match_the_oracle() {
 #[test]
 fn reruns_match_the_oracle_second_half() {
     model_check(1);
+}
+
+/// The edits of the workflow text and of an included file, on a shape
+/// with every task: each holds the oracle in a fixed sequence too.
+#[test]
+fn edits_of_the_workflow_text_and_an_included_file_match_the_oracle() {
+    use edits::Edit::{IncludeVar, Included, Namespace, Rename, Reorder, Syntax};
+    let shape = workflows::Shape {
+        source: workflows::Source::Range,
+        template: false,
+        variants: false,
+        cwd: false,
+        script: None,
+        common: true,
+        mirror: Some(true),
+        gated: false,
+        combine: true,
+        dynamic: true,
+        nested: false,
+        fragile: Some(false),
+        handler: Some(workflows::Handler { always: true, each: false }),
+        defaults: false,
+        finally: false,
+        streams: false,
+        grows: false,
+        untracked: false,
+        vars_file: false,
+        argv: false,
+        stdin: false,
+        setup: false,
+        append: false,
+        skips: false,
+        include: Some(true),
+    };
+    let edits = [
+        Namespace,
+        Reorder,
+        Rename(0),
+        Included(0, 1),
+        IncludeVar(1),
+        Included(1, 1),
+        Included(2, 1),
+        Syntax,
+        Rename(1),
+        Namespace,
+        Rename(0),
+    ];
+    if let Err(e) = harness::check_sequence(&shape, &edits) {
+        panic!("{e}\n--- workflow.toml:\n{}", shape.workflow());
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::harness::{Done, task_of};
+use super::harness::{Done, base_task};
 use super::workflows::{Handler, Shape};
 
 /// What the failures of a run make of it.
@@ -27,7 +27,7 @@ impl Fate {
     /// instance that ran or did not against these rules.
     pub fn of(shape: &Shape, clean: &[Done]) -> Result<Self, String> {
         let failed: BTreeSet<String> = clean.iter().filter(|d| d.failed).map(|d| d.label.clone()).collect();
-        if let Some(other) = failed.iter().find(|l| task_of(l) != "b") {
+        if let Some(other) = failed.iter().find(|l| base_task(l) != "b") {
             return Err(format!("{other} failed in the clean run, yet only `b` fails"));
         }
         let ignored = shape.fragile == Some(true);
@@ -37,7 +37,7 @@ impl Fate {
         } else {
             tasks.iter().map(|(t, _)| *t).filter(|t| *t != "h" && upstream(&tasks, t).contains("b")).collect()
         };
-        if let Some(ran) = clean.iter().find(|d| cancelled.contains(task_of(&d.label))) {
+        if let Some(ran) = clean.iter().find(|d| cancelled.contains(base_task(&d.label))) {
             return Err(format!("{} ran in the clean run, though {failed:?} failed before it", ran.label));
         }
         let code = i32::from(!failed.is_empty() && !ignored);
@@ -45,7 +45,7 @@ impl Fate {
         if let Some(handler) = shape.handler {
             let expected = handled(handler, &ended(shape, clean), &failed);
             let got: BTreeMap<String, String> =
-                clean.iter().filter(|d| task_of(&d.label) == "h").map(|d| (d.label.clone(), told(&d.key))).collect();
+                clean.iter().filter(|d| base_task(&d.label) == "h").map(|d| (d.label.clone(), told(&d.key))).collect();
             if got != expected {
                 return Err(format!(
                     "the handler ran as {got:?} (instance: what failed), the oracle says {expected:?}"
@@ -63,7 +63,7 @@ impl Fate {
 fn ended(shape: &Shape, clean: &[Done]) -> BTreeSet<String> {
     // `gated` (a `when` over the whole of `b`) takes the place of `skips`.
     let task = if shape.skips && !shape.gated { "a" } else { "b" };
-    clean.iter().filter(|d| task_of(&d.label) == task).map(|d| d.label.replacen('a', "b", 1)).collect()
+    clean.iter().filter(|d| base_task(&d.label) == task).map(|d| d.label.replacen('a', "b", 1)).collect()
 }
 
 /// The instances of `h` that run, each with the failures it is told of

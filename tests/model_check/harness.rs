@@ -8,8 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
+use super::edits::{Edit, RENAMED};
 use super::failures::{Fate, upstream};
-use super::workflows::{Draw, Edit, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
+use super::included;
+use super::workflows::{Draw, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
@@ -23,8 +25,17 @@ pub struct Done {
     pub failed: bool,
 }
 
+/// The task of an instance's label, as flow names it (`lib.x`, `c_r`).
 pub fn task_of(label: &str) -> &str {
     label.split('[').next().unwrap_or(label)
+}
+
+/// The task of a label (or a task name) as `Shape::tasks` names it:
+/// without its namespace, and renamed back.
+pub fn base_task(label: &str) -> &str {
+    let task = task_of(label);
+    let task = task.rsplit_once('.').map_or(task, |(_, t)| t);
+    task.strip_suffix("_r").unwrap_or(task)
 }
 
 /// flow's label with an index always written: `c` is `c[0]`.
@@ -59,6 +70,9 @@ fn flow(dir: &Path, args: &[String]) -> Out {
 fn run_args(cmd: &[&str], aux: &Path, src: &Sources, shape: &Shape) -> Vec<String> {
     let mut args: Vec<String> = cmd.iter().map(|s| (*s).to_owned()).collect();
     args.extend(["-v".to_owned(), format!("aux={}", aux.display())]);
+    if shape.include.is_some() {
+        args.extend(["-v".to_owned(), format!("{}.aux={}", included::namespace(shape, src), aux.display())]);
+    }
     args.extend(src.vars(shape));
     args
 }
@@ -301,6 +315,14 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 Edit::Syntax => src.yaml = !src.yaml,
                 Edit::Stdin(v) => src.stdin = v,
                 Edit::Setup(v) => src.setup = v,
+                Edit::Namespace => src.renamed_namespace = !src.renamed_namespace,
+                Edit::IncludeVar(v) => src.lib_word = v,
+                Edit::Included(part, v) => src.lib[part % 3] = v,
+                Edit::Rename(i) => {
+                    let task = RENAMED[i % RENAMED.len()];
+                    let _toggled = src.renamed.remove(task) || src.renamed.insert(task);
+                }
+                Edit::Reorder => src.reversed = !src.reversed,
                 _ => {}
             }
         }
@@ -329,7 +351,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let mut expected = model.expected(clean, fate, &dir);
         let forced = forced.filter(|_| !clean.is_empty()).map(|o| o.map(|i| task_of(&clean[i % clean.len()].label)));
         if let Some(only) = forced {
-            let hit = |t: &str| only.is_none_or(|o| t == o || upstream(&tasks, t).contains(o));
+            let hit = |t: &str| only.is_none_or(|o| t == o || upstream(&tasks, base_task(t)).contains(base_task(o)));
             expected.extend(clean.iter().filter(|d| hit(task_of(&d.label))).map(|d| d.label.clone()));
         }
         if let Some(i) = fail {
@@ -339,7 +361,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
         let normal_run = kill.is_none() && fail.is_none();
         let upstream_runs =
-            |task: &str| upstream(&tasks, task).iter().any(|u| expected.iter().any(|l| task_of(l) == *u));
+            |task: &str| upstream(&tasks, base_task(task)).iter().any(|u| expected.iter().any(|l| base_task(l) == *u));
         let always = shape.handler.is_some_and(|h| h.always);
 
         // `plan` and `--dry-exec` are not asked about a forced run.
@@ -363,7 +385,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                         "flow plan --why gave {i} as the reason, not that `{cause}` changed\n{line}"
                     )));
                 }
-                if v["instances"].is_null() || (Shape::is_dynamic(task) && upstream_runs(task)) {
+                if v["instances"].is_null() || (Shape::is_dynamic(base_task(task)) && upstream_runs(task)) {
                     continue;
                 }
                 // Every instance named, with its reason: exactly the
@@ -383,9 +405,9 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 let all: BTreeSet<String> = sure.union(&waiting).cloned().collect();
                 // The plan foresees no failure: what a failure cancels it
                 // counts (an upper bound), a failure handler never (a lower one).
-                let wrong = if fate.cancelled.contains(task) {
+                let wrong = if fate.cancelled.contains(base_task(task)) {
                     false
-                } else if task == "h" && !always {
+                } else if base_task(task) == "h" && !always {
                     !all.is_empty()
                 } else {
                     !sure.is_subset(&exec) || !exec.is_subset(&all) || (!upstream_runs(task) && all != exec)
@@ -412,7 +434,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 .collect();
             for (task, _) in &tasks {
                 let of = |set: &BTreeSet<String>| {
-                    set.iter().filter(|l| task_of(l) == *task).cloned().collect::<BTreeSet<_>>()
+                    set.iter().filter(|l| base_task(l) == *task).cloned().collect::<BTreeSet<_>>()
                 };
                 let (e, w) = (of(&expected), of(&would));
                 // A dry run foresees no failure either: it runs no failure
@@ -447,7 +469,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let executed = labels(&done);
         if !normal_run {
             // The oracle does not know the failure made here: `h` may react to it.
-            let executed: BTreeSet<String> = executed.into_iter().filter(|l| task_of(l) != "h").collect();
+            let executed: BTreeSet<String> = executed.into_iter().filter(|l| base_task(l) != "h").collect();
             if !executed.is_subset(&expected) {
                 return Err(at(diff("executed (a subset, in a failing or killed run)", &expected, &executed)));
             }

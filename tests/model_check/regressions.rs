@@ -308,3 +308,48 @@ fn issue_26_an_output_changed_by_hand_goes_when_its_task_is_dropped() {
     let run = entries(&t.path().join(".flow/runs")).into_iter().next_back().expect("a run");
     assert_eq!(read(&t, &format!(".flow/runs/{run}/stale/b.txt")), "99\n", "nothing is lost");
 }
+
+const UPPER: &str = r#"
+[[tasks]]
+name = "up"
+command = "tr a-z A-Z < in.txt > up.txt"
+inputs = ["in.txt"]
+outputs = ["up.txt"]
+
+[[tasks]]
+name = "sum"
+command = "wc -c < up.txt > sum.txt"
+inputs = ["up.txt"]
+outputs = ["sum.txt"]
+"#;
+
+/// Issue 26: results are found by task name, so a renamed task is a new
+/// task and runs; what reads its outputs, the same bytes, does not.
+#[test]
+fn issue_26_a_renamed_task_runs_again_as_new_and_its_unchanged_outputs_rerun_nothing_else() {
+    let t = Test::new().workflow(UPPER).file("in.txt", "abc\n");
+    assert_eq!(run(&t, &[]), (2, 0));
+    let t = t.workflow(&UPPER.replace("name = \"up\"", "name = \"upper\""));
+    assert_eq!(
+        t.success_with(&["plan", "--why", "--instances"]),
+        "upper: 1 of 1 would run, 0 unchanged\n  upper: new\nsum: 1 of 1 would run, 0 unchanged\n  sum: after `upper`, which runs first\n"
+    );
+    assert_eq!(run(&t, &[]), (1, 1));
+    assert_eq!(read(&t, "sum.txt"), "4\n");
+}
+
+/// Issue 26: the order of the tasks in the file is not part of any key.
+#[test]
+fn issue_26_tasks_written_in_another_order_rerun_nothing() {
+    let t = Test::new().workflow(UPPER).file("in.txt", "abc\n");
+    assert_eq!(run(&t, &[]), (2, 0));
+    let (up, sum) = UPPER.split_at(UPPER.find("\n[[tasks]]\nname = \"sum\"").expect("two tasks"));
+    let t = t.workflow(&format!("{sum}\n{up}"));
+    assert!(read(&t, "workflow.toml").starts_with("\n[[tasks]]\nname = \"sum\""));
+    // The plan lists the tasks in the order they run.
+    assert_eq!(
+        t.success_with(&["plan", "--why", "--instances"]),
+        "up: 0 of 1 would run, 1 unchanged\nsum: 0 of 1 would run, 1 unchanged\n"
+    );
+    assert_eq!(run(&t, &[]), (0, 2));
+}

@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 
+use super::{edits, included};
+
 /// How the first task expands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -86,6 +88,9 @@ pub struct Shape {
     /// `b` has a per-instance `when = "{{ index != vars.cut }}"`, which the
     /// edits flip both ways (feature `skips`, off by default; not with `gated`).
     pub skips: bool,
+    /// An included file (`included`) with a task `x`; `Some(true)` names
+    /// its namespace with `as`.
+    pub include: Option<bool>,
 }
 
 /// A task `h` that waits for `b`'s end however.
@@ -119,6 +124,9 @@ impl Shape {
         }
         if self.handler.is_some() {
             tasks.push(("h", vec!["b"]));
+        }
+        if self.include.is_some() {
+            tasks.push(("x", vec![]));
         }
         tasks
     }
@@ -318,6 +326,16 @@ pub struct Sources {
     pub setup: u8,
     /// The workflow is written as `workflow.yaml` (in YAML's JSON form), not `workflow.toml`.
     pub yaml: bool,
+    /// The include's `as` names `lib2`, not `lib`.
+    pub renamed_namespace: bool,
+    /// The include's `vars = { word = … }`.
+    pub lib_word: u8,
+    /// The included file's command version and default `word`, and what `lib/in.txt` holds.
+    pub lib: [u8; 3],
+    /// The tasks renamed (`c` is called `c_r`).
+    pub renamed: BTreeSet<&'static str>,
+    /// The tasks are written in the reverse order.
+    pub reversed: bool,
 }
 
 /// The names the workflow file may have.
@@ -338,6 +356,11 @@ impl Sources {
             stdin: 0,
             setup: 0,
             yaml: false,
+            renamed_namespace: false,
+            lib_word: 0,
+            lib: [0; 3],
+            renamed: BTreeSet::new(),
+            reversed: false,
         }
     }
 
@@ -345,11 +368,15 @@ impl Sources {
     pub fn files(&self, shape: &Shape) -> BTreeMap<&'static str, String> {
         let list: String = self.list.iter().map(|w| format!("{w}\n")).collect();
         let json = self.list.iter().map(|w| format!("{{\"v\": \"{w}\"}}")).collect::<Vec<_>>().join(", ");
+        let mut text = edits::rewrite(&shape.workflow(), self);
+        if shape.include.is_some() {
+            text.insert_str(0, &included::line(shape, self));
+        }
         let workflow = if self.yaml {
-            let value: serde_json::Value = toml::from_str(&shape.workflow()).expect("the generated TOML parses");
+            let value: serde_json::Value = toml::from_str(&text).expect("the generated TOML parses");
             ("workflow.yaml", serde_json::to_string_pretty(&value).expect("JSON") + "\n")
         } else {
-            ("workflow.toml", shape.workflow())
+            ("workflow.toml", text)
         };
         let mut files = BTreeMap::from([
             workflow,
@@ -371,6 +398,10 @@ impl Sources {
         if shape.setup {
             files.insert("env.sh", format!("export SETUP={}\n", self.setup));
         }
+        if shape.include.is_some() {
+            files.insert(included::PATH, included::file(self));
+            files.insert(included::INPUT, included::input(self));
+        }
         files
     }
 
@@ -386,73 +417,6 @@ impl Sources {
         args.extend(["-v".into(), format!("cut={}", self.cut)]);
         args.extend(tag);
         args
-    }
-}
-
-/// A change between two runs.
-#[derive(Clone, Debug)]
-pub enum Edit {
-    /// Run again with nothing changed.
-    Nothing,
-    /// Insert a word at the top of the list (grows the list and what is made from it).
-    InsertTop(usize),
-    /// Append a word.
-    Append(usize),
-    /// Remove the line at a position.
-    Remove(usize),
-    /// Swap a line with the next one.
-    Swap(usize),
-    /// Replace a line by another word.
-    Replace(usize, usize),
-    /// `-v n=…` (the length of the `range`).
-    SetN(u8),
-    /// `-v tag=…` (used in commands).
-    SetTag(u8),
-    /// New contents of `in/common.txt`.
-    Common(u8),
-    /// Rewrite every source file with the same bytes.
-    Touch,
-    /// Edit `s.sh` (false) or `sub/s.sh` (true).
-    Script(bool, u8),
-    /// Delete an output (chosen among the outputs on disk).
-    DeleteOutput(usize),
-    /// Change an output's bytes by hand.
-    CorruptOutput(usize),
-    /// Make one instance (chosen among the instances) fail in the next run; fixed after it.
-    Fail(usize),
-    /// Move the whole directory elsewhere.
-    Move,
-    /// `kill -9` the run this many milliseconds after it starts.
-    Kill(u16),
-    /// Ctrl-C (SIGINT) the run this many milliseconds after it starts.
-    Interrupt(u16),
-    /// `-v b_on=…` (`b`'s condition, when it has one).
-    SetBOn(bool),
-    /// `-v cut=…` (`b`'s per-instance condition, when it has one).
-    Cut(u8),
-    /// Run with `--force`.
-    Force,
-    /// Run with `--only` one of the tasks (chosen among them).
-    Only(usize),
-    /// List the index in `poison.txt`, or take it out.
-    Poison(u8),
-    /// Convert the workflow file between TOML and YAML.
-    Syntax,
-    /// New contents of `in/stdin.txt` (feature `stdin`).
-    Stdin(u8),
-    /// New contents of `env.sh` (feature `setup`).
-    Setup(u8),
-    /// Two edits before one run.
-    Both(Box<Edit>, Box<Edit>),
-}
-
-impl Edit {
-    /// The edits this one makes, in order.
-    pub fn parts(&self) -> Vec<Edit> {
-        match self {
-            Edit::Both(a, b) => [a.parts(), b.parts()].concat(),
-            e => vec![e.clone()],
-        }
     }
 }
 
@@ -472,8 +436,9 @@ pub const DEFAULT_OFF: [&str; 1] = ["why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`, `finally`; edits `kill`,
-/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `both`, `force`; and those of [`DEFAULT_OFF`].
+/// `untracked`, `vars_file`, `argv`, `finally`, `include`; edits `kill`,
+/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `rename`, `reorder`,
+/// `both`, `force`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
     skip: BTreeSet<String>,
@@ -519,7 +484,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    let keys = proptest::collection::vec(any::<bool>(), 11);
+    let keys = proptest::collection::vec(any::<bool>(), 13);
     let d = draw.clone();
     (source, opts, rest, failures, keys).prop_map(
         move |(
@@ -557,73 +522,8 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 finally: keys[8] && d.has("finally"),
                 streams: keys[9] && combine && d.has("streams"),
                 skips: keys[10] && mirror.is_some() && d.has("skips"),
+                include: Some(keys[12]).filter(|_| keys[11] && d.has("include")),
             }
         },
     )
-}
-
-/// One edit, not two at once.
-fn single() -> impl Strategy<Value = Edit> {
-    let w = 0..WORDS.len();
-    prop_oneof![
-        1 => Just(Edit::Nothing),
-        2 => w.clone().prop_map(Edit::InsertTop),
-        1 => w.clone().prop_map(Edit::Append),
-        2 => (0..6usize).prop_map(Edit::Remove),
-        1 => (0..6usize).prop_map(Edit::Swap),
-        1 => (0..6usize, w).prop_map(|(i, j)| Edit::Replace(i, j)),
-        1 => (0..6usize).prop_map(|i| Edit::Replace(i, WORDS.len() - 1)),
-        2 => (1..=5u8).prop_map(Edit::SetN),
-        1 => (0..3u8).prop_map(Edit::SetTag),
-        2 => (0..3u8).prop_map(Edit::Common),
-        1 => Just(Edit::Touch),
-        2 => (any::<bool>(), 0..3u8).prop_map(|(sub, v)| Edit::Script(sub, v)),
-        2 => (0..20usize).prop_map(Edit::DeleteOutput),
-        2 => (0..20usize).prop_map(Edit::CorruptOutput),
-        1 => (0..20usize).prop_map(Edit::Fail),
-        1 => Just(Edit::Move),
-        1 => (0..150u16).prop_map(Edit::Kill),
-        1 => (0..150u16).prop_map(Edit::Interrupt),
-        3 => any::<bool>().prop_map(Edit::SetBOn),
-        2 => (0..4u8).prop_map(Edit::Cut),
-        1 => Just(Edit::Force),
-        1 => (0..8usize).prop_map(Edit::Only),
-        4 => (1..=4u8).prop_map(Edit::Poison),
-        1 => Just(Edit::Syntax),
-        1 => (0..3u8).prop_map(Edit::Stdin),
-        1 => (0..3u8).prop_map(Edit::Setup),
-    ]
-}
-
-pub fn edit() -> impl Strategy<Value = Edit> {
-    prop_oneof![
-        8 => single(),
-        1 => (single(), single()).prop_map(|(a, b)| Edit::Both(Box::new(a), Box::new(b))),
-    ]
-}
-
-/// Whether `draw` lets `edit` (and what it holds) be drawn.
-fn drawn(draw: &Draw, edit: &Edit) -> bool {
-    match edit {
-        Edit::Kill(_) => draw.has("kill"),
-        Edit::Interrupt(_) => draw.has("interrupt"),
-        Edit::Force | Edit::Only(_) => draw.has("force"),
-        Edit::Fail(_) => draw.has("fail"),
-        Edit::CorruptOutput(_) => draw.has("corrupt"),
-        Edit::InsertTop(_) => draw.has("insert"),
-        Edit::Syntax => draw.has("syntax"),
-        Edit::Both(a, b) => draw.has("both") && drawn(draw, a) && drawn(draw, b),
-        _ => true,
-    }
-}
-
-/// A workflow and the edits made before each rerun.
-pub fn sequence(
-    edits: std::ops::RangeInclusive<usize>,
-    draw: &Draw,
-) -> impl Strategy<Value = (Shape, Vec<Edit>)> + use<> {
-    let d = draw.clone();
-    let edits =
-        proptest::collection::vec(edit().prop_filter("left out by FLOW_MODEL_SKIP", move |e| drawn(&d, e)), edits);
-    (shape(draw), edits)
 }
