@@ -260,7 +260,7 @@ fn outputs_moved(
     let which = match reason {
         MoveReason::Vanished => format!("{outputs} no instance writes any more (left by {})", few(labels)),
         MoveReason::Skipped => format!("{outputs} an earlier run left for instances skipped now ({})", few(labels)),
-        MoveReason::Failed => format!("{outputs} an earlier run left for instances that failed ({})", few(labels)),
+        MoveReason::Failed => format!("{outputs} of instances that failed ({})", few(labels)),
         MoveReason::Cancelled => format!("{outputs} an earlier run left for instances cancelled ({})", few(labels)),
     };
     let by_hand = match changed {

@@ -244,3 +244,19 @@ fn stale_output_changed_by_hand_is_moved_aside_all_the_same_and_the_run_says_so_
     assert_eq!(read(&t, "all.txt"), "2\n3\n");
     assert_eq!(read(&t, &format!(".flow/runs/{run}/stale/a/1.txt")), "by hand\n", "nothing is lost");
 }
+
+#[test]
+fn outputs_a_failed_command_left_are_moved_aside_when_it_fails_issue_26() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"w\"\ncommand = \"echo part > out.txt; exit 3\"\noutputs = [\"out.txt\"]\n\n\
+         [[tasks]]\nname = \"look\"\nafter = [{ task = \"w\", on = \"always\" }]\ncommand = \"cat out.* > seen.txt\"\n",
+    );
+    let out = t.run_with(&["run"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let run = last_run(&t);
+    let line = format!("~ w: moved 1 output of instances that failed (w) to .flow/runs/{run}/stale/: out.txt\n");
+    assert!(out.stderr.contains(&line), "{}", out.stderr);
+    assert!(!t.path().join("out.txt").exists(), "a failed command's output is not this run's result");
+    assert_eq!(read(&t, &format!(".flow/runs/{run}/stale/out.txt")), "part\n", "nothing is lost");
+    assert_eq!(statuses(&t, None)["look"], "failed", "the reader found no output of `w`");
+}

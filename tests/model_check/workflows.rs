@@ -52,7 +52,7 @@ pub struct Shape {
     pub dynamic: bool,
     /// `n`: a per-instance fan-out over `a`'s output files (not with `dynamic`).
     pub nested: bool,
-    /// `b` fails, removing its output first, where its index is listed in
+    /// `b` fails, leaving part of its output behind, where its index is listed in
     /// `poison.txt` (an input of `b`), or the `a` output it reads holds a
     /// poison (`omega`, or the index `4` of a `range`): the edits add and
     /// remove both. `Some(true)` gives it `continue_on_failure = true`.
@@ -229,14 +229,14 @@ impl Shape {
         if let Some(after) = self.mirror {
             let mut b_key = format!("{item} in=$(cksum < a/{k}.txt)");
             let mut b_inputs = vec![format!("a/{k}.txt")];
-            // A failure is logged with `!` for outputs, after the output is removed.
+            // A failure is logged with `!` for outputs, after part of the output is written.
             let fails = match self.fragile {
                 Some(_) => {
                     // The command names `{{ index }}`: it is part of the definition.
                     b_key.push_str(" i={{ index }} p=$(cksum < poison.txt)");
                     b_inputs.push("poison.txt".to_owned());
                     format!(
-                        "if grep -qx {{{{ index }}}} poison.txt || grep -q{} a/{k}.txt; then rm -f b/{k}.txt; echo \"{label}|!|{b_key}\" >> {log}; exit 1; fi && ",
+                        "if grep -qx {{{{ index }}}} poison.txt || grep -q{} a/{k}.txt; then echo partial > b/{k}.txt; echo \"{label}|!|{b_key}\" >> {log}; exit 1; fi && ",
                         POISON.iter().map(|p| format!(" -e {p}")).collect::<String>()
                     )
                 }

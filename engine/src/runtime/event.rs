@@ -19,7 +19,8 @@ pub enum MoveReason {
     Vanished,
     /// Their instance was skipped in this run.
     Skipped,
-    /// Their instance failed in this run without running its command again.
+    /// Their instance failed in this run: what its command left, or an
+    /// earlier run did.
     Failed,
     /// Their instance was cancelled in this run.
     Cancelled,

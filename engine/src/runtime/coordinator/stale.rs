@@ -13,11 +13,12 @@
 //! A recorded output changed by hand since is moved too (nothing is lost,
 //! and a clean run would not have it); [`Moved::changed`] names it.
 //!
-//! An instance that exists but does not succeed in this run — skipped,
-//! cancelled, or failed before its command ran — has what an earlier
-//! success of its task left at its declared outputs moved aside the moment
-//! that is known, before what waits for it is released
-//! ([`StaleOutputs::settle_unsucceeded`]); and an instance about to run
+//! An instance that exists but does not succeed in this run — skipped or
+//! cancelled — has what an earlier success of its task left at its
+//! declared outputs moved aside the moment that is known, before what
+//! waits for it is released ([`StaleOutputs::settle_unsucceeded`]); one
+//! that failed, whatever is at its declared outputs, a failed command's
+//! partial files too ([`StaleOutputs::settle_failed`]); and an instance about to run
 //! has its declared outputs moved aside first, whoever wrote them, so a
 //! command that appends starts from nothing ([`StaleOutputs::clear`]).
 
@@ -163,6 +164,22 @@ impl StaleOutputs {
         let name = &factory.graph().group(g).name;
         let moved = move_aside(factory.base_dir(), name, recorded, &HashSet::new(), into, dry)?;
         Some(Moved { reason, ..moved })
+    }
+
+    /// Moves every declared output of `task`, which failed in this run,
+    /// into `into` (unless `dry`), whoever wrote it: its command may have
+    /// left part of an output, and what an earlier success left is not
+    /// this run's result either. A clean run leaves nothing there.
+    pub fn settle_failed(factory: &JobFactory, task: TaskId, into: &Path, dry: bool) -> Option<Moved> {
+        let mut files = Vec::new();
+        for file in factory.outputs(task).ok()? {
+            let path = relative(&file, factory.base_dir()).to_string_lossy().into_owned();
+            if fs_err::symlink_metadata(&file).is_ok() && (dry || move_file(&file, &inside(into, &path))) {
+                files.push(path);
+            }
+        }
+        let (task, labels) = (factory.graph().group(task.group).name.clone(), vec![factory.label(task)]);
+        (!files.is_empty()).then(|| Moved { task, reason: MoveReason::Failed, labels, files, changed: Vec::new() })
     }
 
     /// Moves what `outputs` (the declared outputs of an instance about to

@@ -31,7 +31,8 @@ impl Driver {
     }
 
     /// `task` did not succeed in this run (`reason`): for an instance, what
-    /// an earlier success left at its declared outputs is moved aside; for
+    /// an earlier success left at its declared outputs is moved aside, and
+    /// for one that failed whatever is there; for
     /// a group or part whose instances will never be known, what its
     /// earlier instances left.
     pub(super) fn settle_unsucceeded(&mut self, task: TaskId, reason: MoveReason) {
@@ -39,7 +40,9 @@ impl Driver {
             return;
         }
         let (dir, dry) = (self.run_dir.path.join("stale"), self.options.dry_exec);
-        let moved = if task.is_instance() {
+        let moved = if task.is_instance() && reason == MoveReason::Failed {
+            StaleOutputs::settle_failed(&self.factory, task, &dir, dry)
+        } else if task.is_instance() {
             self.stale.settle_unsucceeded(&self.factory, task, reason, &dir, dry)
         } else {
             let part = task.part_of().and_then(|outer| match *self.graph().base_domain(task.group) {
