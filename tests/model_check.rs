@@ -106,7 +106,28 @@ fn reruns_match_the_oracle_second_half() {
 #[test]
 fn edits_of_the_workflow_text_and_an_included_file_match_the_oracle() {
     use edits::Edit::{IncludeVar, Included, Namespace, Rename, Reorder, Syntax};
-    let shape = workflows::Shape {
+    let shape = handled_shape();
+    let edits = [
+        Namespace,
+        Reorder,
+        Rename(0),
+        Included(0, 1),
+        IncludeVar(1),
+        Included(1, 1),
+        Included(2, 1),
+        Syntax,
+        Rename(1),
+        Namespace,
+        Rename(0),
+    ];
+    if let Err(e) = harness::check_sequence(&shape, &edits) {
+        panic!("{e}\n--- workflow.toml:\n{}", shape.workflow());
+    }
+}
+
+/// A shape with most tasks: `a` to `e`, a handler `h` and an include.
+fn handled_shape() -> workflows::Shape {
+    workflows::Shape {
         source: workflows::Source::Range,
         template: false,
         variants: false,
@@ -132,21 +153,21 @@ fn edits_of_the_workflow_text_and_an_included_file_match_the_oracle() {
         append: false,
         skips: false,
         include: Some(true),
-    };
-    let edits = [
-        Namespace,
-        Reorder,
-        Rename(0),
-        Included(0, 1),
-        IncludeVar(1),
-        Included(1, 1),
-        Included(2, 1),
-        Syntax,
-        Rename(1),
-        Namespace,
-        Rename(0),
-    ];
-    if let Err(e) = harness::check_sequence(&shape, &edits) {
-        panic!("{e}\n--- workflow.toml:\n{}", shape.workflow());
+    }
+}
+
+/// A failing task that leaves part of its output, and a failure handler
+/// with an output, through failures added, fixed, and made to vanish.
+#[test]
+fn partial_outputs_of_failures_and_a_handler_s_output_match_the_oracle() {
+    use edits::Edit::{Nothing, Poison, SetN};
+    let mut shape = handled_shape();
+    for (always, each, ignored) in [(false, true, true), (false, false, false), (true, true, false)] {
+        shape.handler = Some(workflows::Handler { always, each });
+        shape.fragile = Some(ignored);
+        let edits = [Poison(1), Poison(1), Poison(2), SetN(1), Nothing];
+        if let Err(e) = harness::check_sequence(&shape, &edits) {
+            panic!("{e}\n--- workflow.toml:\n{}", shape.workflow());
+        }
     }
 }

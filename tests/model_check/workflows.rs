@@ -58,7 +58,8 @@ pub struct Shape {
     /// remove both. `Some(true)` gives it `continue_on_failure = true`.
     /// Needs `mirror`.
     pub fragile: Option<bool>,
-    /// `h`: waits for `b` with `on = "failure"` or `"always"` (needs `mirror`).
+    /// `h`: waits for `b` with `on = "failure"` or `"always"` (needs
+    /// `mirror`), and writes what it was told failed to its output.
     pub handler: Option<Handler>,
     /// A workflow `name`, `max_fails` and `[defaults]` (`priority`,
     /// `timeout`, `crash_limit`, `time_request`, `nodes`).
@@ -289,15 +290,24 @@ impl Shape {
         }
         if let Some(Handler { always, each }) = self.handler {
             let on = if always { "always" } else { "failure" };
-            let (each, of) = if each { ("for_each = \"b\"\n", "b[{{ index }}]") } else { ("", "b") };
-            let run = format!("{gate} && echo \"{label}||{item} failed=$FLOW_FAILED_TASKS\" >> {log}");
+            let (each, of, out) = if each {
+                ("for_each = \"b\"\n", "b[{{ index }}]", "hout/{{ index }}.txt")
+            } else {
+                ("", "b", "hout.txt")
+            };
+            // What it was told failed is its output, and its key.
+            let run = format!(
+                "{gate} && mkdir -p hout && echo failed=$FLOW_FAILED_TASKS > {out} && echo \"{label}|{out}|{item} failed=$FLOW_FAILED_TASKS\" >> {log}"
+            );
             let run = if self.argv {
                 format!("argv = [\"sh\", \"-c\", '''{run}''']")
             } else {
                 format!("command = '''{run}'''")
             };
-            let _ =
-                write!(w, "\n[[tasks]]\nname = \"h\"\n{each}after = [{{ task = \"{of}\", on = \"{on}\" }}]\n{run}\n");
+            let _ = write!(
+                w,
+                "\n[[tasks]]\nname = \"h\"\n{each}after = [{{ task = \"{of}\", on = \"{on}\" }}]\n{run}\noutputs = [\"{out}\"]\n"
+            );
         }
         w
     }
