@@ -90,9 +90,12 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for entry in fs_err::read_dir(from).expect("read dir") {
         let entry = entry.expect("entry");
         let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
             fs_err::create_dir_all(&target).expect("mkdir");
             copy_dir(&entry.path(), &target);
+        } else if kind.is_symlink() {
+            fs_err::os::unix::fs::symlink(fs_err::read_link(entry.path()).expect("read link"), &target).expect("link");
         } else {
             fs_err::copy(entry.path(), &target).expect("copy");
         }

@@ -56,6 +56,7 @@ mod failures;
 mod harness;
 mod included;
 mod regressions;
+mod trees;
 mod workflows;
 
 use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -153,6 +154,7 @@ fn handled_shape() -> workflows::Shape {
         append: false,
         skips: false,
         include: Some(true),
+        tree: true,
     }
 }
 
@@ -169,5 +171,16 @@ fn partial_outputs_of_failures_and_a_handler_s_output_match_the_oracle() {
         if let Err(e) = harness::check_sequence(&shape, &edits) {
             panic!("{e}\n--- workflow.toml:\n{}", shape.workflow());
         }
+    }
+}
+
+/// A symlink input retargeted (once to a file with the same contents),
+/// and a directory input whose file, link and entries change.
+#[test]
+fn links_and_a_directory_input_match_the_oracle() {
+    use edits::Edit::{DataExtra, DataFile, Move, Retarget, Target, Touch};
+    let edits = [Retarget(0), Target(0, 1), Retarget(0), DataExtra, DataFile(1), Retarget(1), Touch, Move, DataExtra];
+    if let Err(e) = harness::check_sequence(&handled_shape(), &edits) {
+        panic!("{e}\n--- workflow.toml:\n{}", handled_shape().workflow());
     }
 }

@@ -90,6 +90,14 @@ pub enum Edit {
     Rename(usize),
     /// Write the tasks in the reverse order (or back).
     Reorder,
+    /// Point the link `in/link.txt` (0) or `data/ln` (1) to the other target.
+    Retarget(usize),
+    /// New contents of the link target `in/t0.txt` (0) or `in/t1.txt` (1).
+    Target(usize, u8),
+    /// New contents of `data/one.txt`.
+    DataFile(u8),
+    /// Add `data/extra.txt`, or remove it.
+    DataExtra,
     /// Two edits before one run.
     Both(Box<Edit>, Box<Edit>),
 }
@@ -139,6 +147,10 @@ fn single() -> impl Strategy<Value = Edit> {
         2 => (0..3usize, 0..3u8).prop_map(|(part, v)| Edit::Included(part, v)),
         1 => (0..RENAMED.len()).prop_map(Edit::Rename),
         1 => Just(Edit::Reorder),
+        2 => (0..2usize).prop_map(Edit::Retarget),
+        1 => (0..2usize, 0..2u8).prop_map(|(i, v)| Edit::Target(i, v)),
+        1 => (0..2u8).prop_map(Edit::DataFile),
+        1 => Just(Edit::DataExtra),
     ]
 }
 
@@ -162,6 +174,7 @@ fn drawn(draw: &Draw, edit: &Edit) -> bool {
         Edit::Namespace | Edit::IncludeVar(_) | Edit::Included(..) => draw.has("include"),
         Edit::Rename(_) => draw.has("rename"),
         Edit::Reorder => draw.has("reorder"),
+        Edit::Retarget(_) | Edit::Target(..) | Edit::DataFile(_) | Edit::DataExtra => draw.has("tree"),
         Edit::Both(a, b) => draw.has("both") && drawn(draw, a) && drawn(draw, b),
         _ => true,
     }

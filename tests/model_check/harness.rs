@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::edits::{Edit, RENAMED};
 use super::failures::{Fate, upstream};
-use super::included;
 use super::workflows::{Draw, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
+use super::{included, trees};
 use crate::examples::copy_dir;
 use crate::support::process::{flow_bin, wait_child};
 
@@ -122,15 +122,23 @@ pub fn outputs(dir: &Path, sources: &BTreeSet<&str>) -> BTreeMap<String, Vec<u8>
     found
 }
 
-fn write_sources(dir: &Path, files: &BTreeMap<&str, String>) {
+/// Writes the source files and symlinks (`links`: path → target), and
+/// removes the sources that come and go when they are not listed.
+fn write_sources(dir: &Path, files: &BTreeMap<&str, String>, links: &BTreeMap<&str, String>) {
     // One workflow file, in the syntax of the moment.
-    for name in WORKFLOW_FILES.iter().filter(|n| !files.contains_key(*n)) {
+    for name in WORKFLOW_FILES.iter().chain([&trees::EXTRA]).filter(|n| !files.contains_key(*n)) {
         let _ = fs_err::remove_file(dir.join(name));
     }
     for (path, text) in files {
         let full = dir.join(path);
         fs_err::create_dir_all(full.parent().expect("parent")).expect("mkdir");
         fs_err::write(full, text).expect("write source");
+    }
+    for (path, target) in links {
+        let full = dir.join(path);
+        fs_err::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        let _ = fs_err::remove_file(&full);
+        fs_err::os::unix::fs::symlink(target, &full).expect("symlink");
     }
 }
 
@@ -246,8 +254,14 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
     fs_err::create_dir_all(aux.join("fail")).expect("aux");
     let mut dir = root.path().join("w0");
     let mut src = Sources::new();
-    write_sources(&dir, &src.files(shape));
-    let source_names: BTreeSet<&str> = src.files(shape).keys().copied().chain(WORKFLOW_FILES).collect();
+    write_sources(&dir, &src.files(shape), &src.links(shape));
+    let source_names: BTreeSet<&str> = src
+        .files(shape)
+        .into_keys()
+        .chain(src.links(shape).into_keys())
+        .chain(WORKFLOW_FILES)
+        .chain([trees::EXTRA])
+        .collect();
     let tasks = shape.tasks();
     let mut model = Model::default();
     let mut memo = None;
@@ -323,20 +337,25 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                     let _toggled = src.renamed.remove(task) || src.renamed.insert(task);
                 }
                 Edit::Reorder => src.reversed = !src.reversed,
+                Edit::Retarget(i) => src.links[i % 2] ^= 1,
+                Edit::Target(i, v) => src.targets[i % 2] = v,
+                Edit::DataFile(v) => src.data = v,
+                Edit::DataExtra => src.extra = !src.extra,
                 _ => {}
             }
         }
         let files = src.files(shape);
-        write_sources(&dir, &files);
+        let links = src.links(shape);
+        write_sources(&dir, &files, &links);
 
         // The clean run: all outputs and every instance's key (again only
         // when the files or variables changed).
-        let state = (files.clone(), src.vars(shape));
+        let state = (files.clone(), links.clone(), src.vars(shape));
         if memo.as_ref().is_none_or(|(s, _, _, _)| *s != state) {
             let clean_dir = root.path().join(format!("clean{step}"));
             let clean_aux = root.path().join(format!("clean-aux{step}"));
             fs_err::create_dir_all(&clean_aux).expect("aux");
-            write_sources(&clean_dir, &files);
+            write_sources(&clean_dir, &files, &links);
             let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src, shape));
             let log = take_log(&clean_aux);
             let fate = Fate::of(shape, &log).map_err(|e| at(format!("{e}\n{}", out.stderr)))?;

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 
-use super::{edits, included};
+use super::{edits, included, trees};
 
 /// How the first task expands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +92,8 @@ pub struct Shape {
     /// An included file (`included`) with a task `x`; `Some(true)` names
     /// its namespace with `as`.
     pub include: Option<bool>,
+    /// A task `y` reading a directory and a symlink (`trees`).
+    pub tree: bool,
 }
 
 /// A task `h` that waits for `b`'s end however.
@@ -128,6 +130,9 @@ impl Shape {
         }
         if self.include.is_some() {
             tasks.push(("x", vec![]));
+        }
+        if self.tree {
+            tasks.push(("y", vec![]));
         }
         tasks
     }
@@ -309,6 +314,9 @@ impl Shape {
                 "\n[[tasks]]\nname = \"h\"\n{each}after = [{{ task = \"{of}\", on = \"{on}\" }}]\n{run}\noutputs = [\"{out}\"]\n"
             );
         }
+        if self.tree {
+            w.push_str(&trees::task(gate, label, log));
+        }
         w
     }
 }
@@ -346,6 +354,12 @@ pub struct Sources {
     pub renamed: BTreeSet<&'static str>,
     /// The tasks are written in the reverse order.
     pub reversed: bool,
+    /// Which target each link of `trees` points to, what the targets hold,
+    /// what `data/one.txt` holds, and whether `data/extra.txt` is there.
+    pub links: [u8; 2],
+    pub targets: [u8; 2],
+    pub data: u8,
+    pub extra: bool,
 }
 
 /// The names the workflow file may have.
@@ -371,6 +385,10 @@ impl Sources {
             lib: [0; 3],
             renamed: BTreeSet::new(),
             reversed: false,
+            links: [0; 2],
+            targets: [0, 1],
+            data: 0,
+            extra: false,
         }
     }
 
@@ -412,7 +430,15 @@ impl Sources {
             files.insert(included::PATH, included::file(self));
             files.insert(included::INPUT, included::input(self));
         }
+        if shape.tree {
+            files.extend(trees::files(self));
+        }
         files
+    }
+
+    /// Path → target of every symlink among the sources.
+    pub fn links(&self, shape: &Shape) -> BTreeMap<&'static str, String> {
+        if shape.tree { trees::links(self).into_iter().collect() } else { BTreeMap::new() }
     }
 
     /// `-v` and `--vars` arguments (besides `aux`).
@@ -446,7 +472,7 @@ pub const DEFAULT_OFF: [&str; 1] = ["why"];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`, `finally`, `include`; edits `kill`,
+/// `untracked`, `vars_file`, `argv`, `finally`, `include`, `tree`; edits `kill`,
 /// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `rename`, `reorder`,
 /// `both`, `force`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
@@ -494,7 +520,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    let keys = proptest::collection::vec(any::<bool>(), 13);
+    let keys = proptest::collection::vec(any::<bool>(), 14);
     let d = draw.clone();
     (source, opts, rest, failures, keys).prop_map(
         move |(
@@ -533,6 +559,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 streams: keys[9] && combine && d.has("streams"),
                 skips: keys[10] && mirror.is_some() && d.has("skips"),
                 include: Some(keys[12]).filter(|_| keys[11] && d.has("include")),
+                tree: keys[13] && d.has("tree"),
             }
         },
     )
