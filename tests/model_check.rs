@@ -184,3 +184,14 @@ fn links_and_a_directory_input_match_the_oracle() {
         panic!("{e}\n--- workflow.toml:\n{}", handled_shape().workflow());
     }
 }
+
+/// Runs on a remote worker (`flow run --listen --no-local-worker` and
+/// `flow worker`) find the results of local runs, and the other way round.
+#[test]
+fn runs_on_a_remote_worker_match_the_oracle() {
+    use edits::Edit::{Common, Nothing, Remote, SetN};
+    let edits = [Remote, Common(1), Remote, Nothing, SetN(2), Remote];
+    if let Err(e) = harness::check_sequence(&handled_shape(), &edits) {
+        panic!("{e}\n--- workflow.toml:\n{}", handled_shape().workflow());
+    }
+}

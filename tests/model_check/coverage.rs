@@ -77,7 +77,8 @@ const EXEMPT: &[(&str, &str)] = &[
 ];
 
 /// Options of `flow run` that change what runs, drawn by the model check.
-const RUN_FLAGS_DRAWN: &[&str] = &["--cpus", "--var", "--vars", "--dry-exec", "--json", "--force", "--only"];
+const RUN_FLAGS_DRAWN: &[&str] =
+    &["--cpus", "--var", "--vars", "--dry-exec", "--json", "--force", "--only", "--listen", "--no-local-worker"];
 
 /// Options of `flow run` that change what runs, not drawn yet, and why.
 const RUN_FLAGS_EXEMPT: &[(&str, &str)] = &[
@@ -87,8 +88,6 @@ const RUN_FLAGS_EXEMPT: &[(&str, &str)] = &[
     ("--max-fails", "not yet drawn: stops starting tasks after failures"),
     ("--keep-going", "not yet drawn: keeps running independent tasks after a failure"),
     ("--keep-stale-outputs", "not yet drawn: leaves outputs of vanished instances, against the oracle"),
-    ("--listen", "not yet drawn: remote workers"),
-    ("--no-local-worker", "not yet drawn: remote workers"),
     ("--profile", "not yet drawn: cluster profiles (allocation queues)"),
     ("--max-instances", "a limit on expansion: an error, not a rerun"),
 ];

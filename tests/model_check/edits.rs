@@ -98,6 +98,8 @@ pub enum Edit {
     DataFile(u8),
     /// Add `data/extra.txt`, or remove it.
     DataExtra,
+    /// Run with `--listen` and `--no-local-worker`, on one `flow worker`.
+    Remote,
     /// Two edits before one run.
     Both(Box<Edit>, Box<Edit>),
 }
@@ -151,6 +153,7 @@ fn single() -> impl Strategy<Value = Edit> {
         1 => (0..2usize, 0..2u8).prop_map(|(i, v)| Edit::Target(i, v)),
         1 => (0..2u8).prop_map(Edit::DataFile),
         1 => Just(Edit::DataExtra),
+        1 => Just(Edit::Remote),
     ]
 }
 
@@ -174,6 +177,7 @@ fn drawn(draw: &Draw, edit: &Edit) -> bool {
         Edit::Namespace | Edit::IncludeVar(_) | Edit::Included(..) => draw.has("include"),
         Edit::Rename(_) => draw.has("rename"),
         Edit::Reorder => draw.has("reorder"),
+        Edit::Remote => draw.has("remote"),
         Edit::Retarget(_) | Edit::Target(..) | Edit::DataFile(_) | Edit::DataExtra => draw.has("tree"),
         Edit::Both(a, b) => draw.has("both") && drawn(draw, a) && drawn(draw, b),
         _ => true,

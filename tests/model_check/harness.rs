@@ -274,6 +274,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let before_edit = src.clone();
         let mut kill = None;
         let mut fail = None;
+        let mut remote = false;
         // `--force`, or `--only` a task of the clean run (picked by number).
         let mut forced: Option<Option<usize>> = None;
         for part in edit.parts() {
@@ -337,6 +338,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                     let _toggled = src.renamed.remove(task) || src.renamed.insert(task);
                 }
                 Edit::Reorder => src.reversed = !src.reversed,
+                Edit::Remote => remote = true,
                 Edit::Retarget(i) => src.links[i % 2] ^= 1,
                 Edit::Target(i, v) => src.targets[i % 2] = v,
                 Edit::DataFile(v) => src.data = v,
@@ -482,6 +484,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let before = crate::run::run_ids(&dir).len();
         let out = match kill {
             Some((ms, signal)) => killed(&dir, &args, ms, signal),
+            None if remote => on_a_remote_worker(&dir, &args),
             None => flow(&dir, &args),
         };
         let done = take_log(&aux);
@@ -500,6 +503,10 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
         if executed != expected {
             return Err(at(diff("executed instances", &expected, &executed)));
+        }
+        // A run with nothing to execute may end before its worker joins.
+        if remote && !executed.is_empty() && !out.stderr.contains("+ worker 0 joined") {
+            return Err(at(format!("no remote worker joined the run:\n{}", out.stderr)));
         }
         for d in &done {
             if d.failed { model.failed(&d.label) } else { model.succeeded(d, &dir) }
@@ -524,6 +531,50 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Runs flow with `--listen` and no local worker, and one `flow worker`
+/// (`--cpus 2`) that joins it once its access file is written.
+fn on_a_remote_worker(dir: &Path, args: &[String]) -> Out {
+    let stderr = dir.with_extension("stderr");
+    let spawn = |args: &[&str], to: &Path| {
+        std::process::Command::new(flow_bin())
+            .args(args)
+            .current_dir(dir)
+            .env("NO_COLOR", "1")
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .stdout(std::process::Stdio::null())
+            .stderr(fs_err::File::create(to).expect("stderr file").into_parts().0)
+            .spawn()
+            .expect("start flow")
+    };
+    let before = crate::run::run_ids(dir).len();
+    let mut run_args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_args.extend(["--listen", "127.0.0.1:0", "--no-local-worker"]);
+    let mut run = spawn(&run_args, &stderr);
+    let state = dir.join(flow_engine::runtime::STATE_DIR);
+    let access = || {
+        let new = crate::run::run_ids(dir).len() > before;
+        flow_engine::runtime::RunDir::latest(&state).map(|r| r.access()).filter(|a| new && a.exists())
+    };
+    let mut worker = crate::support::process::wait_for(Duration::from_secs(20), || access().is_some())
+        .then(|| access().expect("an access file"))
+        .map(|a| spawn(&["worker", "--access", &a.to_string_lossy(), "--cpus", "2"], &dir.with_extension("worker")));
+    let ended = wait_child(&mut run, Duration::from_secs(60));
+    for (child, ended) in std::iter::once((&mut run, ended.is_some())).chain(worker.as_mut().map(|w| {
+        let ended = wait_child(w, Duration::from_secs(10)).is_some();
+        (w, ended)
+    })) {
+        if !ended {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+    let worker = worker.map(|_| fs_err::read_to_string(dir.with_extension("worker")).unwrap_or_default());
+    let code = ended.and_then(|s| s.code()).unwrap_or(-1);
+    // What the worker said, after what the run said.
+    let stderr = fs_err::read_to_string(&stderr).unwrap_or_default() + &worker.unwrap_or_default();
+    Out { code, stdout: String::new(), stderr }
 }
 
 /// Runs flow and sends it `signal` (`-KILL`, `-INT`) after `ms` milliseconds.

@@ -474,7 +474,7 @@ pub const DEFAULT_OFF: [&str; 1] = ["why"];
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
 /// `untracked`, `vars_file`, `argv`, `finally`, `include`, `tree`; edits `kill`,
 /// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `rename`, `reorder`,
-/// `both`, `force`; and those of [`DEFAULT_OFF`].
+/// `remote`, `both`, `force`; and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
     skip: BTreeSet<String>,
