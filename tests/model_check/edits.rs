@@ -22,14 +22,7 @@ pub fn rewrite(text: &str, src: &Sources) -> String {
     }
     let mut parts: Vec<&str> = text.split("[[tasks]]\n").collect();
     let head = parts.remove(0);
-    parts.reverse();
-    // A per-instance fan-out written before the task it fans out over is
-    // never expanded (a defect not fixed yet): `n` stays after `a`.
-    if let Some(n) = parts.iter().position(|t| t.contains("for_each = \"a\"\neach_line")) {
-        let n = parts.remove(n);
-        parts.push(n);
-    }
-    let tasks: String = parts.iter().map(|t| format!("[[tasks]]\n{}\n", t.trim_end())).collect();
+    let tasks: String = parts.iter().rev().map(|t| format!("[[tasks]]\n{}\n", t.trim_end())).collect();
     format!("{head}{tasks}")
 }
 

@@ -353,3 +353,29 @@ fn issue_26_tasks_written_in_another_order_rerun_nothing() {
     );
     assert_eq!(run(&t, &[]), (0, 2));
 }
+
+/// Issue 26: a per-instance fan-out written before the task it fans out
+/// over pointed at itself once the tasks were sorted, and never ran.
+#[test]
+fn issue_26_a_fan_out_written_before_the_task_it_fans_out_over_runs() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "n"
+for_each = "a"
+each_line = "a/{{ index }}.txt"
+command = "mkdir -p nn && echo {{ item }} > nn/{{ index }}.{{ subindex }}.txt"
+outputs = ["nn/{{ index }}.{{ subindex }}.txt"]
+
+[[tasks]]
+name = "a"
+range = "1-2"
+command = "mkdir -p a && echo x{{ index }} > a/{{ index }}.txt"
+outputs = ["a/{{ index }}.txt"]
+"#,
+    );
+    assert_eq!(run(&t, &[]), (4, 0));
+    assert_eq!(entries(&t.path().join("nn")), ["1.0.txt", "2.0.txt"].map(String::from).into());
+    assert_eq!(read(&t, "nn/2.0.txt"), "x2\n");
+    assert_eq!(run(&t, &[]), (0, 4));
+}

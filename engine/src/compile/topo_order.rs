@@ -57,8 +57,10 @@ pub fn sort(ctx: &mut Ctx, groups: Vec<Group>, edges: Vec<Edge>) -> Option<(Vec<
         .iter()
         .filter_map(|&old| slots[old].take())
         .map(|mut g| {
-            if let Domain::Same { group } = &mut g.domain {
-                *group = new_id[group.index()];
+            match &mut g.domain {
+                Domain::Same { group } => *group = new_id[group.index()],
+                Domain::Nested { parent, .. } => *parent = new_id[parent.index()],
+                _ => {}
             }
             g
         })
@@ -155,4 +157,22 @@ fn report_cycle(ctx: &mut Ctx, graph: &DiGraph<(), EdgeOrigin>, groups: &[Group]
             .at(first.span.clone(), "part of the cycle")
             .help(format!("remove one of these dependencies: {}", steps.join(", "))),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compile::compile_toml;
+    use crate::ir::{Domain, GroupId};
+
+    /// Issue 26: the model check wrote the tasks in the reverse order.
+    #[test]
+    fn a_fan_out_written_before_the_task_it_fans_out_over_keeps_its_parent() {
+        let g = compile_toml(
+            "[[tasks]]\nname = \"n\"\nfor_each = \"a\"\neach_line = \"a/{{ index }}.txt\"\ncommand = \"true\"\n\n\
+             [[tasks]]\nname = \"a\"\nrange = \"1-2\"\ncommand = \"true\"\noutputs = [\"a/{{ index }}.txt\"]\n",
+        );
+        assert_eq!(g.groups[0].name, "a");
+        let Domain::Nested { parent, .. } = g.groups[1].domain else { panic!("`n` is nested") };
+        assert_eq!(parent, GroupId(0));
+    }
 }
