@@ -56,6 +56,7 @@ mod failures;
 mod harness;
 mod included;
 mod regressions;
+mod runs;
 mod trees;
 mod workflows;
 
