@@ -24,22 +24,22 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::cache_checks::CacheChecks;
-use super::cache_lookup::Lookup;
+use super::alloc::queue_side::{Demand, ManagerAnswer, QUEUE_TICK, QueueSide, Workers};
+use super::books::ready_times::ReadyTimes;
+use super::books::recorder::{EVENT_DELAY, Recorder};
+use super::books::results::Results;
+use super::dispatch::job_factory::JobFactory;
+use super::dispatch::upstream_failures::{Gate, UpstreamFailures};
 use super::driver_event::DriverEvent;
-use super::held::Held;
-use super::job_factory::JobFactory;
-use super::links::Links;
-use super::placements;
-use super::queue_side::{Demand, QUEUE_TICK, QueueSide};
-use super::ready_times::ReadyTimes;
-use super::recorder::{EVENT_DELAY, Recorder};
-use super::refusals::Refusals;
-use super::results::Results;
-use super::send_ahead::SendAhead;
-use super::stale::StaleOutputs;
-use super::upstream_failures::{Gate, UpstreamFailures};
-use super::workers_file::{WORKERS_TICK, WorkersFile};
+use super::earlier::cache_checks::CacheChecks;
+use super::earlier::cache_lookup::Lookup;
+use super::earlier::stale::StaleOutputs;
+use super::killed::held::Held;
+use super::workers::links::Links;
+use super::workers::placements;
+use super::workers::refusals::Refusals;
+use super::workers::send_ahead::SendAhead;
+use super::workers::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
@@ -114,7 +114,7 @@ pub(super) struct Driver {
     /// moved out of the way when they are known not to).
     stale: StaleOutputs,
     /// Outputs moved aside in this step, to be said at its end.
-    moved: Vec<super::stale::Moved>,
+    moved: Vec<super::earlier::stale::Moved>,
     /// The finished instances of final tasks: where the results are.
     results: Results,
     /// Nested groups already warned about a missing file under `--dry-exec`.
@@ -230,7 +230,8 @@ impl Driver {
                 }
                 _ = tick.tick(), if self.recorder.has_events() => self.flush_events(),
                 _ = queue_tick.tick(), if self.queue.has_queue() => {
-                    let demand = self.queue.tick(&self.core, &self.links, self.factory.graph(), !self.checks.is_idle());
+                    let workers = Workers { allocations: self.links.allocations().collect(), none: self.links.is_empty() };
+                    let demand = self.queue.tick(&self.core, &workers, self.factory.graph(), !self.checks.is_idle());
                     self.act_on(demand, &mut out);
                 }
                 _ = workers_tick.tick() => self.write_workers(false),
@@ -280,8 +281,8 @@ impl Driver {
             DriverEvent::Worker { worker, event: WorkerEvent::Finished { task, attempt, outcome } } => {
                 self.finished(worker, task, attempt, outcome, out);
             }
-            event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => {
-                for event in self.queue.answer(event) {
+            DriverEvent::Manager(answer) => {
+                for event in self.queue.answer(answer) {
                     self.recorder.event(event);
                 }
             }
@@ -586,7 +587,7 @@ impl Driver {
                 break;
             }
             match tokio::time::timeout(left, self.driver_events.recv()).await {
-                Ok(Some(event @ DriverEvent::Submitted { .. })) => self.handle(event, &mut out),
+                Ok(Some(event @ DriverEvent::Manager(ManagerAnswer::Submitted { .. }))) => self.handle(event, &mut out),
                 // Told to leave, it did: that is no failure of its allocation.
                 Ok(Some(DriverEvent::Lost { worker, .. })) if self.queue.has_queue() => {
                     self.lost(worker, "the run ended".to_owned(), true, &mut out);

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::cache_lookup::{Lookup, candidates, lookup};
-use super::images::check_images;
-use super::job_factory::JobFactory;
-use super::resume::{Previous, Rendering, Standing};
-use super::stale::StaleOutputs;
-use super::upstream_failures::failure_names;
+use super::dispatch::images::check_images;
+use super::dispatch::job_factory::JobFactory;
+use super::dispatch::upstream_failures::failure_names;
+use super::earlier::cache_lookup::{Lookup, candidates, lookup};
+use super::earlier::resume::{Previous, Rendering, Standing};
+use super::earlier::stale::StaleOutputs;
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::rundir::{RunDir, STATE_DIR};

@@ -15,19 +15,22 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::alloc::queue::AllocQueue;
-use super::cache_checks::CacheChecks;
+use super::alloc::queue_side::ManagerAnswer;
+use super::alloc::queue_side::QueueSide;
+use super::books::journal_thread::JournalSender;
+use super::books::recorder::Recorder;
+use super::dispatch::images::check_images;
+use super::dispatch::job_factory::JobFactory;
 use super::driver::{Driver, Setup};
 use super::driver_event::DriverEvent;
-use super::held::Held;
-use super::images::check_images;
-use super::job_factory::JobFactory;
-use super::journal_thread::JournalSender;
-use super::links::{Link, Links};
-use super::queue_side::QueueSide;
-use super::recorder::Recorder;
-use super::resume::Previous;
-use super::stale::StaleOutputs;
-use super::stranded::{REATTACH_WINDOW, Stranded};
+use super::earlier::cache_checks::CacheChecks;
+use super::earlier::cache_lookup::Lookup;
+use super::earlier::resume::Previous;
+use super::earlier::stale::StaleOutputs;
+use super::killed::held::Held;
+use super::killed::stranded::{REATTACH_WINDOW, Stranded};
+use super::loop_sender::LoopSender;
+use super::workers::links::{Link, Links};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
@@ -92,7 +95,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     // tasks of a killed run are killed with the embedded worker's.
     let listens = options.listen.is_some();
     let stranded = if listens { Stranded::find(&state, &options.workflow) } else { Stranded::default() };
-    let reaped = super::orphans::reap(&state, listens);
+    let reaped = super::killed::orphans::reap(&state, listens);
     let (mut previous, stale) = read_previous(&state, &graph, &options)?;
     let (mut core, local) = build_core(&graph, &previous, &options, &source)?;
     let ended = stranded.ended_allocations();
@@ -109,7 +112,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
         factory.run_unread_conditions();
     }
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
-    let (journal, journal_thread) = super::journal_thread::start(JournalWriter::create(&run.journal())?);
+    let (journal, journal_thread) = super::books::journal_thread::start(JournalWriter::create(&run.journal())?);
     run.protect(&run.output_log())?;
     run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
@@ -336,7 +339,7 @@ impl Launch {
                 };
                 let sink = OutputSink::Log(self.log.clone());
                 let dry = self.options.dry_exec;
-                Some(net.spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink, dry)))
+                Some(net.spawn(super::workers::remote::listen(listener, secret, driver_tx.clone(), sink, dry)))
             }
             _ => None,
         };
@@ -361,8 +364,14 @@ impl Launch {
             links,
             driver_events,
             recorder: Recorder::new(self.journal, self.log_health, self.events),
-            checks: CacheChecks::new(Arc::new(self.previous), self.options.dry_exec, driver_tx.clone()),
-            queue: QueueSide::new(queue, alloc_log, self.options.local, self.options.base_dir.clone(), driver_tx),
+            checks: CacheChecks::new(Arc::new(self.previous), self.options.dry_exec, checked_sender(&driver_tx)),
+            queue: QueueSide::new(
+                queue,
+                alloc_log,
+                self.options.local,
+                self.options.base_dir.clone(),
+                manager_sender(driver_tx),
+            ),
             stale: self.stale,
             options: self.options,
             run_dir: self.run,
@@ -381,7 +390,15 @@ impl Launch {
                 summary.io_errors.push(format!("cannot write summary.json: {e}"));
             }
             summary.finally = Some(
-                super::finally_runner::run(&finally, finally_image.as_ref(), &summary, &run_dir, &options, log).await,
+                super::dispatch::finally_runner::run(
+                    &finally,
+                    finally_image.as_ref(),
+                    &summary,
+                    &run_dir,
+                    &options,
+                    log,
+                )
+                .await,
             );
         }
         Ok(summary)
@@ -504,4 +521,15 @@ fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io
     run.write_meta(&meta)?;
     run.write_graph(graph)?;
     run.reserve_summary()
+}
+
+/// Sends what the hashing threads found to the run loop.
+fn checked_sender(tx: &mpsc::UnboundedSender<DriverEvent>) -> LoopSender<(TaskId, Lookup)> {
+    let tx = tx.clone();
+    LoopSender::new(move |(task, found)| tx.send(DriverEvent::Checked { task, found }).is_ok())
+}
+
+/// Sends the manager's answers to the run loop.
+fn manager_sender(tx: mpsc::UnboundedSender<DriverEvent>) -> LoopSender<ManagerAnswer> {
+    LoopSender::new(move |answer| tx.send(DriverEvent::Manager(answer)).is_ok())
 }

@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Driver;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
-use crate::runtime::coordinator::earlier_output::EarlierOutput;
+use crate::runtime::coordinator::killed::earlier_output::EarlierOutput;
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::messages::{CarriedTask, StoredOutput, ToWorker};

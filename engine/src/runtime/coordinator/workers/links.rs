@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use tokio::sync::mpsc;
 
-use super::journal_thread::Release;
 use crate::ir::TaskId;
 use crate::resources::Deadline;
 use crate::rundir::WorkerInfo;
 use crate::runtime::agent::local::LocalWorker;
+use crate::runtime::coordinator::books::journal_thread::Release;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{Offer, ToWorker};

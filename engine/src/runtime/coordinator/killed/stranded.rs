@@ -29,7 +29,7 @@ pub const REATTACH_WINDOW: Duration = Duration::from_secs(60);
 /// The killed runs since the last one that finished, and the instances
 /// their remote workers were running when they were killed.
 #[derive(Debug, Default)]
-pub(super) struct Stranded {
+pub(in crate::runtime::coordinator) struct Stranded {
     /// The killed runs, oldest first.
     runs: Vec<RunDir>,
     /// Instances running on remote workers, by label.
@@ -57,7 +57,7 @@ impl Stranded {
     /// the last one that finished (each of which may have been resumed by
     /// the next without its workers coming back), oldest first: a later
     /// run's word on an instance replaces an earlier one's.
-    pub(super) fn find(state: &Path, workflow: &Path) -> Stranded {
+    pub(in crate::runtime::coordinator) fn find(state: &Path, workflow: &Path) -> Stranded {
         let ran_it = |run: &RunDir| run.read_meta().is_ok_and(|meta| meta.ran(workflow));
         let runs: Vec<RunDir> = RunDir::list(state).into_iter().filter(ran_it).collect();
         let since = runs.iter().rposition(RunDir::is_finished).map_or(0, |last| last + 1);
@@ -76,7 +76,7 @@ impl Stranded {
         if let Ok(allocs) = run.read_allocs()
             && let Some(queue) = &allocs.queue
         {
-            let name = super::alloc::script::job_name(&run.id);
+            let name = crate::runtime::coordinator::alloc::script::job_name(&run.id);
             for a in allocs.allocations.iter().filter(|a| !a.job_id.is_empty()) {
                 self.jobs.insert(a.job_id.clone(), (queue.manager, name.clone()));
             }
@@ -110,7 +110,7 @@ impl Stranded {
     /// workers are gone. A job no killed run's queue submitted (a worker
     /// started by hand in an allocation), or a manager that cannot be
     /// asked, counts as running.
-    pub(super) fn ended_allocations(&self) -> HashSet<String> {
+    pub(in crate::runtime::coordinator) fn ended_allocations(&self) -> HashSet<String> {
         // By job name: one question per killed run's queue.
         let mut asks: HashMap<&str, (Manager, Vec<String>)> = HashMap::new();
         let ran_tasks: HashSet<KilledWorker> = self.tasks.values().map(|s| s.worker).collect();
@@ -124,7 +124,7 @@ impl Stranded {
         }
         let mut ended = HashSet::new();
         for (name, (manager, ids)) in asks {
-            if let Ok(alive) = super::alloc::manager::alive_now(manager, name, &ids) {
+            if let Ok(alive) = crate::runtime::coordinator::alloc::manager::alive_now(manager, name, &ids) {
                 ended.extend(ids.into_iter().filter(|id| !alive.contains(id)));
             }
         }
@@ -134,7 +134,7 @@ impl Stranded {
     /// Points the access file of every killed run that had one at the new
     /// run (`access`), so that their workers, which read it again as they
     /// try to rejoin, find it; returns what could not be written, to be said.
-    pub(super) fn redirect(&self, access: &AccessFile) -> Vec<String> {
+    pub(in crate::runtime::coordinator) fn redirect(&self, access: &AccessFile) -> Vec<String> {
         self.runs
             .iter()
             .filter(|run| run.access().exists())
@@ -149,7 +149,13 @@ impl Stranded {
     /// place, same label) and still to run, until `until_us` — unless its
     /// worker ran in one of the `ended` cluster jobs. Returns what it holds,
     /// and how many instances it did not hold for that reason.
-    pub(super) fn hold(&self, graph: &Graph, core: &mut Core, until_us: u64, ended: &HashSet<String>) -> (Held, usize) {
+    pub(in crate::runtime::coordinator) fn hold(
+        &self,
+        graph: &Graph,
+        core: &mut Core,
+        until_us: u64,
+        ended: &HashSet<String>,
+    ) -> (Held, usize) {
         let gone = |s: &StrandedTask| self.allocations.get(&s.worker).is_some_and(|job| ended.contains(job));
         let same = |label: &str, s: &StrandedTask| {
             graph.groups.get(s.task.group.index()).is_some_and(|g| s.task.instance < g.count)

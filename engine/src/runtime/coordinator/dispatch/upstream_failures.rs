@@ -5,7 +5,7 @@
 //!
 //! The core releases such a task once what it waits for ended, however;
 //! the question "did any of them fail?" is asked here, before dispatch, in
-//! the one place that also decides a `when` ([`super::driver`]'s gate).
+//! the one place that also decides a `when` ([`crate::runtime::coordinator::driver`]'s gate).
 
 use std::collections::HashMap;
 
@@ -16,22 +16,22 @@ use crate::runtime::core::Core;
 
 /// How a task waited for did not succeed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(super) struct Failed {
+pub(in crate::runtime::coordinator) struct Failed {
     /// The instance, as `flow log` names it (`dock[3]`).
-    pub(super) task: String,
+    pub(in crate::runtime::coordinator) task: String,
     /// `failed`, or `cancelled` (something it waited for failed first).
-    pub(super) state: &'static str,
+    pub(in crate::runtime::coordinator) state: &'static str,
     /// Its exit code, if it exited.
-    pub(super) exit_code: Option<i32>,
+    pub(in crate::runtime::coordinator) exit_code: Option<i32>,
     /// The signal that killed it, if one did.
-    pub(super) signal: Option<i32>,
+    pub(in crate::runtime::coordinator) signal: Option<i32>,
     /// Why, in words (`exit code 3`, `timed out after 90s`, `prep failed`).
-    pub(super) reason: String,
+    pub(in crate::runtime::coordinator) reason: String,
 }
 
 /// Whether an instance about to start runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Gate {
+pub(in crate::runtime::coordinator) enum Gate {
     /// It runs as any task does (and may be unchanged from an earlier run).
     Runs,
     /// It is skipped, for this reason: its `when` is false, or it waits for
@@ -44,7 +44,7 @@ pub(super) enum Gate {
 
 /// The edges that wait for an end however, by waiting group, and how the
 /// instances they leave from failed.
-pub(super) struct UpstreamFailures {
+pub(in crate::runtime::coordinator) struct UpstreamFailures {
     /// Per group: the indices of its incoming edges with `on` failure or always.
     incoming: Vec<Vec<usize>>,
     /// Per group: whether such an edge leaves it (its failures are kept).
@@ -55,7 +55,7 @@ pub(super) struct UpstreamFailures {
 
 impl UpstreamFailures {
     /// Finds the edges of `graph` that wait for an end however.
-    pub(super) fn new(graph: &Graph) -> Self {
+    pub(in crate::runtime::coordinator) fn new(graph: &Graph) -> Self {
         let n = graph.groups.len();
         let (mut incoming, mut watched) = (vec![Vec::new(); n], vec![false; n]);
         for (e, edge) in graph.edges.iter().enumerate() {
@@ -69,7 +69,7 @@ impl UpstreamFailures {
 
     /// `task`, labelled `label`, failed for good: kept if something waits
     /// for its failure.
-    pub(super) fn failed(
+    pub(in crate::runtime::coordinator) fn failed(
         &mut self,
         task: TaskId,
         label: String,
@@ -85,7 +85,12 @@ impl UpstreamFailures {
 
     /// `task` was cancelled for `reason`: kept, labelled by `label`, if
     /// something waits for its failure.
-    pub(super) fn cancelled(&mut self, task: TaskId, label: impl FnOnce() -> String, reason: &str) {
+    pub(in crate::runtime::coordinator) fn cancelled(
+        &mut self,
+        task: TaskId,
+        label: impl FnOnce() -> String,
+        reason: &str,
+    ) {
         if self.watched.get(task.group.index()).copied().unwrap_or(false) {
             let (task_label, reason) = (label(), reason.to_owned());
             self.ended
@@ -96,7 +101,7 @@ impl UpstreamFailures {
     /// What the edges into `task` that wait for an end however say, now
     /// that everything they wait for ended: [`Gate::Runs`] for a task
     /// without such edges.
-    pub(super) fn verdict(&self, graph: &Graph, core: &Core, task: TaskId) -> Gate {
+    pub(in crate::runtime::coordinator) fn verdict(&self, graph: &Graph, core: &Core, task: TaskId) -> Gate {
         let Some(edges) = self.incoming.get(task.group.index()).filter(|e| !e.is_empty()) else {
             return Gate::Runs;
         };

@@ -14,20 +14,23 @@ use crate::log::{OutputLogSender, OutputStream, read_output};
 
 /// The records of one attempt in a killed run's log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct EarlierOutput {
+pub(in crate::runtime::coordinator) struct EarlierOutput {
     /// The killed run's output log, if it holds any of the attempt's output.
     log: Option<PathBuf>,
     /// Where each of its records starts there, in order.
     records: Vec<u64>,
     /// Bytes of stdout it holds.
-    pub(super) stdout: u64,
+    pub(in crate::runtime::coordinator) stdout: u64,
     /// Bytes of stderr it holds.
-    pub(super) stderr: u64,
+    pub(in crate::runtime::coordinator) stderr: u64,
 }
 
 /// Reads the output log at `path` once for the records of the `wanted`
 /// attempts; what cannot be read is as if it held nothing more.
-pub(super) fn scan(path: &Path, wanted: &HashSet<(TaskId, u32)>) -> HashMap<(TaskId, u32), EarlierOutput> {
+pub(in crate::runtime::coordinator) fn scan(
+    path: &Path,
+    wanted: &HashSet<(TaskId, u32)>,
+) -> HashMap<(TaskId, u32), EarlierOutput> {
     let mut found: HashMap<(TaskId, u32), EarlierOutput> = HashMap::new();
     let Ok(mut reader) = read_output(path) else { return found };
     loop {
@@ -52,13 +55,13 @@ pub(super) fn scan(path: &Path, wanted: &HashSet<(TaskId, u32)>) -> HashMap<(Tas
 
 impl EarlierOutput {
     /// Whether there is anything to copy.
-    pub(super) fn is_empty(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
 
     /// Sends the records to `log`, in order (blocking: call it off the
     /// run loop, before the worker's own output is written).
-    pub(super) fn copy(&self, log: &OutputLogSender) -> io::Result<()> {
+    pub(in crate::runtime::coordinator) fn copy(&self, log: &OutputLogSender) -> io::Result<()> {
         let Some(path) = &self.log else { return Ok(()) };
         let mut reader = read_output(path)?;
         for &at in &self.records {

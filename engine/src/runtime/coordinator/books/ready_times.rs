@@ -11,7 +11,7 @@ use crate::ir::{EdgeKind, Graph, TaskId};
 
 /// End times of the instances others wait for, and instances ready again.
 #[derive(Debug)]
-pub(super) struct ReadyTimes {
+pub(in crate::runtime::coordinator) struct ReadyTimes {
     /// When the run started: instances with nothing to wait for are ready then.
     run_start_us: u64,
     /// Per group, the latest end of any of its instances (for `all` edges).
@@ -26,7 +26,7 @@ pub(super) struct ReadyTimes {
 
 impl ReadyTimes {
     /// Times for a run of `graph` that starts at `run_start_us`.
-    pub(super) fn new(graph: &Graph, run_start_us: u64) -> Self {
+    pub(in crate::runtime::coordinator) fn new(graph: &Graph, run_start_us: u64) -> Self {
         let mut per_instance = vec![false; graph.groups.len()];
         for edge in graph.edges.iter().filter(|e| !matches!(e.kind, EdgeKind::All)) {
             if let Some(flag) = per_instance.get_mut(edge.from.index()) {
@@ -52,7 +52,7 @@ impl ReadyTimes {
     }
 
     /// `task` ended (ran, was found unchanged, or was skipped) at `at_us`.
-    pub(super) fn ended(&mut self, task: TaskId, at_us: u64) {
+    pub(in crate::runtime::coordinator) fn ended(&mut self, task: TaskId, at_us: u64) {
         let g = task.group.index();
         if let Some(end) = self.group_end.get_mut(g) {
             *end = (*end).max(at_us);
@@ -69,12 +69,12 @@ impl ReadyTimes {
 
     /// `task` became ready again at `at_us`: compared with an earlier run
     /// and found changed, due to be retried, or requeued by a lost worker.
-    pub(super) fn ready_again(&mut self, task: TaskId, at_us: u64) {
+    pub(in crate::runtime::coordinator) fn ready_again(&mut self, task: TaskId, at_us: u64) {
         self.again.insert(task, at_us);
     }
 
     /// When `task`, starting now, became ready.
-    pub(super) fn take(&mut self, task: TaskId, graph: &Graph) -> u64 {
+    pub(in crate::runtime::coordinator) fn take(&mut self, task: TaskId, graph: &Graph) -> u64 {
         let mut ready = self.run_start_us.max(self.again.remove(&task).unwrap_or(0));
         for up in graph.upstream(task) {
             let g = up.group.index();

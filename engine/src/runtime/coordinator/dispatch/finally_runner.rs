@@ -22,7 +22,7 @@ use crate::runtime::run_options::RunOptions;
 /// Runs `finally` (in `image`, the run's check of its container, if it has
 /// one) after the run `summary` sums up (its `summary.json` written
 /// already), writing its output to `log`.
-pub(super) async fn run(
+pub(in crate::runtime::coordinator) async fn run(
     finally: &Finally,
     image: Option<&ResolvedImage>,
     summary: &Summary,
@@ -39,7 +39,7 @@ pub(super) async fn run(
     worker.start(job(finally, image, summary, run, &options.base_dir));
     let ended = tokio::select! {
         ended = reports.recv() => ended,
-        () = super::signals::interrupted() => {
+        () = crate::runtime::coordinator::signals::interrupted() => {
             worker.stop_all();
             reports.recv().await
         }

@@ -10,57 +10,57 @@ use crate::ir::TaskId;
 /// A worker of a killed run: which run (its place among the killed runs
 /// read) and its id there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct KilledWorker {
+pub(in crate::runtime::coordinator) struct KilledWorker {
     /// The run's place among the killed runs, oldest first.
-    pub(super) run: usize,
+    pub(in crate::runtime::coordinator) run: usize,
     /// The worker's id in that run.
-    pub(super) id: u32,
+    pub(in crate::runtime::coordinator) id: u32,
 }
 
 /// An instance held for the worker that may bring it back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct HeldTask {
+pub(in crate::runtime::coordinator) struct HeldTask {
     /// Its `name[index]`: a carried task is this one only if its label is the same.
-    pub(super) label: String,
+    pub(in crate::runtime::coordinator) label: String,
     /// The attempt the killed run started.
-    pub(super) attempt: u32,
+    pub(in crate::runtime::coordinator) attempt: u32,
     /// The worker it ran on.
-    pub(super) worker: KilledWorker,
+    pub(in crate::runtime::coordinator) worker: KilledWorker,
     /// Its output that the killed runs' logs hold.
-    pub(super) earlier: EarlierOutput,
+    pub(in crate::runtime::coordinator) earlier: EarlierOutput,
 }
 
 /// The instances held, by task.
 #[derive(Debug, Default)]
-pub(super) struct Held {
+pub(in crate::runtime::coordinator) struct Held {
     tasks: HashMap<TaskId, HeldTask>,
 }
 
 impl Held {
     /// Holds `task` as `held`.
-    pub(super) fn insert(&mut self, task: TaskId, held: HeldTask) {
+    pub(in crate::runtime::coordinator) fn insert(&mut self, task: TaskId, held: HeldTask) {
         self.tasks.insert(task, held);
     }
 
     /// How many instances are held.
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::runtime::coordinator) fn len(&self) -> usize {
         self.tasks.len()
     }
 
     /// Whether none is.
-    pub(super) fn is_empty(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn is_empty(&self) -> bool {
         self.tasks.is_empty()
     }
 
     /// Takes `task` out, if it is held as `label`.
-    pub(super) fn take(&mut self, task: TaskId, label: &str) -> Option<HeldTask> {
+    pub(in crate::runtime::coordinator) fn take(&mut self, task: TaskId, label: &str) -> Option<HeldTask> {
         self.tasks.get(&task).filter(|held| held.label == label)?;
         self.tasks.remove(&task)
     }
 
     /// Takes out what is held for `workers`, which came back without it:
     /// nobody else can bring it. Returns those tasks, in order.
-    pub(super) fn take_left_by(&mut self, workers: &HashSet<KilledWorker>) -> Vec<TaskId> {
+    pub(in crate::runtime::coordinator) fn take_left_by(&mut self, workers: &HashSet<KilledWorker>) -> Vec<TaskId> {
         let mut left: Vec<TaskId> =
             self.tasks.iter().filter(|(_, held)| workers.contains(&held.worker)).map(|(task, _)| *task).collect();
         left.sort_unstable();

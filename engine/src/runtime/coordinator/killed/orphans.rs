@@ -96,8 +96,8 @@ fn cancel_allocations(run: &RunDir) -> Option<String> {
     if ids.is_empty() {
         return None;
     }
-    let job_name = super::alloc::script::job_name(&run.id);
-    let said = match super::alloc::manager::cancel_own(manager, &job_name, &ids) {
+    let job_name = crate::runtime::coordinator::alloc::script::job_name(&run.id);
+    let said = match crate::runtime::coordinator::alloc::manager::cancel_own(manager, &job_name, &ids) {
         Ok(own) if own.is_empty() => format!(
             "run {} was killed; none of its jobs {} is still queued as `{job_name}` of yours, so none was cancelled",
             run.id,

@@ -13,12 +13,12 @@ use crate::log::{JournalEvent, JournalRecord, LogHealth};
 use crate::runtime::event::Event;
 
 /// The longest events wait before going to the display.
-pub(super) const EVENT_DELAY: Duration = Duration::from_millis(20);
+pub(in crate::runtime::coordinator) const EVENT_DELAY: Duration = Duration::from_millis(20);
 /// How many events a step gathers before they are handed on mid-step.
 const FULL: usize = 4096;
 
 /// The journal's and the display's ends of the run loop.
-pub(super) struct Recorder {
+pub(in crate::runtime::coordinator) struct Recorder {
     journal: JournalSender,
     /// Whether the output log could write everything.
     log_health: Arc<LogHealth>,
@@ -32,7 +32,7 @@ pub(super) struct Recorder {
 
 impl Recorder {
     /// A recorder sending records to `journal` and events to `events`.
-    pub(super) fn new(
+    pub(in crate::runtime::coordinator) fn new(
         journal: JournalSender,
         log_health: Arc<LogHealth>,
         events: std_mpsc::Sender<Vec<Event>>,
@@ -48,37 +48,37 @@ impl Recorder {
     }
 
     /// Journals `event` of attempt `attempt` of `task`, now.
-    pub(super) fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
+    pub(in crate::runtime::coordinator) fn journal(&mut self, task: TaskId, attempt: u32, event: JournalEvent) {
         self.record(JournalRecord::new(now_us(), task, attempt, event));
     }
 
     /// Journals `record`.
-    pub(super) fn record(&mut self, record: JournalRecord) {
+    pub(in crate::runtime::coordinator) fn record(&mut self, record: JournalRecord) {
         self.journal_batch.push(record);
     }
 
     /// Shows `event`.
-    pub(super) fn event(&mut self, event: Event) {
+    pub(in crate::runtime::coordinator) fn event(&mut self, event: Event) {
         self.event_batch.push(event);
     }
 
     /// Whether events wait to be shown.
-    pub(super) fn has_events(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn has_events(&self) -> bool {
         !self.event_batch.is_empty()
     }
 
     /// Whether so many events wait that they should go now, mid-step.
-    pub(super) fn is_full(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn is_full(&self) -> bool {
         self.event_batch.len() >= FULL
     }
 
     /// Whether the output log lost output.
-    pub(super) fn log_broken(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn log_broken(&self) -> bool {
         self.log_health.is_broken()
     }
 
     /// What can no longer be written, as the summary says it, if anything.
-    pub(super) fn storage_failure(&self) -> Option<&'static str> {
+    pub(in crate::runtime::coordinator) fn storage_failure(&self) -> Option<&'static str> {
         if self.journal.is_broken() {
             Some("the journal could not be written; the run stopped")
         } else if self.log_health.is_broken() {
@@ -96,7 +96,7 @@ impl Recorder {
     /// Journal records go at once: they are what a resumed run trusts.
     /// Events only feed the display, so they wait up to [`EVENT_DELAY`] to
     /// travel together (one wake-up of the display thread, not one per task).
-    pub(super) fn flush(&mut self, messages: Vec<Release>, see: impl FnMut(&Event)) {
+    pub(in crate::runtime::coordinator) fn flush(&mut self, messages: Vec<Release>, see: impl FnMut(&Event)) {
         if !self.journal_batch.is_empty() || !messages.is_empty() {
             self.journal.send(Batch { records: std::mem::take(&mut self.journal_batch), messages });
         }
@@ -106,7 +106,7 @@ impl Recorder {
     }
 
     /// Sends the waiting events now; `see` looks at each as it goes.
-    pub(super) fn flush_events(&mut self, see: impl FnMut(&Event)) {
+    pub(in crate::runtime::coordinator) fn flush_events(&mut self, see: impl FnMut(&Event)) {
         if !self.event_batch.is_empty() {
             self.event_batch.iter().for_each(see);
             let _ = self.events.send(std::mem::take(&mut self.event_batch));

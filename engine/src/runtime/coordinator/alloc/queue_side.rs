@@ -8,37 +8,64 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
-
-use super::alloc::manager;
-use super::alloc::planner::{self, Fit};
-use super::alloc::queue::{AllocQueue, Change};
-use super::driver_event::DriverEvent;
-use super::links::Links;
+use super::ManagerError;
+use super::manager;
+use super::planner::{self, Fit};
+use super::queue::{AllocQueue, Change};
 use crate::ir::{Graph, GroupId};
 use crate::runtime::agent::output_sink::OutputSink;
+use crate::runtime::coordinator::loop_sender::LoopSender;
 use crate::runtime::core::{Core, WorkerId};
 use crate::runtime::event::Event;
 
 /// How often the queue looks at the waiting work.
-pub(super) const QUEUE_TICK: Duration = Duration::from_secs(1);
+pub(in crate::runtime::coordinator) const QUEUE_TICK: Duration = Duration::from_secs(1);
 /// How long a finished allocation may linger in the manager's queue before it is cancelled too.
 const STRAGGLER_WAIT: Duration = Duration::from_secs(2);
 /// The longest the end of a run waits for cancelled allocations to leave the manager's queue.
 const CANCEL_WAIT: Duration = Duration::from_secs(15);
 
+/// Job ids the manager still lists (for [`ManagerAnswer::Polled`]).
+pub(in crate::runtime::coordinator) type Alive = Result<HashSet<String>, ManagerError>;
+
+/// The manager's answer to a submission or a poll, sent to the run loop.
+pub enum ManagerAnswer {
+    /// The manager answered a submission: the job id, or its error.
+    Submitted {
+        /// The allocation's number.
+        id: u32,
+        /// The job id or the error.
+        result: Result<String, ManagerError>,
+    },
+    /// The manager listed which of `ids` are still queued or running.
+    Polled {
+        /// The job ids asked about.
+        ids: Vec<String>,
+        /// Those still alive, or the manager's error.
+        result: Alive,
+    },
+}
+
+/// What the queue side needs to know of the run's workers.
+pub(in crate::runtime::coordinator) struct Workers<'a> {
+    /// Each remote worker started in a cluster job, with the job's id.
+    pub allocations: Vec<(WorkerId, &'a str)>,
+    /// Whether no worker at all is connected.
+    pub none: bool,
+}
+
 /// What the queue side asks of the driver.
 #[derive(Default)]
-pub(super) struct Demand {
+pub(in crate::runtime::coordinator) struct Demand {
     /// Events to show.
-    pub(super) events: Vec<Event>,
+    pub(in crate::runtime::coordinator) events: Vec<Event>,
     /// Groups whose pending instances are cancelled as unschedulable
     /// ([`QueueSide::why`] says why).
-    pub(super) cancel: Vec<GroupId>,
+    pub(in crate::runtime::coordinator) cancel: Vec<GroupId>,
 }
 
 /// The run's allocation queue, if it has one, and what it found no worker for.
-pub(super) struct QueueSide {
+pub(in crate::runtime::coordinator) struct QueueSide {
     queue: Option<AllocQueue>,
     /// Why groups were cancelled as unschedulable, when more is known than "no worker fits".
     unschedulable: HashMap<GroupId, String>,
@@ -49,39 +76,39 @@ pub(super) struct QueueSide {
     /// Where submissions run.
     base_dir: PathBuf,
     /// Where the manager's answers go.
-    tx: mpsc::UnboundedSender<DriverEvent>,
+    tx: LoopSender<ManagerAnswer>,
 }
 
 impl QueueSide {
     /// The side of `queue` (none without one), copying allocations' output to `log`.
-    pub(super) fn new(
+    pub(in crate::runtime::coordinator) fn new(
         queue: Option<AllocQueue>,
         log: Option<OutputSink>,
         local: bool,
         base_dir: PathBuf,
-        tx: mpsc::UnboundedSender<DriverEvent>,
+        tx: LoopSender<ManagerAnswer>,
     ) -> Self {
         Self { queue, unschedulable: HashMap::new(), log, local, base_dir, tx }
     }
 
     /// Whether the run has a queue.
-    pub(super) fn has_queue(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn has_queue(&self) -> bool {
         self.queue.is_some()
     }
 
     /// Submissions in flight (without a job id yet).
-    pub(super) fn submitting(&self) -> usize {
+    pub(in crate::runtime::coordinator) fn submitting(&self) -> usize {
         self.queue.as_ref().map_or(0, AllocQueue::submitting)
     }
 
     /// Why `group` was cancelled as unschedulable, when more is known than "no worker fits".
-    pub(super) fn why(&self, group: GroupId) -> Option<&str> {
+    pub(in crate::runtime::coordinator) fn why(&self, group: GroupId) -> Option<&str> {
         self.unschedulable.get(&group).map(String::as_str)
     }
 
     /// At the start: reports the tasks the queue can never run; without an
     /// embedded worker nothing else could run them either, so they are cancelled.
-    pub(super) fn start(&mut self, core: &Core, graph: &Graph) -> Demand {
+    pub(in crate::runtime::coordinator) fn start(&mut self, core: &Core, graph: &Graph) -> Demand {
         let Some(queue) = self.queue.as_ref() else { return Demand::default() };
         let never = core
             .backlog(|_| true)
@@ -98,14 +125,20 @@ impl QueueSide {
     /// the remaining work once the queue is paused and nothing is left to
     /// run it. While instances are still `comparing` with earlier runs, what
     /// is left to do is not known: a rerun with nothing to do submits nothing.
-    pub(super) fn tick(&mut self, core: &Core, links: &Links, graph: &Graph, comparing: bool) -> Demand {
+    pub(in crate::runtime::coordinator) fn tick(
+        &mut self,
+        core: &Core,
+        workers: &Workers<'_>,
+        graph: &Graph,
+        comparing: bool,
+    ) -> Demand {
         let mut demand = Demand::default();
         let Some(queue) = self.queue.as_mut() else { return demand };
         if queue.paused().is_none() && core.stopped().is_none() && !comparing {
             // Instances running on the embedded worker or on workers started
             // by hand need nothing from the queue.
             let own: HashSet<WorkerId> =
-                links.allocations().filter(|(_, job)| queue.owns(job)).map(|(w, _)| w).collect();
+                workers.allocations.iter().filter(|(_, job)| queue.owns(job)).map(|&(w, _)| w).collect();
             let backlog = core.backlog(|w| own.contains(&w));
             let wanted = planner::wanted_workers(graph, &backlog, &queue.fits);
             for _ in 0..planner::submissions(&queue.queue, queue.load(), wanted) {
@@ -121,7 +154,7 @@ impl QueueSide {
                 let (settings, cwd, tx) = (queue.queue.clone(), self.base_dir.clone(), self.tx.clone());
                 tokio::spawn(async move {
                     let result = manager::submit(&settings, &script, &cwd).await;
-                    let _ = tx.send(DriverEvent::Submitted { id, result });
+                    let _ = tx.send(ManagerAnswer::Submitted { id, result });
                 });
                 let record = queue.record(id);
                 demand.events.push(Event::Allocation { id, job_id: String::new(), state: record, reason: None });
@@ -131,12 +164,12 @@ impl QueueSide {
             let (manager, name, tx) = (queue.queue.settings.manager, queue.job_name(), self.tx.clone());
             tokio::spawn(async move {
                 let result = manager::alive(manager, &name, &ids).await;
-                let _ = tx.send(DriverEvent::Polled { ids, result });
+                let _ = tx.send(ManagerAnswer::Polled { ids, result });
             });
         }
         if let Some(reason) = queue.paused()
             && !queue.has_active()
-            && links.is_empty()
+            && workers.none
         {
             let why = format!("no worker is left and {}", lowercase_first(reason));
             let groups = core.backlog(|_| true).into_iter().map(|b| (b.group, why.clone())).collect();
@@ -148,7 +181,7 @@ impl QueueSide {
     /// A worker of the queue joined: its allocations are uniform, so a task
     /// that fits no connected worker never will; without an embedded worker,
     /// cancel it rather than keep submitting allocations that cannot run it.
-    pub(super) fn worker_joined(&mut self, core: &Core, graph: &Graph) -> Demand {
+    pub(in crate::runtime::coordinator) fn worker_joined(&mut self, core: &Core, graph: &Graph) -> Demand {
         if self.local || self.queue.is_none() {
             return Demand::default();
         }
@@ -158,26 +191,31 @@ impl QueueSide {
     }
 
     /// A worker of allocation `job` connected.
-    pub(super) fn joined(&mut self, job: &str) -> Vec<Event> {
+    pub(in crate::runtime::coordinator) fn joined(&mut self, job: &str) -> Vec<Event> {
         let change = self.queue.as_mut().and_then(|q| q.joined(job));
         change.map(change_events).unwrap_or_default()
     }
 
     /// A worker of allocation `job` left after `lived`, planned or not (`clean`), for `reason`.
-    pub(super) fn left(&mut self, job: &str, lived: Duration, clean: bool, reason: &str) -> Vec<Event> {
+    pub(in crate::runtime::coordinator) fn left(
+        &mut self,
+        job: &str,
+        lived: Duration,
+        clean: bool,
+        reason: &str,
+    ) -> Vec<Event> {
         let change = self.queue.as_mut().and_then(|q| q.left(job, lived, clean, reason));
         change.map(change_events).unwrap_or_default()
     }
 
     /// Acts on the manager's answer to a submission or a poll.
-    pub(super) fn answer(&mut self, event: DriverEvent) -> Vec<Event> {
+    pub(in crate::runtime::coordinator) fn answer(&mut self, event: ManagerAnswer) -> Vec<Event> {
         let Some(queue) = self.queue.as_mut() else { return Vec::new() };
         let changes = match event {
-            DriverEvent::Submitted { id, result } => queue.submitted(id, result).into_iter().collect(),
-            DriverEvent::Polled { ids, result: Ok(alive) } => queue.polled(&ids, &alive),
+            ManagerAnswer::Submitted { id, result } => queue.submitted(id, result).into_iter().collect(),
+            ManagerAnswer::Polled { ids, result: Ok(alive) } => queue.polled(&ids, &alive),
             // The manager could not be asked; workers still tell us what happens.
-            DriverEvent::Polled { result: Err(_), .. } => Vec::new(),
-            _ => Vec::new(),
+            ManagerAnswer::Polled { result: Err(_), .. } => Vec::new(),
         };
         changes.into_iter().flat_map(change_events).collect()
     }
@@ -185,7 +223,7 @@ impl QueueSide {
     /// The run is over and its workers left: cancels every allocation still
     /// queued or running, so none is left behind, waits until the manager
     /// lists none of them, and copies their output into the run log.
-    pub(super) async fn finish(&mut self) -> Vec<Event> {
+    pub(in crate::runtime::coordinator) async fn finish(&mut self) -> Vec<Event> {
         let mut events = Vec::new();
         let Some(queue) = self.queue.as_mut() else { return events };
         if let Err(reason) = queue.cancel_all() {

@@ -20,12 +20,12 @@ const LINE: Duration = Duration::from_millis(10);
 const MAX_LINE: u8 = 8;
 
 /// A task in line: which, its label, and when it became ready.
-pub(super) type Next = (TaskId, String, u64);
+pub(in crate::runtime::coordinator) type Next = (TaskId, String, u64);
 
 /// Tasks waiting in line on remote workers, and the durations of groups
 /// not yet known to be short.
 #[derive(Default)]
-pub(super) struct SendAhead {
+pub(in crate::runtime::coordinator) struct SendAhead {
     /// Tasks sent ahead, by the task they start after, with their label
     /// and when they became ready, to record their start when it comes.
     ahead: HashMap<TaskId, Next>,
@@ -37,13 +37,13 @@ pub(super) struct SendAhead {
 
 impl SendAhead {
     /// `task`, labelled `label` and ready since `ready_us`, was sent to start when `before` ends.
-    pub(super) fn hold(&mut self, before: TaskId, task: TaskId, label: String, ready_us: u64) {
+    pub(in crate::runtime::coordinator) fn hold(&mut self, before: TaskId, task: TaskId, label: String, ready_us: u64) {
         self.ahead.insert(before, (task, label, ready_us));
         self.behind.insert(task, before);
     }
 
     /// `task` was lost with its worker: nothing starts after it.
-    pub(super) fn forget(&mut self, task: TaskId) {
+    pub(in crate::runtime::coordinator) fn forget(&mut self, task: TaskId) {
         self.take(task);
     }
 
@@ -58,7 +58,7 @@ impl SendAhead {
     /// when it became ready. With
     /// `drop_in_line` (the run is stopped), a task still in line ends too:
     /// it no longer waits.
-    pub(super) fn release(&mut self, task: TaskId, drop_in_line: bool) -> Option<Next> {
+    pub(in crate::runtime::coordinator) fn release(&mut self, task: TaskId, drop_in_line: bool) -> Option<Next> {
         if drop_in_line && let Some(before) = self.behind.remove(&task) {
             self.ahead.remove(&before);
         }
@@ -68,7 +68,7 @@ impl SendAhead {
     /// Counts a successful run of an instance of `group` that took
     /// `duration`. Once enough instances ran and they are short, returns
     /// how many tasks may wait in line behind each running one.
-    pub(super) fn measure(&mut self, group: GroupId, duration: Duration) -> Option<u8> {
+    pub(in crate::runtime::coordinator) fn measure(&mut self, group: GroupId, duration: Duration) -> Option<u8> {
         let (count, total) = self.durations.entry(group).or_default();
         if *count >= SHORT_SAMPLE {
             return None;

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::job_factory::JobFactory;
 use crate::ir::{Graph, TaskId};
+use crate::runtime::coordinator::dispatch::job_factory::JobFactory;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::outcome::Status;
 

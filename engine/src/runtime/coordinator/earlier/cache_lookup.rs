@@ -12,10 +12,10 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::TaskId;
 use crate::log::{StampCheck, Wrote};
+use crate::runtime::coordinator::dispatch::job_factory::JobFactory;
 use crate::runtime::core::Allocation;
 use crate::runtime::protocol::fingerprint::{Fingerprint, input_digest, with_inputs};
 use crate::runtime::protocol::job::{Job, relative};

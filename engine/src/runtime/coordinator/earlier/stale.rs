@@ -24,10 +24,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::log::{OutputStamp, StampCheck, Wrote};
+use crate::runtime::coordinator::dispatch::job_factory::JobFactory;
 use crate::runtime::event::MoveReason;
 use crate::runtime::protocol::job::relative;
 

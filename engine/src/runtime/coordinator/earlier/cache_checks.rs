@@ -10,13 +10,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
 use super::cache_lookup::{Lookup, candidates, lookup};
-use super::driver_event::DriverEvent;
-use super::job_factory::JobFactory;
 use super::resume::Previous;
 use crate::ir::{Graph, GroupId, TaskId};
+use crate::runtime::coordinator::dispatch::job_factory::JobFactory;
+use crate::runtime::coordinator::loop_sender::LoopSender;
 use crate::runtime::protocol::fingerprint::reads_files;
 use crate::runtime::protocol::job::Job;
 
@@ -25,7 +23,7 @@ const PARALLEL_HASHES: usize = 4;
 
 /// Comparisons waiting for a hashing thread, how many are running, and what
 /// they compare with.
-pub(super) struct CacheChecks {
+pub(in crate::runtime::coordinator) struct CacheChecks {
     waiting: VecDeque<(TaskId, Vec<Job>)>,
     running: usize,
     previous: Arc<Previous>,
@@ -35,26 +33,35 @@ pub(super) struct CacheChecks {
     /// Under `--dry-exec`, the instances of each group that "ran".
     dry_ran: Option<HashMap<GroupId, HashSet<u64>>>,
     /// Where hashing threads send what they found.
-    tx: mpsc::UnboundedSender<DriverEvent>,
+    tx: LoopSender<(TaskId, Lookup)>,
 }
 
 impl CacheChecks {
     /// Compares with `previous`; `dry_exec` when nothing runs for real.
-    pub(super) fn new(previous: Arc<Previous>, dry_exec: bool, tx: mpsc::UnboundedSender<DriverEvent>) -> Self {
+    pub(in crate::runtime::coordinator) fn new(
+        previous: Arc<Previous>,
+        dry_exec: bool,
+        tx: LoopSender<(TaskId, Lookup)>,
+    ) -> Self {
         let dry_ran = dry_exec.then(HashMap::new);
         Self { waiting: VecDeque::new(), running: 0, previous, hidden: Arc::default(), dry_ran, tx }
     }
 
     /// Whether no comparison is waiting or running.
-    pub(super) fn is_idle(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn is_idle(&self) -> bool {
         self.waiting.is_empty() && self.running == 0
     }
 
     /// Takes newly ready `task` in: what the cache has for it when that is
     /// known at once, `None` when its inputs wait to be hashed
-    /// ([`DriverEvent::Checked`] then tells). A `fresh` task (skipped, or
+    /// (the sender given to [`CacheChecks::new`] then tells). A `fresh` task (skipped, or
     /// reacting to a failure: decided afresh each run) is never unchanged.
-    pub(super) fn admit(&mut self, task: TaskId, factory: &JobFactory, fresh: bool) -> Option<Lookup> {
+    pub(in crate::runtime::coordinator) fn admit(
+        &mut self,
+        task: TaskId,
+        factory: &JobFactory,
+        fresh: bool,
+    ) -> Option<Lookup> {
         // Rendered in the variants earlier successes ran in: the
         // fingerprint covers the command, which may name its resources.
         let jobs = candidates(factory, &self.previous, task);
@@ -69,12 +76,12 @@ impl CacheChecks {
     }
 
     /// A hashing thread is done.
-    pub(super) fn hashed(&mut self) {
+    pub(in crate::runtime::coordinator) fn hashed(&mut self) {
         self.running -= 1;
     }
 
     /// Starts hashing waiting instances' inputs, up to [`PARALLEL_HASHES`] at once.
-    pub(super) fn start_hashing(&mut self, graph: &Graph) {
+    pub(in crate::runtime::coordinator) fn start_hashing(&mut self, graph: &Graph) {
         while self.running < PARALLEL_HASHES {
             let Some((task, jobs)) = self.waiting.pop_front() else { break };
             self.running += 1;
@@ -83,20 +90,20 @@ impl CacheChecks {
             let name = graph.group(task.group).name.clone();
             tokio::task::spawn_blocking(move || {
                 let found = lookup(&jobs, &previous, &name, &hidden);
-                let _ = tx.send(DriverEvent::Checked { task, found });
+                tx.send((task, found));
             });
         }
     }
 
     /// Under `--dry-exec`, `task` "ran": what waits for it would run too.
-    pub(super) fn ran(&mut self, task: TaskId) {
+    pub(in crate::runtime::coordinator) fn ran(&mut self, task: TaskId) {
         if let Some(ran) = &mut self.dry_ran {
             ran.entry(task.group).or_default().insert(task.instance);
         }
     }
 
     /// Under `--dry-exec`, `files` would have been moved aside.
-    pub(super) fn hide(&mut self, files: impl IntoIterator<Item = PathBuf>) {
+    pub(in crate::runtime::coordinator) fn hide(&mut self, files: impl IntoIterator<Item = PathBuf>) {
         Arc::make_mut(&mut self.hidden).extend(files);
     }
 

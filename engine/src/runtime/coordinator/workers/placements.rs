@@ -3,8 +3,8 @@
 //! and GPU ids it was given (what the core holds for it until it ends) and
 //! the worker's host and cluster job.
 
-use super::links::Links;
 use crate::log::{AttemptMetrics, ProcessUsage};
+use crate::runtime::coordinator::workers::links::Links;
 use crate::runtime::core::{Allocation, WorkerId};
 
 /// The metrics of an attempt whose process ran with `alloc` on `worker`

@@ -8,9 +8,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::driver_event::DriverEvent;
 use crate::net::{self, Receiver, Secret, Sender};
 use crate::runtime::agent::output_sink::OutputSink;
+use crate::runtime::coordinator::driver_event::DriverEvent;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::messages::{HEARTBEAT, HEARTBEAT_TIMEOUT, ToCoordinator, ToWorker};
 use crate::runtime::protocol::outcome::WorkerEvent;

@@ -19,15 +19,15 @@ use crate::log::{JournalRecord, JournalWriter};
 use crate::runtime::protocol::messages::ToWorker;
 
 /// A message to a remote worker, sent once the records before it are written.
-pub(super) type Release = (mpsc::UnboundedSender<ToWorker>, ToWorker);
+pub(in crate::runtime::coordinator) type Release = (mpsc::UnboundedSender<ToWorker>, ToWorker);
 
 /// One step's records, and the messages to remote workers that wait for them.
 #[derive(Default)]
-pub(super) struct Batch {
+pub(in crate::runtime::coordinator) struct Batch {
     /// What the step journals.
-    pub(super) records: Vec<JournalRecord>,
+    pub(in crate::runtime::coordinator) records: Vec<JournalRecord>,
     /// What the step sends to remote workers, in order.
-    pub(super) messages: Vec<Release>,
+    pub(in crate::runtime::coordinator) messages: Vec<Release>,
 }
 
 /// How long the journal thread lets records gather after a write that
@@ -35,7 +35,7 @@ pub(super) struct Batch {
 const JOURNAL_PAUSE: Duration = Duration::from_millis(2);
 
 /// The driver's end of the journal's thread.
-pub(super) struct JournalSender {
+pub(in crate::runtime::coordinator) struct JournalSender {
     tx: std_mpsc::Sender<Batch>,
     /// Set once a write failed: later records are dropped, messages still go.
     broken: Arc<AtomicBool>,
@@ -43,7 +43,7 @@ pub(super) struct JournalSender {
 
 impl JournalSender {
     /// Hands `batch` to the thread.
-    pub(super) fn send(&self, batch: Batch) {
+    pub(in crate::runtime::coordinator) fn send(&self, batch: Batch) {
         if let Err(std_mpsc::SendError(batch)) = self.tx.send(batch) {
             // The thread is gone (it panicked): a worker still gets its messages.
             release(batch.messages);
@@ -51,7 +51,7 @@ impl JournalSender {
     }
 
     /// Whether the journal can no longer be written.
-    pub(super) fn is_broken(&self) -> bool {
+    pub(in crate::runtime::coordinator) fn is_broken(&self) -> bool {
         self.broken.load(Ordering::Relaxed)
     }
 }
@@ -60,7 +60,9 @@ impl JournalSender {
 /// writes their records together, then releases their messages; after a
 /// failed write it only releases messages (the run stops), and it returns
 /// the first error once the sender is dropped.
-pub(super) fn start(mut writer: JournalWriter) -> (JournalSender, JoinHandle<std::io::Result<()>>) {
+pub(in crate::runtime::coordinator) fn start(
+    mut writer: JournalWriter,
+) -> (JournalSender, JoinHandle<std::io::Result<()>>) {
     let (tx, rx) = std_mpsc::channel::<Batch>();
     let broken = Arc::new(AtomicBool::new(false));
     let flag = broken.clone();
