@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use crate::container::ResolvedImage;
-use crate::ir::{Command, Finally};
+use crate::ir::{Command, Finally, Graph};
+use crate::log::OutputLogSender;
 use crate::rundir::{FinallyOutcome, RunDir, Summary};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
@@ -19,10 +20,46 @@ use crate::runtime::protocol::job::{Job, JobCommand, JobContainer, Setup, Sink};
 use crate::runtime::protocol::outcome::{Status, WorkerEvent};
 use crate::runtime::run_options::RunOptions;
 
-/// Runs `finally` (in `image`, the run's check of its container, if it has
-/// one) after the run `summary` sums up (its `summary.json` written
-/// already), writing its output to `log`.
-pub(in crate::runtime::coordinator) async fn run(
+/// The workflow's `[finally]` command, as the run starts it once its loop is over.
+pub(in crate::runtime::coordinator) struct FinallyCommand {
+    finally: Finally,
+    /// The run's check of its container, if it has one.
+    image: Option<ResolvedImage>,
+    log: OutputSink,
+}
+
+impl FinallyCommand {
+    /// What `graph` runs at the end, its output going to `log`; nothing under `--dry-exec`.
+    pub(in crate::runtime::coordinator) fn new(
+        graph: &Graph,
+        options: &RunOptions,
+        log: &OutputLogSender,
+    ) -> Option<Self> {
+        let finally = graph.finally.clone().filter(|_| !options.dry_exec)?;
+        let image = finally.container.as_deref().and_then(|c| graph.images.get(c).cloned());
+        Some(Self { finally, image, log: OutputSink::Log(log.clone()) })
+    }
+
+    /// Runs it after the run `summary` sums up, and notes how it went there.
+    /// `summary.json` is written first, so the command can read it (the run
+    /// rewrites it as it ends).
+    pub(in crate::runtime::coordinator) async fn run(
+        self,
+        summary: &mut Summary,
+        run_dir: &RunDir,
+        options: &RunOptions,
+    ) {
+        if let Err(e) = run_dir.write_summary(summary) {
+            summary.io_errors.push(format!("cannot write summary.json: {e}"));
+        }
+        let outcome = run_finally(&self.finally, self.image.as_ref(), summary, run_dir, options, self.log).await;
+        summary.finally = Some(outcome);
+    }
+}
+
+/// Runs `finally` (in `image`, if it has one) after the run `summary` sums
+/// up, writing its output to `log`.
+async fn run_finally(
     finally: &Finally,
     image: Option<&ResolvedImage>,
     summary: &Summary,
