@@ -1,6 +1,8 @@
 //! [`Core`]: the scheduler's state — groups, dependencies, workers and the
 //! tasks running on them — and the calls that build and inspect it.
-//! Matching is in `matching.rs`, event handling in `events.rs`.
+//! The rest of its methods are in the files under `core/`, children of
+//! this module so that its fields stay private: matching in `matching.rs`,
+//! event handling in `events.rs`, and one file per concern beside them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -19,6 +21,24 @@ use super::worker::Worker;
 use super::worker_id::WorkerId;
 use crate::resources::{Deadline, Names, Request, WorkerShape};
 
+mod adopt;
+mod backlog;
+mod deferred;
+mod events;
+mod matching;
+mod nested_parts;
+mod precheck;
+mod prefetch;
+mod skips;
+mod unschedulable;
+mod waiting;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use backlog::GroupBacklog;
+pub use unschedulable::NeverRuns;
+
 /// Settings of a run that the core enforces.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CoreOptions {
@@ -34,66 +54,66 @@ pub struct CoreOptions {
 /// state.
 #[derive(Debug)]
 pub struct Core {
-    pub(super) groups: Vec<GroupState>,
-    pub(super) links: Vec<Vec<Link>>,
-    pub(super) order: Order,
-    pub(super) names: Names,
+    groups: Vec<GroupState>,
+    links: Vec<Vec<Link>>,
+    order: Order,
+    names: Names,
     /// Indexed by [`WorkerId`]; `None` once removed.
-    pub(super) workers: Vec<Option<Worker>>,
-    pub(super) running: HashMap<TaskId, Running>,
+    workers: Vec<Option<Worker>>,
+    running: HashMap<TaskId, Running>,
     /// Attempts, failures and crashes of tasks that have had any.
-    pub(super) history: HashMap<TaskId, History>,
-    pub(super) options: CoreOptions,
+    history: HashMap<TaskId, History>,
+    options: CoreOptions,
     /// Set once the run stops; nothing starts afterwards.
-    pub(super) stopped: Option<CancelReason>,
+    stopped: Option<CancelReason>,
     /// Pending instances of all groups.
-    pub(super) pending: u64,
+    pending: u64,
     /// Tasks failed for good (not counting ignored failures).
-    pub(super) failed: u64,
+    failed: u64,
     /// Instances waiting to be retried (`retry_delay`), earliest due first;
     /// may hold entries of instances cancelled meanwhile.
-    pub(super) waiting: BinaryHeap<Reverse<(u64, TaskId)>>,
+    waiting: BinaryHeap<Reverse<(u64, TaskId)>>,
     /// Bumped whenever a group gains ready instances, so workers that found
     /// nothing to run are tried again.
-    pub(super) epoch: u64,
+    epoch: u64,
     /// Whether some group needs several nodes.
-    pub(super) multinode: bool,
+    multinode: bool,
     /// Allocations of finished tasks, kept for reuse.
-    pub(super) spare: Vec<Allocation>,
+    spare: Vec<Allocation>,
     /// Scratch list of workers.
-    pub(super) scratch: Vec<usize>,
+    scratch: Vec<usize>,
     /// Running tasks on prefetch workers that may get a task sent ahead.
-    pub(super) heads: Vec<TaskId>,
+    heads: Vec<TaskId>,
     /// Groups known only at run time whose writers are done: their
     /// instances can be read now ([`Core::take_resolvable`]).
-    pub(super) resolvable: Vec<GroupId>,
+    resolvable: Vec<GroupId>,
     /// Parts of nested groups whose files can be read now ([`Core::take_parts`]).
-    pub(super) parts_ready: Vec<(GroupId, u64)>,
+    parts_ready: Vec<(GroupId, u64)>,
     /// Groups whose ready instances are compared with an earlier run first.
-    pub(super) prechecked: Vec<usize>,
+    prechecked: Vec<usize>,
 }
 
 /// A running task.
 #[derive(Debug)]
-pub(super) struct Running {
-    pub(super) worker: WorkerId,
-    pub(super) attempt: u32,
-    pub(super) alloc: Allocation,
+struct Running {
+    worker: WorkerId,
+    attempt: u32,
+    alloc: Allocation,
     /// The task sent ahead to start on these resources when this one ends.
-    pub(super) next: Option<TaskId>,
+    next: Option<TaskId>,
     /// Its place in line on these resources: 0 runs (or holds them), 1 is next, ….
-    pub(super) depth: u8,
+    depth: u8,
 }
 
 /// What happened to a task in earlier attempts.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct History {
+struct History {
     /// The number of the next (or current) attempt.
-    pub(super) attempt: u32,
+    attempt: u32,
     /// Attempts that failed.
-    pub(super) failures: u32,
+    failures: u32,
     /// Attempts whose worker was lost.
-    pub(super) crashes: u32,
+    crashes: u32,
 }
 
 impl Core {

@@ -6,10 +6,10 @@
 
 use crate::ir::{Graph, GroupId, TaskId};
 
-use super::core::Core;
-use super::deps::{Deps, Link};
-use super::group_state::{GroupState, Instance};
-use super::out::{CancelReason, Out, TaskState};
+use super::Core;
+use crate::runtime::core::deps::{Deps, Link};
+use crate::runtime::core::group_state::{GroupState, Instance};
+use crate::runtime::core::out::{CancelReason, Out, TaskState};
 
 impl Core {
     /// Groups whose instances can be read now: every task they wait for

@@ -6,12 +6,12 @@
 
 use crate::ir::TaskId;
 
-use super::core::{Core, Running};
-use super::deps::Link;
-use super::group_state::Instance;
-use super::out::{CancelReason, Out, TaskResult, TaskState};
-use super::retry::Retry;
-use super::worker_id::WorkerId;
+use super::{Core, Running};
+use crate::runtime::core::deps::Link;
+use crate::runtime::core::group_state::Instance;
+use crate::runtime::core::out::{CancelReason, Out, TaskResult, TaskState};
+use crate::runtime::core::retry::Retry;
+use crate::runtime::core::worker_id::WorkerId;
 
 /// A step of a cancellation cascade.
 #[derive(Debug, Clone, Copy)]

@@ -3,9 +3,9 @@
 
 use hashbrown::HashMap;
 
-use super::core::Core;
-use super::worker_id::WorkerId;
+use super::Core;
 use crate::ir::GroupId;
+use crate::runtime::core::worker_id::WorkerId;
 
 /// The unfinished instances of one group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 
 use crate::ir::{GroupId, Resources, TaskId};
 
-use super::core::Core;
-use super::group_state::{GroupState, Instance};
-use super::out::{CancelReason, Out, TaskState};
+use super::Core;
 use crate::resources::{Capacity, Holder, Shortfall, Unfit};
+use crate::runtime::core::group_state::{GroupState, Instance};
+use crate::runtime::core::out::{CancelReason, Out, TaskState};
 
 impl Core {
     /// Groups with tasks left to run none of whose variants fits the total

@@ -13,10 +13,10 @@
 
 use crate::ir::TaskId;
 
-use super::core::Core;
-use super::deps::Link;
-use super::group_state::{Instance, PartState};
-use super::out::{Out, SkipReason, TaskState};
+use super::Core;
+use crate::runtime::core::deps::Link;
+use crate::runtime::core::group_state::{Instance, PartState};
+use crate::runtime::core::out::{Out, SkipReason, TaskState};
 
 /// A step of a skip cascade.
 #[derive(Debug, Clone, Copy)]

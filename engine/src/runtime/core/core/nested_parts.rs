@@ -9,10 +9,10 @@ use std::ops::Range;
 
 use crate::ir::{Graph, GroupId, TaskId};
 
-use super::core::Core;
-use super::deps::Link;
-use super::group_state::PartState;
-use super::out::{CancelReason, Out, TaskState};
+use super::Core;
+use crate::runtime::core::deps::Link;
+use crate::runtime::core::group_state::PartState;
+use crate::runtime::core::out::{CancelReason, Out, TaskState};
 
 impl Core {
     /// Sets up the parts of every nested group of `graph`.

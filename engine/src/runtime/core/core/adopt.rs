@@ -6,10 +6,10 @@
 
 use crate::ir::TaskId;
 
-use super::allocation::Allocation;
-use super::core::{Core, Running};
-use super::group_state::Instance;
-use super::worker_id::WorkerId;
+use super::{Core, Running};
+use crate::runtime::core::allocation::Allocation;
+use crate::runtime::core::group_state::Instance;
+use crate::runtime::core::worker_id::WorkerId;
 
 /// A task taken over from a killed run ([`Core::adopt`]): what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

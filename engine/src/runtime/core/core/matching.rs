@@ -11,9 +11,9 @@
 
 use crate::ir::TaskId;
 
-use super::core::{Core, Running};
-use super::out::Out;
-use super::worker_id::WorkerId;
+use super::{Core, Running};
+use crate::runtime::core::out::Out;
+use crate::runtime::core::worker_id::WorkerId;
 
 impl Core {
     /// Fills the free resources of every worker with ready tasks, calling

@@ -20,9 +20,9 @@
 
 use crate::ir::TaskId;
 
-use super::core::{Core, Running};
-use super::out::Out;
-use super::worker_id::WorkerId;
+use super::{Core, Running};
+use crate::runtime::core::out::Out;
+use crate::runtime::core::worker_id::WorkerId;
 
 /// About how many tasks wait in line on all workers together.
 const LINE_BUDGET: u32 = 16_384;

@@ -7,8 +7,8 @@
 
 use crate::ir::{GroupId, TaskId};
 
-use super::core::Core;
-use super::out::{Out, TaskState};
+use super::Core;
+use crate::runtime::core::out::{Out, TaskState};
 
 impl Core {
     /// Compares the ready instances of `group` with an earlier run before

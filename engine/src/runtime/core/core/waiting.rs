@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 
 use crate::ir::TaskId;
 
-use super::core::Core;
+use super::Core;
 
 impl Core {
     /// Makes every instance whose wait ended by `now_us` ready.
