@@ -10,8 +10,8 @@ use flow_engine::ir::Resources;
 use flow_engine::log::{JournalEntry, ProcessUsage};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
-use super::table_row;
 use crate::json::{self, AttemptRecord, State, TaskRef, WorkerRef};
+use crate::table::Table;
 
 /// A column of `flow log list --columns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -328,15 +328,15 @@ pub fn render(
     let cells = |a: &Attempt<'_>| columns.iter().map(|&c| a.cell(c, format)).collect::<Vec<_>>();
     match format {
         Format::Table => {
-            let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+            let table = Table::new();
+            let mut widths = table.widths();
+            Table::widen(&mut widths, &header);
             rows(&mut |a| {
-                for (w, cell) in widths.iter_mut().zip(cells(a)) {
-                    *w = (*w).max(cell.chars().count());
-                }
+                Table::widen(&mut widths, &cells(a));
                 Ok(())
             })?;
-            out.write_all(table_row(&header, &widths).as_bytes())?;
-            rows(&mut |a| out.write_all(table_row(&cells(a), &widths).as_bytes()))
+            out.write_all(table.line(&header, &widths).as_bytes())?;
+            rows(&mut |a| out.write_all(table.line(&cells(a), &widths).as_bytes()))
         }
         Format::Tsv | Format::Csv => {
             writeln!(out, "{}", format.line(&header))?;
