@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use flow_engine::ir::TaskId;
-use flow_engine::log::{JournalEntry, JournalStatus, Latest, LineSplitter, OutputRecord, OutputStream};
+use flow_engine::log::{JournalEntry, Latest, LineSplitter, OutputRecord, OutputStream, State};
 use flow_engine::runtime::origin;
 use run::{Run, Selection, warn};
 use trace::{Attempt, Column, Format};
@@ -214,7 +214,7 @@ fn list(
             true => {
                 let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
                 let requested = run.requested(task, entry);
-                let ignored = entry.is_some_and(|e| e.status == JournalStatus::Failed && e.retry_at_us.is_none())
+                let ignored = entry.is_some_and(|e| e.status == State::Failed && e.retry_at_us.is_none())
                     && ignoring.as_ref().and_then(|l| l.get(task)).is_some_and(|last| last.attempt == attempt)
                     && run.graph().groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
                 each(&Attempt { task: run.task_ref(task), attempt, entry, sizes, requested, ignored })
@@ -247,7 +247,7 @@ fn cat(
 ) -> io::Result<()> {
     let journal = run.journal()?;
     let wanted = |task: TaskId| {
-        selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
+        selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == State::Failed))
     };
     if failed {
         return match as_json {
@@ -258,7 +258,7 @@ fn cat(
     write_output(run, out, wanted, stream, as_json)?;
     // Instances this run skipped as unchanged: their output is in the run that did the work.
     let state = run.dir().path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
-    for (task, entry) in journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(**t)) {
+    for (task, entry) in journal.iter().filter(|(t, e)| e.status == State::Cached && selection.contains(**t)) {
         let label = run.label(*task);
         match entry.fingerprint.and_then(|fp| origin(state, &run.dir().id, &label, &fp)) {
             Some((dir, from)) => {
