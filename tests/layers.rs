@@ -1,6 +1,9 @@
 //! The layers `docs/design/architecture.md` draws, checked on the source:
-//! no module names one it must not know, and the CLI, its tests and the
-//! benchmarks reach the runtime only through its facade.
+//! no module names one it must not know, the CLI, its tests and the
+//! benchmarks reach the runtime only through its facade, and no two files
+//! of a module import each other in a circle — read from each crate as the
+//! compiler reads it ([`module_tree`]), and checked on each form a circle
+//! can take ([`circle_forms`]).
 
 mod circle_forms;
 mod module_tree;

@@ -1,6 +1,7 @@
 //! The circle test checks itself: each form a circle can take is planted
 //! in a small crate written to a temporary directory and must be found.
 //! In each, `a` and `b` are two modules of `m` that use each other.
+//! Issue 29: forms 1 to 7 went unseen when the test read lines.
 
 use super::module_tree::Crate;
 
