@@ -132,3 +132,15 @@ fn main_rs_counts() {
     ];
     assert_eq!(circles(&files), vec![vec!["src/main.rs".to_owned(), "src/run_cmd.rs".to_owned()]]);
 }
+
+/// A module's own file re-exporting a child is its facade, not an arrow:
+/// `a` may use a function `mod.rs` defines beside `pub use a::A`.
+#[test]
+fn a_reexport_in_mod_rs_is_no_arrow() {
+    let files = [
+        LIB,
+        ("src/m/mod.rs", "mod a;\n\npub use a::{\n    A,\n};\n\npub fn helper() {}\n"),
+        ("src/m/a.rs", "pub struct A;\nfn a() { super::helper() }\n"),
+    ];
+    assert_eq!(circles(&files), Vec::<Vec<String>>::new());
+}
