@@ -1,5 +1,5 @@
 //! The `flow` command line: a thin shell over `flow_engine`. Errors are
-//! printed here, in one place, and turned into exit codes.
+//! turned into exit codes here, and printed by [`Failure::print`].
 
 mod alloc_cmd;
 mod args;
@@ -25,14 +25,13 @@ mod run_cmd;
 mod run_display;
 mod status_cmd;
 mod stdout;
+mod table;
 mod worker_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use flow_engine::diag::MAX_SHOWN;
-use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use args::SchemaKind;
 use cli::{Cli, Color, Command};
@@ -65,7 +64,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             let code = failure.exit_code();
-            report(failure, color);
+            failure.print(color);
             ExitCode::from(code)
         }
     }
@@ -131,32 +130,6 @@ fn print_json(graph: &flow_engine::ir::Graph) {
     // A closed pipe (`flow plan --json | head`) is not an error worth reporting.
     if serde_json::to_writer_pretty(&mut out, graph).is_ok() {
         let _ = writeln!(out);
-    }
-}
-
-/// Prints a failure to stderr: the first [`MAX_SHOWN`] diagnostics with their
-/// snippets, how many more there are, then a summary line.
-fn report(failure: Failure, color: bool) {
-    match failure {
-        Failure::Usage(message) | Failure::Io(message) => eprintln!("error: {message}"),
-        Failure::Internal(message) => {
-            eprintln!("error: {message}; this is a bug in flow, please report it");
-        }
-        Failure::Invalid { source, diagnostics } => {
-            let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-            let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
-            let mut out = String::new();
-            for d in diagnostics.iter().take(MAX_SHOWN) {
-                let _ = handler.render_report(&mut out, &d.report(&source));
-            }
-            let n = diagnostics.len();
-            if n > MAX_SHOWN {
-                out.push_str(&format!("… and {} more\n", n - MAX_SHOWN));
-            }
-            let problems = flow_engine::units::plural(n as u64, "problem");
-            eprint!("{out}");
-            eprintln!("error: {problems} in {}", source.name);
-        }
     }
 }
 

@@ -419,3 +419,17 @@ fn a_worker_of_the_other_kind_is_refused() {
         assert!(read(&t, "run.stderr").contains(reason), "{}", read(&t, "run.stderr"));
     }
 }
+
+/// Issue 29: `flow workers` showed a worker's 1.5 GiB as "1 GiB", one
+/// column right of its header.
+#[test]
+fn flow_workers_shows_memory_to_the_fraction_under_its_header() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    t.success_with(&["run", "--cpus", "1", "--memory", "1.5GiB"]);
+    let shown = t.success_with(&["workers"]);
+    let (header, row) = (shown.lines().nth(1).unwrap_or_default(), shown.lines().nth(2).unwrap_or_default());
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(fields[fields.len().saturating_sub(5)..], ["1", "0", "1.5", "GiB", "0"], "{shown}");
+    let end = |line: &str, word: &str| line.find(word).map(|at| at + word.len());
+    assert_eq!(end(header, "MEMORY"), end(row, "GiB"), "{shown}");
+}

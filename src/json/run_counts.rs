@@ -1,7 +1,7 @@
 //! [`Counts`]: how many instances of a run stand where.
 
 use flow_engine::ir::Graph;
-use flow_engine::log::{JournalStatus, Latest};
+use flow_engine::log::{Latest, State};
 use flow_engine::runtime::Summary;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -78,16 +78,19 @@ impl Counts {
         let ignores = |group: usize| graph.groups.get(group).is_some_and(|g| g.continue_on_failure);
         for last in latest.iter() {
             match last.status {
-                JournalStatus::Succeeded => counts.succeeded += 1,
-                JournalStatus::Cached => counts.cached += 1,
-                JournalStatus::Failed if last.retrying => counts.retrying += 1,
-                JournalStatus::Failed => {
+                State::Succeeded => counts.succeeded += 1,
+                State::Cached => counts.cached += 1,
+                State::Failed if last.retrying => counts.retrying += 1,
+                State::Retrying => counts.retrying += 1,
+                State::Failed => {
                     counts.failed += 1;
                     counts.ignored += u64::from(ignores(last.task.group.index()));
                 }
-                JournalStatus::Cancelled => counts.cancelled += 1,
-                JournalStatus::Skipped => counts.skipped += 1,
-                JournalStatus::Running | JournalStatus::Lost => counts.running += 1,
+                State::Cancelled => counts.cancelled += 1,
+                State::Skipped => counts.skipped += 1,
+                State::Running | State::Lost => counts.running += 1,
+                // Words for what a journal never records: queued.
+                State::Waiting | State::NotRun => {}
             }
         }
         counts.with_queued()

@@ -10,8 +10,8 @@ use flow_engine::ir::Resources;
 use flow_engine::log::{JournalEntry, ProcessUsage};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
-use super::table_row;
-use crate::json::{self, AttemptRecord, State, TaskRef, WorkerRef};
+use crate::json::{self, AttemptRecord, TaskRef, WorkerRef};
+use crate::table::Table;
 
 /// A column of `flow log list --columns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -263,7 +263,7 @@ impl Attempt<'_> {
         AttemptRecord {
             task: self.task.clone(),
             attempt: self.attempt,
-            state: e.map(|e| State::from(e.status)),
+            state: e.map(|e| e.status),
             exit_code: e.and_then(|e| e.exit_code),
             signal: e.and_then(|e| e.signal),
             started_us: self.start_us(),
@@ -328,15 +328,15 @@ pub fn render(
     let cells = |a: &Attempt<'_>| columns.iter().map(|&c| a.cell(c, format)).collect::<Vec<_>>();
     match format {
         Format::Table => {
-            let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+            let table = Table::new();
+            let mut widths = table.widths();
+            Table::widen(&mut widths, &header);
             rows(&mut |a| {
-                for (w, cell) in widths.iter_mut().zip(cells(a)) {
-                    *w = (*w).max(cell.chars().count());
-                }
+                Table::widen(&mut widths, &cells(a));
                 Ok(())
             })?;
-            out.write_all(table_row(&header, &widths).as_bytes())?;
-            rows(&mut |a| out.write_all(table_row(&cells(a), &widths).as_bytes()))
+            out.write_all(table.line(&header, &widths).as_bytes())?;
+            rows(&mut |a| out.write_all(table.line(&cells(a), &widths).as_bytes()))
         }
         Format::Tsv | Format::Csv => {
             writeln!(out, "{}", format.line(&header))?;
@@ -348,14 +348,14 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use flow_engine::ir::Amount;
-    use flow_engine::log::{AttemptMetrics, IoBytes, JournalStatus};
+    use flow_engine::log::{AttemptMetrics, IoBytes, State};
 
     use super::*;
 
     /// 2023-11-14T22:13:20Z, in µs.
     const T0: u64 = 1_700_000_000_000_000;
 
-    fn entry(attempt: u32, status: JournalStatus, seconds: u64, measured: bool) -> JournalEntry {
+    fn entry(attempt: u32, status: State, seconds: u64, measured: bool) -> JournalEntry {
         let usage = ProcessUsage {
             started_us: T0,
             ended_us: T0 + seconds * 1_000_000,
@@ -367,7 +367,7 @@ mod tests {
             io: Some(IoBytes { read_bytes: 4096, write_bytes: 20 << 20, rchar: 1 << 20, wchar: 21 << 20 }),
         };
         let metrics = AttemptMetrics { usage, cpus: vec![0, 1], host: "node7".to_owned(), ..AttemptMetrics::default() };
-        let failed = status == JournalStatus::Failed;
+        let failed = status == State::Failed;
         JournalEntry {
             attempt,
             status,
@@ -377,7 +377,7 @@ mod tests {
             ended_us: Some(T0 + seconds * 1_000_000),
             exit_code: failed.then_some(3),
             signal: None,
-            fingerprint: (status == JournalStatus::Succeeded).then_some([0xab; 32]),
+            fingerprint: (status == State::Succeeded).then_some([0xab; 32]),
             reason: failed.then(|| "exit code 3".to_owned()),
             wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
@@ -420,9 +420,9 @@ mod tests {
 
     fn rendered(columns: &[Column], format: Option<Format>) -> String {
         let entries = [
-            entry(0, JournalStatus::Failed, 2, true),
-            entry(1, JournalStatus::Succeeded, 185, true),
-            entry(0, JournalStatus::Cached, 0, false),
+            entry(0, State::Failed, 2, true),
+            entry(1, State::Succeeded, 185, true),
+            entry(0, State::Cached, 0, false),
         ];
         let mut out = Vec::new();
         let asked =

@@ -5,43 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
+use super::{AttemptMetrics, JournalEvent, JournalRecord, State, Wrote};
 use crate::ir::TaskId;
-
-/// Where a task instance's last attempt got to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum JournalStatus {
-    /// Started and not finished (or the run was interrupted).
-    Running,
-    /// Finished successfully.
-    Succeeded,
-    /// Skipped: an earlier run already did the same work.
-    Cached,
-    /// Failed.
-    Failed,
-    /// Cancelled before it finished.
-    Cancelled,
-    /// Its worker disappeared.
-    Lost,
-    /// Not run: its `when` was false, or it waits on a skipped instance.
-    Skipped,
-}
-
-impl JournalStatus {
-    /// The lowercase name: `running`, `succeeded`, `cached`, `failed`,
-    /// `cancelled`, `lost`, `skipped`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JournalStatus::Running => "running",
-            JournalStatus::Succeeded => "succeeded",
-            JournalStatus::Cached => "cached",
-            JournalStatus::Failed => "failed",
-            JournalStatus::Cancelled => "cancelled",
-            JournalStatus::Lost => "lost",
-            JournalStatus::Skipped => "skipped",
-        }
-    }
-}
 
 /// The latest known state of one task instance: its last attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +14,7 @@ pub struct JournalEntry {
     /// The last attempt seen (0 for the first).
     pub attempt: u32,
     /// Where that attempt got to.
-    pub status: JournalStatus,
+    pub status: State,
     /// The worker it ran on.
     pub worker: Option<u32>,
     /// When it started, in µs since the Unix epoch.
@@ -82,7 +47,7 @@ impl JournalEntry {
     fn new(attempt: u32) -> Self {
         Self {
             attempt,
-            status: JournalStatus::Running,
+            status: State::Running,
             worker: None,
             started_us: None,
             ready_us: None,
@@ -103,33 +68,33 @@ impl JournalEntry {
         let time = Some(record.time_us);
         match &record.event {
             JournalEvent::Started { worker, ready_us } => {
-                (self.status, self.worker, self.started_us) = (JournalStatus::Running, Some(*worker), time);
+                (self.status, self.worker, self.started_us) = (State::Running, Some(*worker), time);
                 self.ready_us = *ready_us;
             }
             JournalEvent::Succeeded { fingerprint, wrote } => {
                 // Success means exit code 0 (and the declared outputs exist).
                 (self.status, self.fingerprint, self.ended_us, self.exit_code) =
-                    (JournalStatus::Succeeded, Some(*fingerprint), time, Some(0));
+                    (State::Succeeded, Some(*fingerprint), time, Some(0));
                 self.wrote = Some(wrote.clone());
             }
             JournalEvent::Cached { fingerprint, wrote } => {
-                (self.status, self.fingerprint, self.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);
+                (self.status, self.fingerprint, self.ended_us) = (State::Cached, Some(*fingerprint), time);
                 self.wrote = Some(wrote.clone());
             }
             JournalEvent::Failed { exit_code, signal, reason } => {
-                (self.status, self.exit_code, self.signal) = (JournalStatus::Failed, *exit_code, *signal);
+                (self.status, self.exit_code, self.signal) = (State::Failed, *exit_code, *signal);
                 (self.reason, self.ended_us) = (Some(reason.clone()), time);
             }
             JournalEvent::Cancelled { reason } => {
-                (self.status, self.reason, self.ended_us) = (JournalStatus::Cancelled, Some(reason.clone()), time);
+                (self.status, self.reason, self.ended_us) = (State::Cancelled, Some(reason.clone()), time);
             }
             JournalEvent::Lost { worker } => {
-                (self.status, self.worker, self.ended_us) = (JournalStatus::Lost, Some(*worker), time);
+                (self.status, self.worker, self.ended_us) = (State::Lost, Some(*worker), time);
             }
             JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
             JournalEvent::Untrusted { file } => self.untrusted = Some(file.clone()),
             JournalEvent::Skipped { reason } => {
-                (self.status, self.reason, self.ended_us) = (JournalStatus::Skipped, Some(reason.clone()), time);
+                (self.status, self.reason, self.ended_us) = (State::Skipped, Some(reason.clone()), time);
             }
         }
         if record.metrics.is_some() {
@@ -256,7 +221,7 @@ mod tests {
         let s = state.get(TaskId::new(GroupId(0), 0)).unwrap();
         assert_eq!(
             (s.status, s.exit_code, s.signal, s.reason.as_deref()),
-            (JournalStatus::Failed, None, Some(9), Some("timed out"))
+            (State::Failed, None, Some(9), Some("timed out"))
         );
         assert_eq!(s.duration_us(), Some(4));
     }
@@ -286,9 +251,9 @@ mod tests {
         assert_eq!(
             rows,
             [
-                (0, 0, JournalStatus::Failed, Some(Box::new(metrics))),
-                (1, 0, JournalStatus::Cancelled, None),
-                (2, 0, JournalStatus::Failed, None)
+                (0, 0, State::Failed, Some(Box::new(metrics))),
+                (1, 0, State::Cancelled, None),
+                (2, 0, State::Failed, None)
             ]
         );
         let latest = JournalState::from_records(&records);

@@ -6,7 +6,7 @@
 
 use std::num::NonZeroU64;
 
-use super::{JournalEvent, JournalRecord, JournalStatus};
+use super::{JournalEvent, JournalRecord, State};
 use crate::ir::{Graph, GroupId, TaskId};
 
 /// The last attempt of one instance, as [`Latest`] keeps it.
@@ -14,7 +14,7 @@ use crate::ir::{Graph, GroupId, TaskId};
 struct Slot {
     attempt: u32,
     /// `None` before any record.
-    status: Option<JournalStatus>,
+    status: Option<State>,
     /// A failed attempt that waits to be retried (a `RetryAt` record).
     retrying: bool,
     started_us: Option<NonZeroU64>,
@@ -35,7 +35,7 @@ pub struct LastAttempt {
     /// The attempt, 0 for the first.
     pub attempt: u32,
     /// Where it got to.
-    pub status: JournalStatus,
+    pub status: State,
     /// How long it ran, if it both started and ended.
     pub duration_us: Option<u64>,
     /// It failed and waits to be retried.
@@ -79,17 +79,17 @@ impl Latest {
         let status = match r.event {
             JournalEvent::Started { .. } => {
                 slot.started_us = time;
-                JournalStatus::Running
+                State::Running
             }
-            JournalEvent::Succeeded { .. } => JournalStatus::Succeeded,
-            JournalEvent::Cached { .. } => JournalStatus::Cached,
-            JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => JournalStatus::Failed,
-            JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
-            JournalEvent::Lost { .. } => JournalStatus::Lost,
-            JournalEvent::Skipped { .. } => JournalStatus::Skipped,
+            JournalEvent::Succeeded { .. } => State::Succeeded,
+            JournalEvent::Cached { .. } => State::Cached,
+            JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => State::Failed,
+            JournalEvent::Cancelled { .. } => State::Cancelled,
+            JournalEvent::Lost { .. } => State::Lost,
+            JournalEvent::Skipped { .. } => State::Skipped,
             JournalEvent::Untrusted { .. } => return,
         };
-        if status != JournalStatus::Running {
+        if status != State::Running {
             slot.ended_us = time;
         }
         slot.status = Some(status);
@@ -165,7 +165,7 @@ mod tests {
         let folded: Vec<_> = latest.iter().map(|a| (a.task, a.attempt, a.status, a.duration_us)).collect();
         let expected: Vec<_> = state.iter().map(|(&t, e)| (t, e.attempt, e.status, e.duration_us())).collect();
         assert_eq!(folded, expected);
-        assert_eq!(folded[1], (TaskId::new(GroupId(1), 0), 1, JournalStatus::Succeeded, Some(600)));
+        assert_eq!(folded[1], (TaskId::new(GroupId(1), 0), 1, State::Succeeded, Some(600)));
         assert_eq!(latest.of(5).count(), 0);
     }
 }

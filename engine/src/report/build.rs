@@ -20,7 +20,7 @@ use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 
 use crate::diag::{Part, Source};
 use crate::ir::{Graph, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus, LastAttempt, Latest};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, LastAttempt, Latest, State};
 use crate::rundir::{JournalHealth, RunDir, RunView, WorkerInfo};
 use crate::shell_word::shell_word;
 use crate::units::{BytesStyle, bytes};
@@ -70,15 +70,17 @@ impl Report {
             for LastAttempt { task, attempt, status, .. } in latest.of(g) {
                 c.waiting -= 1;
                 *match status {
-                    JournalStatus::Running => &mut c.running,
-                    JournalStatus::Succeeded => &mut c.succeeded,
-                    JournalStatus::Cached => &mut c.cached,
-                    JournalStatus::Failed => &mut c.failed,
-                    JournalStatus::Cancelled => &mut c.cancelled,
-                    JournalStatus::Lost => &mut c.lost,
-                    JournalStatus::Skipped => &mut c.skipped,
+                    State::Running => &mut c.running,
+                    State::Succeeded => &mut c.succeeded,
+                    State::Cached => &mut c.cached,
+                    State::Failed => &mut c.failed,
+                    State::Cancelled => &mut c.cancelled,
+                    State::Lost => &mut c.lost,
+                    State::Skipped => &mut c.skipped,
+                    // Words for what a journal never records.
+                    State::Waiting | State::Retrying | State::NotRun => &mut c.waiting,
                 } += 1;
-                if status == JournalStatus::Failed && failed.len() < MAX_FAILURES {
+                if status == State::Failed && failed.len() < MAX_FAILURES {
                     failed.push((task, attempt));
                 }
             }

@@ -51,7 +51,6 @@ use crate::runtime::event::Event;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 use crate::runtime::run_options::RunOptions;
-use attempt_end::not_retried;
 
 /// The longest the end of a run waits for submissions in flight (to cancel them).
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);
@@ -504,7 +503,6 @@ impl Driver {
             .usage
             .and_then(|usage| Some(placements::metrics(self.core.allocation(task)?, worker, usage, &self.links)));
         let retry = self.core.on_finished(task, result, now, out);
-        not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
         self.record_end(task, attempt, &mut outcome, now, retry, metrics.clone());
         if outcome.status == Status::Succeeded
             && let Some(line) = self.ahead.measure(task.group, outcome.duration)

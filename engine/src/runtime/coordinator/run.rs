@@ -33,8 +33,8 @@ use super::workers::links::{Link, Links};
 use crate::diag::Source;
 use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
-    JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, OutputLog, OutputLogHandle,
-    OutputLogSender, read_journal,
+    JournalEvent, JournalRecord, JournalState, JournalWriter, OutputLog, OutputLogHandle, OutputLogSender, State,
+    read_journal,
 };
 use crate::net::{AccessFile, Secret};
 use crate::rundir::Meta;
@@ -437,7 +437,7 @@ fn count_what_was_recorded(run: &RunDir, summary: &mut Summary) {
     let Ok(journal) = read_journal(&run.journal()) else { return };
     let state = JournalState::from_records(&journal.records);
     let count = |status| state.iter().filter(|(_, e)| e.status == status).count() as u64;
-    let (succeeded, cached) = (count(JournalStatus::Succeeded), count(JournalStatus::Cached));
+    let (succeeded, cached) = (count(State::Succeeded), count(State::Cached));
     let unrecorded = (summary.succeeded + summary.cached).saturating_sub(succeeded + cached);
     if unrecorded > 0 {
         summary.io_errors.push(format!(
@@ -445,7 +445,7 @@ fn count_what_was_recorded(run: &RunDir, summary: &mut Summary) {
         ));
     }
     (summary.succeeded, summary.cached) = (succeeded, cached);
-    summary.failed = summary.failed.max(count(JournalStatus::Failed));
+    summary.failed = summary.failed.max(count(State::Failed));
 }
 
 /// Binds the coordinator's address and writes the access file workers read.

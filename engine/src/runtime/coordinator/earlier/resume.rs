@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::ir::Selector;
 use crate::ir::{EdgeKind, Graph, TaskId};
-use crate::log::{JournalFile, JournalState, JournalStatus, Wrote, read_journal};
+use crate::log::{JournalFile, JournalState, State, Wrote, read_journal};
 use crate::rundir::RunDir;
 use crate::runtime::protocol::fingerprint::Fingerprint;
 
@@ -102,7 +102,7 @@ impl Previous {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
             }
-            let retry = entry.retry_at_us.filter(|_| entry.status == JournalStatus::Failed);
+            let retry = entry.retry_at_us.filter(|_| entry.status == State::Failed);
             match retry {
                 Some(at) => self.retry_at.insert(graph.label(*task), at),
                 None if self.retry_at.is_empty() => None,
@@ -111,7 +111,7 @@ impl Previous {
             if retry.is_some() {
                 self.rests_on.entry(graph.label(*task)).or_default().push(this);
             }
-            let done = matches!(entry.status, JournalStatus::Succeeded | JournalStatus::Cached);
+            let done = matches!(entry.status, State::Succeeded | State::Cached);
             // `--dry-exec` successes have no fingerprint and did no work.
             let fp = entry.fingerprint.filter(|fp| *fp != Fingerprint::default());
             match (done, fp) {
@@ -132,12 +132,12 @@ impl Previous {
                     let name = &graph.group(task.group).name;
                     // A skip was rendered as the attempt that did the work.
                     let attempt = match (entry.status, self.successes.get(name).and_then(|s| s.get(&fp))) {
-                        (JournalStatus::Cached, Some(success)) => success.attempt,
+                        (State::Cached, Some(success)) => success.attempt,
                         _ => entry.attempt,
                     };
                     // A skip keeps pointing at the run that did the work.
                     let run = match (entry.status, self.standing.get(&label)) {
-                        (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, wrote: before, .. }))
+                        (State::Cached, Some(Standing::Done { fingerprint, run, wrote: before, .. }))
                             if *fingerprint == fp =>
                         {
                             if wrote.outputs.is_none() {
@@ -402,9 +402,7 @@ pub fn origin(state: &Path, skipped_in: &str, label: &str, fingerprint: &Fingerp
         let Ok(journal) = read_journal(&run.journal()) else { continue };
         let state = JournalState::from_records(&journal.records);
         let mut found = state.iter().filter(|(task, entry)| {
-            task.group == group
-                && entry.status == JournalStatus::Succeeded
-                && entry.fingerprint.as_ref() == Some(fingerprint)
+            task.group == group && entry.status == State::Succeeded && entry.fingerprint.as_ref() == Some(fingerprint)
         });
         let first = found.next().map(|(task, _)| *task);
         let same = first.into_iter().chain(found.map(|(task, _)| *task)).find(|t| graph.label(*t) == label);

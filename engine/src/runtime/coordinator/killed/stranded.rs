@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::earlier_output::scan;
 use super::held::{Held, HeldTask, KilledWorker};
 use crate::ir::{Graph, TaskId};
-use crate::log::{JournalState, JournalStatus, read_journal};
+use crate::log::{JournalState, State, read_journal};
 use crate::net::AccessFile;
 use crate::profile::Manager;
 use crate::rundir::RunDir;
@@ -95,7 +95,7 @@ impl Stranded {
                 continue;
             }
             let label = graph.label(*task);
-            match entry.worker.filter(|w| entry.status == JournalStatus::Running && remote.contains(w)) {
+            match entry.worker.filter(|w| entry.status == State::Running && remote.contains(w)) {
                 Some(id) => {
                     let worker = KilledWorker { run: index, id };
                     self.tasks.insert(label, StrandedTask { task: *task, attempt: entry.attempt, worker })
