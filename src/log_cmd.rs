@@ -4,6 +4,7 @@
 
 mod failed_output;
 mod log_summary;
+mod table_writer;
 mod trace;
 
 use std::collections::BTreeMap;
