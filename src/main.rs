@@ -41,11 +41,17 @@ use load_workflow::Loaded;
 
 /// mimalloc frees memory across threads without the arena locks of the
 /// system allocator: a job is rendered on the driver's thread and dropped
-/// on a connection's.
+/// on a connection's. It is built without transparent huge pages and told
+/// to return freed pages at once ([`return_freed_memory`]).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay` (the same place in the option list of
+/// mimalloc 2 and 3; the crate does not name it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 fn main() -> ExitCode {
+    return_freed_memory();
     let cli = Cli::parse();
     // A run keeps going when its `--json` reader goes away; other commands
     // just end, like any Unix tool, when their output pipe closes.
@@ -158,6 +164,17 @@ fn report(failure: Failure, color: bool) {
             eprintln!("error: {problems} in {}", source.name);
         }
     }
+}
+
+/// Makes mimalloc give pages back to the system as soon as they are free,
+/// not a second later: a coordinator's peak is its live data, not a
+/// second's worth of freed jobs and messages (issue 28). The environment
+/// variable `MIMALLOC_PURGE_DELAY` (milliseconds) still overrides it.
+#[allow(unsafe_code)]
+fn return_freed_memory() {
+    // SAFETY: sets one of mimalloc's options, called at the start of `main`
+    // before any other thread exists.
+    unsafe { libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, 0) };
 }
 
 /// Lets `flow … | head` end flow quietly, as it ends other Unix tools,
