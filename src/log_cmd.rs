@@ -5,6 +5,7 @@
 mod failed_output;
 mod log_summary;
 mod run;
+mod table_writer;
 mod trace;
 
 use std::collections::BTreeMap;
