@@ -383,6 +383,7 @@ mod tests {
             metrics: measured.then(|| Box::new(metrics)),
             retry_at_us: None,
             untrusted: None,
+            reads: None,
         }
     }
 

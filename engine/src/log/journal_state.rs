@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
+use super::{AttemptMetrics, FileHashes, JournalEvent, JournalRecord, Wrote};
 use crate::ir::TaskId;
 
 /// Where a task instance's last attempt got to.
@@ -76,6 +76,9 @@ pub struct JournalEntry {
     /// A file a succeeded attempt reads that changed while it ran: the
     /// success is not to be taken as done by a later run.
     pub untrusted: Option<String>,
+    /// What each file a succeeded attempt read held; `None` when no
+    /// record says (it reads no file, or the journal is older).
+    pub reads: Option<FileHashes>,
 }
 
 impl JournalEntry {
@@ -95,6 +98,7 @@ impl JournalEntry {
             metrics: None,
             retry_at_us: None,
             untrusted: None,
+            reads: None,
         }
     }
 
@@ -128,6 +132,7 @@ impl JournalEntry {
             }
             JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
             JournalEvent::Untrusted { file } => self.untrusted = Some(file.clone()),
+            JournalEvent::Read { files } => self.reads = Some(files.clone()),
             JournalEvent::Skipped { reason } => {
                 (self.status, self.reason, self.ended_us) = (JournalStatus::Skipped, Some(reason.clone()), time);
             }

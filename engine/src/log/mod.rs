@@ -14,6 +14,7 @@
 
 mod attempt_metrics;
 mod cursor;
+mod file_hashes;
 mod frame;
 mod journal;
 mod journal_state;
@@ -24,6 +25,7 @@ mod output;
 mod wrote;
 
 pub use attempt_metrics::{AttemptMetrics, IoBytes, ProcessUsage};
+pub use file_hashes::FileHashes;
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 pub use journal::{JournalEvent, JournalFile, JournalReader, JournalRecord, JournalWriter, read_journal};
 pub use journal_state::{JournalEntry, JournalState, JournalStatus, fold_attempt};

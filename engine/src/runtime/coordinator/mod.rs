@@ -17,7 +17,8 @@
 //! killed run carry are held for them ([`stranded`]) and left running by
 //! [`orphans`]. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
-//! [`preview`] replays its dispatch decisions for `flow plan --why`, and
+//! [`preview`] replays its dispatch decisions for `flow plan --why` (with
+//! [`job_difference`] saying what changed), and
 //! [`rendered`] shows the command a worker would start for an instance;
 //! [`prune`] finds the old runs no new run would read.
 
@@ -30,6 +31,7 @@ pub(crate) mod earlier_output;
 pub(crate) mod finally_runner;
 pub(crate) mod held;
 pub(crate) mod images;
+pub(crate) mod job_difference;
 pub(crate) mod job_factory;
 pub(crate) mod journal_thread;
 pub(crate) mod links;

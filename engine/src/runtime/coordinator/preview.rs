@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::cache_lookup::{Lookup, candidates, lookup};
 use super::images::check_images;
+use super::job_difference::why_differs;
 use super::job_factory::JobFactory;
 use super::resume::{Previous, Rendering, Standing};
 use super::stale::StaleOutputs;
@@ -21,7 +22,6 @@ use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::rundir::{RunDir, STATE_DIR};
 use crate::runtime::core::Allocation;
 use crate::runtime::event::MoveReason;
-use crate::runtime::protocol::fingerprint::{read_stdin, tree_files};
 use crate::runtime::protocol::job::{Job, relative};
 use crate::scripts::{self, Untracked};
 
@@ -477,9 +477,9 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
         Lookup::OutputChanged(file) => return Why::OutputChanged(file),
         Lookup::Differs => {}
     }
-    let (run, ended_us, rendering) = match standing {
-        Some(Standing::Done { run, ended_us, wrote, attempt, .. }) => {
-            (*run, *ended_us, Rendering { variant: wrote.variant, attempt: *attempt })
+    let (run, ended_us, reads, rendering) = match standing {
+        Some(Standing::Done { run, ended_us, wrote, attempt, reads, .. }) => {
+            (*run, *ended_us, reads.as_ref(), Rendering { variant: wrote.variant, attempt: *attempt })
         }
         Some(Standing::Failed) => return Why::FailedLastTime,
         _ => return Why::New,
@@ -492,59 +492,8 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
         {
             Why::SettingsChanged("implicit_inputs".to_owned())
         }
-        Some((before, _)) => difference(&before, now, ended_us),
+        Some((before, _)) => why_differs(&before, now, reads, ended_us, hidden),
         None => Why::InputChanged("?".to_owned()),
-    }
-}
-
-/// What differs between the job an earlier run did and the job now.
-fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
-    let parse = |d: &str| serde_json::from_str::<serde_json::Value>(d).unwrap_or_default();
-    let (a, b) = (parse(&before.definition), parse(&now.definition));
-    if a["item"] != b["item"] {
-        return Why::ItemChanged;
-    }
-    if a["command"] != b["command"] {
-        return Why::CommandChanged;
-    }
-    let keys = ["env", "cwd", "stdin", "stdout", "stderr", "outputs", "setup", "container"];
-    let settings: Vec<&str> = keys
-        .into_iter()
-        .filter(|k| a[*k] != b[*k])
-        .map(|k| match k {
-            "stdout" => "stdout path",
-            "stderr" => "stderr path",
-            k => k,
-        })
-        .collect();
-    if !settings.is_empty() {
-        return Why::SettingsChanged(settings.join(", "));
-    }
-    // The same job: a file it reads changed. Name one modified since.
-    let since = ended_us.map(|us| std::time::UNIX_EPOCH + std::time::Duration::from_micros(us));
-    let newer = |f: &Path| {
-        let modified = std::fs::metadata(f).and_then(|m| m.modified()).ok();
-        matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
-    };
-    let shown = |f: &Path| relative(f, &now.base_dir).display().to_string();
-    if let Some(stdin) = read_stdin(now).filter(|f| newer(f)) {
-        return Why::StdinChanged(shown(stdin));
-    }
-    let files = now.inputs.iter().chain(&now.implicit);
-    let changed = files.filter(|f| !crate::paths::is_glob(&f.to_string_lossy())).find_map(|f| {
-        if f.is_dir() {
-            // A file of its tree, or the directory itself: an entry came or went.
-            tree_files(f, now).into_iter().chain([f.clone()]).find(|f| newer(f))
-        } else {
-            newer(f).then(|| f.clone())
-        }
-    });
-    // No file is newer than the last success: say no more than is known.
-    let glob = now.inputs.iter().find(|f| crate::paths::is_glob(&f.to_string_lossy()));
-    match (changed, glob) {
-        (Some(file), _) => Why::InputChanged(shown(&file)),
-        (None, Some(glob)) => Why::GlobChanged(shown(glob)),
-        (None, None) => Why::SomeInputChanged,
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::ir::Selector;
 use crate::ir::{EdgeKind, Graph, TaskId};
-use crate::log::{JournalFile, JournalState, JournalStatus, Wrote, read_journal};
+use crate::log::{FileHashes, JournalFile, JournalState, JournalStatus, Wrote, read_journal};
 use crate::rundir::RunDir;
 use crate::runtime::protocol::fingerprint::Fingerprint;
 
@@ -55,6 +55,9 @@ pub enum Standing {
         /// The attempt that succeeded: templates that name `attempt`
         /// render as that attempt did.
         attempt: u32,
+        /// What each file it read held when it did the work; `None` when
+        /// no record says.
+        reads: Option<FileHashes>,
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
@@ -135,23 +138,26 @@ impl Previous {
                         (JournalStatus::Cached, Some(success)) => success.attempt,
                         _ => entry.attempt,
                     };
-                    // A skip keeps pointing at the run that did the work.
-                    let run = match (entry.status, self.standing.get(&label)) {
-                        (JournalStatus::Cached, Some(Standing::Done { fingerprint, run, wrote: before, .. }))
-                            if *fingerprint == fp =>
-                        {
+                    // A skip keeps pointing at the run that did the work, and what it read.
+                    let (run, reads) = match (entry.status, self.standing.get(&label)) {
+                        (
+                            JournalStatus::Cached,
+                            Some(Standing::Done { fingerprint, run, wrote: before, reads, .. }),
+                        ) if *fingerprint == fp => {
                             if wrote.outputs.is_none() {
                                 wrote = before.clone();
                             }
-                            *run
+                            (*run, reads.clone())
                         }
-                        _ => this,
+                        (JournalStatus::Cached, _) => (this, None),
+                        _ => (this, entry.reads.clone()),
                     };
                     let of_task = self.successes.entry(name.clone()).or_default();
                     of_task.insert(fp, Success { label: label.clone(), wrote: wrote.clone(), attempt });
                     self.rests_on.insert(label.clone(), vec![run]);
                     let ended_us = entry.ended_us;
-                    self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt });
+                    let done = Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt, reads };
+                    self.standing.insert(label, done);
                 }
                 // An attempt that started and did not succeed may have
                 // overwritten the outputs of an earlier success.
