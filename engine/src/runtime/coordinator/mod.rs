@@ -18,7 +18,8 @@
 //! [`orphans`]. The
 //! run stops on [`signals`] and notes where the results are ([`results`]).
 //! [`preview`] replays its dispatch decisions for `flow plan --why` (with
-//! [`job_difference`] saying what changed), and
+//! [`job_difference`] saying what changed and [`foreseen_skips`] what a
+//! run would skip), and
 //! [`rendered`] shows the command a worker would start for an instance;
 //! [`prune`] finds the old runs no new run would read.
 
@@ -29,6 +30,7 @@ pub(crate) mod driver;
 pub(crate) mod driver_event;
 pub(crate) mod earlier_output;
 pub(crate) mod finally_runner;
+pub(crate) mod foreseen_skips;
 pub(crate) mod held;
 pub(crate) mod images;
 pub(crate) mod job_difference;

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::cache_lookup::{Lookup, candidates, lookup};
+use super::foreseen_skips::ForeseenSkips;
 use super::images::check_images;
 use super::job_difference::why_differs;
 use super::job_factory::JobFactory;
@@ -115,12 +116,14 @@ pub struct TaskPreview {
     pub run: u64,
     /// How many would be skipped as unchanged.
     pub unchanged: u64,
-    /// How many its per-instance `when` would skip.
+    /// How many its per-instance `when` would skip (1 for a task known
+    /// only at run time skipped as a whole: nothing it waits for runs).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped: u64,
     /// Each reason, how many instances it applies to, and the first few of them.
     pub reasons: Vec<ReasonCount>,
-    /// For a task known only at run time: the tasks whose end makes it known.
+    /// For a task known only at run time: the tasks whose end makes it
+    /// known (none when it is skipped as a whole).
     pub known_after: Vec<String>,
     /// For a per-instance fan-out: the parts not known yet, whose producer
     /// instance runs first (`instances` counts the known ones).
@@ -197,8 +200,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
     let mut hidden: HashSet<PathBuf> = HashSet::new();
     let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
     let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
-    // The instances that would be skipped, per group (empty: none).
-    let mut skips: Vec<Vec<bool>> = vec![Vec::new(); graph.groups.len()];
+    let mut skips = ForeseenSkips::new(graph.groups.len());
     let mut tasks = Vec::new();
     // A run moves aside what dropped tasks left before anything else.
     let dropped_moved = stale.settle_dropped(&factory, &state, true);
@@ -238,7 +240,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
         if let Domain::Nested { parent, parts, .. } = graph.base_domain(id) {
             // A skipped parent instance gives no part: it is not awaited.
-            let skipped = |outer: u64| skips[parent.index()].get(outer as usize) == Some(&true);
+            let skipped = |outer: u64| skips.is_marked(*parent, outer);
             let awaited = |outer: &u64| parts.part(*outer).is_none() && !skipped(*outer);
             preview.later_parts = (0..graph.group(*parent).count).filter(awaited).count() as u64;
             if preview.later_parts > 0 {
@@ -246,7 +248,23 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             }
         } else if let Some(writers) = graph.waits_for(id) {
             preview.instances = None;
-            preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect();
+            match skips.skip_whole(&graph, id) {
+                // What it waits for would all be skipped: so is it, whole, as a run skips it.
+                Some(reason) => {
+                    let why = Why::Skipped(reason);
+                    if every {
+                        preview.instances_run.push(InstanceWhy {
+                            label: group.name.clone(),
+                            text: why.text(),
+                            why: why.clone(),
+                        });
+                    }
+                    let examples = vec![group.name.clone()];
+                    preview.skipped = 1;
+                    preview.reasons = vec![ReasonCount { text: why.text(), why, count: 1, examples }];
+                }
+                None => preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect(),
+            }
             tasks.push(preview);
             continue;
         }
@@ -262,17 +280,17 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             if i < EXAMPLES as u64 {
                 note_implicit(&factory, task, &mut preview.implicit_inputs, &mut untracked);
             }
-            let up = upstream(&graph, &runs, task);
+            let up = upstream(&graph, &runs, &skips, task);
             // A file a task that runs first writes is not final yet.
             let pending = if up.is_some() { factory.when_reads(task) } else { Vec::new() };
             let decided = if pending.is_empty() { factory.skip_reason(task).ok().flatten() } else { None };
             let skip = match decided {
                 Some(reason) => Some(reason.to_string()),
-                None => on_failure.clone().or_else(|| skipped_upstream(&graph, &skips, task)),
+                None => on_failure.clone().or_else(|| skips.skipped_upstream(&graph, task)),
             };
             let why = match (skip, up) {
                 (Some(reason), _) => {
-                    mark(&mut skips[g], group.count, i);
+                    skips.mark(id, group.count, i);
                     // What an earlier success left for it is moved aside when it is skipped.
                     if let Some(moved) = stale.settle_unsucceeded(&factory, task, MoveReason::Skipped, &state, true) {
                         preview.skipped_outputs += moved.files.len() as u64;
@@ -332,53 +350,6 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
     Ok(tasks)
 }
 
-/// Why `task` would be skipped for what it waits on, as a run decides it:
-/// an instance it waits for element-wise is skipped, or every instance it
-/// waits for is: each task it waits for as a whole had every instance
-/// skipped, and it waits for no single instance.
-fn skipped_upstream(graph: &Graph, skips: &[Vec<bool>], task: TaskId) -> Option<String> {
-    let (mut whole_skipped, mut other) = (None, false);
-    for e in graph.edges.iter().filter(|e| e.to == task.group && e.on == crate::ir::EdgeOn::Success) {
-        let marks = &skips[e.from.index()];
-        let count = graph.group(e.from).count;
-        if count == 0 {
-            // Not known yet: it may run.
-            other |= graph.is_dynamic(e.from);
-            continue;
-        }
-        if let Domain::Nested { parent, parts, .. } = graph.base_domain(task.group)
-            && *parent == e.from
-            && e.origin == crate::ir::EdgeOrigin::Expansion
-        {
-            // A part follows its parent instance, whatever the positions.
-            let outer = parts.locate(task.instance).map(|(part, _)| part.outer);
-            if let Some(outer) = outer.filter(|&o| marks.get(o as usize) == Some(&true)) {
-                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, outer))));
-            }
-            other = true;
-        } else if e.kind == crate::ir::EdgeKind::All {
-            if marks.len() as u64 == count && marks.iter().all(|&s| s) {
-                whole_skipped = Some(format!("{} was skipped", graph.label(TaskId::new(e.from, count - 1))));
-            } else {
-                other = true;
-            }
-        } else {
-            let mut sources = e.kind.sources(task.instance, count).peekable();
-            other |= sources.peek().is_some();
-            if let Some(s) = sources.find(|&s| marks.get(s as usize) == Some(&true)) {
-                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, s))));
-            }
-        }
-    }
-    whole_skipped.filter(|_| !other)
-}
-
-/// Marks instance `i` of a group of `count` as skipped.
-fn mark(marks: &mut Vec<bool>, count: u64, i: u64) {
-    marks.resize(count as usize, false);
-    marks[i as usize] = true;
-}
-
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -415,8 +386,8 @@ fn settled(graph: &Graph, id: GroupId) -> bool {
 }
 
 /// The first task `task` waits for of which an instance it needs runs, or
-/// that is known only at run time.
-fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
+/// that is known only at run time (and not skipped as a whole).
+fn upstream(graph: &Graph, runs: &[Vec<bool>], skips: &ForeseenSkips, task: TaskId) -> Option<String> {
     for e in graph.edges.iter().filter(|e| e.to == task.group) {
         let from = e.from;
         // The writers of a known part's file do not run (`settle_parts`).
@@ -427,7 +398,7 @@ fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
         // for the whole of a stage not fully known waits for what runs first.
         let mirror =
             e.kind == crate::ir::EdgeKind::ElementWise && graph.base_group(from) == graph.base_group(task.group);
-        let runs_first = !mirror && graph.is_dynamic(from) && !settled(graph, from)
+        let runs_first = !mirror && graph.is_dynamic(from) && !settled(graph, from) && !skips.is_whole(from)
             || e.kind
                 .sources(task.instance, graph.group(from).count)
                 .any(|s| TaskId::new(from, s) != task && runs[from.index()].get(s as usize).copied().unwrap_or(false));
