@@ -189,7 +189,7 @@ const EXAMPLES: usize = 3;
 /// instance that would run is named with its reason.
 pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> Result<Vec<TaskPreview>, String> {
     let state = base_dir.join(STATE_DIR);
-    let previous = Previous::load(&state, workflow);
+    let previous = Previous::load_with_reads(&state, workflow);
     // The images as a run would check them; one that cannot run leaves its tasks unjudged.
     let mut graph = graph.clone();
     let _ = check_images(&mut graph, None, base_dir, std::env::var_os("PATH").as_deref());

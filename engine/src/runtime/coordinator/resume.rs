@@ -36,6 +36,8 @@ pub struct Previous {
     forced: Option<Vec<Forced>>,
     /// What could not be read, and what was skipped: said before the run starts.
     pub warnings: Vec<String>,
+    /// Whether standings keep what each success read.
+    keep_reads: bool,
 }
 
 /// Where an instance stands after the earlier runs, as a new run sees it.
@@ -74,7 +76,18 @@ impl Previous {
     /// intact record counts: a damaged stretch of a journal is skipped (and
     /// reported), not the whole run.
     pub fn load(state: &Path, workflow: &Path) -> Previous {
-        let mut previous = Previous::default();
+        Self::load_keeping(state, workflow, false)
+    }
+
+    /// As [`Self::load`], keeping what each success read (the `reads` of
+    /// [`Standing::Done`]), which only `flow plan --why` needs: a run
+    /// does not hold them in memory.
+    pub fn load_with_reads(state: &Path, workflow: &Path) -> Previous {
+        Self::load_keeping(state, workflow, true)
+    }
+
+    fn load_keeping(state: &Path, workflow: &Path, keep_reads: bool) -> Previous {
+        let mut previous = Previous { keep_reads, ..Previous::default() };
         for run in RunDir::list(state) {
             match run_of(&run, workflow) {
                 Ok(Some((graph, journal))) => {
@@ -150,7 +163,7 @@ impl Previous {
                             (*run, reads.clone())
                         }
                         (JournalStatus::Cached, _) => (this, None),
-                        _ => (this, entry.reads.clone()),
+                        _ => (this, entry.reads.clone().filter(|_| self.keep_reads)),
                     };
                     let of_task = self.successes.entry(name.clone()).or_default();
                     of_task.insert(fp, Success { label: label.clone(), wrote: wrote.clone(), attempt });

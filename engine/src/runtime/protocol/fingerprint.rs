@@ -85,6 +85,8 @@ fn digest(job: &Job, hidden: &HashSet<PathBuf>, mut reads: Option<&mut Reads>) -
 struct Reads {
     seen: HashSet<PathBuf>,
     files: Vec<(String, [u8; 32])>,
+    /// What the files are read through, one for them all.
+    buffer: Vec<u8>,
 }
 
 impl Reads {
@@ -108,7 +110,7 @@ fn hash_file(
     file: &Path,
     job: &Job,
     hidden: &HashSet<PathBuf>,
-    reads: Option<&mut Reads>,
+    mut reads: Option<&mut Reads>,
 ) {
     hasher.update(b"\0file\0");
     hasher.update(relative(file, &job.base_dir).as_os_str().as_encoded_bytes());
@@ -120,9 +122,9 @@ fn hash_file(
     match fs_err::File::open(file) {
         // A directory opens, and fails at the first read: no bytes were hashed.
         Ok(f) => {
-            let read = match reads {
+            let read = match reads.as_deref_mut() {
                 None => hasher.update_reader(f).map(|_| None),
-                Some(_) => hash_both(hasher, f).map(Some),
+                Some(reads) => hash_both(hasher, f, &mut reads.buffer).map(Some),
             };
             match (read, reads) {
                 (Ok(Some(own)), Some(reads)) => reads.add(file, job, own),
@@ -142,13 +144,13 @@ fn hash_file(
     }
 }
 
-/// Feeds what `reader` holds to `hasher` and to a hasher of its own: the
-/// hash of the file alone.
-fn hash_both(hasher: &mut blake3::Hasher, mut reader: impl Read) -> io::Result<[u8; 32]> {
+/// Feeds what `reader` holds to `hasher` and to a hasher of its own, read
+/// through `buffer`: the hash of the file alone.
+fn hash_both(hasher: &mut blake3::Hasher, mut reader: impl Read, buffer: &mut Vec<u8>) -> io::Result<[u8; 32]> {
     let mut own = blake3::Hasher::new();
-    let mut buffer = vec![0; 64 << 10];
+    buffer.resize(64 << 10, 0);
     loop {
-        match reader.read(&mut buffer) {
+        match reader.read(buffer) {
             Ok(0) => return Ok(*own.finalize().as_bytes()),
             Ok(n) => {
                 hasher.update(&buffer[..n]);
