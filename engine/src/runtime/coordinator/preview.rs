@@ -45,10 +45,11 @@ pub enum Why {
     StdinChanged(String),
     /// Its last success is not trusted: this file it reads changed while it ran.
     Untrusted(String),
-    /// An input file or script changed, though none is newer than its last success.
+    /// An input file or script changed, and which is not known: its last
+    /// success was journaled before what each file held was kept, and no
+    /// file is newer than it.
     SomeInputChanged,
-    /// The files a glob input matches are others (one went away, or came),
-    /// none newer than its last success: which glob.
+    /// A file a glob input matches came or went: which glob.
     GlobChanged(String),
     /// A declared output is missing: which.
     OutputMissing(String),
