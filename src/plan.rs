@@ -172,6 +172,9 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
             (Some(why), _) => {
                 let _ = writeln!(out, "{}: dropped: {why}", task.task);
             }
+            (None, None) if task.known_after.is_empty() => {
+                let _ = writeln!(out, "{}: skipped as a whole, before its instances are known", task.task);
+            }
             (None, None) => {
                 let writers: Vec<String> = task.known_after.iter().map(|w| format!("`{w}`")).collect();
                 let _ = writeln!(out, "{}: instances known after {} runs", task.task, writers.join(", "));

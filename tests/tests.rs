@@ -51,4 +51,5 @@ mod status_edges;
 mod storage;
 mod trace;
 mod when_file;
+mod why;
 mod workers;

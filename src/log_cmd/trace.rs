@@ -389,6 +389,7 @@ mod tests {
             metrics: measured.then(|| Box::new(metrics)),
             retry_at_us: None,
             untrusted: None,
+            reads: None,
         }
     }
 

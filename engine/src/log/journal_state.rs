@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{AttemptMetrics, JournalEvent, JournalRecord, State, Wrote};
+use super::{AttemptMetrics, FileHashes, JournalEvent, JournalRecord, State, Wrote};
 use crate::ir::TaskId;
 
 /// The latest known state of one task instance: its last attempt.
@@ -41,6 +41,9 @@ pub struct JournalEntry {
     /// A file a succeeded attempt reads that changed while it ran: the
     /// success is not to be taken as done by a later run.
     pub untrusted: Option<String>,
+    /// What each file a succeeded attempt read held; `None` when no
+    /// record says (it reads no file, or the journal is older).
+    pub reads: Option<FileHashes>,
 }
 
 impl JournalEntry {
@@ -60,6 +63,7 @@ impl JournalEntry {
             metrics: None,
             retry_at_us: None,
             untrusted: None,
+            reads: None,
         }
     }
 
@@ -93,6 +97,7 @@ impl JournalEntry {
             }
             JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
             JournalEvent::Untrusted { file } => self.untrusted = Some(file.clone()),
+            JournalEvent::Read { files } => self.reads = Some(files.clone()),
             JournalEvent::Skipped { reason } => {
                 (self.status, self.reason, self.ended_us) = (State::Skipped, Some(reason.clone()), time);
             }

@@ -71,8 +71,8 @@ impl Latest {
             slot.retrying = true;
             return;
         }
-        // An untrusted success is still this run's success.
-        if matches!(r.event, JournalEvent::Untrusted { .. }) {
+        // An untrusted success is still this run's success; what it read changes nothing here.
+        if matches!(r.event, JournalEvent::Untrusted { .. } | JournalEvent::Read { .. }) {
             return;
         }
         let time = NonZeroU64::new(r.time_us);
@@ -87,7 +87,7 @@ impl Latest {
             JournalEvent::Cancelled { .. } => State::Cancelled,
             JournalEvent::Lost { .. } => State::Lost,
             JournalEvent::Skipped { .. } => State::Skipped,
-            JournalEvent::Untrusted { .. } => return,
+            JournalEvent::Untrusted { .. } | JournalEvent::Read { .. } => return,
         };
         if status != State::Running {
             slot.ended_us = time;

@@ -14,6 +14,7 @@
 
 mod attempt_metrics;
 mod cursor;
+mod file_hashes;
 mod frame;
 mod journal;
 mod journal_state;
@@ -25,6 +26,7 @@ mod state;
 mod wrote;
 
 pub use attempt_metrics::{AttemptMetrics, IoBytes, ProcessUsage};
+pub use file_hashes::FileHashes;
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 pub use journal::{JournalEvent, JournalFile, JournalReader, JournalRecord, JournalWriter, read_journal};
 pub use journal_state::{JournalEntry, JournalState, fold_attempt};

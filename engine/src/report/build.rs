@@ -392,7 +392,8 @@ impl Attempts {
             JournalEvent::Cached { .. }
             | JournalEvent::RetryAt { .. }
             | JournalEvent::Skipped { .. }
-            | JournalEvent::Untrusted { .. } => return,
+            | JournalEvent::Untrusted { .. }
+            | JournalEvent::Read { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",

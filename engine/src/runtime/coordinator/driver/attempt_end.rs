@@ -69,6 +69,9 @@ impl Driver {
             Status::Stopped => JournalEvent::Cancelled { reason: "interrupted".to_owned() },
         };
         self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now, task, attempt, journal) });
+        if let (Status::Succeeded, Some(files)) = (&outcome.status, outcome.reads.take()) {
+            self.recorder.journal(task, attempt, JournalEvent::Read { files });
+        }
         if let (Status::Succeeded, Some(file)) = (&outcome.status, outcome.untrusted.take()) {
             let label = self.factory.label(task);
             let message =

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::ir::Selector;
 use crate::ir::{EdgeKind, Graph, TaskId};
-use crate::log::{JournalFile, JournalState, State, Wrote, read_journal};
+use crate::log::{FileHashes, JournalFile, JournalState, State, Wrote, read_journal};
 use crate::rundir::RunDir;
 use crate::runtime::protocol::fingerprint::Fingerprint;
 
@@ -36,6 +36,8 @@ pub struct Previous {
     forced: Option<Vec<Forced>>,
     /// What could not be read, and what was skipped: said before the run starts.
     pub warnings: Vec<String>,
+    /// Whether standings keep what each success read.
+    keep_reads: bool,
 }
 
 /// Where an instance stands after the earlier runs, as a new run sees it.
@@ -55,6 +57,9 @@ pub enum Standing {
         /// The attempt that succeeded: templates that name `attempt`
         /// render as that attempt did.
         attempt: u32,
+        /// What each file it read held when it did the work; `None` when
+        /// no record says.
+        reads: Option<FileHashes>,
     },
     /// An attempt started after its last success and did not succeed.
     Tainted,
@@ -71,7 +76,18 @@ impl Previous {
     /// intact record counts: a damaged stretch of a journal is skipped (and
     /// reported), not the whole run.
     pub fn load(state: &Path, workflow: &Path) -> Previous {
-        let mut previous = Previous::default();
+        Self::load_keeping(state, workflow, false)
+    }
+
+    /// As [`Self::load`], keeping what each success read (the `reads` of
+    /// [`Standing::Done`]), which only `flow plan --why` needs: a run
+    /// does not hold them in memory.
+    pub fn load_with_reads(state: &Path, workflow: &Path) -> Previous {
+        Self::load_keeping(state, workflow, true)
+    }
+
+    fn load_keeping(state: &Path, workflow: &Path, keep_reads: bool) -> Previous {
+        let mut previous = Previous { keep_reads, ..Previous::default() };
         for run in RunDir::list(state) {
             match run_of(&run, workflow) {
                 Ok(Some((graph, journal))) => {
@@ -135,23 +151,25 @@ impl Previous {
                         (State::Cached, Some(success)) => success.attempt,
                         _ => entry.attempt,
                     };
-                    // A skip keeps pointing at the run that did the work.
-                    let run = match (entry.status, self.standing.get(&label)) {
-                        (State::Cached, Some(Standing::Done { fingerprint, run, wrote: before, .. }))
+                    // A skip keeps pointing at the run that did the work, and what it read.
+                    let (run, reads) = match (entry.status, self.standing.get(&label)) {
+                        (State::Cached, Some(Standing::Done { fingerprint, run, wrote: before, reads, .. }))
                             if *fingerprint == fp =>
                         {
                             if wrote.outputs.is_none() {
                                 wrote = before.clone();
                             }
-                            *run
+                            (*run, reads.clone())
                         }
-                        _ => this,
+                        (State::Cached, _) => (this, None),
+                        _ => (this, entry.reads.clone().filter(|_| self.keep_reads)),
                     };
                     let of_task = self.successes.entry(name.clone()).or_default();
                     of_task.insert(fp, Success { label: label.clone(), wrote: wrote.clone(), attempt });
                     self.rests_on.insert(label.clone(), vec![run]);
                     let ended_us = entry.ended_us;
-                    self.standing.insert(label, Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt });
+                    let done = Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt, reads };
+                    self.standing.insert(label, done);
                 }
                 // An attempt that started and did not succeed may have
                 // overwritten the outputs of an earlier success.
