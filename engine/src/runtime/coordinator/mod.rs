@@ -4,7 +4,8 @@
 //! on a single-threaded tokio runtime (the agent and the transport use
 //! tokio too; the core never does): it feeds the core's decisions, rendered into jobs by
 //! [`job_factory`], to the workers behind [`links`] (the embedded agent
-//! and the remote ones, accepted by [`remote`], reaching the loop as
+//! and the remote ones, accepted by [`remote`] from a [`lobby`] of
+//! connections that have not yet shown the secret, reaching the loop as
 //! [`driver_event`]s). Its parts keep their own state: the [`recorder`]
 //! journals what the workers report (with [`placements`]) and hands events
 //! on, the [`journal_thread`] writes the records and then sends the jobs for
@@ -33,6 +34,7 @@ pub(crate) mod images;
 pub(crate) mod job_factory;
 pub(crate) mod journal_thread;
 pub(crate) mod links;
+pub(crate) mod lobby;
 pub(crate) mod orphans;
 pub(crate) mod placements;
 pub(crate) mod preview;
