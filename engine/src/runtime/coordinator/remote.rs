@@ -149,7 +149,10 @@ async fn serve(door: &Door, peer: String, mut tx: Sender, mut rx: Receiver, offe
     if driver.send(DriverEvent::Joined { offer, link: jobs, peer, reply }).is_err() {
         return;
     }
-    let Ok(worker) = id.await else { return };
+    // Messages and heartbeats go to the worker at once; its own messages are
+    // read once the driver has its id, which a rejoining worker's waits for
+    // the copy of its tasks' earlier output (so the worker hears the run
+    // however long that copy takes).
     let writer = tokio::spawn(async move {
         // The worker stops its tasks if it does not hear from the run.
         let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
@@ -174,6 +177,10 @@ async fn serve(door: &Door, peer: String, mut tx: Sender, mut rx: Receiver, offe
             }
         }
     });
+    let Ok(worker) = id.await else {
+        writer.abort();
+        return;
+    };
     let (reason, clean) = relay(worker, &mut rx, driver, &door.log).await;
     writer.abort();
     let _ = driver.send(DriverEvent::Lost { worker, reason, clean });
@@ -211,5 +218,45 @@ async fn relay(
                 ToCoordinator::Heartbeat | ToCoordinator::Hello(_) => {}
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::WorkerShape;
+    use crate::runtime::agent::output_budget::OutputBudget;
+
+    /// Issue 28: a worker that rejoins is answered, and hears heartbeats,
+    /// while the driver still holds its id back (as it does while it copies
+    /// the earlier output of the worker's tasks, however long that takes).
+    #[tokio::test]
+    async fn a_worker_hears_the_run_before_its_messages_are_let_through() {
+        let secret = Secret::generate().expect("secret");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        let (driver, mut events) = mpsc::unbounded_channel();
+        let (records, _unread) = mpsc::channel(1);
+        let log = OutputSink::Channel(records, Arc::new(OutputBudget::new(1 << 20)));
+        let listening = tokio::spawn(listen(listener, secret.clone(), driver, log, false));
+        let (mut tx, mut rx) = net::connect(&address, &secret).await.expect("connect");
+        let offer = Offer {
+            hostname: "node".into(),
+            shape: WorkerShape::default(),
+            time_limit: None,
+            allocation: None,
+            dry_exec: false,
+            carried: Vec::new(),
+        };
+        tx.send(&ToCoordinator::Hello(offer)).await.expect("hello");
+        let Some(DriverEvent::Joined { link, reply, .. }) = events.recv().await else { panic!("no join") };
+        link.send(ToWorker::Forget(Vec::new())).expect("link");
+        let wait = HEARTBEAT * 3;
+        let first = tokio::time::timeout(wait, rx.recv::<ToWorker>()).await;
+        assert!(matches!(first, Ok(Ok(Some(ToWorker::Forget(_))))), "{first:?}");
+        let next = tokio::time::timeout(wait, rx.recv::<ToWorker>()).await;
+        assert!(matches!(next, Ok(Ok(Some(ToWorker::Heartbeat)))), "{next:?}");
+        drop(reply);
+        listening.abort();
     }
 }
