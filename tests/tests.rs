@@ -18,6 +18,7 @@ mod exit_codes;
 mod explain;
 mod failure_policy;
 mod finally;
+mod flood;
 mod graph;
 mod growing;
 mod hostile;

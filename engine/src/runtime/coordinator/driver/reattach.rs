@@ -108,7 +108,8 @@ impl Driver {
 
     /// Sends `id` on `reply` — which lets the worker's messages through —
     /// once `copies` are in this run's log (off the run loop: they are read
-    /// from the killed runs' logs).
+    /// from the killed runs' logs). Messages to the worker, heartbeats
+    /// among them, do not wait for it: the worker hears the run meanwhile.
     pub(super) fn copy_then_reply(&self, copies: Copies, reply: oneshot::Sender<WorkerId>, id: WorkerId) {
         let Some(log) = self.earlier_log.clone().filter(|_| !copies.is_empty()) else {
             let _ = reply.send(id);
