@@ -41,7 +41,10 @@ use load_workflow::Loaded;
 
 /// mimalloc frees memory across threads without the arena locks of the
 /// system allocator: a job is rendered on the driver's thread and dropped
-/// on a connection's.
+/// on a connection's. Built without transparent huge pages (`no_thp`): its
+/// arenas asked for them, and each first touch of a 2 MiB page (again after
+/// every purge) cost the kernel a 2 MiB clear, often a compaction — with 64
+/// workers on one machine, their kernel time doubled their CPU per task.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
