@@ -40,8 +40,11 @@ use load_workflow::Loaded;
 
 /// mimalloc frees memory across threads without the arena locks of the
 /// system allocator: a job is rendered on the driver's thread and dropped
-/// on a connection's. It is built without transparent huge pages and told
-/// to return freed pages sooner ([`return_freed_memory`]).
+/// on a connection's. Built without transparent huge pages (`no_thp`): its
+/// arenas asked for them, and each first touch of a 2 MiB page (again after
+/// every purge) cost the kernel a 2 MiB clear, often a compaction — with 64
+/// workers on one machine, their kernel time doubled their CPU per task.
+/// It is told to return freed pages sooner ([`return_freed_memory`]).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

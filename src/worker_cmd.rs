@@ -92,7 +92,8 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         time_limit: duration("time-limit", &args.time_limit)?,
         idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
         bind_cpus: args.bind_cpus,
-        guard: crate::guard_cmd::start(),
+        // A zero-execution worker starts no process: nothing to guard.
+        guard: if args.dry_exec { None } else { crate::guard_cmd::start() },
         reconnect_for: duration("reconnect-for", &Some(args.reconnect_for.clone()))?.unwrap_or_default(),
         on_retry: Some(if args.json { retrying_json } else { retrying_text }),
         on_join: args.json.then_some(joined_json as fn(&JoinedRun)),

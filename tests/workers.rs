@@ -414,6 +414,26 @@ fn zero_execution_workers_complete_a_dry_run_without_running_anything() {
     assert_eq!((&status["dry_exec"], &status["counts"]["succeeded"]), (&true.into(), &500.into()), "{status}");
 }
 
+/// A zero-execution worker starts no process, so it starts no guard
+/// either, unlike a real one: with many of them on one machine, each would
+/// double the processes started (issue 28).
+#[test]
+fn a_zero_execution_worker_starts_no_guard() {
+    for (flags, guarded) in [(&["--dry-exec"][..], false), (&[][..], true)] {
+        // A task no worker of 2 CPUs fits: the run waits, the worker stays.
+        let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncpus = 4\ncommand = \"true\"\n");
+        let (mut run, access) = start_run(&t, &[flags, &["--no-local-worker"]].concat());
+        let mut worker = start_worker(&t, &access, &[flags, &["--cpus", "2"]].concat(), "worker.stderr");
+        let joined = wait_for(Duration::from_secs(10), || read(&t, "run.stderr").contains("+ worker 0 joined"));
+        let guard = crate::support::process::guard_of(worker.id());
+        crate::support::process::signal(run.id(), "-INT");
+        wait_child(&mut run, Duration::from_secs(10)).expect("the run stops");
+        wait_child(&mut worker, Duration::from_secs(10)).expect("the worker leaves");
+        assert!(joined, "{}", read(&t, "run.stderr"));
+        assert_eq!(guard.is_some(), guarded, "{flags:?}");
+    }
+}
+
 /// A zero-execution worker may not join a real run, nor a real worker a
 /// `--dry-exec` run: each is refused with the reason and exits 2.
 #[test]
