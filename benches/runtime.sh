@@ -98,7 +98,7 @@ echo "flow runtime benchmarks at $commit, best of $runs runs; $(nproc) CPUs; loa
 # floor is benches/spawn_floor.c, which only posix_spawns `true` and waits,
 # two at a time: no pipes, no process group, no bookkeeping.
 w1() {
-  local d="$work/w1" a="$work/w1argv" floor="${CARGO_TARGET_DIR:-$root/target}/spawn_floor"
+  local d="$work/w1" a="$work/w1argv" floor="$root/target/spawn_floor"
   mkdir -p "$d" "$a"
   printf '[[tasks]]\nname = "t"\nrange = "1-10000"\ncommand = "true"\n' > "$d/workflow.toml"
   printf '[[tasks]]\nname = "t"\nrange = "1-10000"\nargv = ["true"]\n' > "$a/workflow.toml"
