@@ -14,6 +14,7 @@
 //! RetryAt   7  until_us: u64
 //! Skipped   8  reason (UTF-8, to the end)
 //! Untrusted 9  file (UTF-8, to the end)
+//! CancelledRest 10  reason (UTF-8, to the end)
 //! ```
 //!
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
@@ -35,6 +36,11 @@
 //! `Skipped` is written for an instance whose per-instance `when` rendered
 //! false, or that waits on a skipped one; it never ran. A reader that does
 //! not know the tag skips the record, as it skips any unknown record.
+//!
+//! `CancelledRest` names a whole group ([`TaskId::whole`]): every instance
+//! of it that has no record before this one is cancelled, for the reason
+//! given. A stopped run writes one per group instead of one per instance
+//! that never started, so Ctrl-C on millions of instances stays quick.
 
 use std::io;
 use std::path::Path;
@@ -118,6 +124,13 @@ pub enum JournalEvent {
         /// Why, for people: the condition, or the skipped instance.
         reason: String,
     },
+    /// Written for a whole group ([`TaskId::whole`]), attempt 0: every
+    /// instance of it without a record before this one was cancelled
+    /// (the run was stopped before they started).
+    CancelledRest {
+        /// Why, for people.
+        reason: String,
+    },
     /// A file its succeeded attempt reads changed while it ran: the
     /// success stands for this run, but is not taken as done next time.
     Untrusted {
@@ -194,6 +207,10 @@ impl JournalRecord {
                 tag(out, 9);
                 out.extend(file.as_bytes());
             }
+            JournalEvent::CancelledRest { reason } => {
+                tag(out, 10);
+                out.extend(reason.as_bytes());
+            }
         }
     }
 
@@ -223,6 +240,7 @@ impl JournalRecord {
             7 => JournalEvent::RetryAt { until_us: c.u64()? },
             8 => JournalEvent::Skipped { reason: text(c) },
             9 => JournalEvent::Untrusted { file: text(c) },
+            10 => JournalEvent::CancelledRest { reason: text(c) },
             _ => return None,
         };
         Some(Self { time_us, task, attempt, event, metrics })
@@ -358,6 +376,13 @@ mod tests {
             record(2, 2, 58, JournalEvent::RetryAt { until_us: 1_700_000_000_000_000 }),
             record(4, 0, 59, JournalEvent::Skipped { reason: "`dock[4]` was skipped".into() }),
             record(0, 0, 21, JournalEvent::Untrusted { file: "x.txt".into() }),
+            // Issue 29: one record for the instances of a stopped group that never started.
+            JournalRecord::new(
+                70,
+                TaskId::whole(GroupId(2)),
+                0,
+                JournalEvent::CancelledRest { reason: "interrupted".into() },
+            ),
             record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
         ]
     }
@@ -474,7 +499,7 @@ mod tests {
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
         let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
-        assert_eq!(records, every_event()[..11]);
+        assert_eq!(records, every_event()[..12]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
         assert!(damage.is_empty());
     }

@@ -390,7 +390,8 @@ impl Attempts {
             JournalEvent::Cached { .. }
             | JournalEvent::RetryAt { .. }
             | JournalEvent::Skipped { .. }
-            | JournalEvent::Untrusted { .. } => return,
+            | JournalEvent::Untrusted { .. }
+            | JournalEvent::CancelledRest { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",
