@@ -54,4 +54,3 @@ pub use agent::output_budget::DEFAULT_OUTPUT_BUFFER;
 pub use agent::remote_worker::{
     JoinRetry, JoinedRun, Leave, WorkerError, WorkerOptions, run as run_worker, run_copies as run_workers,
 };
-pub use core::NeverRuns;

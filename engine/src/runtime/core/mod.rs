@@ -48,5 +48,4 @@ pub use backlog::GroupBacklog;
 pub use out::{CancelReason, Out, SkipReason, TaskResult, TaskState};
 pub use retry::Retry;
 pub use state_counts::StateCounts;
-pub use unschedulable::NeverRuns;
 pub use worker_id::WorkerId;
