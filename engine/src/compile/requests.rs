@@ -212,13 +212,13 @@ fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, keys: 
     );
 }
 
-/// Where the task's own resource keys are written ([`KeySpans`]); a task
-/// with `variants` has only its `nodes` there.
+/// Where the task's own resource and container keys are written
+/// ([`KeySpans`]); a task with `variants` has only `nodes` and `container` there.
 pub fn key_spans(spec: &TaskSpec) -> KeySpans {
     let span = |q: &Option<Sp<Quantity>>| q.as_ref().map(|q| q.span.clone());
-    let nodes = span(&spec.nodes);
+    let (nodes, container) = (span(&spec.nodes), spec.container.as_ref().map(|c| c.span.clone()));
     if spec.variants.is_some() {
-        return KeySpans { nodes, ..KeySpans::default() };
+        return KeySpans { nodes, container, ..KeySpans::default() };
     }
     let resources = spec.resources.as_ref().map(|r| r.value.iter().map(|(k, q)| (k.clone(), q.span.clone())));
     KeySpans {
@@ -227,6 +227,7 @@ pub fn key_spans(spec: &TaskSpec) -> KeySpans {
         memory: span(&spec.memory),
         resources: resources.into_iter().flatten().collect(),
         nodes,
+        container,
     }
 }
 

@@ -1,4 +1,4 @@
-//! [`KeySpans`]: where a task's resource keys are written.
+//! [`KeySpans`]: where a task's resource and container keys are written.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -7,7 +7,7 @@ use std::ops::Range;
 /// file (`cpus`, `gpus`, `memory`, `resources`, `nodes`), where it has
 /// them, so that a request found impossible when the run starts points at
 /// its key, as `flow check` does. A task with `variants` keeps only
-/// `nodes`: its requests are written in several places.
+/// `nodes` and `container`: its requests are written in several places.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeySpans {
     /// `cpus = …`.
@@ -20,4 +20,7 @@ pub struct KeySpans {
     pub resources: BTreeMap<String, Range<usize>>,
     /// `nodes = …`.
     pub nodes: Option<Range<usize>>,
+    /// `container = …` (the task's own, its template's or `[defaults]`'),
+    /// for a missing image found by `flow check` and `flow plan`.
+    pub container: Option<Range<usize>>,
 }

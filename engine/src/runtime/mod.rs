@@ -38,6 +38,7 @@ pub use crate::rundir::{
 };
 
 // Earlier runs: what a run would redo, and which run did an instance's work.
+pub use coordinator::images::{ImageProblem, image_problems};
 pub use coordinator::preview::{InstanceWhy, ReasonCount, TaskPreview, Why, preview};
 pub use coordinator::prune::{Kept, PrunedRun, prune_plan, remove_run};
 pub use coordinator::rendered::{RUN_ID_PLACEHOLDER, RenderedCommand, rendered_commands};
