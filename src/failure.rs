@@ -70,8 +70,8 @@ impl Failure {
 impl From<RunError> for Failure {
     fn from(e: RunError) -> Self {
         match &e {
-            RunError::Unschedulable(tasks) => {
-                Failure::Usage(tasks.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))
+            RunError::Unschedulable { workflow, diagnostics } => {
+                Failure::Invalid { source: Arc::clone(workflow), diagnostics: diagnostics.clone() }
             }
             RunError::Images(lines) => Failure::Usage(lines.join("\nerror: ")),
             RunError::Options(_) => Failure::Usage(e.to_string()),

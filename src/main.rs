@@ -109,11 +109,15 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
             plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)
         }),
-        Command::Plan(args) => load_workflow::load(&args.workflow, None).map(|Loaded { graph, .. }| {
+        Command::Plan(args) => load_workflow::load(&args.workflow, None).map(|loaded| {
+            for (at, message) in container_note::missing_images(&loaded, None) {
+                let at = at.map(|at| format!("{}: ", loaded.source.position(at))).unwrap_or_default();
+                eprintln!("warning: {at}{message}");
+            }
             if args.json {
-                print_json(&graph);
+                print_json(&loaded.graph);
             } else {
-                print!("{}", plan::summary(&graph));
+                print!("{}", plan::summary(&loaded.graph));
             }
             exit_codes::SUCCESS
         }),

@@ -76,6 +76,7 @@ impl Display {
                         }
                     }
                     Event::TaskCancelled { .. } | Event::TaskSkipped { .. } => bar.inc(1),
+                    Event::RestCancelled { count, .. } => bar.inc(*count),
                     Event::PartExpanded { count, .. } => bar.inc_length(*count),
                     Event::Expanded { count, .. } => {
                         bar.inc_length(*count);

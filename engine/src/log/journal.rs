@@ -15,6 +15,7 @@
 //! Skipped   8  reason (UTF-8, to the end)
 //! Untrusted 9  file (UTF-8, to the end)
 //! Read     10  per file: path length: u16 | path | hash: [u8; 32], to the end
+//! CancelledRest 11  reason (UTF-8, to the end)
 //! ```
 //!
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
@@ -41,6 +42,11 @@
 //! `Skipped` is written for an instance whose per-instance `when` rendered
 //! false, or that waits on a skipped one; it never ran. A reader that does
 //! not know the tag skips the record, as it skips any unknown record.
+//!
+//! `CancelledRest` names a whole group ([`TaskId::whole`]): every instance
+//! of it that has no record before this one is cancelled, for the reason
+//! given. A stopped run writes one per group instead of one per instance
+//! that never started, so Ctrl-C on millions of instances stays quick.
 
 use std::io;
 use std::path::Path;
@@ -123,6 +129,13 @@ pub enum JournalEvent {
     /// on a skipped instance. Final for this run; the next run decides again.
     Skipped {
         /// Why, for people: the condition, or the skipped instance.
+        reason: String,
+    },
+    /// Written for a whole group ([`TaskId::whole`]), attempt 0: every
+    /// instance of it without a record before this one was cancelled
+    /// (the run was stopped before they started).
+    CancelledRest {
+        /// Why, for people.
         reason: String,
     },
     /// A file its succeeded attempt reads changed while it ran: the
@@ -210,6 +223,10 @@ impl JournalRecord {
                 tag(out, 10);
                 out.extend(files.bytes());
             }
+            JournalEvent::CancelledRest { reason } => {
+                tag(out, 11);
+                out.extend(reason.as_bytes());
+            }
         }
     }
 
@@ -240,6 +257,7 @@ impl JournalRecord {
             8 => JournalEvent::Skipped { reason: text(c) },
             9 => JournalEvent::Untrusted { file: text(c) },
             10 => JournalEvent::Read { files: FileHashes::from_bytes(c.rest()) },
+            11 => JournalEvent::CancelledRest { reason: text(c) },
             _ => return None,
         };
         Some(Self { time_us, task, attempt, event, metrics })
@@ -376,6 +394,13 @@ mod tests {
             record(4, 0, 59, JournalEvent::Skipped { reason: "`dock[4]` was skipped".into() }),
             record(0, 0, 21, JournalEvent::Untrusted { file: "x.txt".into() }),
             record(0, 0, 22, JournalEvent::Read { files: FileHashes::new([("in/a.txt", [5; 32])]) }),
+            // Issue 29: one record for the instances of a stopped group that never started.
+            JournalRecord::new(
+                70,
+                TaskId::whole(GroupId(2)),
+                0,
+                JournalEvent::CancelledRest { reason: "interrupted".into() },
+            ),
             record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
         ]
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{AttemptMetrics, FileHashes, JournalEvent, JournalRecord, State, Wrote};
-use crate::ir::TaskId;
+use crate::ir::{GroupId, TaskId};
 
 /// The latest known state of one task instance: its last attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,9 +89,6 @@ impl JournalEntry {
                 (self.status, self.exit_code, self.signal) = (State::Failed, *exit_code, *signal);
                 (self.reason, self.ended_us) = (Some(reason.clone()), time);
             }
-            JournalEvent::Cancelled { reason } => {
-                (self.status, self.reason, self.ended_us) = (State::Cancelled, Some(reason.clone()), time);
-            }
             JournalEvent::Lost { worker } => {
                 (self.status, self.worker, self.ended_us) = (State::Lost, Some(*worker), time);
             }
@@ -100,6 +97,9 @@ impl JournalEntry {
             JournalEvent::Read { files } => self.reads = Some(files.clone()),
             JournalEvent::Skipped { reason } => {
                 (self.status, self.reason, self.ended_us) = (State::Skipped, Some(reason.clone()), time);
+            }
+            JournalEvent::Cancelled { reason } | JournalEvent::CancelledRest { reason } => {
+                (self.status, self.reason, self.ended_us) = (State::Cancelled, Some(reason.clone()), time);
             }
         }
         if record.metrics.is_some() {
@@ -131,10 +131,13 @@ pub fn fold_attempt(entry: &mut Option<JournalEntry>, r: &JournalRecord) {
     }
 }
 
-/// The latest state of every task instance that has a journal record, in graph order.
+/// The latest state of every task instance that has a journal record, in
+/// graph order, and of the instances of each group a `CancelledRest`
+/// record cancelled without a record of their own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JournalState {
     tasks: BTreeMap<TaskId, JournalEntry>,
+    rest: BTreeMap<GroupId, JournalEntry>,
 }
 
 impl JournalState {
@@ -148,6 +151,10 @@ impl JournalState {
     /// Applies one record. A record of a later attempt starts afresh; one of
     /// an earlier attempt than the latest seen is ignored.
     pub fn apply(&mut self, record: &JournalRecord) {
+        if matches!(record.event, JournalEvent::CancelledRest { .. }) {
+            self.rest.entry(record.task.group).or_insert_with(|| JournalEntry::new(0)).apply(record);
+            return;
+        }
         let state = self.tasks.entry(record.task).or_insert_with(|| JournalEntry::new(record.attempt));
         if record.attempt < state.attempt {
             return;
@@ -158,31 +165,31 @@ impl JournalState {
         state.apply(record);
     }
 
-    /// The state of `task`, if it has any record.
+    /// The state of `task`: its own records', or else that of the
+    /// `CancelledRest` record of its group, if any.
     pub fn get(&self, task: TaskId) -> Option<&JournalEntry> {
-        self.tasks.get(&task)
+        self.tasks.get(&task).or_else(|| self.rest.get(&task.group).filter(|_| task.is_instance()))
     }
 
-    /// Every task instance with a record, in graph order.
+    /// Every task instance with a record of its own, in graph order.
     pub fn iter(&self) -> impl Iterator<Item = (&TaskId, &JournalEntry)> {
         self.tasks.iter()
     }
 
-    /// Number of task instances with a record.
+    /// Number of task instances with a record of their own.
     pub fn len(&self) -> usize {
         self.tasks.len()
     }
 
     /// Whether no task has a record.
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.tasks.is_empty() && self.rest.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::GroupId;
 
     fn at(group: u32, instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
         JournalRecord::new(time_us, TaskId::new(GroupId(group), instance), attempt, event)

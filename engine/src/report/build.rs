@@ -63,28 +63,13 @@ impl Report {
             attempts.apply(&r);
         })?;
         let warnings = journal_warnings(&health);
-        let mut counts: Vec<Counts> =
-            graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
-        let mut failed = Vec::new();
-        for (g, c) in counts.iter_mut().enumerate() {
-            for LastAttempt { task, attempt, status, .. } in latest.of(g) {
-                c.waiting -= 1;
-                *match status {
-                    State::Running => &mut c.running,
-                    State::Succeeded => &mut c.succeeded,
-                    State::Cached => &mut c.cached,
-                    State::Failed => &mut c.failed,
-                    State::Cancelled => &mut c.cancelled,
-                    State::Lost => &mut c.lost,
-                    State::Skipped => &mut c.skipped,
-                    // Words for what a journal never records.
-                    State::Waiting | State::Retrying | State::NotRun => &mut c.waiting,
-                } += 1;
-                if status == State::Failed && failed.len() < MAX_FAILURES {
-                    failed.push((task, attempt));
-                }
-            }
-        }
+        let counts = Counts::per_group(graph, &latest);
+        let failed: Vec<(TaskId, u32)> = latest
+            .iter()
+            .filter(|last| last.status == State::Failed && !last.retrying)
+            .take(MAX_FAILURES)
+            .map(|LastAttempt { task, attempt, .. }| (task, attempt))
+            .collect();
         let location = |group: usize| {
             let start = graph.groups[group].span.start;
             source.filter(|s| start < s.text.len()).map(|s| s.position(start))
@@ -120,17 +105,7 @@ impl Report {
                 }
             })
             .collect();
-        let total = counts.iter().fold(Counts::default(), |t, c| Counts {
-            total: t.total + c.total,
-            succeeded: t.succeeded + c.succeeded,
-            cached: t.cached + c.cached,
-            failed: t.failed + c.failed,
-            cancelled: t.cancelled + c.cancelled,
-            lost: t.lost + c.lost,
-            skipped: t.skipped + c.skipped,
-            running: t.running + c.running,
-            waiting: t.waiting + c.waiting,
-        });
+        let total = Counts::sum(&counts);
         let workers = &workers;
         let sum = |of: fn(&WorkerInfo) -> f64| (!workers.is_empty()).then(|| workers.iter().map(of).sum());
         let capacity = Capacity {
@@ -393,7 +368,8 @@ impl Attempts {
             | JournalEvent::RetryAt { .. }
             | JournalEvent::Skipped { .. }
             | JournalEvent::Untrusted { .. }
-            | JournalEvent::Read { .. } => return,
+            | JournalEvent::Read { .. }
+            | JournalEvent::CancelledRest { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",

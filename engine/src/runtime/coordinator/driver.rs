@@ -46,7 +46,7 @@ use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, OutputLogSender};
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
-use crate::runtime::core::{Allocation, Core, Out, Retry, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskResult, TaskState, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
@@ -64,6 +64,13 @@ const DRAIN: usize = 256;
 pub(super) struct Collect {
     starts: Vec<(TaskId, u32, WorkerId, Allocation)>,
     states: Vec<(TaskId, TaskState)>,
+    rests: Vec<(GroupId, u64, CancelReason)>,
+}
+
+impl Collect {
+    fn is_empty(&self) -> bool {
+        self.starts.is_empty() && self.states.is_empty() && self.rests.is_empty()
+    }
 }
 
 impl Out for Collect {
@@ -73,6 +80,10 @@ impl Out for Collect {
 
     fn state(&mut self, task: TaskId, state: TaskState) {
         self.states.push((task, state));
+    }
+
+    fn cancelled_rest(&mut self, group: GroupId, count: u64, reason: CancelReason) {
+        self.rests.push((group, count, reason));
     }
 }
 
@@ -320,7 +331,7 @@ impl Driver {
             self.expand_ready(out);
             self.check_ready(out);
             self.core.schedule(now_us(), out);
-            if out.starts.is_empty() && out.states.is_empty() {
+            if out.is_empty() {
                 break;
             }
             if self.recorder.is_full() {
@@ -387,9 +398,12 @@ impl Driver {
 
     /// Acts on what the core asked for: start jobs, record state changes.
     fn apply(&mut self, out: &mut Collect) {
-        while !out.starts.is_empty() || !out.states.is_empty() {
+        while !out.is_empty() {
             for (task, state) in std::mem::take(&mut out.states) {
                 self.state(task, state);
+            }
+            for (group, count, reason) in std::mem::take(&mut out.rests) {
+                self.cancelled_rest(group, count, reason);
             }
             for (task, attempt, worker, alloc) in std::mem::take(&mut out.starts) {
                 self.start(task, attempt, worker, &alloc, out);

@@ -34,6 +34,7 @@ pub(crate) mod run;
 mod signals;
 mod workers;
 
+pub use dispatch::images::{ImageProblem, image_problems};
 pub use dispatch::rendered::{RUN_ID_PLACEHOLDER, RenderedCommand, rendered_commands};
 pub use earlier::prune::{Kept, PrunedRun, prune_plan, remove_run};
 pub use earlier::resume::origin;

@@ -30,7 +30,7 @@ use super::earlier::stale::StaleOutputs;
 use super::killed::stranded::{REATTACH_WINDOW, Stranded};
 use super::loop_sender::LoopSender;
 use super::workers::links::{Link, Links};
-use crate::diag::Source;
+use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
     JournalEvent, JournalRecord, JournalState, JournalWriter, OutputLog, OutputLogHandle, OutputLogSender, State,
@@ -42,7 +42,7 @@ use crate::rundir::Summary;
 use crate::rundir::{RunDir, RunLock, STATE_DIR};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
-use crate::runtime::core::{Core, CoreOptions, NeverRuns, WorkerId};
+use crate::runtime::core::{Core, CoreOptions, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::run_options::RunOptions;
 
@@ -52,9 +52,15 @@ pub enum RunError {
     /// Reading or writing the run directory failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// Some tasks can never run on the available workers.
-    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
-    Unschedulable(Vec<NeverRuns>),
+    /// Some tasks can never run on the available workers: one diagnostic
+    /// each, at the key that asks too much (else at the task's name).
+    #[error("{}", .diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("\n"))]
+    Unschedulable {
+        /// The workflow, for snippets.
+        workflow: Arc<Source>,
+        /// One per task.
+        diagnostics: Vec<Diagnostic>,
+    },
     /// Task images that cannot run: a missing engine or image, one line each.
     #[error("{}", .0.join("\n"))]
     Images(Vec<String>),
@@ -247,7 +253,7 @@ fn build_core(
     graph: &Graph,
     previous: &Previous,
     options: &RunOptions,
-    source: &Source,
+    source: &Arc<Source>,
 ) -> Result<(Core, Option<WorkerId>), RunError> {
     // The command line's `--max-fails` or `--keep-going` overrides the workflow's.
     let workflow = if options.keep_going { None } else { graph.max_fails };
@@ -261,15 +267,16 @@ fn build_core(
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
     if !impossible.is_empty() {
-        let lines = impossible
+        let diagnostics = impossible
             .into_iter()
             .map(|(g, why)| {
-                let (file, at) = source.place(graph.group(g).span.start);
-                let (line, col) = file.line_col(at);
-                NeverRuns { task: graph.group(g).name.clone(), file: file.name.clone(), line, col, why }
+                let group = graph.group(g);
+                let span = why.key(&group.keys).unwrap_or(&group.span).clone();
+                let message = format!("task `{}` can never run here: {why}", group.name);
+                Diagnostic::new(Code::CompileImpossibleResources, message).at(span, why.label()).help(why.help())
             })
             .collect();
-        return Err(RunError::Unschedulable(lines));
+        return Err(RunError::Unschedulable { workflow: Arc::clone(source), diagnostics });
     }
     Ok((core, local))
 }

@@ -37,7 +37,6 @@ mod waiting;
 pub(crate) mod tests;
 
 pub use backlog::GroupBacklog;
-pub use unschedulable::NeverRuns;
 
 /// Settings of a run that the core enforces.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -31,7 +31,7 @@ mod worker_id;
 #[cfg(test)]
 pub(crate) use self::core::tests;
 
-pub use self::core::{Core, CoreOptions, GroupBacklog, NeverRuns};
+pub use self::core::{Core, CoreOptions, GroupBacklog};
 pub use allocation::Allocation;
 pub use out::{CancelReason, Out, SkipReason, TaskResult, TaskState};
 pub use retry::Retry;

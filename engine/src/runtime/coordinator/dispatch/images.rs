@@ -1,6 +1,7 @@
 //! [`check_images`]: at run start, every task image the graph names is
 //! checked with the engine that will run it, and its identity recorded in
-//! the graph, before any task starts.
+//! the graph, before any task starts; [`image_problems`]: the same check
+//! for `flow check` and `flow plan`, as [`ImageProblem`]s.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -8,6 +9,44 @@ use std::path::Path;
 
 use crate::container::{ContainerEngine, Image, ImageError, ResolvedImage, identify, on_path};
 use crate::ir::{Finally, Graph};
+
+/// One image of a workflow that cannot run as things are.
+#[derive(Debug)]
+pub struct ImageProblem {
+    /// The image, as the tasks name it.
+    pub image: String,
+    /// The tasks that name it, by name (`[finally]` by its label).
+    pub tasks: Vec<String>,
+    /// What is wrong.
+    pub error: ImageError,
+}
+
+impl ImageProblem {
+    /// Whether the engine itself is missing (rather than the image).
+    pub fn no_engine(&self) -> bool {
+        matches!(self.error, ImageError::NoEngine(_) | ImageError::NoneFound(_))
+    }
+
+    /// Whether the image is missing where the engine looks: not in its
+    /// local store, or a `.sif` file that cannot be read.
+    pub fn image_missing(&self) -> bool {
+        matches!(self.error, ImageError::NotFound { .. } | ImageError::MissingFile { .. })
+    }
+}
+
+impl std::fmt::Display for ImageProblem {
+    /// "cannot run task `a` in container `x`: what is wrong; what to do".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let noun = if self.tasks.len() == 1 { "task" } else { "tasks" };
+        let tasks = self.tasks.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+        let help = if self.no_engine() {
+            "; install it, or name another with `[containers] engine` or a profile's `container_engine`"
+        } else {
+            ""
+        };
+        write!(f, "cannot run {noun} {tasks} in container `{}`: {}{help}", self.image, self.error)
+    }
+}
 
 /// Checks each distinct `container` of `graph`'s tasks (once per image)
 /// and records it in `graph.images`. The engine is `configured` (the
@@ -20,14 +59,41 @@ pub fn check_images(
     base_dir: &Path,
     path: Option<&OsStr>,
 ) -> Result<(), Vec<String>> {
-    let mut users: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let (images, problems) = resolve_images(graph, configured, base_dir, path);
+    if !problems.is_empty() {
+        return Err(problems.iter().map(ToString::to_string).collect());
+    }
+    graph.images = images;
+    Ok(())
+}
+
+/// The images of `graph` that cannot run, found as [`check_images`]
+/// finds them (for `flow check` and `flow plan`, which change nothing).
+pub fn image_problems(
+    graph: &Graph,
+    configured: Option<ContainerEngine>,
+    base_dir: &Path,
+    path: Option<&OsStr>,
+) -> Vec<ImageProblem> {
+    resolve_images(graph, configured, base_dir, path).1
+}
+
+/// Each distinct image of `graph`, resolved, and the problems of those
+/// that cannot be.
+fn resolve_images(
+    graph: &Graph,
+    configured: Option<ContainerEngine>,
+    base_dir: &Path,
+    path: Option<&OsStr>,
+) -> (BTreeMap<String, ResolvedImage>, Vec<ImageProblem>) {
+    let mut users: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for group in &graph.groups {
         if let Some(text) = &group.template.container {
-            users.entry(text).or_default().push(&group.name);
+            users.entry(text).or_default().push(group.name.clone());
         }
     }
     if let Some(text) = graph.finally.as_ref().and_then(|f| f.container.as_ref()) {
-        users.entry(text).or_default().push(Finally::LABEL);
+        users.entry(text).or_default().push(Finally::LABEL.to_owned());
     }
     let mut images = BTreeMap::new();
     let mut problems = Vec::new();
@@ -48,24 +114,10 @@ pub fn check_images(
             Ok(resolved) => {
                 images.insert(text.to_owned(), resolved);
             }
-            Err(e) => {
-                let noun = if tasks.len() == 1 { "task" } else { "tasks" };
-                let tasks = tasks.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
-                let help = match e {
-                    ImageError::NoEngine(_) | ImageError::NoneFound(_) => {
-                        "; install it, or name another with `[containers] engine` or a profile's `container_engine`"
-                    }
-                    _ => "",
-                };
-                problems.push(format!("cannot run {noun} {tasks} in container `{text}`: {e}{help}"));
-            }
+            Err(error) => problems.push(ImageProblem { image: text.to_owned(), tasks, error }),
         }
     }
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    graph.images = images;
-    Ok(())
+    (images, problems)
 }
 
 #[cfg(test)]

@@ -167,6 +167,7 @@ mod tests {
             ) {
             }
             fn state(&mut self, _: TaskId, _: TaskState) {}
+            fn cancelled_rest(&mut self, _: crate::ir::GroupId, _: u64, _: crate::runtime::core::CancelReason) {}
         }
         let mut core = Core::new(graph, CoreOptions::default());
         core.add_worker(crate::resources::WorkerShape::counted(64, 0, 0, Default::default()), None);

@@ -116,18 +116,31 @@ impl Core {
         self.stop_with(CancelReason::Stopped, out);
     }
 
-    /// Cancels every pending task for `reason` and stops scheduling.
+    /// Cancels every pending task for `reason` and stops scheduling. The
+    /// instances that never started are reported together, per group
+    /// ([`Out::cancelled_rest`]); those that ran before (waiting for a
+    /// retry, or to run again after their worker was lost) one by one.
     fn stop_with(&mut self, reason: CancelReason, out: &mut impl Out) {
         self.stopped.get_or_insert(reason);
         for g in 0..self.groups.len() {
             if self.groups[g].pending == 0 {
                 continue;
             }
+            let mut rest = 0;
             for i in 0..self.groups[g].count {
+                let task = TaskId::new(Self::group_id(g), i);
+                let ran = self.groups[g].state(i) == Instance::Delayed || self.attempt_of(task) > 0;
                 if self.groups[g].end_pending(i, Instance::Cancelled) {
                     self.pending -= 1;
-                    out.state(TaskId::new(Self::group_id(g), i), TaskState::Cancelled(reason));
+                    if ran {
+                        out.state(task, TaskState::Cancelled(reason));
+                    } else {
+                        rest += 1;
+                    }
                 }
+            }
+            if rest > 0 {
+                out.cancelled_rest(Self::group_id(g), rest, reason);
             }
             self.cancel_deferred(g, reason, out);
             self.cancel_parts(g, reason, out);

@@ -104,27 +104,3 @@ impl Core {
         Some(Unfit::Short { shortfalls, holder: Holder::Largest })
     }
 }
-
-/// A task that can never run on the workers there are, where it is
-/// declared and why: what [`Core::unschedulable`] finds, told to a person
-/// as "task `big` (flow.toml:3:1) can never run here: needs 8 cpus, …".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NeverRuns {
-    /// The task's name.
-    pub task: String,
-    /// The workflow file's name.
-    pub file: String,
-    /// The line of its declaration (from 1).
-    pub line: usize,
-    /// The column of its declaration (from 1).
-    pub col: usize,
-    /// Why it never runs.
-    pub why: Unfit,
-}
-
-impl std::fmt::Display for NeverRuns {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let NeverRuns { task, file, line, col, why } = self;
-        write!(f, "task `{task}` ({file}:{line}:{col}) can never run here: {why}")
-    }
-}

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use crate::ir::{Amount, Edge, EdgeKind, EdgeOn, EdgeOrigin, Graph, Group, GroupId, Resources, TaskId, TaskTemplate};
 use crate::resources::WorkerShape;
-use crate::runtime::core::{Allocation, Core, CoreOptions, Out, Retry, StateCounts, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{
+    Allocation, CancelReason, Core, CoreOptions, Out, Retry, StateCounts, TaskResult, TaskState, WorkerId,
+};
 
 /// A fractional amount.
 pub(crate) fn amount(units: f64) -> Amount {
@@ -168,7 +170,13 @@ pub(crate) fn t(group: u32, instance: u64) -> TaskId {
 pub(crate) enum Event {
     Start(TaskId, u32, WorkerId),
     State(TaskId, TaskState),
+    /// [`Out::cancelled_rest`]: a group's instances that never started, cancelled together.
+    Rest(GroupId, u64, CancelReason),
 }
+
+/// What [`TestEnv::stop`] caused: states one by one, then how many
+/// instances of each group were cancelled together.
+pub(crate) type Stopped = (Vec<(TaskId, TaskState)>, Vec<(GroupId, u64)>);
 
 /// A recording [`Out`], which also tracks what is running with which allocation.
 #[derive(Debug, Default)]
@@ -186,6 +194,10 @@ impl Out for Recorder {
 
     fn state(&mut self, task: TaskId, state: TaskState) {
         self.events.push(Event::State(task, state));
+    }
+
+    fn cancelled_rest(&mut self, group: GroupId, count: u64, reason: CancelReason) {
+        self.events.push(Event::Rest(group, count, reason));
     }
 }
 
@@ -222,7 +234,7 @@ impl TestEnv {
             .iter()
             .filter_map(|e| match e {
                 Event::Start(task, ..) => Some(*task),
-                Event::State(..) => None,
+                Event::State(..) | Event::Rest(..) => None,
             })
             .collect()
     }
@@ -257,11 +269,24 @@ impl TestEnv {
         self.states_since(before)
     }
 
-    /// Stops the run; returns the state events it caused.
-    pub(crate) fn stop(&mut self) -> Vec<(TaskId, TaskState)> {
+    /// Stops the run; returns the state events it caused, and the groups
+    /// whose instances that never started it cancelled, with how many.
+    pub(crate) fn stop(&mut self) -> Stopped {
         let before = self.out.events.len();
         self.core.stop(&mut self.out);
-        self.states_since(before)
+        (self.states_since(before), self.rest_since(before))
+    }
+
+    /// The groups cancelled together since event `before`, with how many
+    /// instances each.
+    pub(crate) fn rest_since(&self, before: usize) -> Vec<(GroupId, u64)> {
+        self.out.events[before..]
+            .iter()
+            .filter_map(|e| match e {
+                Event::Rest(group, count, _) => Some((*group, *count)),
+                _ => None,
+            })
+            .collect()
     }
 
     pub(crate) fn states_since(&self, before: usize) -> Vec<(TaskId, TaskState)> {
@@ -269,7 +294,7 @@ impl TestEnv {
             .iter()
             .filter_map(|e| match e {
                 Event::State(task, state) => Some((*task, *state)),
-                Event::Start(..) => None,
+                Event::Start(..) | Event::Rest(..) => None,
             })
             .collect()
     }

@@ -2,7 +2,7 @@
 //! and lost workers.
 
 use super::env::{GroupSpec, TestEnv, edge_all, edge_each, edge_explicit, t};
-use crate::ir::MaxFails;
+use crate::ir::{GroupId, MaxFails};
 use crate::runtime::core::{CancelReason, CoreOptions, StateCounts, TaskState, WorkerId};
 
 const fn cancelled_by(task: crate::ir::TaskId) -> TaskState {
@@ -103,9 +103,11 @@ fn max_fails_cancels_everything_not_running() {
     env.schedule();
     assert_eq!(env.fail(t(0, 0)), [(t(0, 0), TaskState::Failed)]);
     assert_eq!(env.schedule(), [t(0, 3)]);
+    let before = env.out.events.len();
     let events = env.fail(t(0, 1));
-    let stopped = TaskState::Cancelled(CancelReason::MaxFails);
-    assert_eq!(events, [(t(0, 1), TaskState::Failed), (t(0, 4), stopped), (t(0, 5), stopped)]);
+    assert_eq!(events, [(t(0, 1), TaskState::Failed)]);
+    // Issue 29: the two instances that never started are cancelled together.
+    assert_eq!(env.rest_since(before), [(GroupId(0), 2)]);
     assert_eq!(env.core.stopped(), Some(CancelReason::MaxFails));
     assert_eq!(env.schedule(), [], "nothing starts after a stop");
     assert_eq!(env.finish(t(0, 2)), [(t(0, 2), TaskState::Succeeded)], "running tasks finish");
@@ -119,12 +121,13 @@ fn stop_cancels_pending_tasks_and_running_ones_are_not_retried() {
     let mut env = TestEnv::new(vec![GroupSpec::new("g", 3).retries(5), GroupSpec::new("h", 1)], vec![edge_all(0, 1)]);
     env.worker(1, 0);
     env.schedule();
-    let stopped = TaskState::Cancelled(CancelReason::Stopped);
-    assert_eq!(env.stop(), [(t(0, 1), stopped), (t(0, 2), stopped), (t(1, 0), stopped)]);
+    // Issue 29: the instances that never started are cancelled per group.
+    assert_eq!(env.stop(), (vec![], vec![(GroupId(0), 2), (GroupId(1), 1)]));
     assert!(!env.core.is_finished());
     assert_eq!(env.fail(t(0, 0)), [(t(0, 0), TaskState::Failed)], "killed: no retry");
     assert!(env.core.is_finished());
-    assert_eq!(env.stop(), [], "stopping twice changes nothing");
+    assert_eq!(env.stop(), (vec![], vec![]), "stopping twice changes nothing");
+    assert_eq!(env.counts(), StateCounts { failed: 1, cancelled: 3, ..StateCounts::default() });
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! A million instances: compact state and a full run through a small worker.
 
 use super::env::{GroupSpec, graph};
-use crate::ir::TaskId;
+use crate::ir::{GroupId, TaskId};
 use crate::resources::WorkerShape;
-use crate::runtime::core::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, CancelReason, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId};
 
 /// An [`Out`] that only keeps what is running.
 #[derive(Default)]
@@ -17,6 +17,10 @@ impl Out for Running {
     fn state(&mut self, _: TaskId, state: TaskState) {
         assert_eq!(state, TaskState::Succeeded);
         self.1 += 1;
+    }
+
+    fn cancelled_rest(&mut self, _: GroupId, _: u64, _: CancelReason) {
+        unreachable!("nothing is cancelled");
     }
 }
 
