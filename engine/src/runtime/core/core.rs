@@ -128,23 +128,22 @@ impl Core {
             .enumerate()
             .map(|(g, ((group, remaining), blocked_by))| {
                 let variants = group.variants.iter().map(|v| Request::new(v, &mut names)).collect();
-                let mut state =
-                    GroupState::new(group, variants, remaining, blocked_by, graph.is_deferred(GroupId(g as u32)));
-                state.retry_variants = group
+                let retry_variants = group
                     .retry_variants
                     .iter()
                     .map(|list| list.iter().map(|v| Request::new(v, &mut names)).collect())
                     .collect();
-                state
+                let deferred = graph.is_deferred(GroupId(g as u32));
+                GroupState::new(group, variants, retry_variants, remaining, blocked_by, deferred)
             })
             .collect();
         let resolvable = (0..groups.len())
-            .filter(|&g| groups[g].blocked_by == 0 && matches!(graph.groups[g].domain, Domain::Deferred { .. }))
+            .filter(|&g| !groups[g].is_blocked() && matches!(graph.groups[g].domain, Domain::Deferred { .. }))
             .map(Self::group_id)
             .collect();
         let mut core = Core {
-            pending: groups.iter().map(|g| g.pending).sum(),
-            multinode: groups.iter().any(|g| g.nodes > 1),
+            pending: groups.iter().map(GroupState::pending).sum(),
+            multinode: groups.iter().any(|g| g.settings().nodes > 1),
             order: Order::new(graph),
             groups,
             links,
@@ -167,7 +166,9 @@ impl Core {
         core.expect_parts(graph);
         for g in 0..core.groups.len() {
             let blocks = graph.groups[g].count > 0 || graph.is_dynamic(GroupId(g as u32));
-            core.groups[g].settled = !(blocks && core.waits_for_end(g));
+            if blocks && core.waits_for_end(g) {
+                core.groups[g].wait_for_end();
+            }
         }
         for g in 0..core.groups.len() {
             core.sync_active(g);
@@ -204,10 +205,10 @@ impl Core {
             waiting: self.pending - ready,
             ready,
             running: self.running.len() as u64,
-            succeeded: self.groups.iter().map(|g| g.succeeded).sum(),
+            succeeded: self.groups.iter().map(GroupState::succeeded).sum(),
             failed: self.failed,
-            cancelled: self.groups.iter().map(|g| g.cancelled).sum(),
-            skipped: self.groups.iter().map(|g| g.skipped).sum(),
+            cancelled: self.groups.iter().map(GroupState::cancelled).sum(),
+            skipped: self.groups.iter().map(GroupState::skipped).sum(),
         }
     }
 
@@ -215,7 +216,7 @@ impl Core {
     /// failure perhaps ignored) or was cancelled.
     pub fn did_not_succeed(&self, task: TaskId) -> bool {
         self.groups.get(task.group.index()).is_some_and(|g| {
-            task.instance < g.count && matches!(g.state(task.instance), Instance::Failed | Instance::Cancelled)
+            task.instance < g.count() && matches!(g.state(task.instance), Instance::Failed | Instance::Cancelled)
         })
     }
 
@@ -238,7 +239,7 @@ impl Core {
     /// Whether `group` reached its own `max_fails`, which cancelled the
     /// rest of its instances.
     pub fn reached_max_fails(&self, group: GroupId) -> bool {
-        self.groups.get(group.index()).is_some_and(|g| g.max_fails.is_some_and(|max| g.failed >= max.limit(g.count)))
+        self.groups.get(group.index()).is_some_and(GroupState::reached_max_fails)
     }
 
     /// Updates the ready-group set after `g` changed, and releases what
@@ -267,7 +268,7 @@ impl Core {
                 Link::All { any_end: false, .. } if complete => self.source_done(to),
                 Link::All { .. } => continue,
                 Link::Parts { .. } => self.parent_done(to, i),
-                _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
+                _ => link.dependents(&i, target.count()).iter().for_each(|&t| target.release(t)),
             }
             if self.order.set_active(to, self.groups[to].is_active()) {
                 self.epoch += 1;
@@ -285,10 +286,9 @@ impl Core {
     /// If every instance of `g` just ended, releases the groups waiting
     /// for it to end however; each only once.
     pub(super) fn ended(&mut self, g: usize) {
-        if self.groups[g].settled || !self.groups[g].is_ended() {
+        if !self.groups[g].settle() {
             return;
         }
-        self.groups[g].settled = true;
         for l in 0..self.links[g].len() {
             if let Link::All { to, any_end: true } = self.links[g][l] {
                 self.source_done(to);
@@ -300,11 +300,10 @@ impl Core {
     /// One `All` source of group `to` is complete.
     pub(super) fn source_done(&mut self, to: usize) {
         let target = &mut self.groups[to];
-        target.blocked_by -= 1;
-        if target.blocked_by == 0 && target.deferred {
-            self.resolvable.push(Self::group_id(to));
-        }
-        if target.blocked_by == 0 {
+        if target.source_done() {
+            if target.is_deferred() {
+                self.resolvable.push(Self::group_id(to));
+            }
             self.unblock_parts(to);
         }
     }

@@ -31,11 +31,11 @@ impl Core {
     /// and a variant fits.
     pub fn adopt(&mut self, task: TaskId, worker: WorkerId, attempt: u32, ids: (&[u32], &[u32])) -> Option<Adopted> {
         let g = task.group.index();
-        let group = self.groups.get(g).filter(|group| group.nodes <= 1)?;
-        if task.instance >= group.count || group.state(task.instance) != Instance::Delayed {
+        let group = self.groups.get(g).filter(|group| group.settings().nodes <= 1)?;
+        if task.instance >= group.count() || group.state(task.instance) != Instance::Delayed {
             return None;
         }
-        let requests = group.requests(attempt);
+        let requests = group.settings().requests(attempt);
         let slot = self.workers.get_mut(worker.0 as usize)?.as_mut()?;
         let mut alloc = self.spare.pop().unwrap_or_default();
         alloc.clear();
@@ -65,7 +65,7 @@ impl Core {
     /// later attempt, so that nothing the dying one still says is taken for
     /// the new one's.
     pub fn number_after(&mut self, task: TaskId, attempt: u32) {
-        let known = self.groups.get(task.group.index()).is_some_and(|g| task.instance < g.count);
+        let known = self.groups.get(task.group.index()).is_some_and(|g| task.instance < g.count());
         if known && !self.running.contains_key(&task) {
             let history = self.history.entry(task).or_default();
             history.attempt = history.attempt.max(attempt + 1);

@@ -38,7 +38,7 @@ impl Core {
                 let ready = group.ready();
                 // Instances not known yet (a deferred group, the parts of a
                 // nested one) ask for nothing.
-                let pending = group.pending - u64::from(group.deferred) - group.parts_left;
+                let pending = group.known_pending();
                 (pending + running > 0).then(|| GroupBacklog {
                     group: Self::group_id(g),
                     ready,

@@ -8,7 +8,7 @@ use crate::ir::{Graph, GroupId, TaskId};
 
 use super::Core;
 use crate::runtime::core::deps::{Deps, Link};
-use crate::runtime::core::group_state::{GroupState, Instance};
+use crate::runtime::core::group_state::Instance;
 use crate::runtime::core::out::{CancelReason, Out, TaskState};
 
 impl Core {
@@ -16,7 +16,7 @@ impl Core {
     /// as a whole is done. Each is returned once.
     pub fn take_resolvable(&mut self) -> Vec<GroupId> {
         let mut groups = std::mem::take(&mut self.resolvable);
-        groups.retain(|g| self.groups[g.index()].deferred);
+        groups.retain(|g| self.groups[g.index()].is_deferred());
         groups
     }
 
@@ -29,24 +29,12 @@ impl Core {
         let mut empty = Vec::new();
         for &id in groups {
             let g = id.index();
-            if !self.groups[g].deferred {
+            if !self.groups[g].is_deferred() {
                 continue;
             }
-            let old = &self.groups[g];
-            let variants = old.variants.clone();
-            let mut state = GroupState::new(
-                graph.group(id),
-                variants,
-                std::mem::take(&mut deps.remaining[g]),
-                old.blocked_by,
-                false,
-            );
-            state.line = old.line;
-            state.retry_variants = old.retry_variants.clone();
-            state.precheck = old.precheck;
-            state.settled = old.settled;
-            self.pending = self.pending - 1 + state.pending;
-            if state.count == 0 {
+            let state = self.groups[g].resolved(graph.group(id), std::mem::take(&mut deps.remaining[g]));
+            self.pending = self.pending - 1 + state.pending();
+            if state.count() == 0 {
                 empty.push(g);
             }
             self.groups[g] = state;

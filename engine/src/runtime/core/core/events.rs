@@ -51,7 +51,7 @@ impl Core {
             TaskResult::Failed | TaskResult::NotRetryable => {
                 let history = self.history.entry(task).or_default();
                 history.failures += 1;
-                let left = history.failures <= self.groups[task.group.index()].retries;
+                let left = history.failures <= self.groups[task.group.index()].settings().retries;
                 let retry = match (self.stopped, left, result) {
                     (Some(_), _, _) => Retry::Stopped,
                     (None, false, _) => Retry::OutOfAttempts,
@@ -96,7 +96,7 @@ impl Core {
             }
             let history = self.history.entry(task).or_default();
             history.crashes += 1;
-            let crashed_out = history.crashes >= self.groups[task.group.index()].crash_limit;
+            let crashed_out = history.crashes >= self.groups[task.group.index()].settings().crash_limit;
             if let Some(reason) = self.stopped {
                 self.groups[task.group.index()].finish(task.instance, Instance::Cancelled);
                 self.forget(task);
@@ -123,11 +123,11 @@ impl Core {
     fn stop_with(&mut self, reason: CancelReason, out: &mut impl Out) {
         self.stopped.get_or_insert(reason);
         for g in 0..self.groups.len() {
-            if self.groups[g].pending == 0 {
+            if self.groups[g].pending() == 0 {
                 continue;
             }
             let mut rest = 0;
-            for i in 0..self.groups[g].count {
+            for i in 0..self.groups[g].count() {
                 let task = TaskId::new(Self::group_id(g), i);
                 let ran = self.groups[g].state(i) == Instance::Delayed || self.attempt_of(task) > 0;
                 if self.groups[g].end_pending(i, Instance::Cancelled) {
@@ -164,7 +164,7 @@ impl Core {
     /// Gives back what the run of `task` held.
     fn free(&mut self, task: TaskId, run: &Running) {
         if run.alloc.nodes.is_empty() {
-            let request = &self.groups[task.group.index()].requests(run.attempt)[run.alloc.variant];
+            let request = &self.groups[task.group.index()].settings().requests(run.attempt)[run.alloc.variant];
             if let Some(worker) = self.workers.get_mut(run.worker.0 as usize).and_then(Option::as_mut) {
                 worker.give(request, &run.alloc);
             }
@@ -210,7 +210,7 @@ impl Core {
         }
         self.history.entry(task).or_default().attempt = next;
         self.pending += 1;
-        let wait = failed_us.zip(self.groups[g].retry_delay).map(|(at, b)| (at, b.delay_us(next)));
+        let wait = failed_us.zip(self.groups[g].settings().retry_delay).map(|(at, b)| (at, b.delay_us(next)));
         let delayed = wait.filter(|&(_, delay)| delay > 0).map(|(at, delay)| at.saturating_add(delay));
         if let Some(until_us) = delayed.max(not_before_us) {
             self.groups[g].delay(task.instance);
@@ -230,10 +230,9 @@ impl Core {
     /// count it. A task's own `max_fails` counts every failure.
     fn fail(&mut self, task: TaskId, out: &mut impl Out) {
         let g = task.group.index();
-        self.groups[g].finish(task.instance, Instance::Failed);
+        let ignored = self.groups[g].finish_failed(task.instance);
         self.forget(task);
-        if self.groups[g].continue_on_failure {
-            self.groups[g].ignored += 1;
+        if ignored {
             out.state(task, TaskState::Ignored);
             self.release_dependents(task);
         } else {
@@ -241,11 +240,10 @@ impl Core {
             out.state(task, TaskState::Failed);
             self.cancel_dependents(task, CancelReason::DependencyFailed(task), out);
         }
-        let group = &self.groups[g];
-        if group.max_fails.is_some_and(|max| group.failed >= max.limit(group.count)) && !group.doomed {
+        if self.groups[g].reached_max_fails() && !self.groups[g].is_doomed() {
             self.cancel_groups_for(&[task.group], CancelReason::TaskMaxFails, out);
         }
-        let instances = self.groups.iter().map(|g| g.count).sum();
+        let instances = self.groups.iter().map(|g| g.count()).sum();
         if self.options.max_fails.is_some_and(|max| self.failed >= max.limit(instances)) && self.stopped.is_none() {
             self.stop_with(CancelReason::MaxFails, out);
         }
@@ -255,10 +253,10 @@ impl Core {
     /// (true while there are no workers: they may come).
     fn attempt_fits(&self, g: usize, attempt: u32) -> bool {
         let group = &self.groups[g];
-        if group.retry_variants.is_empty() || self.workers.iter().all(Option::is_none) {
+        if !group.settings().grows_with_attempt() || self.workers.iter().all(Option::is_none) {
             return true;
         }
-        let requests: Vec<_> = group.requests(attempt).iter().map(|r| r.resources(&self.names)).collect();
+        let requests: Vec<_> = group.settings().requests(attempt).iter().map(|r| r.resources(&self.names)).collect();
         self.workers.iter().flatten().any(|w| {
             let capacity = w.capacity();
             requests.iter().any(|r| capacity.fits(r))
@@ -287,7 +285,7 @@ impl Core {
                 }
                 for link in &self.links[g] {
                     let to = link.to();
-                    for &t in link.dependents(&i, self.groups[to].count) {
+                    for &t in link.dependents(&i, self.groups[to].count()) {
                         if link.any_end() {
                             // It waits for this instance to end, however.
                             self.groups[to].release(t);
@@ -300,7 +298,7 @@ impl Core {
                 }
             } else {
                 let per_instance = self.links[g].iter().any(|l| l.is_per_instance());
-                for t in 0..self.groups[g].count {
+                for t in 0..self.groups[g].count() {
                     if self.groups[g].end_pending(t, Instance::Cancelled) {
                         self.pending -= 1;
                         out.state(TaskId::new(Self::group_id(g), t), reason);
@@ -335,9 +333,8 @@ impl Core {
                 continue;
             }
             // A group whose instances are not known yet waits as a whole.
-            let whole = !link.is_per_instance() || self.groups[to].deferred;
-            if whole && !self.groups[to].doomed {
-                self.groups[to].doomed = true;
+            let whole = !link.is_per_instance() || self.groups[to].is_deferred();
+            if whole && self.groups[to].doom() {
                 work.push(Cascade::Group(to));
             }
         }

@@ -56,8 +56,8 @@ impl Core {
             let attempt = self.next_attempt(g);
             let Some(worker) = self.workers[w].as_ref() else { return false };
             let group = &self.groups[g];
-            if group.nodes <= 1
-                && let Some(v) = group.requests(attempt).iter().position(|r| worker.fits(r, now_us))
+            if group.settings().nodes <= 1
+                && let Some(v) = group.settings().requests(attempt).iter().position(|r| worker.fits(r, now_us))
             {
                 self.start(g, v, w, out);
                 return true;
@@ -80,12 +80,12 @@ impl Core {
         let mut alloc = self.spare.pop().unwrap_or_default();
         alloc.variant = v;
         if let Some(worker) = self.workers[w].as_mut() {
-            worker.take(&self.groups[g].requests(attempt)[v], &self.names, &mut alloc);
+            worker.take(&self.groups[g].settings().requests(attempt)[v], &self.names, &mut alloc);
         }
         out.start(task, attempt, worker, &alloc);
         self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
         // A task of a short group on a prefetch worker may get a line behind it.
-        if self.groups[g].line > 0 && self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
+        if self.groups[g].line() > 0 && self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
             self.heads.push(task);
         }
     }
@@ -95,7 +95,7 @@ impl Core {
         let mut from = 0;
         while let Some((g, rank)) = self.order.next_active(from) {
             from = rank + 1;
-            if self.groups[g].nodes <= 1 {
+            if self.groups[g].settings().nodes <= 1 {
                 continue;
             }
             while self.groups[g].is_active()
@@ -126,7 +126,7 @@ impl Core {
 
     /// The attempt the next ready instance of group `g` runs as.
     fn next_attempt(&mut self, g: usize) -> u32 {
-        if self.groups[g].retry_variants.is_empty() {
+        if !self.groups[g].settings().grows_with_attempt() {
             return 0;
         }
         let next = self.groups[g].peek();
@@ -138,9 +138,9 @@ impl Core {
     fn idle_nodes(&mut self, g: usize, now_us: u64) -> Option<(usize, Vec<usize>)> {
         let attempt = self.next_attempt(g);
         let group = &self.groups[g];
-        let needed = group.nodes as usize;
+        let needed = group.settings().nodes as usize;
         let mut nodes = std::mem::take(&mut self.scratch);
-        for (v, request) in group.requests(attempt).iter().enumerate() {
+        for (v, request) in group.settings().requests(attempt).iter().enumerate() {
             nodes.clear();
             let idle = self.workers.iter().enumerate().filter_map(|(i, w)| w.as_ref().map(|w| (i, w)));
             let fitting = idle.filter(|(_, w)| w.is_idle() && w.fits(request, now_us)).map(|(i, _)| i);

@@ -23,7 +23,7 @@ impl Core {
             let parents = graph.group(*parent).count;
             self.groups[g].expect_parts(parents);
             self.pending += parents;
-            self.groups[graph.base_group(id).index()].members.push(g);
+            self.groups[graph.base_group(id).index()].add_member(g);
         }
     }
 
@@ -31,33 +31,22 @@ impl Core {
     /// instance). Each is returned once.
     pub fn take_parts(&mut self) -> Vec<(GroupId, u64)> {
         let mut parts = std::mem::take(&mut self.parts_ready);
-        parts.retain(|&(g, outer)| {
-            let part = &mut self.groups[g.index()].parts[outer as usize];
-            let take = *part == PartState::Ready;
-            if take {
-                *part = PartState::Reading;
-            }
-            take
-        });
+        parts.retain(|&(g, outer)| self.groups[g.index()].read_part(outer));
         parts
     }
 
     /// Parent instance `outer` of nested group `to` succeeded.
     pub(super) fn parent_done(&mut self, to: usize, outer: u64) {
         let group = &mut self.groups[to];
-        if let Some(part) = group.parts.get_mut(outer as usize).filter(|p| **p == PartState::Waiting) {
-            *part = PartState::Ready;
-            if group.blocked_by == 0 {
-                self.parts_ready.push((Self::group_id(to), outer));
-            }
+        if group.parent_done(outer) && !group.is_blocked() {
+            self.parts_ready.push((Self::group_id(to), outer));
         }
     }
 
     /// The `All` sources of nested group `g` are done: its ready parts can be read.
     pub(super) fn unblock_parts(&mut self, g: usize) {
-        let ready = self.groups[g].parts.iter().enumerate().filter(|(_, p)| **p == PartState::Ready);
-        let ready: Vec<u64> = ready.map(|(outer, _)| outer as u64).collect();
-        self.parts_ready.extend(ready.into_iter().map(|outer| (Self::group_id(g), outer)));
+        let ready = self.groups[g].ready_parts().map(|outer| (Self::group_id(g), outer));
+        self.parts_ready.extend(ready);
     }
 
     /// Gives `members` (a nested group and its mirrors) the instances at
@@ -93,7 +82,7 @@ impl Core {
     /// The part of parent instance `outer` of nested group `to` will never
     /// be known; the groups that share it, to be doomed.
     pub(super) fn cancel_part(&mut self, to: usize, outer: u64, why: CancelReason, out: &mut impl Out) -> Vec<usize> {
-        let members = self.groups[to].members.clone();
+        let members = self.groups[to].members().to_vec();
         let mut ended = Vec::new();
         for g in members {
             if self.groups[g].end_part(outer, PartState::Cancelled) {
@@ -117,7 +106,7 @@ impl Core {
         self.failed += 1;
         out.state(part, TaskState::Failed);
         let why = CancelReason::DependencyFailed(part);
-        let members = self.groups[base.index()].members.clone();
+        let members = self.groups[base.index()].members().to_vec();
         for &g in members.iter().filter(|&&g| g != base.index()) {
             if self.groups[g].end_part(outer, PartState::Cancelled) {
                 self.pending -= 1;
@@ -133,10 +122,10 @@ impl Core {
     /// group, of its mirrors, which cannot get parts without it — (the
     /// group is cancelled, or the run stopped); returns the groups that had one.
     pub(super) fn cancel_parts(&mut self, g: usize, why: CancelReason, out: &mut impl Out) -> Vec<usize> {
-        let family = if self.groups[g].members.is_empty() { vec![g] } else { self.groups[g].members.clone() };
+        let family = if self.groups[g].members().is_empty() { vec![g] } else { self.groups[g].members().to_vec() };
         let mut ended = Vec::new();
         for m in family {
-            for outer in 0..self.groups[m].parts.len() as u64 {
+            for outer in 0..self.groups[m].part_count() {
                 if self.groups[m].end_part(outer, PartState::Cancelled) {
                     self.pending -= 1;
                     out.state(TaskId::part(Self::group_id(m), outer), TaskState::Cancelled(why));

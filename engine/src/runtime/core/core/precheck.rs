@@ -15,8 +15,7 @@ impl Core {
     /// they go to a worker. Call before scheduling.
     pub fn set_precheck(&mut self, group: GroupId) {
         let g = group.index();
-        if !self.groups[g].precheck {
-            self.groups[g].precheck = true;
+        if self.groups[g].enable_precheck() {
             self.prechecked.push(g);
             self.sync_active(g);
         }

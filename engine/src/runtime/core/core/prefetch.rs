@@ -51,7 +51,7 @@ impl Core {
     /// sent ahead behind each running one (0: none).
     pub fn set_short(&mut self, group: crate::ir::GroupId, line: u8) {
         let Some(g) = self.groups.get_mut(group.index()) else { return };
-        let was = std::mem::replace(&mut g.line, line);
+        let was = g.set_line(line);
         // Its tasks already running on prefetch workers may get a line now.
         if was == 0 && line > 0 {
             let workers = &self.workers;
@@ -74,11 +74,15 @@ impl Core {
         }
         let Some((g, _)) = self.order.next_active(0) else { return };
         let group = &self.groups[g];
-        let line = group.line;
+        let line = group.line();
         // Nor for one whose requests grow with the attempt: a retry sent
         // ahead would get its predecessor's resources.
-        let grows = !group.retry_variants.is_empty();
-        if line == 0 || group.nodes > 1 || grows || group.variants.iter().any(|r| r.time.is_some()) {
+        let grows = group.settings().grows_with_attempt();
+        if line == 0
+            || group.settings().nodes > 1
+            || grows
+            || group.settings().variants.iter().any(|r| r.time.is_some())
+        {
             return;
         }
         let mut heads = std::mem::take(&mut self.heads);

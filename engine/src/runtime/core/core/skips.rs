@@ -58,7 +58,7 @@ impl Core {
                 continue;
             }
             if matches!(self.links[g][l], Link::Parts { .. }) {
-                for m in self.groups[to].members.clone() {
+                for m in self.groups[to].members().to_vec() {
                     if self.groups[m].end_part(i, PartState::Skipped) {
                         self.pending -= 1;
                         out.state(TaskId::part(Self::group_id(m), i), state);
@@ -67,7 +67,7 @@ impl Core {
                 }
                 continue;
             }
-            let dependents = self.links[g][l].dependents(&i, self.groups[to].count).to_vec();
+            let dependents = self.links[g][l].dependents(&i, self.groups[to].count()).to_vec();
             let any_end = self.links[g][l].any_end();
             for t in dependents {
                 if any_end {
@@ -95,7 +95,7 @@ impl Core {
             let (to, whole) = (link.to(), !link.is_per_instance());
             // A group whose instances are not known yet waits as a whole;
             // one waiting for `g` to end, however, is released by `ended`.
-            if link.any_end() || (!whole && !self.groups[to].deferred) {
+            if link.any_end() || (!whole && !self.groups[to].is_deferred()) {
                 continue;
             }
             let Some(skip) = self.only_skipped_upstream(to) else {
@@ -106,7 +106,7 @@ impl Core {
                 continue;
             };
             let mut ended = false;
-            for t in (0..self.groups[to].count).filter(|&t| skip[t as usize]) {
+            for t in (0..self.groups[to].count()).filter(|&t| skip[t as usize]) {
                 if self.groups[to].end_pending(t, Instance::Skipped) {
                     self.pending -= 1;
                     out.state(TaskId::new(Self::group_id(to), t), state);
@@ -120,7 +120,7 @@ impl Core {
                     out.state(TaskId::whole(Self::group_id(to)), state);
                     ended = true;
                 }
-                for outer in 0..self.groups[to].parts.len() as u64 {
+                for outer in 0..self.groups[to].part_count() {
                     if self.groups[to].end_part(outer, PartState::Skipped) {
                         self.pending -= 1;
                         out.state(TaskId::part(Self::group_id(to), outer), state);
@@ -145,7 +145,7 @@ impl Core {
     /// waits for a single instance is not one of them: it follows that
     /// instance, skipped with it.
     fn only_skipped_upstream(&self, to: usize) -> Option<Vec<bool>> {
-        let (count, deferred) = (self.groups[to].count, self.groups[to].deferred);
+        let (count, deferred) = (self.groups[to].count(), self.groups[to].is_deferred());
         let mut skip = vec![true; count as usize];
         for (from, links) in self.links.iter().enumerate() {
             for link in links.iter().filter(|l| l.to() == to && !l.any_end()) {
@@ -155,7 +155,7 @@ impl Core {
                     Link::All { .. } => {}
                     _ if deferred && !self.groups[from].is_all_skipped() => return None,
                     _ => {
-                        for s in 0..self.groups[from].count {
+                        for s in 0..self.groups[from].count() {
                             link.dependents(&s, count).iter().for_each(|&t| skip[t as usize] = false);
                         }
                     }

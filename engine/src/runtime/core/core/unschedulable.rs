@@ -28,7 +28,7 @@ impl Core {
         let workers: Vec<Capacity> = self.workers.iter().flatten().map(|w| w.capacity()).collect();
         let mut found = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
-            if group.pending == 0 {
+            if group.pending() == 0 {
                 continue;
             }
             if let Some(reason) = self.reason(group, &workers, count_nodes) {
@@ -61,15 +61,15 @@ impl Core {
         let mut cancelled = Vec::new();
         for id in groups {
             let g = id.index();
-            self.groups[g].doomed = true;
-            for i in 0..self.groups[g].count {
+            self.groups[g].doom();
+            for i in 0..self.groups[g].count() {
                 if self.groups[g].end_pending(i, Instance::Cancelled) {
                     self.pending -= 1;
                     out.state(TaskId::new(*id, i), TaskState::Cancelled(why));
                     cancelled.push(TaskId::new(*id, i));
                 }
             }
-            if self.groups[g].deferred {
+            if self.groups[g].is_deferred() {
                 self.cancel_deferred(g, why, out);
                 cancelled.push(TaskId::whole(*id));
             }
@@ -88,11 +88,11 @@ impl Core {
         if workers.is_empty() {
             return Some(Unfit::NoWorkers);
         }
-        if group.variants.is_empty() {
+        if group.settings().variants.is_empty() {
             return Some(Unfit::NoRequest);
         }
-        let variants: Vec<Resources> = group.variants.iter().map(|r| r.resources(&self.names)).collect();
-        let nodes = if count_nodes { group.nodes.max(1) as usize } else { 1 };
+        let variants: Vec<Resources> = group.settings().variants.iter().map(|r| r.resources(&self.names)).collect();
+        let nodes = if count_nodes { group.settings().nodes.max(1) as usize } else { 1 };
         let fitting = workers.iter().filter(|w| variants.iter().any(|r| w.fits(r))).count();
         if fitting >= nodes {
             return None;

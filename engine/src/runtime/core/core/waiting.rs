@@ -53,7 +53,7 @@ impl Core {
     /// ready at once, its dependencies done. False unless it waits.
     pub fn end_wait(&mut self, task: TaskId) -> bool {
         let g = task.group.index();
-        if !self.groups.get_mut(g).is_some_and(|group| task.instance < group.count && group.wake(task.instance)) {
+        if !self.groups.get_mut(g).is_some_and(|group| task.instance < group.count() && group.wake(task.instance)) {
             return false;
         }
         self.sync_active(g);
