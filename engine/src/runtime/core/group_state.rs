@@ -249,7 +249,7 @@ impl GroupState {
     }
 
     /// Whether the group has ready instances to compare with an earlier run.
-    pub(super) fn is_checkable(&self) -> bool {
+    fn is_checkable(&self) -> bool {
         self.precheck && self.blocked_by == 0 && self.queued > 0
     }
 
