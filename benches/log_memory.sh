@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Memory of the commands that read a run back: peak RSS and wall time of
-# `flow log list` (table, TSV, JSON), `flow log summary` and `flow status`
-# on a `--dry-exec` run of N instances of `true`, with /usr/bin/time -v.
+# Memory and time of the commands that read a run back: peak RSS (with
+# /usr/bin/time -v), the time to the first line of output and to the end,
+# of `flow log list` (table, TSV, JSON), `flow log summary` and
+# `flow status` on a `--dry-exec` run of N instances of `true`, their
+# output read through a pipe.
 # Usage: benches/log_memory.sh [N]   (default 1000000)
 # They read the journal as a stream; what they keep grows by a few bytes
 # per instance (`flow log list`: 24 bytes per journal record), see
@@ -18,22 +20,25 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 printf '[[tasks]]\nname = "t"\nrange = "1-%s"\ncommand = "true"\n' "$n" > workflow.toml
 
-# measure LABEL CMD...: peak RSS (MB) and wall time of CMD, its output discarded.
+# measure LABEL CMD...: peak RSS (MB) of CMD, and the seconds to its first
+# line of output and to its end, its output read through a pipe.
 measure() {
-  local label=$1
+  local label=$1 start end
   shift
-  if ! /usr/bin/time -v "$@" > /dev/null 2> "$work/time"; then
+  start=$(date +%s%N)
+  if ! /usr/bin/time -v "$@" 2> "$work/time" | { IFS= read -r _ || true; date +%s%N > "$work/first"; cat > /dev/null; }; then
     echo "command failed: $*" >&2
     cat "$work/time" >&2
     exit 1
   fi
-  awk -v label="$label" '
+  end=$(date +%s%N)
+  awk -v label="$label" -v start="$start" -v first="$(cat "$work/first")" -v end="$end" '
     /Maximum resident set size/ { rss = $NF }
-    /Elapsed \(wall clock\)/ { split($NF, t, ":"); wall = t[1] * 60 + t[2] }
-    END { printf "%-28s %7.1f MB %8.2f s\n", label, rss / 1024, wall }' "$work/time"
+    END { printf "%-28s %7.1f MB %8.2f s %8.2f s\n", label, rss / 1024, (first - start) / 1e9, (end - start) / 1e9 }' "$work/time"
 }
 
 echo "$n instances, --dry-exec"
+printf "%-28s %10s %10s %10s\n" command "peak RSS" "1st line" "end"
 measure "flow run --dry-exec" "$flow" run --dry-exec
 measure "flow log list" "$flow" log list
 measure "flow log list --format tsv" "$flow" log list --format tsv

@@ -22,6 +22,8 @@ has_xargs=0 has_parallel=0 has_make=0
 have xargs && has_xargs=1
 case $(parallel --version 2> /dev/null || true) in 'GNU parallel'*) has_parallel=1 ;; esac
 have make && has_make=1
+has_cc=0
+have cc && has_cc=1
 missing() { echo "  ($1 not installed: its baseline is skipped; $2)"; }
 
 # seconds CMD...: the wall-clock time of CMD in seconds; its stdout is
@@ -92,12 +94,15 @@ commit=$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)
 git -C "$root" diff --quiet HEAD -- engine src 2> /dev/null || commit="$commit + uncommitted changes"
 echo "flow runtime benchmarks at $commit, best of $runs runs; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# W1: 10,000 trivial processes on 2 slots: the cost of starting a task.
+# W1: 10,000 trivial processes on 2 slots: the cost of starting a task. The
+# floor is benches/spawn_floor.c, which only posix_spawns `true` and waits,
+# two at a time: no pipes, no process group, no bookkeeping.
 w1() {
-  local d="$work/w1" a="$work/w1argv"
+  local d="$work/w1" a="$work/w1argv" floor="$root/target/spawn_floor"
   mkdir -p "$d" "$a"
   printf '[[tasks]]\nname = "t"\nrange = "1-10000"\ncommand = "true"\n' > "$d/workflow.toml"
   printf '[[tasks]]\nname = "t"\nrange = "1-10000"\nargv = ["true"]\n' > "$a/workflow.toml"
+  [ $has_cc = 1 ] && cc -O2 -o "$floor" "$root/benches/spawn_floor.c"
   xargs_sh() { seq 10000 | xargs -P2 -I{} sh -c true; }
   xargs_true() { seq 10000 | xargs -P2 -n1 true; }
   parallel_true() { seq 10000 | parallel --will-cite -j2 true; }
@@ -105,13 +110,16 @@ w1() {
     fresh "$d"; try w1.flow flow_run "$d" --cpus 2; succeeded "$d" 10000
     [ $has_xargs = 1 ] && try w1.xargs xargs_sh
     fresh "$a"; try w1.flow_argv flow_run "$a" --cpus 2; succeeded "$a" 10000
+    [ $has_cc = 1 ] && try w1.floor "$floor" 10000 2 true
     [ $has_xargs = 1 ] && try w1.xargs_true xargs_true
     [ $has_parallel = 1 ] && try w1.parallel parallel_true
   done
   header "W1: 10,000 x true, 2 slots (wall-clock seconds)"
   row "command = \"true\" (sh -c true)" "<= 1.10x" 1.10 "${best[w1.flow]}" s "xargs -P2 -I{} sh -c true" "${best[w1.xargs]:-}"
+  row "argv = [\"true\"] (no shell)" "<= 1.15x" 1.15 "${best[w1.flow_argv]}" s "spawn floor (posix_spawn, 2)" "${best[w1.floor]:-}"
   row "argv = [\"true\"] (no shell)" "" "" "${best[w1.flow_argv]}" s "xargs -P2 -n1 true" "${best[w1.xargs_true]:-}"
   row "command = \"true\" (sh -c true)" "" "" "${best[w1.flow]}" s "parallel -j2 true" "${best[w1.parallel]:-}"
+  [ $has_cc = 1 ] || missing "a C compiler (cc)" "apt-get install -y gcc"
   [ $has_xargs = 1 ] || missing xargs "apt-get install -y findutils"
   [ $has_parallel = 1 ] || missing "GNU parallel" "apt-get install -y parallel"
 }

@@ -7,11 +7,13 @@ use clap::{Args, Subcommand};
 use flow_engine::log::{OutputRecord, OutputStream};
 use flow_engine::rundir::{AllocRecord, AllocsFile, RunDir, RunDirError, RunView, locate};
 use flow_engine::runtime::{Fit, ScriptContext, fits, script, submit_command};
+use flow_engine::units::{DurationStyle, duration};
 
 use crate::args::WorkflowArgs;
 use crate::failure::Failure;
 use crate::json::{AllocList, QueueLimits};
 use crate::load_workflow;
+use crate::table::Table;
 
 /// `flow alloc`.
 #[derive(Debug, Args)]
@@ -140,19 +142,20 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
             println!("  never runs on this queue: {line}");
         }
     }
-    println!("  {:<4} {:<14} {:<10} {:>7} {:>9} {:>9}  REASON", "ID", "JOB", "STATE", "WORKERS", "WAITED", "RAN");
-    for a in &file.allocations {
-        println!(
-            "  {:<4} {:<14} {:<10} {:>7} {:>9} {:>9}  {}",
-            a.id,
-            if a.job_id.is_empty() { "-" } else { &a.job_id },
+    let header = ["ID", "JOB", "STATE", "WORKERS", "WAITED", "RAN", "REASON"].map(String::from);
+    let rows = file.allocations.iter().map(|a| {
+        [
+            a.id.to_string(),
+            if a.job_id.is_empty() { "-".to_owned() } else { a.job_id.clone() },
             format!("{:?}", a.state).to_lowercase(),
             format!("{}/{}", a.connected, a.workers),
             waited(a),
             ran(a),
-            a.reason.as_deref().unwrap_or("")
-        );
-    }
+            a.reason.clone().unwrap_or_default(),
+        ]
+    });
+    let table = Table::new().indent("  ").right(&[3, 4, 5]).min_widths(&[3, 13, 9, 7, 8, 8]);
+    print!("{}", table.render(&std::iter::once(header).chain(rows).collect::<Vec<_>>()));
     Ok(())
 }
 
@@ -213,5 +216,5 @@ fn ran(a: &AllocRecord) -> String {
 }
 
 fn seconds(us: u64) -> String {
-    format!("{:.1}s", us as f64 / 1e6)
+    duration(us, DurationStyle::Tenths)
 }

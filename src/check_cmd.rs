@@ -22,7 +22,7 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
     if !args.json {
         let (loaded, notes) = checked?;
         for note in notes {
-            println!("note: {}", note.text(&loaded.source));
+            println!("{}", note.text(&loaded.source));
         }
         println!("ok: {} ({}) — {}", loaded.graph.name, loaded.source.name, crate::plan::counts(&loaded.graph));
         return Ok(exit_codes::SUCCESS);
@@ -62,7 +62,10 @@ fn checked(args: &CheckArgs) -> Result<(Loaded, Vec<Note>), Failure> {
         None => Vec::new(),
     };
     if let Some(message) = crate::container_note::engines(&loaded, profile.as_ref()) {
-        notes.push(Note { code: Code::CheckContainers, at: None, message });
+        notes.push(Note { code: Code::CheckContainers, at: None, message, warning: false });
+    }
+    for (at, message) in crate::container_note::missing_images(&loaded, profile.as_ref()) {
+        notes.push(Note { code: Code::CheckMissingImage, at, message, warning: true });
     }
     notes.extend(unquoted_data(&loaded));
     notes.extend(untracked_scripts(&loaded)?);
@@ -87,19 +90,22 @@ impl CheckDiagnostic {
     }
 }
 
-/// A note about a valid workflow, at a byte offset of it or about all of it.
+/// A note about a valid workflow, at a byte offset of it or about all of
+/// it; a warning says what `flow run` would refuse as things are.
 struct Note {
     code: Code,
     at: Option<usize>,
     message: String,
+    warning: bool,
 }
 
 impl Note {
-    /// `note: …`'s text: `file:line:column: message`, or the message.
+    /// `note: …`'s (or `warning: …`'s) text: `file:line:column: message`, or the message.
     fn text(&self, source: &Source) -> String {
+        let kind = if self.warning { "warning" } else { "note" };
         match self.at {
-            Some(at) => format!("{}: {}", source.position(at), self.message),
-            None => self.message.clone(),
+            Some(at) => format!("{kind}: {}: {}", source.position(at), self.message),
+            None => format!("{kind}: {}", self.message),
         }
     }
 
@@ -111,7 +117,7 @@ impl Note {
         let (line, column) = at.map(|at| file.line_col(at)).unzip();
         CheckDiagnostic {
             code: self.code.as_str(),
-            severity: Severity::Note,
+            severity: if self.warning { Severity::Warning } else { Severity::Note },
             message: self.message.clone(),
             file: file.name.clone(),
             line,
@@ -171,7 +177,7 @@ fn unquoted_data(loaded: &Loaded) -> Vec<Note> {
                          are taken literally and shell syntax in the data runs; write it outside quotes"
                     ),
                 };
-                notes.push(Note { code: Code::CheckUnquotedData, at: Some(group.span.start), message });
+                notes.push(Note { code: Code::CheckUnquotedData, at: Some(group.span.start), message, warning: false });
             }
         }
     }
@@ -194,7 +200,7 @@ fn untracked_scripts(loaded: &Loaded) -> Result<Vec<Note>, Failure> {
     let note = |(id, untracked): (GroupId, Vec<_>)| {
         let group = graph.group(id);
         let message = flow_engine::scripts::untracked_note(&group.name, &untracked);
-        Note { code: Code::CheckUntrackedScript, at: Some(group.span.start), message }
+        Note { code: Code::CheckUntrackedScript, at: Some(group.span.start), message, warning: false }
     };
     Ok(found.into_iter().map(note).collect())
 }
@@ -231,6 +237,7 @@ fn against_profile(loaded: &Loaded, profile: &Profile) -> Result<Vec<Note>, Fail
                 "`{}` can run only on the embedded worker: the queue of profile `{name}` cannot: {why}",
                 group.name
             ),
+            warning: false,
         };
         return Ok(never.into_iter().map(note).collect());
     }

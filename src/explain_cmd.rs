@@ -7,7 +7,7 @@ use clap::Args;
 use flow_engine::explain::Explainer;
 use flow_engine::ir::Selector;
 use flow_engine::ir::{Domain, Graph, TaskId};
-use flow_engine::log::JournalStatus;
+use flow_engine::log::State;
 use flow_engine::rundir::{RunDir, RunJournal, RunView, locate};
 use flow_engine::runtime::origin;
 
@@ -54,7 +54,7 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
     }
     let explainer = Explainer::new(&run, &journal, now_us);
     let origin = match tasks[..] {
-        [task] => journal.state.get(task).filter(|e| e.status == JournalStatus::Cached).and_then(|e| {
+        [task] => journal.state.get(task).filter(|e| e.status == State::Cached).and_then(|e| {
             let state = dir.path.parent().and_then(Path::parent)?;
             let (from, _) = origin(state, &dir.id, &run.graph.label(task), e.fingerprint.as_ref()?)?;
             Some(from.id)
@@ -96,10 +96,10 @@ fn never_known(run: &RunView, journal: &RunJournal, selector: &str) -> Option<St
     let mut states = Vec::new();
     for w in writers {
         let count = graph.group(w).count;
-        let of = |status: JournalStatus| {
+        let of = |status: State| {
             (0..count).filter(|&i| journal.state.get(TaskId::new(w, i)).is_some_and(|e| e.status == status)).count()
         };
-        let state = match (of(JournalStatus::Failed), of(JournalStatus::Cancelled)) {
+        let state = match (of(State::Failed), of(State::Cancelled)) {
             (0, 0) if run.live => "has not finished".to_owned(),
             (0, 0) => "did not finish".to_owned(),
             (0, _) => "was cancelled".to_owned(),
@@ -129,8 +129,8 @@ fn part_never_known(run: &RunView, journal: &RunJournal, selector: &str) -> Opti
     }
     let outer = graph.position(*parent, index)?;
     let state = match journal.state.get(TaskId::new(*parent, outer)).map(|e| e.status) {
-        Some(JournalStatus::Failed) => "failed",
-        Some(JournalStatus::Cancelled) => "was cancelled",
+        Some(State::Failed) => "failed",
+        Some(State::Cancelled) => "was cancelled",
         _ if run.live => "has not finished",
         _ => "did not finish",
     };

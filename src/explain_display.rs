@@ -7,8 +7,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use flow_engine::explain::{
-    Earlier, Explanation, QueueWait, Ran, Reason, ReasonKind, State, UpstreamInstance, UpstreamState, UpstreamWait,
-    WorkerRef,
+    Earlier, Explanation, QueueWait, Ran, Reason, ReasonKind, State, UpstreamInstance, UpstreamWait, WorkerRef,
 };
 use flow_engine::host::{UtcStyle, utc};
 use flow_engine::resources::{LARGEST, finishes_in, no_variant_fits};
@@ -322,12 +321,14 @@ fn upstream_state(u: &UpstreamInstance) -> String {
     let worker = u.worker.map(|w| format!(" on worker {w}")).unwrap_or_default();
     let why = u.message.clone().unwrap_or_else(|| exit(u.exit_code, u.signal));
     match u.state {
-        UpstreamState::Running => format!("running{worker}"),
-        UpstreamState::Failed => format!("failed ({why})"),
-        UpstreamState::Retrying => format!("to run again after {why}"),
-        UpstreamState::Cancelled => format!("cancelled ({why})"),
-        UpstreamState::Lost => format!("to run again, its worker{worker} lost"),
-        UpstreamState::Waiting => "not started".to_owned(),
+        State::Running => format!("running{worker}"),
+        State::Failed => format!("failed ({why})"),
+        State::Retrying => format!("to run again after {why}"),
+        State::Cancelled => format!("cancelled ({why})"),
+        State::Lost => format!("to run again, its worker{worker} lost"),
+        State::Waiting | State::NotRun => "not started".to_owned(),
+        // Done: an upstream instance that has not succeeded is never one of these.
+        State::Succeeded | State::Cached | State::Skipped => u.state.as_str().to_owned(),
     }
 }
 
@@ -379,7 +380,7 @@ fn exit(code: Option<i32>, signal: Option<i32>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use flow_engine::explain::{EarlierStatus, QueuedAllocation};
+    use flow_engine::explain::{QueuedAllocation, State};
     use flow_engine::ir::Amount;
     use flow_engine::resources::Shortfall;
 
@@ -455,8 +456,8 @@ mod tests {
         Some(WorkerRef { id: 2, host: Some("node17".into()), allocation: Some("4711".into()) })
     }
 
-    fn upstream(label: &str, state: UpstreamState, worker: Option<u32>) -> UpstreamInstance {
-        let exit_code = (state == UpstreamState::Failed).then_some(1);
+    fn upstream(label: &str, state: State, worker: Option<u32>) -> UpstreamInstance {
+        let exit_code = (state == State::Failed).then_some(1);
         UpstreamInstance { label: label.into(), state, worker, exit_code, signal: None, message: None }
     }
 
@@ -468,17 +469,14 @@ mod tests {
             total: 10,
             not_done: 3,
             failed: 1,
-            examples: vec![
-                upstream("dock[7]", UpstreamState::Failed, Some(1)),
-                upstream("dock[4]", UpstreamState::Running, Some(2)),
-            ],
+            examples: vec![upstream("dock[7]", State::Failed, Some(1)), upstream("dock[4]", State::Running, Some(2))],
         };
         let prep = UpstreamWait {
             task: "prep".into(),
             total: 1,
             not_done: 1,
             failed: 0,
-            examples: vec![upstream("prep", UpstreamState::Waiting, None)],
+            examples: vec![upstream("prep", State::Waiting, None)],
         };
         let queue = QueueWait {
             manager: flow_engine::profile::Manager::Slurm,
@@ -491,7 +489,7 @@ mod tests {
         let mut retried = explanation("score[5]", Reason::Ready { running: 4, workers: 2, busy: 2, nodes: 1 });
         retried.earlier = Some(Earlier {
             attempt: 0,
-            status: EarlierStatus::Failed,
+            status: State::Failed,
             exit_code: Some(2),
             signal: None,
             message: None,
@@ -558,7 +556,7 @@ mod tests {
             total: 1,
             not_done: 1,
             failed: 0,
-            examples: vec![upstream("prep", UpstreamState::Running, Some(0))],
+            examples: vec![upstream("prep", State::Running, Some(0))],
         };
         let mut explanations = Vec::new();
         for i in 0..12 {

@@ -1,11 +1,13 @@
-//! [`Failure`]: why a command failed, which decides its exit code.
+//! [`Failure`]: why a command failed, which decides its exit code, and
+//! how it is printed — the one place errors are printed.
 
 use std::sync::Arc;
 
-use flow_engine::diag::{Diagnostic, Source};
+use flow_engine::diag::{Diagnostic, MAX_SHOWN, Source};
 use flow_engine::report::ReportError;
 use flow_engine::rundir::RunDirError;
 use flow_engine::runtime::RunError;
+use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use crate::exit_codes;
 
@@ -29,6 +31,32 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Prints the failure to stderr: the first [`MAX_SHOWN`] diagnostics with their
+    /// snippets, how many more there are, then a summary line.
+    pub fn print(self, color: bool) {
+        match self {
+            Failure::Usage(message) | Failure::Io(message) => eprintln!("error: {message}"),
+            Failure::Internal(message) => {
+                eprintln!("error: {message}; this is a bug in flow, please report it");
+            }
+            Failure::Invalid { source, diagnostics } => {
+                let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+                let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+                let mut out = String::new();
+                for d in diagnostics.iter().take(MAX_SHOWN) {
+                    let _ = handler.render_report(&mut out, &d.report(&source));
+                }
+                let n = diagnostics.len();
+                if n > MAX_SHOWN {
+                    out.push_str(&format!("… and {} more\n", n - MAX_SHOWN));
+                }
+                let problems = flow_engine::units::plural(n as u64, "problem");
+                eprint!("{out}");
+                eprintln!("error: {problems} in {}", source.name);
+            }
+        }
+    }
+
     /// The process exit code for this failure.
     pub fn exit_code(&self) -> u8 {
         match self {
@@ -42,8 +70,8 @@ impl Failure {
 impl From<RunError> for Failure {
     fn from(e: RunError) -> Self {
         match &e {
-            RunError::Unschedulable(tasks) => {
-                Failure::Usage(tasks.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))
+            RunError::Unschedulable { workflow, diagnostics } => {
+                Failure::Invalid { source: Arc::clone(workflow), diagnostics: diagnostics.clone() }
             }
             RunError::Images(lines) => Failure::Usage(lines.join("\nerror: ")),
             RunError::Options(_) => Failure::Usage(e.to_string()),

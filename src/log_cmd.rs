@@ -4,6 +4,8 @@
 
 mod failed_output;
 mod log_summary;
+mod run;
+mod table_writer;
 mod trace;
 
 use std::collections::BTreeMap;
@@ -12,18 +14,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use flow_engine::ir::{Finally, Graph, Resources, TaskId};
-use flow_engine::ir::{Selected, Selector};
-use flow_engine::log::{
-    JournalEntry, JournalRecord, JournalState, JournalStatus, Latest, LineSplitter, OutputReader, OutputRecord,
-    OutputStream,
-};
-use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
+use flow_engine::ir::TaskId;
+use flow_engine::log::{JournalEntry, Latest, LineSplitter, OutputRecord, OutputStream, State};
 use flow_engine::runtime::origin;
+use run::{Run, Selection, warn};
 use trace::{Attempt, Column, Format};
 
 use crate::failure::Failure;
-use crate::json::{self, OutputChunk, OutputLine, RunSummary, TaskRef};
+use crate::json::{self, OutputChunk, OutputLine, RunSummary};
 use crate::stdout::to_stdout;
 
 /// How often `tail -f` looks for new output.
@@ -148,7 +146,7 @@ impl StreamChoice {
 
 /// Runs `flow log`.
 pub fn run(args: &LogArgs) -> Result<(), Failure> {
-    let run = Run::open(args)?;
+    let run = Run::open(args.workflow.as_deref(), args.run.as_deref())?;
     let selectors = match &args.command {
         LogCommand::List { selectors, .. }
         | LogCommand::Cat { selectors, .. }
@@ -172,134 +170,6 @@ pub fn run(args: &LogArgs) -> Result<(), Failure> {
         }
         LogCommand::Export { .. } => export(&run, out, &selection),
     })
-}
-
-/// The run being read: its files but the journal and the output log,
-/// which are read as each command needs them.
-struct Run {
-    view: RunView,
-}
-
-impl Run {
-    fn open(args: &LogArgs) -> Result<Run, Failure> {
-        let cwd =
-            std::env::current_dir().map_err(|e| Failure::Io(format!("cannot read the current directory: {e}")))?;
-        let dir = locate(args.workflow.as_deref(), args.run.as_deref(), &cwd)?;
-        Ok(Run::at(&dir)?)
-    }
-
-    /// The run in `dir`.
-    fn at(dir: &RunDir) -> Result<Run, RunDirError> {
-        Ok(Run { view: RunView::read(dir)? })
-    }
-
-    /// The run's directory.
-    fn dir(&self) -> &RunDir {
-        &self.view.dir
-    }
-
-    /// The run's graph.
-    fn graph(&self) -> &Graph {
-        &self.view.graph
-    }
-
-    /// How `--json` names instance `task`.
-    fn task_ref(&self, task: TaskId) -> TaskRef {
-        TaskRef::new(self.graph(), task)
-    }
-
-    /// What the variant `task`'s attempt `entry` ran with asks for: the one
-    /// it names, else the task's only one.
-    fn requested(&self, task: TaskId, entry: Option<&JournalEntry>) -> Option<&Resources> {
-        let variants = &self.graph().groups.get(task.group.index())?.variants;
-        let named = entry.and_then(|e| e.metrics.as_ref().map(|m| m.variant).or(e.wrote.as_ref().map(|w| w.variant)));
-        match named {
-            Some(variant) => variants.get(variant as usize),
-            None if variants.len() == 1 => variants.first(),
-            None => None,
-        }
-    }
-
-    /// `name[index]`, or `name` for a plain task.
-    fn label(&self, task: TaskId) -> String {
-        self.task_ref(task).label
-    }
-
-    fn select(&self, selectors: &[String]) -> Result<Selection, Failure> {
-        let picks = selectors
-            .iter()
-            .map(|text| {
-                let selector = Selector::parse(text).map_err(|e| Failure::Usage(e.to_string()))?;
-                match selector.resolve(self.graph()) {
-                    // The `[finally]` command's output, unless a task has its name.
-                    Err(_) if text == Finally::LABEL && self.graph().finally.is_some() => {
-                        Ok(Selected { group: Finally::TASK.group, positions: None })
-                    }
-                    resolved => resolved.map_err(|e| Failure::Usage(format!("`{text}` in this run: {e}"))),
-                }
-            })
-            .collect::<Result<_, Failure>>()?;
-        Ok(Selection { picks })
-    }
-
-    /// The journal folded per task (empty if there is none yet).
-    fn journal(&self) -> io::Result<JournalState> {
-        let mut state = JournalState::default();
-        self.each_journal_record(|r| state.apply(&r))?;
-        Ok(state)
-    }
-
-    /// Passes each record of the journal to `each`, in order, holding none
-    /// (none if there is no journal yet); warns of damage.
-    fn each_journal_record(&self, each: impl FnMut(JournalRecord)) -> io::Result<()> {
-        warn("journal", &self.view.each_journal_record(each)?);
-        Ok(())
-    }
-
-    /// The output log, if the run has written one.
-    fn output(&self) -> io::Result<Option<OutputReader>> {
-        Ok(self.view.output()?)
-    }
-
-    /// Every record of the output log that `keep` accepts, in file order; warns about a torn tail.
-    fn each_record(&self, mut keep: impl FnMut(OutputRecord, u64) -> io::Result<()>) -> io::Result<()> {
-        let Some(mut reader) = self.output()? else { return Ok(()) };
-        while let Some(record) = reader.next() {
-            let record = record?;
-            // Allocation output is not a task's (`flow alloc log` shows it).
-            if record.stream != OutputStream::Allocation {
-                keep(record, reader.last_start())?;
-            }
-        }
-        warn("output.log", &self.view.health(reader.damage(), reader.torn_tail()));
-        Ok(())
-    }
-}
-
-/// Says what of `file` could not be read: the incomplete record at its end
-/// (which a live run is still writing, and is not said), and the damaged
-/// stretches skipped, around which the records were read.
-fn warn(file: &str, health: &JournalHealth) {
-    if let Some(torn) = health.torn {
-        eprintln!(
-            "warning: {file} ends with {} bytes of an incomplete record (the run was interrupted); ignored",
-            torn.bytes
-        );
-    }
-    for d in &health.damage {
-        eprintln!("warning: {file} is damaged: {d}; the records before and after them were read");
-    }
-}
-
-/// The task instances the selectors name (all of them when there are none).
-struct Selection {
-    picks: Vec<Selected>,
-}
-
-impl Selection {
-    fn contains(&self, task: TaskId) -> bool {
-        self.picks.is_empty() || self.picks.iter().any(|s| s.contains(task.group, task.instance))
-    }
 }
 
 /// `flow log list`: one row per attempt, as `format` (NDJSON when `None`).
@@ -345,7 +215,7 @@ fn list(
             true => {
                 let sizes = sizes.get(&(task, attempt)).copied().unwrap_or_default();
                 let requested = run.requested(task, entry);
-                let ignored = entry.is_some_and(|e| e.status == JournalStatus::Failed && e.retry_at_us.is_none())
+                let ignored = entry.is_some_and(|e| e.status == State::Failed && e.retry_at_us.is_none())
                     && ignoring.as_ref().and_then(|l| l.get(task)).is_some_and(|last| last.attempt == attempt)
                     && run.graph().groups.get(task.group.index()).is_some_and(|g| g.continue_on_failure);
                 each(&Attempt { task: run.task_ref(task), attempt, entry, sizes, requested, ignored })
@@ -378,18 +248,18 @@ fn cat(
 ) -> io::Result<()> {
     let journal = run.journal()?;
     let wanted = |task: TaskId| {
-        selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == JournalStatus::Failed))
+        selection.contains(task) && (!failed || journal.get(task).is_some_and(|s| s.status == State::Failed))
     };
     if failed {
         return match as_json {
             true => write_output(run, out, wanted, stream, as_json),
-            false => failed_output::write(run, out, wanted, stream),
+            false => failed_output::write(run, out, wanted, |s| stream.matches(s)),
         };
     }
     write_output(run, out, wanted, stream, as_json)?;
     // Instances this run skipped as unchanged: their output is in the run that did the work.
     let state = run.dir().path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
-    for (task, entry) in journal.iter().filter(|(t, e)| e.status == JournalStatus::Cached && selection.contains(**t)) {
+    for (task, entry) in journal.iter().filter(|(t, e)| e.status == State::Cached && selection.contains(**t)) {
         let label = run.label(*task);
         match entry.fingerprint.and_then(|fp| origin(state, &run.dir().id, &label, &fp)) {
             Some((dir, from)) => {
@@ -538,32 +408,4 @@ fn write_record(run: &Run, out: &mut impl Write, r: &OutputRecord) -> io::Result
         data: &data,
     };
     json::write_line(out, &record)
-}
-
-/// Left-aligned columns two spaces apart.
-pub(crate) fn table(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
-        .collect();
-    rows.iter().map(|row| table_row(row, &widths)).collect()
-}
-
-/// One line of a [`table`] whose columns are `widths` wide.
-pub(crate) fn table_row(row: &[String], widths: &[usize]) -> String {
-    let cells: Vec<_> = row.iter().zip(widths).map(|(cell, &w)| format!("{cell:w$}")).collect();
-    let mut line = cells.join("  ").trim_end().to_owned();
-    line.push('\n');
-    line
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tables_align_and_trim() {
-        let rows = [vec!["a".to_owned(), "bb".to_owned()], vec!["ccc".to_owned(), "d".to_owned()]];
-        assert_eq!(table(&rows), "a    bb\nccc  d\n");
-    }
 }

@@ -1,5 +1,5 @@
 //! The `flow` command line: a thin shell over `flow_engine`. Errors are
-//! printed here, in one place, and turned into exit codes.
+//! turned into exit codes here, and printed by [`Failure::print`].
 
 mod alloc_cmd;
 mod args;
@@ -25,14 +25,13 @@ mod run_cmd;
 mod run_display;
 mod status_cmd;
 mod stdout;
+mod table;
 mod worker_cmd;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use flow_engine::diag::MAX_SHOWN;
-use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use args::SchemaKind;
 use cli::{Cli, Color, Command};
@@ -41,15 +40,28 @@ use load_workflow::Loaded;
 
 /// mimalloc frees memory across threads without the arena locks of the
 /// system allocator: a job is rendered on the driver's thread and dropped
-/// on a connection's.
+/// on a connection's. Built without transparent huge pages (`no_thp`): its
+/// arenas asked for them, and each first touch of a 2 MiB page (again after
+/// every purge) cost the kernel a 2 MiB clear, often a compaction — with 64
+/// workers on one machine, their kernel time doubled their CPU per task.
+/// It is told to return freed pages sooner ([`return_freed_memory`]).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc's `mi_option_purge_delay` (the same place in the option list of
+/// mimalloc 2 and 3; the crate does not name it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+/// How long freed pages wait before they go back to the system in a run
+/// or a worker (mimalloc's default is 1,000); other commands return them at once.
+const PURGE_DELAY_MS: std::ffi::c_long = 100;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let runs = matches!(cli.command, Command::Run(_) | Command::Worker(_));
+    return_freed_memory(if runs { PURGE_DELAY_MS } else { 0 });
     // A run keeps going when its `--json` reader goes away; other commands
     // just end, like any Unix tool, when their output pipe closes.
-    if !matches!(cli.command, Command::Run(_) | Command::Worker(_)) {
+    if !runs {
         restore_sigpipe();
     }
     let color = match cli.color {
@@ -65,7 +77,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             let code = failure.exit_code();
-            report(failure, color);
+            failure.print(color);
             ExitCode::from(code)
         }
     }
@@ -97,11 +109,15 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
             plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)
         }),
-        Command::Plan(args) => load_workflow::load(&args.workflow, None).map(|Loaded { graph, .. }| {
+        Command::Plan(args) => load_workflow::load(&args.workflow, None).map(|loaded| {
+            for (at, message) in container_note::missing_images(&loaded, None) {
+                let at = at.map(|at| format!("{}: ", loaded.source.position(at))).unwrap_or_default();
+                eprintln!("warning: {at}{message}");
+            }
             if args.json {
-                print_json(&graph);
+                print_json(&loaded.graph);
             } else {
-                print!("{}", plan::summary(&graph));
+                print!("{}", plan::summary(&loaded.graph));
             }
             exit_codes::SUCCESS
         }),
@@ -134,30 +150,17 @@ fn print_json(graph: &flow_engine::ir::Graph) {
     }
 }
 
-/// Prints a failure to stderr: the first [`MAX_SHOWN`] diagnostics with their
-/// snippets, how many more there are, then a summary line.
-fn report(failure: Failure, color: bool) {
-    match failure {
-        Failure::Usage(message) | Failure::Io(message) => eprintln!("error: {message}"),
-        Failure::Internal(message) => {
-            eprintln!("error: {message}; this is a bug in flow, please report it");
-        }
-        Failure::Invalid { source, diagnostics } => {
-            let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-            let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
-            let mut out = String::new();
-            for d in diagnostics.iter().take(MAX_SHOWN) {
-                let _ = handler.render_report(&mut out, &d.report(&source));
-            }
-            let n = diagnostics.len();
-            if n > MAX_SHOWN {
-                out.push_str(&format!("… and {} more\n", n - MAX_SHOWN));
-            }
-            let problems = flow_engine::units::plural(n as u64, "problem");
-            eprint!("{out}");
-            eprintln!("error: {problems} in {}", source.name);
-        }
-    }
+/// Makes mimalloc give free pages back to the system `delay_ms` after
+/// they are freed, not a second after: a coordinator's peak is then its
+/// live data and a tenth of a second of freed jobs and messages (issue 28).
+/// At once (0) would cost a run a fifth more CPU per task in system calls
+/// and page faults. The environment variable `MIMALLOC_PURGE_DELAY`
+/// (milliseconds) overrides it.
+#[allow(unsafe_code)]
+fn return_freed_memory(delay_ms: std::ffi::c_long) {
+    // SAFETY: sets one of mimalloc's options, called at the start of `main`
+    // before any other thread exists.
+    unsafe { libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, delay_ms) };
 }
 
 /// Lets `flow … | head` end flow quietly, as it ends other Unix tools,

@@ -2,9 +2,10 @@
 
 use std::fmt::Write;
 
-use flow_engine::units::plural;
-
 use flow_engine::ir::{Command, Domain, EdgeKind, EdgeOrigin, Graph, GroupId, MaxFails, Resources};
+use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration, plural};
+
+use crate::table::Table;
 
 /// The summary text: tasks, edges, totals and the critical path.
 pub fn summary(graph: &Graph) -> String {
@@ -139,36 +140,19 @@ fn describe(r: &Resources) -> String {
         parts.push(format!("gpus {}", r.gpus));
     }
     if r.memory > 0 {
-        parts.push(format!("mem {} MiB", r.memory >> 20));
+        parts.push(format!("mem {}", bytes(r.memory, BytesStyle::Trimmed)));
     }
     parts.extend(r.custom.iter().map(|(k, v)| format!("{k} {v}")));
     if let Some(t) = r.time_request {
-        parts.push(format!("time {t}s"));
+        parts.push(format!("time {}", duration(t.saturating_mul(1_000_000), DurationStyle::Exact)));
     }
     parts.join(", ")
 }
 
+/// `rows` under `header`, indented, as every table of `flow plan`.
 fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N]]) {
-    let mut widths = header.map(|h| h.chars().count());
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut line = |cells: Vec<&str>| {
-        let mut text = String::from("  ");
-        for (i, cell) in cells.iter().enumerate() {
-            let pad = if i + 1 == N { 0 } else { widths[i] - cell.chars().count() + 2 };
-            text.push_str(cell);
-            text.extend(std::iter::repeat_n(' ', pad));
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(header.to_vec());
-    for row in rows {
-        line(row.iter().map(String::as_str).collect());
-    }
+    let header = header.map(String::from);
+    out.push_str(&Table::new().indent("  ").render(&[&[header][..], rows].concat()));
 }
 
 /// `flow plan --why`: per task, how many instances a run would run and why.
@@ -187,6 +171,9 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
         match (&task.dropped, task.instances) {
             (Some(why), _) => {
                 let _ = writeln!(out, "{}: dropped: {why}", task.task);
+            }
+            (None, None) if task.known_after.is_empty() => {
+                let _ = writeln!(out, "{}: skipped as a whole, before its instances are known", task.task);
             }
             (None, None) => {
                 let writers: Vec<String> = task.known_after.iter().map(|w| format!("`{w}`")).collect();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use flow_engine::report::{Report, is_report, render};
 use flow_engine::rundir::{RunDir, locate};
+use flow_engine::units::{BytesStyle, bytes};
 use fs_err::os::unix::fs::OpenOptionsExt;
 
 use crate::failure::Failure;
@@ -49,8 +50,8 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
 
 /// Says on stderr where the report went.
 pub fn say(written: &ReportWritten) {
-    let kib = written.bytes.div_ceil(1024);
-    eprintln!("report of run {}: {} ({kib} KiB)", written.run_id, written.path.display());
+    let size = bytes(written.bytes, BytesStyle::Trimmed);
+    eprintln!("report of run {}: {} ({size})", written.run_id, written.path.display());
 }
 
 /// Writes the report of `run` to `output`, or to `report.html` in the

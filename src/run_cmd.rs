@@ -147,7 +147,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         // unless the run succeeded.
         Err(failure) if code == crate::exit_codes::SUCCESS => Err(failure),
         Err(failure) => {
-            crate::report(failure, false);
+            failure.print(false);
             Ok(code)
         }
         Ok(()) => Ok(code),

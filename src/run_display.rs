@@ -11,9 +11,10 @@ use flow_engine::host::{UtcStyle, utc};
 use flow_engine::ir::Graph;
 use flow_engine::runtime::{AllocState, Event, MoveReason, Status, Summary};
 use flow_engine::shell_word::shell_word;
+use flow_engine::units::{DurationStyle, duration};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::json::RunEvent;
+use crate::json::{self, RunEvent};
 
 /// How events are shown.
 pub enum Display {
@@ -75,6 +76,7 @@ impl Display {
                         }
                     }
                     Event::TaskCancelled { .. } | Event::TaskSkipped { .. } => bar.inc(1),
+                    Event::RestCancelled { count, .. } => bar.inc(*count),
                     Event::PartExpanded { count, .. } => bar.inc_length(*count),
                     Event::Expanded { count, .. } => {
                         bar.inc_length(*count);
@@ -122,7 +124,8 @@ impl Display {
         }
         match &summary.finally {
             Some(f) if f.succeeded => {
-                let _ = writeln!(err, "finally: succeeded in {:.1}s", f.seconds);
+                let _ =
+                    writeln!(err, "finally: succeeded in {}", duration(json::micros(f.seconds), DurationStyle::Tenths));
             }
             Some(f) => {
                 let why = f.reason.as_deref().unwrap_or("failed");
@@ -132,7 +135,8 @@ impl Display {
         }
         let how = if summary.interrupted { "; interrupted after" } else { " in" };
         let dry = if summary.dry_exec { " (--dry-exec: nothing was executed)" } else { "" };
-        let _ = writeln!(err, "run {}: {}{how} {:.1}s{dry}", summary.run_id, parts.join(", "), summary.seconds);
+        let took = duration(json::micros(summary.seconds), DurationStyle::Tenths);
+        let _ = writeln!(err, "run {}: {}{how} {took}{dry}", summary.run_id, parts.join(", "));
         for error in &summary.io_errors {
             let _ = writeln!(err, "error: {error}");
         }

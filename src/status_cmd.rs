@@ -8,10 +8,12 @@ use flow_engine::log::Latest;
 use flow_engine::rundir::{
     AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
 };
+use flow_engine::units::{DurationStyle, duration};
 
 use crate::failure::Failure;
 use crate::json::{self, Counts, QueueSummary, RunList, RunStanding, RunState, StatusReport};
 use crate::stdout::to_stdout;
+use crate::table::Table;
 
 /// `flow status`.
 #[derive(Debug, Args)]
@@ -203,7 +205,7 @@ fn write_status(out: &mut impl Write, run: &RunStatus) -> io::Result<()> {
         c.queued
     )?;
     if let Some(secs) = s.seconds {
-        writeln!(out, "  took {secs:.1}s")?;
+        writeln!(out, "  took {}", duration(json::micros(secs), DurationStyle::Tenths))?;
     }
     for error in &s.io_errors {
         writeln!(out, "  {error}")?;
@@ -305,15 +307,10 @@ fn write_runs(out: &mut impl Write, runs: &[(String, Result<Standing, String>)])
             s.counts.failed.to_string(),
             s.counts.cancelled.to_string(),
             s.counts.skipped.to_string(),
-            s.seconds.map_or_else(|| "-".to_owned(), |t| format!("{t:.1}s")),
+            s.seconds.map_or_else(|| "-".to_owned(), |t| duration(json::micros(t), DurationStyle::Tenths)),
         ]);
     }
-    let widths: Vec<usize> = (0..9).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
-    for row in &rows {
-        let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
-        writeln!(out, "{}", line.join("  ").trim_end())?;
-    }
-    Ok(())
+    out.write_all(Table::new().render(&rows).as_bytes())
 }
 
 /// The current directory, where runs are looked for.

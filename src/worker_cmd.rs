@@ -7,11 +7,12 @@ use clap::Args;
 use flow_engine::net::AccessFile;
 use flow_engine::rundir::{RunView, locate};
 use flow_engine::runtime::{JoinRetry, JoinedRun, Leave, WorkerError, WorkerOptions, run_workers};
-use flow_engine::units::{self, DurationStyle, parse_duration};
+use flow_engine::units::{self, BytesStyle, DurationStyle, bytes, parse_duration};
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
 use crate::json::{LeftReason, WorkerEvent, WorkerList};
+use crate::table::Table;
 
 /// `flow worker`.
 #[derive(Debug, Args)]
@@ -91,7 +92,8 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
         time_limit: duration("time-limit", &args.time_limit)?,
         idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
         bind_cpus: args.bind_cpus,
-        guard: crate::guard_cmd::start(),
+        // A zero-execution worker starts no process: nothing to guard.
+        guard: if args.dry_exec { None } else { crate::guard_cmd::start() },
         reconnect_for: duration("reconnect-for", &Some(args.reconnect_for.clone()))?.unwrap_or_default(),
         on_retry: Some(if args.json { retrying_json } else { retrying_text }),
         on_join: args.json.then_some(joined_json as fn(&JoinedRun)),
@@ -189,21 +191,19 @@ pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
     }
     let state = if live { "running" } else { "ended" };
     println!("run {} ({state}): {}", run.id, flow_engine::units::plural(workers.len() as u64, "worker"));
-    println!(
-        "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>10} {:>8}",
-        "ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"
-    );
-    for w in workers {
-        println!(
-            "  {:<4} {:<20} {:<22} {:>5} {:>5} {:>7} GiB {:>8}",
-            w.id,
-            w.hostname,
-            w.peer,
-            w.shape.cpus.len(),
-            w.shape.gpus.len(),
-            w.shape.memory >> 30,
-            w.running
-        );
-    }
+    let header = ["ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"].map(String::from);
+    let rows = workers.iter().map(|w| {
+        [
+            w.id.to_string(),
+            w.hostname.clone(),
+            w.peer.to_string(),
+            w.shape.cpus.len().to_string(),
+            w.shape.gpus.len().to_string(),
+            bytes(w.shape.memory, BytesStyle::Trimmed),
+            w.running.to_string(),
+        ]
+    });
+    let table = Table::new().indent("  ").right(&[3, 4, 5, 6]).min_widths(&[3, 19, 21, 5, 4, 9, 7]);
+    print!("{}", table.render(&std::iter::once(header).chain(rows).collect::<Vec<_>>()));
     Ok(())
 }

@@ -284,10 +284,40 @@ error: 1 problem in flow.profiles.toml
 #[test]
 fn check_refuses_a_task_needing_more_workers_than_the_one_described_as_run_does() {
     let text = "[[tasks]]\nname = \"mpi\"\nnodes = 2\ncommand = \"x\"\n\n[[tasks]]\nname = \"huge\"\nmemory = \"64 GiB\"\ncommand = \"x\"\n";
-    Test::new().workflow(text).args(["run", "--memory", "16GiB"]).stdout("").stderr(
-        "error: task `mpi` (workflow.toml:2:8) can never run here: needs 2 workers, there are 1\n\
-         error: task `huge` (workflow.toml:7:8) can never run here: needs 64 GiB of memory, the largest worker has 16 GiB\n",
-    ).invalid();
+    // Issue 27: run points at the `nodes` and `memory` keys too, not at `name`.
+    Test::new()
+        .workflow(text)
+        .args(["run", "--memory", "16GiB"])
+        .stdout("")
+        .stderr(
+            r#"flow::compile::impossible_resources
+
+  × task `mpi` can never run here: needs 2 workers, there are 1
+   ╭─[workflow.toml:3:9]
+ 2 │ name = "mpi"
+ 3 │ nodes = 2
+   ·         ┬
+   ·         ╰── more workers than there are
+ 4 │ command = "x"
+   ╰────
+  help: lower `nodes`, or run it where more workers join (--listen, or --profile for a cluster
+        queue)
+flow::compile::impossible_resources
+
+  × task `huge` can never run here: needs 64 GiB of memory, the largest worker has 16 GiB
+   ╭─[workflow.toml:8:10]
+ 7 │ name = "huge"
+ 8 │ memory = "64 GiB"
+   ·          ────┬───
+   ·              ╰── cannot fit on any worker
+ 9 │ command = "x"
+   ╰────
+  help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
+        --memory, --resource)
+error: 2 problems in workflow.toml
+"#,
+        )
+        .invalid();
     Test::new()
         .workflow(text)
         .args(["check", "--memory", "16GiB"])

@@ -175,6 +175,37 @@ fn a_missing_image_stops_the_run_before_any_task_starts() {
     assert!(run_ids(t.path()).is_empty());
 }
 
+/// Issue 27: `flow check` and `flow plan` find an image the engine lacks,
+/// at the `container` key, as a warning (exit 0: the image may be pulled
+/// before the run); `flow run` still refuses it.
+#[test]
+fn check_and_plan_warn_of_a_missing_image_at_its_container_key() {
+    let workflow = "[[tasks]]\nname = \"dock\"\ncontainer = \"docker://ghcr.io/lab/dock:2\"\ncommand = \"true\"\n";
+    let t = Test::new().workflow(workflow);
+    let path = program_on_path(t.path(), "podman", "#!/bin/sh\necho 'Error: image not known' >&2\nexit 125\n");
+    let warning = "warning: workflow.toml:3:13: cannot run task `dock` in container `docker://ghcr.io/lab/dock:2`: \
+                   image `ghcr.io/lab/dock:2` is not in podman's local images; fetch it first (`podman pull \
+                   ghcr.io/lab/dock:2`, or build or import it)\n";
+    let t = t.env("PATH", &path);
+    let check = t.run_with(&["check"]);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (
+            0,
+            format!(
+                "note: containers: podman for `docker://ghcr.io/lab/dock:2` (the default for each image, found on \
+                 PATH)\n{warning}ok: workflow (workflow.toml) — 1 task, 1 instance, 0 edges\n"
+            )
+            .as_str()
+        )
+    );
+    let plan = t.run_with(&["plan", "--json"]);
+    assert_eq!((plan.code, plan.stderr.as_str()), (0, warning));
+    let found = program_on_path(t.path(), "podman", "#!/bin/sh\necho f00\n");
+    let t = t.env("PATH", &found);
+    assert_eq!(t.run_with(&["plan", "--json"]).stderr, "", "a local image is no warning");
+}
+
 /// Issue 26: an image named like an option (`--help`) made the engine
 /// print its help and exit 0, and the task was recorded as succeeded.
 #[test]
@@ -498,4 +529,29 @@ cat in.txt > ../out/folded.txt; echo $MODE $STEP $FLOW_TASK >> ../out/folded.txt
          profile's `container_engine`\n",
     );
     bare.invalid();
+}
+
+/// Issue 27: with the real engine, `flow check` finds an image it does not
+/// have (`podman image inspect`, no pull), and finds it no more once imported.
+#[test]
+#[ignore = "needs podman (apt-get install podman runc catatonit busybox-static): pass --include-ignored"]
+fn check_finds_an_image_podman_does_not_have() {
+    if !podman_available() {
+        return;
+    }
+    let mut podman = Podman::new();
+    let name = format!("localhost/flow-check-{}:1", std::process::id());
+    let workflow = format!("[[tasks]]\nname = \"count\"\ncontainer = \"{name}\"\ncommand = \"true\"\n");
+    let t = Test::new().workflow(&workflow).env("CONTAINERS_CONF", &podman.conf());
+    let before = t.run_with(&["check"]);
+    let warning = format!(
+        "warning: workflow.toml:3:13: cannot run task `count` in container `{name}`: image `{name}` is not in \
+         podman's local images; fetch it first (`podman pull {name}`, or build or import it)"
+    );
+    assert_eq!(before.code, 0);
+    assert_eq!(before.stdout.lines().nth(1), Some(warning.as_str()), "{}", before.stdout);
+    podman.import_busybox(&name, "v1\n");
+    let after = t.run_with(&["check"]);
+    assert_eq!(after.code, 0);
+    assert!(!after.stdout.contains("warning:"), "{}", after.stdout);
 }

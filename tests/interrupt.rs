@@ -349,6 +349,42 @@ fn sigterm_stops_the_run_like_ctrl_c() {
     assert_eq!(last_summary(t.path())["interrupted"], true);
 }
 
+/// Issue 29: Ctrl-C during a run of a million instances cancels those that
+/// never started with one journal record per task, and every reader still
+/// counts each of them.
+#[test]
+fn ctrl_c_on_a_million_instances_cancels_every_one() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"wait\"\nrange = \"1-1000000\"\ncommand = \"mkdir -p running && touch running/{{ index }} && sleep 30\"\n",
+    );
+    let mut flow = spawn_flow(t.path(), &["run", "--cpus", "2"], "flow.stderr");
+    let running = t.path().join("running");
+    if !wait_for(Duration::from_secs(60), || entries(&running).len() == 2) {
+        let _ = flow.kill();
+        panic!("tasks never started: {}", read(&t, "flow.stderr"));
+    }
+    signal(flow.id(), "-INT");
+    let Some(status) = wait_child(&mut flow, Duration::from_secs(60)) else {
+        let _ = flow.kill();
+        panic!("flow did not exit within 60 s of SIGINT");
+    };
+    assert_eq!(status.code(), Some(130), "{}", read(&t, "flow.stderr"));
+    assert_eq!(last_summary(t.path())["cancelled"], 1_000_000);
+    let status: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).expect("JSON");
+    let counts = serde_json::json!({
+        "total": 1_000_000, "succeeded": 0, "cached": 0, "failed": 0, "cancelled": 1_000_000, "running": 0, "queued": 0
+    });
+    assert_eq!(status["counts"], counts);
+    // The two that ran have their own records; the rest stand on one.
+    assert_eq!(
+        statuses(&t, None),
+        BTreeMap::from([("wait[1]".into(), "cancelled".into()), ("wait[2]".into(), "cancelled".into())])
+    );
+    let explained = t.success_with(&["explain", "wait[500000]"]);
+    assert!(explained.starts_with("wait[500000]: cancelled at "), "{explained}");
+    assert!(explained.trim_end().ends_with(": interrupted"), "{explained}");
+}
+
 #[test]
 fn a_changed_chunk_reruns_its_instance() {
     let t = Test::new()

@@ -3,13 +3,12 @@
 //! valid against its entry in `flow schema output`, so a field renamed
 //! without the schema fails here.
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use flow_engine::rundir::{RunDir, STATE_DIR};
 
 use crate::support::Test;
-use crate::support::process::{finish, flow_bin, read, wait_child, wait_for};
+use crate::support::process::{finish, read, spawn_flow_out, wait_child, wait_for};
 
 const WORKFLOW: &str = r#"
 name = "schema"
@@ -98,24 +97,11 @@ fn a_renamed_field_is_caught() {
     assert!(result.is_err(), "a record without `time_us` passed");
 }
 
-/// Starts `flow ARGS` in the test's directory, stdout to the file `out`.
-fn spawn(t: &Test, args: &[&str], out: &str) -> Child {
-    let file = |name: &str| std::fs::File::create(t.path().join(name)).expect("an output file");
-    Command::new(flow_bin())
-        .args(args)
-        .current_dir(t.path())
-        .stdin(Stdio::null())
-        .stdout(file(out))
-        .stderr(file(&format!("{out}.stderr")))
-        .spawn()
-        .expect("start flow")
-}
-
 #[test]
 fn a_remote_worker_and_its_run_print_what_the_schema_says() {
     let t = Test::new().workflow("[[tasks]]\nname = \"a\"\nrange = \"1-3\"\ncommand = \"echo {{ index }}\"\n");
     let schema: serde_json::Value = serde_json::from_str(&t.success_with(&["schema", "output"])).expect("JSON");
-    let mut run = spawn(&t, &["run", "--listen", "127.0.0.1:0", "--no-local-worker", "--json"], "run.json");
+    let mut run = spawn_flow_out(&t, &["run", "--listen", "127.0.0.1:0", "--no-local-worker", "--json"], "run.json");
     let listening = || RunDir::latest(&t.path().join(STATE_DIR)).filter(|run| run.access().exists());
     if !wait_for(Duration::from_secs(10), || listening().is_some()) {
         let _ = run.kill();
@@ -123,7 +109,7 @@ fn a_remote_worker_and_its_run_print_what_the_schema_says() {
     }
     let access = listening().expect("a run").access();
     let access = access.to_str().expect("a UTF-8 path");
-    let mut worker = spawn(&t, &["worker", "--access", access, "--cpus", "1", "--json"], "worker.json");
+    let mut worker = spawn_flow_out(&t, &["worker", "--access", access, "--cpus", "1", "--json"], "worker.json");
     assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.json.stderr"));
     assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some(), "the worker did not leave");
     let events = read(&t, "run.json");

@@ -13,16 +13,16 @@ use crate::support::Test;
 use crate::support::process::{finish, read, spawn_flow, wait_for};
 
 /// The instances the newest run executed (not skipped as unchanged).
-fn executed(t: &Test) -> BTreeSet<String> {
+pub fn executed(t: &Test) -> BTreeSet<String> {
     statuses(t, None).into_iter().filter(|(_, s)| s != "cached").map(|(label, _)| label).collect()
 }
 
-fn set(labels: &[&str]) -> BTreeSet<String> {
+pub fn set(labels: &[&str]) -> BTreeSet<String> {
     labels.iter().map(|&l| l.to_owned()).collect()
 }
 
 /// Writes `text` into `path` of `t`, keeping the file's modification time.
-fn rewrite_keeping_mtime(t: &Test, path: &str, text: &str) {
+pub fn rewrite_keeping_mtime(t: &Test, path: &str, text: &str) {
     let file = t.path().join(path);
     let mtime = fs_err::metadata(&file).unwrap().modified().unwrap();
     fs_err::write(&file, text).unwrap();

@@ -1,8 +1,16 @@
 //! The layers `docs/design/architecture.md` draws, checked on the source:
-//! no module names one it must not know, and the CLI, its tests and the
-//! benchmarks reach the runtime only through its facade.
+//! no module names one it must not know, the CLI, its tests and the
+//! benchmarks reach the runtime only through its facade, and no two files
+//! of a module import each other in a circle — read from each crate as the
+//! compiler reads it ([`module_tree`]), and checked on each form a circle
+//! can take ([`circle_forms`]).
+
+mod circle_forms;
+mod module_tree;
 
 use std::path::{Path, PathBuf};
+
+use module_tree::{Crate, test_only_lines};
 
 /// Each `.rs` file under `dir` (relative to the workspace) with its text.
 fn sources(dir: &str) -> Vec<(PathBuf, String)> {
@@ -23,13 +31,15 @@ fn sources(dir: &str) -> Vec<(PathBuf, String)> {
 }
 
 /// The lines under `dir` that `bad` flags, as `path:line: text`. A file's
-/// unit tests (from `#[cfg(test)]` on) may build their inputs with any
+/// unit tests (its `#[cfg(test)]` items) may build their inputs with any
 /// layer — the compiler makes the clearest test graphs — and are not read.
 fn offending(dir: &str, bad: impl Fn(&str) -> bool) -> Vec<String> {
     let mut lines = Vec::new();
     for (path, text) in sources(dir) {
-        let code = text.lines().take_while(|line| line.trim() != "#[cfg(test)]");
-        for (i, line) in code.enumerate().filter(|(_, line)| bad(line)) {
+        let tests = test_only_lines(&path, &text);
+        let in_tests = |n: usize| tests.iter().any(|&(first, last)| (first..=last).contains(&n));
+        let code = text.lines().enumerate().filter(|(i, _)| !in_tests(i + 1));
+        for (i, line) in code.filter(|(_, line)| bad(line)) {
             let shown = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&path).display().to_string();
             lines.push(format!("{shown}:{}: {}", i + 1, line.trim()));
         }
@@ -77,154 +87,6 @@ fn the_cli_its_tests_and_the_benchmarks_use_the_runtime_facade() {
     }
 }
 
-/// What a module's files are called from inside it: each file (by stem)
-/// and child directory, and the names its namespace file re-exports from them.
-struct Namespace {
-    nodes: Vec<String>,
-    exports: std::collections::HashMap<String, String>,
-}
-
-impl Namespace {
-    /// The module in `dir`: its `mod.rs`, or the `dir.rs` beside it, or
-    /// the crate root, is the file whose `pub use` lines say what names
-    /// stand for which child.
-    fn of(dir: &Path) -> Self {
-        let mut nodes = Vec::new();
-        for entry in fs_err::read_dir(dir).expect("source directory") {
-            let path = entry.expect("directory entry").path();
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
-            let skipped =
-                ["mod", "lib", "main", "tests", "snapshots"].contains(&stem.as_str()) || stem.ends_with("_tests");
-            if !skipped && (path.is_dir() || path.extension().is_some_and(|e| e == "rs")) && !nodes.contains(&stem) {
-                nodes.push(stem);
-            }
-        }
-        let beside = dir.with_extension("rs");
-        let root = ["mod.rs", "lib.rs", "main.rs"].map(|name| dir.join(name)).into_iter().find(|p| p.exists());
-        let text =
-            root.or(beside.exists().then_some(beside)).map(fs_err::read_to_string).transpose().expect("module file");
-        let mut exports = std::collections::HashMap::new();
-        for line in text.unwrap_or_default().lines().map(str::trim) {
-            let Some(rest) = line.strip_prefix("pub use ").or_else(|| line.strip_prefix("pub(crate) use ")) else {
-                continue;
-            };
-            let Some((child, names)) = rest.split_once("::") else { continue };
-            for name in names.trim_end_matches(';').trim_matches(|c| c == '{' || c == '}').split(',') {
-                let name = name.rsplit(" as ").next().unwrap_or(name).rsplit("::").next().unwrap_or(name).trim();
-                exports.insert(name.to_owned(), child.to_owned());
-            }
-        }
-        Self { nodes, exports }
-    }
-
-    /// The child that `name`, written after `super::` (or the module's
-    /// own path), stands for.
-    fn child(&self, name: &str) -> Option<&str> {
-        self.nodes
-            .iter()
-            .find(|n| *n == name)
-            .map(String::as_str)
-            .or_else(|| self.exports.get(name).map(String::as_str))
-    }
-}
-
-/// The first name of each path written after `prefix` in `code`: `b` in
-/// `super::b::C`, and `b`, `c` and `D` in `super::{b::X, c, D}`.
-fn names_after<'a>(code: &'a str, prefix: &str) -> Vec<&'a str> {
-    let ident = |s: &'a str| s.trim_start().split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
-    let mut names = Vec::new();
-    for (at, _) in code.match_indices(prefix) {
-        let before = code[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
-            continue;
-        }
-        let rest = &code[at + prefix.len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let (mut depth, mut start) = (0, 0);
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => {
-                        names.push(ident(&group[start..i]));
-                        break;
-                    }
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        names.push(ident(&group[start..i]));
-                        start = i + 1;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            names.push(ident(rest));
-        }
-    }
-    names
-}
-
-/// The import circles between the files of each module under `root`
-/// (`engine/src` or `src`): for each, its files relative to the workspace, sorted.
-fn circles(root: &str) -> Vec<Vec<String>> {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut dirs = vec![base.join(root)];
-    let mut found = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        let namespace = Namespace::of(&dir);
-        let inside = dir.strip_prefix(base.join(root)).expect("under the root");
-        let own_path: String = inside.iter().map(|part| format!("::{}", part.to_string_lossy())).collect();
-        let own_prefix = format!("crate{own_path}::");
-        let mut graph = petgraph::graphmap::DiGraphMap::<usize, ()>::new();
-        for (from, stem) in namespace.nodes.iter().enumerate() {
-            graph.add_node(from);
-            let path = dir.join(format!("{stem}.rs"));
-            if dir.join(stem).is_dir() && stem != "snapshots" {
-                dirs.push(dir.join(stem));
-            }
-            // A child directory names its siblings by their full path only.
-            let (own, below) = match fs_err::read_to_string(&path) {
-                Ok(text) => (vec![text], Vec::new()),
-                Err(_) => (
-                    Vec::new(),
-                    sources(&format!("{root}{own_path}/{stem}").replace("::", "/"))
-                        .into_iter()
-                        .map(|(_, text)| text)
-                        .collect(),
-                ),
-            };
-            let code = |text: &String| {
-                let lines = text.lines().take_while(|line| line.trim() != "#[cfg(test)]");
-                lines.filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
-            };
-            let own: Vec<String> = own.iter().map(code).collect();
-            let below: Vec<String> = below.iter().map(code).collect();
-            let names = own
-                .iter()
-                .flat_map(|code| names_after(code, "super::").into_iter().chain(names_after(code, &own_prefix)))
-                .chain(below.iter().flat_map(|code| names_after(code, &own_prefix)));
-            for name in names {
-                if let Some(to) = namespace.child(name).and_then(|c| namespace.nodes.iter().position(|n| n == c)) {
-                    if to != from {
-                        graph.add_edge(from, to, ());
-                    }
-                }
-            }
-        }
-        for component in petgraph::algo::tarjan_scc(&graph) {
-            if component.len() > 1 {
-                let mut files: Vec<String> = component
-                    .iter()
-                    .map(|&i| format!("{root}{own_path}/{}", namespace.nodes[i]).replace("::", "/"))
-                    .collect();
-                files.sort();
-                found.push(files);
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 /// Circles that are still to be broken. A module's files form layers too:
 /// a file names only the files below it, so each can be read and changed
 /// with the ones it uses in mind and not the ones that use it.
@@ -238,13 +100,14 @@ fn no_import_circle_between_the_files_of_a_module() {
     let known = |root: &str, circles: &[&[&str]]| -> Vec<Vec<String>> {
         circles.iter().map(|files| files.iter().map(|f| format!("{root}/{f}")).collect()).collect()
     };
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
     assert_eq!(
-        circles("engine/src"),
+        Crate::read(base, "engine/src/lib.rs").circles(),
         known("engine/src", KNOWN_CIRCLES),
         "engine/src: update KNOWN_CIRCLES when a circle is broken"
     );
     assert_eq!(
-        circles("src"),
+        Crate::read(base, "src/main.rs").circles(),
         known("src", KNOWN_CLI_CIRCLES),
         "src: update KNOWN_CLI_CIRCLES when a circle is broken"
     );

@@ -156,3 +156,16 @@ fn the_link_check_catches_missing_pages_and_anchors() {
         ]
     );
 }
+
+/// Issue 27: the book is built with one pinned pair of tools — the README
+/// names it, and CI (`.ci/run`) installs the same pair.
+#[test]
+fn the_readme_and_ci_install_the_same_book_tools() {
+    let install = Regex::new(r"cargo install --locked mdbook@[0-9.]+ mdbook-linkcheck@[0-9.]+").expect("regex");
+    let pair = |path: &str| {
+        let text = fs_err::read_to_string(root().join(path)).expect("readable");
+        install.find(&text).map(|m| m.as_str().to_owned()).unwrap_or_else(|| panic!("{path} installs no pair"))
+    };
+    assert_eq!(pair("README.md"), "cargo install --locked mdbook@0.4.52 mdbook-linkcheck@0.7.7");
+    assert_eq!(pair(".ci/run"), pair("README.md"));
+}

@@ -369,3 +369,44 @@ fn one_instance_is_singular() {
     let summary = t.success_with(&["log", "summary"]);
     assert_eq!(summary.lines().nth(1), Some("tasks: 1 instance with records: 1 succeeded"), "{summary}");
 }
+
+/// Issue 28: `flow log list` streams its rows (a table takes its column
+/// widths from its first rows) and prints what it printed when it read the
+/// whole journal first: the table, a trace file and CSV, exactly.
+#[test]
+fn list_prints_exactly_what_it_printed_before_it_streamed() {
+    let f = Fixture::finished();
+    assert_eq!(
+        f.log(&["list"]).success(),
+        "TASK       STATE      EXIT  DURATION  CPU  RSS  STDOUT  STDERR\n\
+         prep       succeeded  0     1.50s     -    -    10 B    0 B\n\
+         score[10]  succeeded  0     2.00s     -    -    21 B    0 B\n\
+         score[20]  failed     3     3.00s     -    -    12 B    12 B\n\
+         score[30]  cached     -     -         -    -    0 B     0 B\n\
+         report     cancelled  -     -         -    -    0 B     0 B\n"
+    );
+    let columns = "task,attempt,state,exit,start,end,duration,stdout,stderr,fingerprint,reason";
+    let (ones, twos, threes) = ("01".repeat(32), "02".repeat(32), "03".repeat(32));
+    assert_eq!(
+        f.log(&["list", "--format", "tsv", "--columns", columns]).success(),
+        format!(
+            "task\tattempt\tstate\texit\tstart\tend\tduration\tstdout\tstderr\tfingerprint\treason\n\
+             prep\t0\tsucceeded\t0\t2023-11-14T22:13:20.000Z\t2023-11-14T22:13:21.500Z\t1500000\t10\t0\t{ones}\t\n\
+             score[10]\t0\tsucceeded\t0\t2023-11-14T22:13:22.000Z\t2023-11-14T22:13:24.000Z\t2000000\t21\t0\t{twos}\t\n\
+             score[20]\t0\tfailed\t3\t2023-11-14T22:13:22.000Z\t2023-11-14T22:13:25.000Z\t3000000\t12\t12\t\texit code 3\n\
+             score[30]\t0\tcached\t\t\t2023-11-14T22:13:22.000Z\t\t0\t0\t{threes}\t\n\
+             report\t0\tcancelled\t\t\t2023-11-14T22:13:25.100Z\t\t0\t0\t\t`score[20]` failed\n"
+        )
+    );
+    assert_eq!(
+        f.log(&["list", "--format", "csv", "--columns", "task,state,reason,fingerprint"]).success(),
+        format!(
+            "task,state,reason,fingerprint\n\
+             prep,succeeded,,{ones}\n\
+             score[10],succeeded,,{twos}\n\
+             score[20],failed,exit code 3,\n\
+             score[30],cached,,{threes}\n\
+             report,cancelled,`score[20]` failed,\n"
+        )
+    );
+}

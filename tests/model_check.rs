@@ -41,9 +41,8 @@
 //! `FLOW_MODEL_CASES` sets the number of sequences (default 200),
 //! `FLOW_MODEL_SEED` the seed, `FLOW_MODEL_SKIP=stale,plan,dry` leaves
 //! checks (or features of the grammar, `workflows::Draw`) out to look past
-//! a known defect, and `FLOW_MODEL_DRAW=stdin,setup,append,skips,streams,why` switches
-//! on the rules and checks that find defects not fixed yet
-//! (`workflows::DEFAULT_OFF`). Failing cases are kept in
+//! a known defect, and `FLOW_MODEL_DRAW` switches on the rules and checks
+//! that find defects not fixed yet (`workflows::DEFAULT_OFF`, none now). Failing cases are kept in
 //! `tests/model_check.proptest-regressions` and replayed first.
 //! `coverage` holds the grammar to the keys of the schema and the options
 //! of `flow run`. `edits` draws the changes between runs, among them edits

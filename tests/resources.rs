@@ -163,7 +163,20 @@ command = "touch big.done"
         .env("CUDA_VISIBLE_DEVICES", "0")
         .args(["run"])
         .stderr_normalized(
-            "error: task `big` (workflow.toml:7:8) can never run here: needs 2 gpus, the largest worker has 1\n",
+            r#"flow::compile::impossible_resources
+
+  × task `big` can never run here: needs 2 gpus, the largest worker has 1
+   ╭─[workflow.toml:8:8]
+ 7 │ name = "big"
+ 8 │ gpus = 2
+   ·        ┬
+   ·        ╰── cannot fit on any worker
+ 9 │ command = "touch big.done"
+   ╰────
+  help: lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus,
+        --memory, --resource)
+error: 1 problem in workflow.toml
+"#,
         );
     t.invalid();
     assert!(!t.path().join("big.done").exists());

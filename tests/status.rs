@@ -1,5 +1,5 @@
 //! `flow status` and `flow runs` on runs whose files were damaged after
-//! the run (issue 18).
+//! the run (issue 18), and the counts every view of a run gives (issue 27).
 
 use std::path::{Path, PathBuf};
 
@@ -177,4 +177,59 @@ command = "true"
     assert_eq!(t.success_with(&["log", "list", "--columns", "task,state"]).lines().count(), 1 + 4);
     let log_summary = t.success_with(&["log", "summary"]);
     assert_eq!(log_summary.lines().nth(1), Some("tasks: 4 instances with records: 2 succeeded, 1 failed, 1 skipped"));
+}
+
+/// Issue 27: one count everywhere. A run with a dynamic stage cancelled as
+/// one (its writer failed), a task a false `when` dropped, and an instance
+/// skipped by its own `when`: `summary.json`, `flow status`, `flow runs`,
+/// `flow log summary` and `flow report` give the same counts.
+#[test]
+fn every_view_counts_a_cancelled_dynamic_stage_alike() {
+    let t = Test::new().workflow(
+        r#"
+[[tasks]]
+name = "score"
+range = "1-3"
+command = "echo {{ index }} > score.{{ index }}"
+outputs = ["score.{{ index }}"]
+
+[[tasks]]
+name = "select"
+command = "cat score.* > hits.txt; exit 3"
+inputs = ["score.*"]
+outputs = ["hits.txt"]
+
+[[tasks]]
+name = "refine"
+each_line = "hits.txt"
+command = "true"
+
+[[tasks]]
+name = "dropped"
+when = "{{ false }}"
+command = "true"
+
+[[tasks]]
+name = "some"
+range = "1-3"
+when = "{{ index > 1 }}"
+command = "true"
+"#,
+    );
+    assert_eq!(t.run_with(&["run"]).code, 1);
+    let expected = serde_json::json!({
+        "total": 7, "succeeded": 5, "cached": 0, "failed": 1, "cancelled": 0, "running": 0, "queued": 0, "skipped": 1
+    });
+    let counts = |args: &[&str]| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(&t.success_with(args)).expect("JSON");
+        v["counts"].clone()
+    };
+    assert_eq!(counts(&["status", "--json"]), expected);
+    assert_eq!(counts(&["log", "summary", "--json"]), expected);
+    assert_eq!(counts(&["report", "--json"]), expected);
+    let runs: serde_json::Value = serde_json::from_str(&t.success_with(&["runs", "--json"])).expect("JSON");
+    assert_eq!(runs["runs"][0]["counts"], expected);
+    let summary = crate::run::last_summary(t.path());
+    let of_summary = ["total", "succeeded", "failed", "cancelled", "skipped"].map(|k| summary[k].clone());
+    assert_eq!(of_summary, [7, 5, 1, 0, 1].map(serde_json::Value::from), "{summary}");
 }

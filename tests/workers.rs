@@ -170,11 +170,10 @@ fn a_multi_node_task_gets_every_host() {
     }
 }
 
-/// Relays TCP connections from a new port on localhost to `target` (as an
-/// SSH tunnel or a gateway would); returns the new port.
-fn forward(target: std::net::SocketAddr) -> u16 {
-    use std::net::{TcpListener, TcpStream};
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+/// Relays the TCP connections `listener` accepts to `target` (as an SSH
+/// tunnel or a gateway would); returns the port it listens on.
+fn forward(listener: std::net::TcpListener, target: std::net::SocketAddr) -> u16 {
+    use std::net::TcpStream;
     let port = listener.local_addr().expect("addr").port();
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
@@ -198,7 +197,8 @@ fn a_worker_reaching_the_run_through_a_second_port_joins_while_it_runs() {
     // The run starts with nobody to run its tasks, then a worker joins through a relay.
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);
     let file: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&access).unwrap()).unwrap();
-    let port = forward(file["address"].as_str().and_then(|a| a.parse().ok()).expect("a 127.0.0.1 address"));
+    let target = file["address"].as_str().and_then(|a| a.parse().ok()).expect("a 127.0.0.1 address");
+    let port = forward(std::net::TcpListener::bind("127.0.0.1:0").expect("bind"), target);
     let connect = format!("127.0.0.1:{port}");
     let mut worker = start_worker(&t, &access, &["--cpus", "1", "--connect", &connect], "worker.stderr");
     assert_eq!(finish(&t, &mut run, Duration::from_secs(30)), 0, "{}", read(&t, "run.stderr"));
@@ -350,19 +350,16 @@ fn flow_workers_counts_the_tasks_running_now() {
     assert!(after.lines().nth(2).is_some_and(|l| l.trim_end().ends_with(" 0")), "{after}");
 }
 
-/// A worker turned away while a flood of connections fills the
-/// coordinator's handshake slots tries again and joins. Before, it exited
-/// 2, and a run with `--no-local-worker` then waited forever with 0 of 60
-/// tasks run.
+/// Issue 28: silent connections wait in the coordinator's lobby and hold
+/// no handshake slot, so a worker is not turned away by 200 of them (it
+/// used to be: they filled the 64 slots).
 #[test]
-fn a_worker_turned_away_during_a_flood_tries_again_and_joins() {
+fn a_worker_joins_past_silent_connections_without_trying_again() {
     let t = Test::new()
         .workflow("[[tasks]]\nname = \"work\"\nrange = \"1-60\"\ncommand = \"echo {{ index }} >> done.txt\"\n");
     let (mut run, access) = start_run(&t, &["--no-local-worker"]);
     let address: std::net::SocketAddr =
         flow_engine::net::AccessFile::read(&access).expect("access file").address.parse().unwrap();
-    // More silent connections than may authenticate at once: the coordinator
-    // holds them for its handshake timeout and hangs up on the others.
     let held: Vec<_> = (0..200)
         .filter_map(|_| std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)).ok())
         .collect();
@@ -371,10 +368,31 @@ fn a_worker_turned_away_during_a_flood_tries_again_and_joins() {
     drop(held);
     assert_eq!(lines(&t, "done.txt").len(), 60, "every instance ran once");
     assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()), "the worker left");
+    assert_eq!(read(&t, "worker.stderr"), "worker left: the run ended\n");
+}
+
+/// A worker that cannot join yet (nothing listens at its address) tries
+/// again, says so once, and joins when it can. Before, a worker turned
+/// away exited 2, and a run with `--no-local-worker` then waited forever.
+#[test]
+fn a_worker_that_cannot_join_yet_tries_again_and_joins() {
+    let t = Test::new()
+        .workflow("[[tasks]]\nname = \"work\"\nrange = \"1-60\"\ncommand = \"echo {{ index }} >> done.txt\"\n");
+    let (mut run, access) = start_run(&t, &["--no-local-worker"]);
+    let target = flow_engine::net::AccessFile::read(&access).expect("access file").address.parse().unwrap();
+    // A port nothing listens on, until the relay below does.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+    let connect = format!("127.0.0.1:{port}");
+    let mut worker = start_worker(&t, &access, &["--cpus", "2", "--connect", &connect], "worker.stderr");
+    assert!(wait_for(Duration::from_secs(10), || read(&t, "worker.stderr").contains("trying again")));
+    forward(std::net::TcpListener::bind(&connect).expect("bind the worker's port"), target);
+    assert_eq!(finish(&t, &mut run, Duration::from_secs(60)), 0, "{}", read(&t, "run.stderr"));
+    assert_eq!(lines(&t, "done.txt").len(), 60, "every instance ran once");
+    assert!(wait_child(&mut worker, Duration::from_secs(10)).is_some_and(|s| s.success()), "the worker left");
     let stderr = read(&t, "worker.stderr");
     let retried: Vec<_> = stderr.lines().filter(|l| l.contains("trying again for up to")).collect();
     assert_eq!(retried.len(), 1, "it says once that it tries again:\n{stderr}");
-    assert!(retried[0].starts_with(&format!("worker: cannot join {address}: ")), "{stderr}");
+    assert!(retried[0].starts_with(&format!("worker: cannot join {connect}: ")), "{stderr}");
 }
 
 /// `flow worker --dry-exec` is a real worker over real TCP that completes
@@ -394,6 +412,26 @@ fn zero_execution_workers_complete_a_dry_run_without_running_anything() {
     assert_eq!(joined, 4, "{}", read(&t, "run.stderr"));
     let status: serde_json::Value = serde_json::from_str(&t.success_with(&["status", "--json"])).expect("JSON");
     assert_eq!((&status["dry_exec"], &status["counts"]["succeeded"]), (&true.into(), &500.into()), "{status}");
+}
+
+/// A zero-execution worker starts no process, so it starts no guard
+/// either, unlike a real one: with many of them on one machine, each would
+/// double the processes started (issue 28).
+#[test]
+fn a_zero_execution_worker_starts_no_guard() {
+    for (flags, guarded) in [(&["--dry-exec"][..], false), (&[][..], true)] {
+        // A task no worker of 2 CPUs fits: the run waits, the worker stays.
+        let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncpus = 4\ncommand = \"true\"\n");
+        let (mut run, access) = start_run(&t, &[flags, &["--no-local-worker"]].concat());
+        let mut worker = start_worker(&t, &access, &[flags, &["--cpus", "2"]].concat(), "worker.stderr");
+        let joined = wait_for(Duration::from_secs(10), || read(&t, "run.stderr").contains("+ worker 0 joined"));
+        let guard = crate::support::process::guard_of(worker.id());
+        crate::support::process::signal(run.id(), "-INT");
+        wait_child(&mut run, Duration::from_secs(10)).expect("the run stops");
+        wait_child(&mut worker, Duration::from_secs(10)).expect("the worker leaves");
+        assert!(joined, "{}", read(&t, "run.stderr"));
+        assert_eq!(guard.is_some(), guarded, "{flags:?}");
+    }
 }
 
 /// A zero-execution worker may not join a real run, nor a real worker a
@@ -418,4 +456,18 @@ fn a_worker_of_the_other_kind_is_refused() {
         assert_eq!(read(&t, "worker.stderr"), format!("worker left: the run refused it: {reason}\n"));
         assert!(read(&t, "run.stderr").contains(reason), "{}", read(&t, "run.stderr"));
     }
+}
+
+/// Issue 29: `flow workers` showed a worker's 1.5 GiB as "1 GiB", one
+/// column right of its header.
+#[test]
+fn flow_workers_shows_memory_to_the_fraction_under_its_header() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ncommand = \"true\"\n");
+    t.success_with(&["run", "--cpus", "1", "--memory", "1.5GiB"]);
+    let shown = t.success_with(&["workers"]);
+    let (header, row) = (shown.lines().nth(1).unwrap_or_default(), shown.lines().nth(2).unwrap_or_default());
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(fields[fields.len().saturating_sub(5)..], ["1", "0", "1.5", "GiB", "0"], "{shown}");
+    let end = |line: &str, word: &str| line.find(word).map(|at| at + word.len());
+    assert_eq!(end(header, "MEMORY"), end(row, "GiB"), "{shown}");
 }

@@ -11,7 +11,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use flow_engine::bench::{Allocation, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerShape};
+use flow_engine::bench::{
+    Allocation, CancelReason, Core, CoreOptions, Out, TaskResult, TaskState, WorkerId, WorkerShape,
+};
 use flow_engine::ir::{
     Domain, Edge, EdgeKind, EdgeOn, EdgeOrigin, Expansion, Graph, Group, GroupId, TaskId, TaskTemplate,
 };
@@ -30,6 +32,9 @@ impl Out for Sink {
 
     fn state(&mut self, task: TaskId, state: TaskState) {
         black_box((task, state));
+    }
+    fn cancelled_rest(&mut self, group: GroupId, count: u64, reason: CancelReason) {
+        black_box((group, count, reason));
     }
 }
 

@@ -34,5 +34,7 @@ pub mod units;
 #[doc(hidden)]
 pub mod bench {
     pub use crate::resources::WorkerShape;
-    pub use crate::runtime::core::{Allocation, Core, CoreOptions, Out, StateCounts, TaskResult, TaskState, WorkerId};
+    pub use crate::runtime::core::{
+        Allocation, CancelReason, Core, CoreOptions, Out, StateCounts, TaskResult, TaskState, WorkerId,
+    };
 }

@@ -179,6 +179,9 @@ pub enum DurationStyle {
     Whole,
     /// `0.25s`, `3m05s`, `2h07m`: hundredths under a minute, for log tables.
     Hundredths,
+    /// `0.3s`, `12.4s`, `3m05s`, `2h07m`: tenths under a minute, for how
+    /// long a run or an allocation took.
+    Tenths,
     /// `850 µs`, `12 ms`, `3.4 s`, `5m 02s`, `2h 05m`: for the report's
     /// spans, with a space before each unit.
     Spaced,
@@ -195,6 +198,7 @@ pub fn duration(us: u64, style: DurationStyle) -> String {
         (DurationStyle::Exact, _) => exact(s),
         (DurationStyle::Whole, 0..60) => format!("{s}s"),
         (DurationStyle::Hundredths, 0..60) => format!("{:.2}s", us as f64 / 1e6),
+        (DurationStyle::Tenths, 0..60) => format!("{:.1}s", us as f64 / 1e6),
         (DurationStyle::Spaced, 0..60) => match us {
             0..1_000 => format!("{us} µs"),
             1_000..1_000_000 => format!("{} ms", us / 1_000),
@@ -338,15 +342,21 @@ mod tests {
     fn durations_read_naturally() {
         let sec = 1_000_000;
         let cases = [
-            (5 * sec, ["5s", "5.00s", "5.0 s", "5s"]),
-            (250_000, ["0s", "0.25s", "250 ms", "0s"]),
-            (850, ["0s", "0.00s", "850 µs", "0s"]),
-            (90 * sec, ["1m30s", "1m30s", "1m 30s", "1m30s"]),
-            (185 * sec, ["3m05s", "3m05s", "3m 05s", "3m5s"]),
-            (7_620 * sec, ["2h07m", "2h07m", "2h 07m", "2h7m"]),
-            (3_605 * sec, ["1h00m", "1h00m", "1h 00m", "1h5s"]),
+            (5 * sec, ["5s", "5.00s", "5.0s", "5.0 s", "5s"]),
+            (250_000, ["0s", "0.25s", "0.2s", "250 ms", "0s"]),
+            (850, ["0s", "0.00s", "0.0s", "850 µs", "0s"]),
+            (90 * sec, ["1m30s", "1m30s", "1m30s", "1m 30s", "1m30s"]),
+            (185 * sec, ["3m05s", "3m05s", "3m05s", "3m 05s", "3m5s"]),
+            (7_620 * sec, ["2h07m", "2h07m", "2h07m", "2h 07m", "2h7m"]),
+            (3_605 * sec, ["1h00m", "1h00m", "1h00m", "1h 00m", "1h5s"]),
         ];
-        let styles = [DurationStyle::Whole, DurationStyle::Hundredths, DurationStyle::Spaced, DurationStyle::Exact];
+        let styles = [
+            DurationStyle::Whole,
+            DurationStyle::Hundredths,
+            DurationStyle::Tenths,
+            DurationStyle::Spaced,
+            DurationStyle::Exact,
+        ];
         for (us, texts) in cases {
             for (style, text) in styles.iter().zip(texts) {
                 assert_eq!(duration(us, *style), text, "{us} µs as {style:?}");

@@ -24,6 +24,9 @@ pub enum Severity {
     Error,
     /// Worth knowing; the workflow is valid.
     Note,
+    /// The workflow is valid, but `flow run` would refuse it as things
+    /// are (an image the container engine does not have).
+    Warning,
 }
 
 /// One problem or note of `flow check --json`.

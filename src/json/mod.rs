@@ -39,7 +39,7 @@ pub use attempt_usage::AttemptUsage;
 pub use check_report::{CheckDiagnostic, CheckReport, Severity};
 pub use clean_report::{CleanReport, CleanedRun, KeptWhy};
 pub use explained::Explained;
-pub use flow_engine::explain::State;
+pub use flow_engine::log::State;
 pub use micros::micros;
 pub use output_line::{OutputChunk, OutputLine};
 pub use report_written::ReportWritten;

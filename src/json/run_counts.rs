@@ -1,7 +1,7 @@
 //! [`Counts`]: how many instances of a run stand where.
 
 use flow_engine::ir::Graph;
-use flow_engine::log::{JournalStatus, Latest};
+use flow_engine::log::Latest;
 use flow_engine::runtime::Summary;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -68,29 +68,15 @@ impl Counts {
             skipped: c.skipped,
             running: c.running + c.lost,
             queued: c.waiting,
-            ..Counts::default()
+            retrying: c.retrying,
+            ignored: c.ignored,
         }
     }
 
-    /// The counts of the instances of `graph` whose last attempts `latest` holds.
+    /// The counts of the instances of `graph` whose last attempts `latest`
+    /// holds, counted as the report counts them.
     pub fn of_latest(graph: &Graph, latest: &Latest) -> Self {
-        let mut counts = Counts { total: graph.instance_count(), ..Counts::default() };
-        let ignores = |group: usize| graph.groups.get(group).is_some_and(|g| g.continue_on_failure);
-        for last in latest.iter() {
-            match last.status {
-                JournalStatus::Succeeded => counts.succeeded += 1,
-                JournalStatus::Cached => counts.cached += 1,
-                JournalStatus::Failed if last.retrying => counts.retrying += 1,
-                JournalStatus::Failed => {
-                    counts.failed += 1;
-                    counts.ignored += u64::from(ignores(last.task.group.index()));
-                }
-                JournalStatus::Cancelled => counts.cancelled += 1,
-                JournalStatus::Skipped => counts.skipped += 1,
-                JournalStatus::Running | JournalStatus::Lost => counts.running += 1,
-            }
-        }
-        counts.with_queued()
+        Self::of_report(&flow_engine::report::Counts::sum(&flow_engine::report::Counts::per_group(graph, latest)))
     }
 
     /// Instances that ended, however they ended.

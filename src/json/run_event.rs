@@ -78,6 +78,17 @@ pub enum RunEvent<'a> {
         /// Why.
         reason: &'a str,
     },
+    /// The instances of a task that never started were cancelled together:
+    /// the run was stopped (Ctrl-C, `--max-fails`). One event for all of
+    /// them, where each instance that ran has its own `task_cancelled`.
+    RestCancelled {
+        /// The task's name.
+        task: &'a str,
+        /// How many instances.
+        count: u64,
+        /// Why: `interrupted`, `--max-fails reached`.
+        reason: &'a str,
+    },
     /// A task known only at run time got its instances.
     Expanded {
         /// The task's name.
@@ -238,6 +249,9 @@ impl<'a> RunEvent<'a> {
             }
             Event::TaskCancelled { task, label, reason } => {
                 RunEvent::TaskCancelled { task: task_ref(graph, *task, label), reason }
+            }
+            Event::RestCancelled { name, count, reason, .. } => {
+                RunEvent::RestCancelled { task: name, count: *count, reason }
             }
             Event::TaskSkipped { task, label, reason, location } => RunEvent::TaskFinished {
                 task: task_ref(graph, *task, label),

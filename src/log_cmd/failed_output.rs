@@ -8,7 +8,9 @@ use std::io::{self, Write};
 use flow_engine::ir::TaskId;
 use flow_engine::log::JournalEntry;
 
-use super::{Run, StreamChoice, warn};
+use flow_engine::log::OutputStream;
+
+use super::run::{Run, warn};
 
 /// One attempt: how it ended (`None` when the journal has no record of it),
 /// and where its output records start, by time.
@@ -20,7 +22,7 @@ pub(super) fn write(
     run: &Run,
     out: &mut impl Write,
     wanted: impl Fn(TaskId) -> bool,
-    stream: StreamChoice,
+    stream: impl Fn(OutputStream) -> bool,
 ) -> io::Result<()> {
     let (index, health) = run.view.attempt_index()?;
     warn("journal", &health);
@@ -32,7 +34,7 @@ pub(super) fn write(
         Ok::<_, io::Error>(())
     })?;
     run.each_record(|r, offset| {
-        if stream.matches(r.stream) && wanted(r.task) {
+        if stream(r.stream) && wanted(r.task) {
             attempts.entry((r.task, r.attempt)).or_default().1.push((r.time_us, offset));
         }
         Ok(())

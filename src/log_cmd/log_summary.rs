@@ -12,8 +12,9 @@ use flow_engine::ir::{GroupId, TaskId};
 use flow_engine::log::{JournalEvent, Latest, OutputStream};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
-use super::{Run, table};
+use super::run::Run;
 use crate::json::{Counts, OutputSizes, RunSummary, Slow, Spread, TaskUse};
+use crate::table::Table;
 
 /// Instances listed as the slowest.
 const SLOWEST: usize = 5;
@@ -124,7 +125,7 @@ impl RunSummary {
                 let times = [t.total_us, t.mean_us, t.max_us].map(|us| duration(us, DurationStyle::Hundredths));
                 rows.push([vec![t.task.clone(), t.timed.to_string()], times.to_vec()].concat());
             }
-            write!(out, "\ndurations:\n{}", indent(&table(&rows)))?;
+            write!(out, "\ndurations:\n{}", Table::new().indent("  ").render(&rows))?;
         }
         let measured: Vec<&TaskUse> =
             self.tasks.iter().filter(|t| t.measured > 0 || t.queue_wait_us.is_some()).collect();
@@ -144,7 +145,7 @@ impl RunSummary {
                     spread(t.queue_wait_us, |us| duration(us, DurationStyle::Hundredths)),
                 ]);
             }
-            write!(out, "\nper attempt (median / max):\n{}", indent(&table(&rows)))?;
+            write!(out, "\nper attempt (median / max):\n{}", Table::new().indent("  ").render(&rows))?;
         }
         if !self.slowest.is_empty() {
             let rows: Vec<_> = self
@@ -152,14 +153,10 @@ impl RunSummary {
                 .iter()
                 .map(|s| vec![s.task.label.clone(), duration(s.duration_us, DurationStyle::Hundredths)])
                 .collect();
-            write!(out, "\nslowest:\n{}", indent(&table(&rows)))?;
+            write!(out, "\nslowest:\n{}", Table::new().indent("  ").render(&rows))?;
         }
         Ok(())
     }
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 #[cfg(test)]

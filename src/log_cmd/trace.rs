@@ -10,8 +10,8 @@ use flow_engine::ir::Resources;
 use flow_engine::log::{JournalEntry, ProcessUsage};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
-use super::table_row;
-use crate::json::{self, AttemptRecord, State, TaskRef, WorkerRef};
+use super::table_writer::{FIRST_ROWS, TableWriter};
+use crate::json::{self, AttemptRecord, TaskRef, WorkerRef};
 
 /// A column of `flow log list --columns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -196,18 +196,25 @@ impl Attempt<'_> {
         e.metrics.as_ref().map(|m| m.usage.ended_us).or(e.ended_us)
     }
 
-    /// The cell of `column`: for people in a table, else plain numbers.
-    pub fn cell(&self, column: Column, format: Format) -> String {
+    /// The cells of `columns`: for people in a table, else plain numbers.
+    pub fn cells(&self, columns: &[Column], format: Format) -> Vec<String> {
+        let record = self.record();
+        columns.iter().map(|&c| self.cell(&record, c, format)).collect()
+    }
+
+    /// The cell of `column`, from `r`, this attempt's [`Attempt::record`].
+    fn cell(&self, r: &AttemptRecord, column: Column, format: Format) -> String {
         let human = format == Format::Table;
-        let r = self.record();
         let time = |us: Option<u64>| us.map(|us| utc(us, UtcStyle::Rfc3339));
         let span =
             |us: Option<u64>| us.map(|us| if human { duration(us, DurationStyle::Hundredths) } else { us.to_string() });
         let size = |n: Option<u64>| n.map(|n| if human { bytes(n, BytesStyle::Tenths) } else { n.to_string() });
-        let ids = |ids: Option<Vec<u32>>| ids.map(|ids| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+        let ids = |ids: &Option<Vec<u32>>| {
+            ids.as_ref().map(|ids| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+        };
         let value = match column {
-            Column::Task => Some(r.task.label),
-            Column::Name => Some(r.task.task),
+            Column::Task => Some(r.task.label.clone()),
+            Column::Name => Some(r.task.task.clone()),
             Column::Index => Some(r.task.index.to_string()),
             Column::Attempt => self.entry.map(|_| r.attempt.to_string()),
             Column::State => self.entry.map(|e| match (human, e.retry_at_us, self.ignored) {
@@ -230,15 +237,15 @@ impl Attempt<'_> {
             Column::Rss => size(r.rss_bytes),
             Column::Worker => r.worker.as_ref().map(|w| w.id.to_string()),
             Column::Host => r.worker.as_ref().and_then(|w| w.host.clone()),
-            Column::Allocation => r.worker.and_then(|w| w.allocation),
+            Column::Allocation => r.worker.as_ref().and_then(|w| w.allocation.clone()),
             Column::Variant => r.variant.map(|v| v.to_string()),
-            Column::Cpus => ids(r.cpu_ids),
-            Column::Gpus => ids(r.gpu_ids),
+            Column::Cpus => ids(&r.cpu_ids),
+            Column::Gpus => ids(&r.gpu_ids),
             Column::Stdout => size(Some(r.stdout_bytes)),
             Column::Stderr => size(Some(r.stderr_bytes)),
-            Column::Reason => r.reason,
+            Column::Reason => r.reason.clone(),
             Column::RetryAt => time(r.retry_at_us),
-            Column::Fingerprint => r.fingerprint.map(|f| if human { f[..12].to_owned() } else { f }),
+            Column::Fingerprint => r.fingerprint.as_ref().map(|f| if human { f[..12].to_owned() } else { f.clone() }),
             Column::Pcpu => r.cpu_percent.map(|p| format!("{p:.1}")),
             Column::ReqCpus => r.requested_cpus.map(|n| n.to_string()),
             Column::ReqGpus => r.requested_gpus.map(|n| n.to_string()),
@@ -263,7 +270,7 @@ impl Attempt<'_> {
         AttemptRecord {
             task: self.task.clone(),
             attempt: self.attempt,
-            state: e.map(|e| State::from(e.status)),
+            state: e.map(|e| e.status),
             exit_code: e.and_then(|e| e.exit_code),
             signal: e.and_then(|e| e.signal),
             started_us: self.start_us(),
@@ -287,7 +294,7 @@ impl Attempt<'_> {
             ignored: self.ignored,
             stdout_bytes: self.sizes[0],
             stderr_bytes: self.sizes[1],
-            fingerprint: e.and_then(|e| e.fingerprint).map(|f| f.iter().map(|b| format!("{b:02x}")).collect()),
+            fingerprint: e.and_then(|e| e.fingerprint).map(|f| hex(&f)),
             cpu_percent: m.and_then(|m| cpu_percent(&m.usage)),
             requested_cpus: self.requested.map(|r| r.cpus.as_f64()),
             requested_gpus: self.requested.map(|r| r.gpus.as_f64()),
@@ -304,6 +311,12 @@ impl Attempt<'_> {
     }
 }
 
+/// `bytes` as lowercase hexadecimal digits.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]).map(char::from).collect()
+}
+
 /// CPU time over wall time in percent, to a tenth; `None` for no wall time.
 fn cpu_percent(usage: &ProcessUsage) -> Option<f64> {
     let cpu = (usage.user_us + usage.system_us) as f64;
@@ -311,12 +324,12 @@ fn cpu_percent(usage: &ProcessUsage) -> Option<f64> {
 }
 
 /// Writes the attempts `rows` passes on, as `format` in `columns` (their
-/// defaults when empty), or as NDJSON records when `format` is `None`,
-/// holding none of them: `rows` is called once, or twice for a table (its
-/// widths first).
+/// defaults when empty), or as NDJSON records when `format` is `None`, as
+/// they come: a table holds only its first rows, for its column widths
+/// ([`TableWriter`]).
 pub fn render(
     out: &mut impl Write,
-    rows: impl Fn(&mut dyn FnMut(&Attempt<'_>) -> io::Result<()>) -> io::Result<()>,
+    rows: impl FnOnce(&mut dyn FnMut(&Attempt<'_>) -> io::Result<()>) -> io::Result<()>,
     columns: &[Column],
     format: Option<Format>,
 ) -> io::Result<()> {
@@ -325,22 +338,15 @@ pub fn render(
     };
     let columns = if columns.is_empty() { format.default_columns() } else { columns.to_vec() };
     let header = format.header(&columns);
-    let cells = |a: &Attempt<'_>| columns.iter().map(|&c| a.cell(c, format)).collect::<Vec<_>>();
     match format {
         Format::Table => {
-            let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-            rows(&mut |a| {
-                for (w, cell) in widths.iter_mut().zip(cells(a)) {
-                    *w = (*w).max(cell.chars().count());
-                }
-                Ok(())
-            })?;
-            out.write_all(table_row(&header, &widths).as_bytes())?;
-            rows(&mut |a| out.write_all(table_row(&cells(a), &widths).as_bytes()))
+            let mut table = TableWriter::new(out, header, FIRST_ROWS);
+            rows(&mut |a| table.push(a.cells(&columns, format)))?;
+            table.finish()
         }
         Format::Tsv | Format::Csv => {
             writeln!(out, "{}", format.line(&header))?;
-            rows(&mut |a| writeln!(out, "{}", format.line(&cells(a))))
+            rows(&mut |a| writeln!(out, "{}", format.line(&a.cells(&columns, format))))
         }
     }
 }
@@ -348,14 +354,14 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use flow_engine::ir::Amount;
-    use flow_engine::log::{AttemptMetrics, IoBytes, JournalStatus};
+    use flow_engine::log::{AttemptMetrics, IoBytes, State};
 
     use super::*;
 
     /// 2023-11-14T22:13:20Z, in µs.
     const T0: u64 = 1_700_000_000_000_000;
 
-    fn entry(attempt: u32, status: JournalStatus, seconds: u64, measured: bool) -> JournalEntry {
+    fn entry(attempt: u32, status: State, seconds: u64, measured: bool) -> JournalEntry {
         let usage = ProcessUsage {
             started_us: T0,
             ended_us: T0 + seconds * 1_000_000,
@@ -367,7 +373,7 @@ mod tests {
             io: Some(IoBytes { read_bytes: 4096, write_bytes: 20 << 20, rchar: 1 << 20, wchar: 21 << 20 }),
         };
         let metrics = AttemptMetrics { usage, cpus: vec![0, 1], host: "node7".to_owned(), ..AttemptMetrics::default() };
-        let failed = status == JournalStatus::Failed;
+        let failed = status == State::Failed;
         JournalEntry {
             attempt,
             status,
@@ -377,12 +383,13 @@ mod tests {
             ended_us: Some(T0 + seconds * 1_000_000),
             exit_code: failed.then_some(3),
             signal: None,
-            fingerprint: (status == JournalStatus::Succeeded).then_some([0xab; 32]),
+            fingerprint: (status == State::Succeeded).then_some([0xab; 32]),
             reason: failed.then(|| "exit code 3".to_owned()),
             wrote: None,
             metrics: measured.then(|| Box::new(metrics)),
             retry_at_us: None,
             untrusted: None,
+            reads: None,
         }
     }
 
@@ -420,9 +427,9 @@ mod tests {
 
     fn rendered(columns: &[Column], format: Option<Format>) -> String {
         let entries = [
-            entry(0, JournalStatus::Failed, 2, true),
-            entry(1, JournalStatus::Succeeded, 185, true),
-            entry(0, JournalStatus::Cached, 0, false),
+            entry(0, State::Failed, 2, true),
+            entry(1, State::Succeeded, 185, true),
+            entry(0, State::Cached, 0, false),
         ];
         let mut out = Vec::new();
         let asked =

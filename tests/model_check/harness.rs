@@ -183,11 +183,8 @@ impl Model {
 }
 
 /// Which checks to make; `FLOW_MODEL_SKIP` lists the ones to leave out
-/// (`stale`, `plan`, `dry`), to look past a known defect.
-/// `why` (the reasons of `flow plan --why` name the file an edit changed)
-/// is made only when `FLOW_MODEL_DRAW` names it: flow names a file
-/// modified since the last success, not one whose bytes changed, until
-/// it records what each input held.
+/// (`stale`, `plan`, `dry`, `why` — the reasons of `flow plan --why` name
+/// the file an edit changed), to look past a known defect.
 struct Checks {
     stale: bool,
     plan: bool,
@@ -197,16 +194,19 @@ struct Checks {
 
 impl Checks {
     fn from_env() -> Self {
-        let why = Draw::from_env().has("why") && !left_out("why");
+        let why = Draw::from_env().has("why");
         Self { stale: !left_out("stale"), plan: !left_out("plan"), dry: !left_out("dry"), why }
     }
 }
 
 /// The file whose bytes the edit `parts` changed, when it is the one
 /// thing that changed for task `a`: the cause `flow plan --why` must name
-/// for `a`'s instances that run because an input changed.
+/// for `a`'s instances that run because an input changed. Every source
+/// file is written again at each step: the others are touched.
 fn known_cause(shape: &Shape, parts: &[Edit], before: &Sources, now: &Sources) -> Option<&'static str> {
     match parts {
+        [Edit::Stdin(_)] if shape.stdin && before.stdin != now.stdin => Some("in/stdin.txt"),
+        [Edit::Setup(_)] if shape.setup && !shape.untracked && before.setup != now.setup => Some("env.sh"),
         [Edit::Common(_)] if shape.common && before.common != now.common => Some("in/common.txt"),
         [Edit::Script(false, _)] if shape.script.is_some() && !shape.cwd && before.script != now.script => Some("s.sh"),
         [Edit::Script(true, _)] if shape.script.is_some() && shape.cwd && before.sub_script != now.sub_script => {
@@ -373,8 +373,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(format!("{e}: {line}")))?;
                 let task = v["task"].as_str().unwrap_or_default();
                 // An input changed: the one the edit changed.
-                let input =
-                    |i: &&serde_json::Value| i["reason"] == "input_changed" || i["reason"] == "some_input_changed";
+                let reasons = ["input_changed", "stdin_changed", "some_input_changed"];
+                let input = |i: &&serde_json::Value| reasons.iter().any(|r| i["reason"] == *r);
                 if let Some(cause) = cause.filter(|_| task == "a")
                     && let Some(i) =
                         v["instances_run"].as_array().into_iter().flatten().filter(input).find(|i| i["detail"] != cause)
@@ -408,14 +408,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 } else if base_task(task) == "h" && !always {
                     !all.is_empty()
                 } else {
-                    // Behind a stage known only at run time the plan counts
-                    // what waits for it as would-run: a bound, as for a
-                    // failure (it does not yet foresee that the stage's
-                    // list is never written because its writer is skipped).
-                    let behind_dynamic = upstream(&tasks, base_task(task)).iter().any(|u| Shape::is_dynamic(u));
-                    !sure.is_subset(&exec)
-                        || !exec.is_subset(&all)
-                        || (!upstream_runs(task) && !behind_dynamic && all != exec)
+                    !sure.is_subset(&exec) || !exec.is_subset(&all) || (!upstream_runs(task) && all != exec)
                 };
                 if wrong || v["run"].as_u64() != Some(all.len() as u64) {
                     return Err(at(format!(

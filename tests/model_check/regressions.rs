@@ -379,3 +379,67 @@ outputs = ["a/{{ index }}.txt"]
     assert_eq!(read(&t, "nn/2.0.txt"), "x2\n");
     assert_eq!(run(&t, &[]), (0, 4));
 }
+
+/// Issue 26: every instance of `b` skipped by its per-instance `when`
+/// skips `c`, which writes the list `d` expands: `d` is never known, and
+/// the run skips it as a whole, and `e` after it. `flow plan --why`
+/// foresaw `d` waiting for `c` and `e` running after it.
+#[test]
+fn issue_26_a_stage_whose_list_writer_is_skipped_is_foreseen_skipped_as_a_whole() {
+    let t = Test::new()
+        .workflow(
+            r#"
+[vars]
+cut = 0
+
+[[tasks]]
+name = "a"
+each_chunk = { file = "list.txt", lines = 2 }
+command = "mkdir -p a && cat {{ chunk.path }} > a/{{ index }}.txt"
+outputs = ["a/{{ index }}.txt"]
+
+[[tasks]]
+name = "b"
+for_each = "a"
+when = "{{ index != vars.cut }}"
+command = "mkdir -p b && head -c 3 a/{{ index }}.txt > b/{{ index }}.txt"
+inputs = ["a/{{ index }}.txt"]
+outputs = ["b/{{ index }}.txt"]
+
+[[tasks]]
+name = "c"
+command = "cat /dev/null $(ls b/*.txt 2>/dev/null) > all.txt && { cut -c1-2 all.txt; echo zz; } > hits.txt"
+inputs = ["b/*.txt"]
+outputs = ["all.txt", "hits.txt"]
+
+[[tasks]]
+name = "d"
+each_line = "hits.txt"
+command = "mkdir -p r && echo {{ item }} > r/{{ index }}.txt"
+outputs = ["r/{{ index }}.txt"]
+
+[[tasks]]
+name = "e"
+command = "cat r/*.txt > final.txt"
+inputs = ["r/*.txt"]
+outputs = ["final.txt"]
+"#,
+        )
+        .file("list.txt", "alpha\nbeta\ngamma\n");
+    assert_eq!(run(&t, &[]), (7, 0));
+    // One chunk is left, whose `b` is skipped: `c` and what it feeds are skipped.
+    let t = t.file("list.txt", "beta\ngamma\n");
+    assert_eq!(run(&t, &[]), (1, 0));
+    assert!(!t.path().join("hits.txt").exists(), "moved aside as the output of a skipped instance");
+    assert_eq!(
+        t.success_with(&["plan", "--why", "--instances"]),
+        "a: 0 of 1 would run, 1 unchanged\n\
+         b: 0 of 1 would run, 0 unchanged, 1 skipped by a condition\n  \
+         b[0]: skipped: when `{{ index != vars.cut }}` was false (rendered `False`)\n\
+         c: 0 of 1 would run, 0 unchanged, 1 skipped by a condition\n  c: skipped: b[0] was skipped\n\
+         d: skipped as a whole, before its instances are known\n  d: skipped: c was skipped\n\
+         e: 0 of 1 would run, 0 unchanged, 1 skipped by a condition\n  e: skipped: d was skipped\n"
+    );
+    assert_eq!(run(&t, &[]), (0, 1));
+    assert!(!t.path().join("final.txt").exists());
+}

@@ -465,10 +465,10 @@ pub fn left_out(what: &str) -> bool {
 
 /// Features of the grammar, and checks, made only when `FLOW_MODEL_DRAW`
 /// names them: each finds a defect not fixed yet, and is switched on once
-/// the fix is in — the check `why` (`flow plan --why` names the file an
-/// edit changed, not one only touched). Switched on since: `stdin`,
-/// `setup`, `append`, `skips` and `streams`.
-pub const DEFAULT_OFF: [&str; 1] = ["why"];
+/// the fix is in. Switched on since: `stdin`, `setup`, `append`, `skips`,
+/// `streams` and the check `why` (`flow plan --why` names the file an
+/// edit changed, not one only touched).
+pub const DEFAULT_OFF: [&str; 0] = [];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,

@@ -62,6 +62,21 @@ pub fn spawn_flow_with(dir: &Path, args: &[&str], stderr: &str, env: &[(&str, &s
         .expect("start flow")
 }
 
+/// Starts `flow ARGS` in the test's directory without waiting; its stdout
+/// goes to the file `out` and its stderr to `out.stderr`.
+pub fn spawn_flow_out(t: &Test, args: &[&str], out: &str) -> Child {
+    let file = |name: &str| fs_err::File::create(t.path().join(name)).expect("an output file").into_parts().0;
+    Command::new(flow_bin())
+        .args(args)
+        .current_dir(t.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(file(out))
+        .stderr(file(&format!("{out}.stderr")))
+        .spawn()
+        .expect("start flow")
+}
+
 /// Waits up to `limit` for the child to exit.
 pub fn wait_child(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
     let start = Instant::now();

@@ -113,6 +113,7 @@ pub fn build(ctx: &mut Ctx, writers: &Writers, r: &Resolved, g: usize) -> Option
         max_fails,
         continue_on_failure: spec.continue_on_failure.as_ref().is_some_and(|b| b.value),
         implicit_inputs: spec.implicit_inputs.as_ref().is_none_or(|b| b.value),
+        keys: requests::key_spans(spec),
     };
     Some(Draft { group, scope, for_each: spec.for_each.clone(), waits_for })
 }

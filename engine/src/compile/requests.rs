@@ -7,8 +7,8 @@ use std::ops::Range;
 use super::ctx::Ctx;
 use super::value_error::ValueError;
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{Amount, Resources};
-use crate::resources::{LARGEST, Shortfall, Unfit, no_variant_fits};
+use crate::ir::{Amount, KeySpans, Resources};
+use crate::resources::{Holder, LARGEST, Shortfall, Unfit, no_variant_fits};
 use crate::spec::{Quantity, Sp, TaskSpec};
 use crate::units::{mib_to_bytes, parse_duration, parse_size};
 
@@ -79,7 +79,7 @@ fn requests(ctx: &mut Ctx, spec: &TaskSpec, task_span: &Range<usize>, attempt: u
     };
     let Some(variants) = &spec.variants else {
         let r = request(ctx, &own, attempt)?;
-        check_fits(ctx, std::slice::from_ref(&r), task_span, Some(&own), attempt);
+        check_fits(ctx, std::slice::from_ref(&r), task_span, Some(&key_spans(spec)), attempt);
         return Some(vec![r]);
     };
     if variants.value.is_empty() {
@@ -192,7 +192,7 @@ pub fn duration(ctx: &mut Ctx, q: &Sp<Quantity>, key: &str, attempt: Option<u32>
 /// problem names its attempt. A single request that is short of one
 /// resource is pointed at that resource's key (`memory = …`), else at
 /// `span`.
-fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, keys: Option<&Request>, attempt: u32) {
+fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, keys: Option<&KeySpans>, attempt: u32) {
     let Some(worker) = &ctx.options().worker else { return };
     let shortfalls: Option<Vec<Shortfall>> = variants.iter().map(|v| worker.shortfall(v)).collect();
     let Some(shortfalls) = shortfalls.filter(|s| !s.is_empty()) else { return };
@@ -201,22 +201,34 @@ fn check_fits(ctx: &mut Ctx, variants: &[Resources], span: &Range<usize>, keys: 
         all => no_variant_fits(all, LARGEST),
     };
     let key = match (shortfalls.as_slice(), keys) {
-        ([only], Some(keys)) => match only {
-            Shortfall::Cpus { .. } => keys.cpus.map(|q| q.span.clone()),
-            Shortfall::Gpus { .. } => keys.gpus.map(|q| q.span.clone()),
-            Shortfall::Memory { .. } => keys.memory.map(|q| q.span.clone()),
-            Shortfall::Custom { name, .. } => keys.resources.and_then(|r| r.value.get(name)).map(|q| q.span.clone()),
-            Shortfall::Combination => None,
-        },
+        ([only], Some(keys)) => only.key(keys),
         _ => None,
     };
-    let span = key.as_ref().unwrap_or(span);
+    let span = key.unwrap_or(span);
     let message = if attempt > 0 { format!("attempt {attempt}: {message}") } else { message };
+    let why = Unfit::Short { shortfalls, holder: Holder::Largest };
     ctx.report(
-        Diagnostic::new(Code::CompileImpossibleResources, message)
-            .at(span.clone(), "cannot fit on any worker")
-            .help("lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"),
+        Diagnostic::new(Code::CompileImpossibleResources, message).at(span.clone(), why.label()).help(why.help()),
     );
+}
+
+/// Where the task's own resource and container keys are written
+/// ([`KeySpans`]); a task with `variants` has only `nodes` and `container` there.
+pub fn key_spans(spec: &TaskSpec) -> KeySpans {
+    let span = |q: &Option<Sp<Quantity>>| q.as_ref().map(|q| q.span.clone());
+    let (nodes, container) = (span(&spec.nodes), spec.container.as_ref().map(|c| c.span.clone()));
+    if spec.variants.is_some() {
+        return KeySpans { nodes, container, ..KeySpans::default() };
+    }
+    let resources = spec.resources.as_ref().map(|r| r.value.iter().map(|(k, q)| (k.clone(), q.span.clone())));
+    KeySpans {
+        cpus: span(&spec.cpus),
+        gpus: span(&spec.gpus),
+        memory: span(&spec.memory),
+        resources: resources.into_iter().flatten().collect(),
+        nodes,
+        container,
+    }
 }
 
 /// Reports a task whose `nodes` asks for more workers than the one the
@@ -231,7 +243,7 @@ pub fn check_nodes(ctx: &mut Ctx, variants: &[Resources], nodes: Option<u64>, ke
     let why = Unfit::TooFewWorkers { needs, fitting: 1, workers: 1 };
     ctx.report(
         Diagnostic::new(Code::CompileImpossibleResources, format!("the task {why}"))
-            .at(key.span.clone(), "more workers than there are")
-            .help("lower `nodes`, or run it where more workers join (--listen, or --profile for a cluster queue)"),
+            .at(key.span.clone(), why.label())
+            .help(why.help()),
     );
 }

@@ -134,6 +134,9 @@ codes! {
     /// `flow check` note: which container engine runs the workflow's
     /// images, and where that choice comes from.
     CheckContainers = "flow::check::containers",
+    /// `flow check` and `flow plan` warning: an image the container engine
+    /// does not have (or cannot run); `flow run` refuses it until it does.
+    CheckMissingImage = "flow::check::missing_image",
     /// A profile that the profiles file does not have.
     ProfileUnknown = "flow::profile::unknown",
     /// A value in a profile that is not valid.

@@ -14,14 +14,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use crate::ir::{GroupId, Resources, TaskId, Upstream};
-use crate::log::{JournalEntry, JournalStatus};
+use crate::log::{JournalEntry, State};
 use crate::resources::{Capacity, ends_in_time, finishes_in, worker_time_limit};
 use crate::rundir::{AllocState, QueueRecord, RunJournal, RunView};
 
 use super::explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, UpstreamInstance, UpstreamWait, WorkerRef,
 };
-use super::state::{EarlierStatus, State, UpstreamState};
 
 /// Upstream instances listed per upstream task.
 const EXAMPLES: usize = 3;
@@ -122,7 +121,7 @@ impl<'a> Explainer<'a> {
             sources.iter().map(|&g| (g, vec![Class::Open; graph.group(g).count as usize])).collect();
         let (mut running, mut busy) = (0, BTreeSet::new());
         for (&task, entry) in journal.state.iter() {
-            if entry.status == JournalStatus::Running {
+            if entry.status == State::Running {
                 running += 1;
                 busy.extend(entry.worker.filter(|w| run.workers.iter().any(|info| info.id == *w)));
             }
@@ -152,19 +151,15 @@ impl<'a> Explainer<'a> {
             None if run.live => (self.waiting(task), None),
             None => (Reason::NotRun { running: None }, None),
             Some(entry) => match entry.status {
-                JournalStatus::Succeeded => (Reason::Succeeded { attempt: entry.attempt, ran: self.ran(entry) }, None),
-                JournalStatus::Cached => (Reason::Cached { ran: self.ran(entry) }, None),
-                JournalStatus::Cancelled => {
+                State::Succeeded => (Reason::Succeeded { attempt: entry.attempt, ran: self.ran(entry) }, None),
+                State::Cached => (Reason::Cached { ran: self.ran(entry) }, None),
+                State::Cancelled => {
                     (Reason::Cancelled { message: entry.reason.clone(), ended_us: entry.ended_us }, None)
                 }
-                JournalStatus::Skipped => {
-                    (Reason::Skipped { message: entry.reason.clone(), ended_us: entry.ended_us }, None)
-                }
-                JournalStatus::Running if run.live => {
-                    (Reason::Running { attempt: entry.attempt, ran: self.ran(entry) }, None)
-                }
-                JournalStatus::Running => (Reason::NotRun { running: Some(self.ran(entry)) }, None),
-                JournalStatus::Failed if !self.journal.failed_for_good(&run.graph, task) => {
+                State::Skipped => (Reason::Skipped { message: entry.reason.clone(), ended_us: entry.ended_us }, None),
+                State::Running if run.live => (Reason::Running { attempt: entry.attempt, ran: self.ran(entry) }, None),
+                State::Running => (Reason::NotRun { running: Some(self.ran(entry)) }, None),
+                State::Failed if !self.journal.failed_for_good(&run.graph, task) => {
                     let left = group.retries.saturating_sub(self.journal.failures(task));
                     let reason = match entry.retry_at_us {
                         Some(until_us) => {
@@ -172,9 +167,9 @@ impl<'a> Explainer<'a> {
                         }
                         None => self.waiting(task),
                     };
-                    (reason, Some(earlier(entry, EarlierStatus::Failed, Some(left))))
+                    (reason, Some(earlier(entry, State::Failed, Some(left))))
                 }
-                JournalStatus::Failed => (
+                State::Failed => (
                     Reason::Failed {
                         attempt: entry.attempt,
                         retries: group.retries,
@@ -185,10 +180,11 @@ impl<'a> Explainer<'a> {
                     },
                     None,
                 ),
-                JournalStatus::Lost if run.live => {
-                    (self.waiting(task), Some(earlier(entry, EarlierStatus::Lost, None)))
-                }
-                JournalStatus::Lost => (Reason::Lost { attempt: entry.attempt, ran: self.ran(entry) }, None),
+                State::Lost if run.live => (self.waiting(task), Some(earlier(entry, State::Lost, None))),
+                State::Lost => (Reason::Lost { attempt: entry.attempt, ran: self.ran(entry) }, None),
+                // Words for what a journal never records: as no record.
+                State::Waiting | State::Retrying | State::NotRun if run.live => (self.waiting(task), None),
+                State::Waiting | State::Retrying | State::NotRun => (Reason::NotRun { running: None }, None),
             },
         };
         let queue_notes = if reason.state() == State::Waiting { self.queue_notes(task.group) } else { Vec::new() };
@@ -259,14 +255,15 @@ impl<'a> Explainer<'a> {
     fn upstream_instance(&self, task: TaskId) -> UpstreamInstance {
         let entry = self.journal.state.get(task);
         let state = match entry.map(|e| e.status) {
-            None | Some(JournalStatus::Succeeded | JournalStatus::Cached | JournalStatus::Skipped) => {
-                UpstreamState::Waiting
+            None | Some(State::Succeeded | State::Cached | State::Skipped | State::Waiting | State::NotRun) => {
+                State::Waiting
             }
-            Some(JournalStatus::Running) => UpstreamState::Running,
-            Some(JournalStatus::Failed) if self.journal.failed_for_good(&self.run.graph, task) => UpstreamState::Failed,
-            Some(JournalStatus::Failed) => UpstreamState::Retrying,
-            Some(JournalStatus::Cancelled) => UpstreamState::Cancelled,
-            Some(JournalStatus::Lost) => UpstreamState::Lost,
+            Some(State::Retrying) => State::Retrying,
+            Some(State::Running) => State::Running,
+            Some(State::Failed) if self.journal.failed_for_good(&self.run.graph, task) => State::Failed,
+            Some(State::Failed) => State::Retrying,
+            Some(State::Cancelled) => State::Cancelled,
+            Some(State::Lost) => State::Lost,
         };
         UpstreamInstance {
             label: self.run.graph.label(task),
@@ -371,12 +368,12 @@ impl<'a> Explainer<'a> {
     fn class_of(run: &RunView, journal: &RunJournal, task: TaskId, entry: &JournalEntry) -> Class {
         match entry.status {
             // A skipped instance counts as done for what waits on it.
-            JournalStatus::Succeeded | JournalStatus::Cached | JournalStatus::Skipped => Class::Done,
-            JournalStatus::Cancelled => Class::Failed,
-            JournalStatus::Failed if journal.failed_for_good(&run.graph, task) => Class::Failed,
-            JournalStatus::Failed => Class::Open,
-            JournalStatus::Running => Class::Running,
-            JournalStatus::Lost => Class::Open,
+            State::Succeeded | State::Cached | State::Skipped => Class::Done,
+            State::Cancelled => Class::Failed,
+            State::Failed if journal.failed_for_good(&run.graph, task) => Class::Failed,
+            State::Failed => Class::Open,
+            State::Running => Class::Running,
+            State::Lost | State::Waiting | State::Retrying | State::NotRun => Class::Open,
         }
     }
 
@@ -402,7 +399,7 @@ impl<'a> Explainer<'a> {
 }
 
 /// The attempt that ended before a wait to run again.
-fn earlier(entry: &JournalEntry, status: EarlierStatus, retries_left: Option<u32>) -> Earlier {
+fn earlier(entry: &JournalEntry, status: State, retries_left: Option<u32>) -> Earlier {
     Earlier {
         attempt: entry.attempt,
         status,

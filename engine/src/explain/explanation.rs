@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::state::{EarlierStatus, State, UpstreamState};
+use crate::log::State;
 use crate::profile::Manager;
 use crate::resources::Shortfall;
 
@@ -284,7 +284,7 @@ pub struct UpstreamInstance {
     /// `name[index]`.
     pub label: String,
     /// Where it stands.
-    pub state: UpstreamState,
+    pub state: State,
     /// The worker it runs on (or ran on).
     pub worker: Option<u32>,
     /// The exit code of a failed attempt.
@@ -328,7 +328,7 @@ pub struct Earlier {
     pub attempt: u32,
     /// How it ended (`state` in JSON, the word every `--json` of flow uses).
     #[serde(rename = "state")]
-    pub status: EarlierStatus,
+    pub status: State,
     /// The exit code, if it exited.
     pub exit_code: Option<i32>,
     /// The signal that killed it, if one did.
@@ -354,7 +354,7 @@ mod tests {
         assert_eq!((not_run.kind(), not_run.state()), (ReasonKind::NotRun, State::NotRun));
         let names = serde_json::to_value([ReasonKind::TimeRequest, ReasonKind::NotRun]).unwrap();
         assert_eq!(names, serde_json::json!(["time_request", "not_run"]));
-        let names = serde_json::to_value((State::NotRun, UpstreamState::Retrying)).unwrap();
+        let names = serde_json::to_value((State::NotRun, State::Retrying)).unwrap();
         assert_eq!(names, serde_json::json!(["not_run", "retrying"]));
         let json =
             serde_json::to_value(&Shortfall::Cpus { needs: Amount::whole(4), largest: Amount::whole(2) }).unwrap();

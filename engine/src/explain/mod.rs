@@ -10,14 +10,13 @@
 
 mod explainer;
 mod explanation;
-mod state;
 
 #[cfg(test)]
 mod tests;
 
+pub use crate::log::State;
 pub use explainer::Explainer;
 pub use explanation::{
     Earlier, Explanation, QueueWait, QueuedAllocation, Ran, Reason, ReasonKind, UpstreamInstance, UpstreamWait,
     WorkerRef,
 };
-pub use state::{EarlierStatus, State, UpstreamState};

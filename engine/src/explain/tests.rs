@@ -152,18 +152,14 @@ fn a_waiting_instance_lists_failed_upstream_instances_first() {
     let examples: Vec<_> = dock.examples.iter().map(|e| (e.label.as_str(), e.state, e.exit_code)).collect();
     assert_eq!(
         examples,
-        [
-            ("dock[7]", UpstreamState::Failed, Some(2)),
-            ("dock[6]", UpstreamState::Running, None),
-            ("dock[8]", UpstreamState::Retrying, Some(1)),
-        ]
+        [("dock[7]", State::Failed, Some(2)), ("dock[6]", State::Running, None), ("dock[8]", State::Retrying, Some(1)),]
     );
 
     // dock[8] waits to run again: its failed attempt is the earlier one.
     let retrying = ex.explain(t(0, 7));
     assert_eq!(retrying.reason, Reason::Ready { running: 1, workers: 1, busy: 1, nodes: 1 });
     let earlier = retrying.earlier.expect("an earlier attempt");
-    assert_eq!((earlier.status, earlier.exit_code, earlier.retries_left), (EarlierStatus::Failed, Some(1), Some(0)));
+    assert_eq!((earlier.status, earlier.exit_code, earlier.retries_left), (State::Failed, Some(1), Some(0)));
     assert_eq!(ex.explain(t(0, 6)).state, State::Failed);
 }
 
@@ -184,14 +180,11 @@ fn instance_dependencies_count_only_the_instances_waited_for() {
     assert_eq!(ex.explain(t(1, 0)).reason, Reason::Ready { running: 2, workers: 1, busy: 1, nodes: 1 });
     let Reason::Dependencies { upstream, doomed } = ex.explain(t(1, 1)).reason else { panic!() };
     assert!(!doomed);
-    assert_eq!(
-        (upstream[0].total, upstream[0].not_done, upstream[0].examples[0].state),
-        (1, 1, UpstreamState::Running)
-    );
+    assert_eq!((upstream[0].total, upstream[0].not_done, upstream[0].examples[0].state), (1, 1, State::Running));
     assert_eq!(upstream[0].examples[0].worker, Some(0));
     let Reason::Dependencies { upstream, .. } = ex.explain(t(2, 2)).reason else { panic!() };
     assert_eq!((upstream[0].task.as_str(), upstream[0].examples[0].label.as_str()), ("sim", "sim[2]"));
-    assert_eq!(upstream[0].examples[0].state, UpstreamState::Waiting);
+    assert_eq!(upstream[0].examples[0].state, State::Waiting);
 }
 
 /// What the one instance of a task with `keys` waits for, given the workers and queue.
@@ -306,7 +299,7 @@ fn a_lost_attempt_waits_to_run_again() {
     let lost = run.explainer().explain(t(0, 0));
     assert_eq!(lost.reason, Reason::NoWorkers { queue: None });
     let earlier = lost.earlier.expect("the lost attempt");
-    assert_eq!((earlier.status, earlier.worker, earlier.retries_left), (EarlierStatus::Lost, Some(3), None));
+    assert_eq!((earlier.status, earlier.worker, earlier.retries_left), (State::Lost, Some(3), None));
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Amount, BackOff, Domain, IntRange, MaxFails, RetryOn, SourceRef};
+use super::{Amount, BackOff, Domain, IntRange, KeySpans, MaxFails, RetryOn, SourceRef};
 
 /// A task or task array: one template and an index domain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,6 +57,10 @@ pub struct Group {
     /// Hash the scripts and programs the command names like inputs.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub implicit_inputs: bool,
+    /// Where its resource keys are written, for the check made as the run
+    /// starts; not kept in `graph.json` (nothing reads it later).
+    #[serde(skip)]
+    pub keys: KeySpans,
 }
 
 fn yes() -> bool {
@@ -104,6 +108,7 @@ impl Group {
             max_fails: None,
             continue_on_failure: false,
             implicit_inputs: true,
+            keys: KeySpans::default(),
         }
     }
 }

@@ -14,6 +14,8 @@
 //! RetryAt   7  until_us: u64
 //! Skipped   8  reason (UTF-8, to the end)
 //! Untrusted 9  file (UTF-8, to the end)
+//! Read     10  per file: path length: u16 | path | hash: [u8; 32], to the end
+//! CancelledRest 11  reason (UTF-8, to the end)
 //! ```
 //!
 //! A record that ends an attempt which ran on a worker has bit 7 of its tag
@@ -32,15 +34,26 @@
 //! a file it reads changed, with the same attempt number: its result is
 //! kept for this run, but no later run takes it as done.
 //!
+//! `Read` follows the `Succeeded` record of an attempt that reads files,
+//! with the same attempt number: what each file it read held
+//! ([`FileHashes`]), so that a later change is named by the file whose
+//! contents changed. Journals written before it existed have none.
+//!
 //! `Skipped` is written for an instance whose per-instance `when` rendered
 //! false, or that waits on a skipped one; it never ran. A reader that does
 //! not know the tag skips the record, as it skips any unknown record.
+//!
+//! `CancelledRest` names a whole group ([`TaskId::whole`]): every instance
+//! of it that has no record before this one is cancelled, for the reason
+//! given. A stopped run writes one per group instead of one per instance
+//! that never started, so Ctrl-C on millions of instances stays quick.
 
 use std::io;
 use std::path::Path;
 
 use super::attempt_metrics::AttemptMetrics;
 use super::cursor::Cursor;
+use super::file_hashes::FileHashes;
 use super::wrote::Wrote;
 use super::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 use crate::ir::{GroupId, TaskId};
@@ -118,11 +131,23 @@ pub enum JournalEvent {
         /// Why, for people: the condition, or the skipped instance.
         reason: String,
     },
+    /// Written for a whole group ([`TaskId::whole`]), attempt 0: every
+    /// instance of it without a record before this one was cancelled
+    /// (the run was stopped before they started).
+    CancelledRest {
+        /// Why, for people.
+        reason: String,
+    },
     /// A file its succeeded attempt reads changed while it ran: the
     /// success stands for this run, but is not taken as done next time.
     Untrusted {
         /// The file, relative to the workflow directory when inside it.
         file: String,
+    },
+    /// What each file its succeeded attempt read held.
+    Read {
+        /// The files, with the hashes of their contents.
+        files: FileHashes,
     },
 }
 
@@ -194,6 +219,14 @@ impl JournalRecord {
                 tag(out, 9);
                 out.extend(file.as_bytes());
             }
+            JournalEvent::Read { files } => {
+                tag(out, 10);
+                out.extend(files.bytes());
+            }
+            JournalEvent::CancelledRest { reason } => {
+                tag(out, 11);
+                out.extend(reason.as_bytes());
+            }
         }
     }
 
@@ -223,6 +256,8 @@ impl JournalRecord {
             7 => JournalEvent::RetryAt { until_us: c.u64()? },
             8 => JournalEvent::Skipped { reason: text(c) },
             9 => JournalEvent::Untrusted { file: text(c) },
+            10 => JournalEvent::Read { files: FileHashes::from_bytes(c.rest()) },
+            11 => JournalEvent::CancelledRest { reason: text(c) },
             _ => return None,
         };
         Some(Self { time_us, task, attempt, event, metrics })
@@ -358,6 +393,14 @@ mod tests {
             record(2, 2, 58, JournalEvent::RetryAt { until_us: 1_700_000_000_000_000 }),
             record(4, 0, 59, JournalEvent::Skipped { reason: "`dock[4]` was skipped".into() }),
             record(0, 0, 21, JournalEvent::Untrusted { file: "x.txt".into() }),
+            record(0, 0, 22, JournalEvent::Read { files: FileHashes::new([("in/a.txt", [5; 32])]) }),
+            // Issue 29: one record for the instances of a stopped group that never started.
+            JournalRecord::new(
+                70,
+                TaskId::whole(GroupId(2)),
+                0,
+                JournalEvent::CancelledRest { reason: "interrupted".into() },
+            ),
             record(u64::MAX, u32::MAX, u64::MAX, JournalEvent::Lost { worker: u32::MAX }),
         ]
     }
@@ -474,7 +517,8 @@ mod tests {
         let len = fs_err::metadata(&path).unwrap().len();
         fs_err::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 1).unwrap();
         let JournalFile { records, torn, damage } = read_journal(&path).unwrap();
-        assert_eq!(records, every_event()[..11]);
+        let all = every_event();
+        assert_eq!(records, all[..all.len() - 1]);
         assert_eq!(torn.map(|t| t.bytes), Some(8 + 25 + 4 - 1));
         assert!(damage.is_empty());
     }

@@ -5,43 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{AttemptMetrics, JournalEvent, JournalRecord, Wrote};
-use crate::ir::TaskId;
-
-/// Where a task instance's last attempt got to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum JournalStatus {
-    /// Started and not finished (or the run was interrupted).
-    Running,
-    /// Finished successfully.
-    Succeeded,
-    /// Skipped: an earlier run already did the same work.
-    Cached,
-    /// Failed.
-    Failed,
-    /// Cancelled before it finished.
-    Cancelled,
-    /// Its worker disappeared.
-    Lost,
-    /// Not run: its `when` was false, or it waits on a skipped instance.
-    Skipped,
-}
-
-impl JournalStatus {
-    /// The lowercase name: `running`, `succeeded`, `cached`, `failed`,
-    /// `cancelled`, `lost`, `skipped`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JournalStatus::Running => "running",
-            JournalStatus::Succeeded => "succeeded",
-            JournalStatus::Cached => "cached",
-            JournalStatus::Failed => "failed",
-            JournalStatus::Cancelled => "cancelled",
-            JournalStatus::Lost => "lost",
-            JournalStatus::Skipped => "skipped",
-        }
-    }
-}
+use super::{AttemptMetrics, FileHashes, JournalEvent, JournalRecord, State, Wrote};
+use crate::ir::{GroupId, TaskId};
 
 /// The latest known state of one task instance: its last attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +14,7 @@ pub struct JournalEntry {
     /// The last attempt seen (0 for the first).
     pub attempt: u32,
     /// Where that attempt got to.
-    pub status: JournalStatus,
+    pub status: State,
     /// The worker it ran on.
     pub worker: Option<u32>,
     /// When it started, in µs since the Unix epoch.
@@ -76,13 +41,16 @@ pub struct JournalEntry {
     /// A file a succeeded attempt reads that changed while it ran: the
     /// success is not to be taken as done by a later run.
     pub untrusted: Option<String>,
+    /// What each file a succeeded attempt read held; `None` when no
+    /// record says (it reads no file, or the journal is older).
+    pub reads: Option<FileHashes>,
 }
 
 impl JournalEntry {
     fn new(attempt: u32) -> Self {
         Self {
             attempt,
-            status: JournalStatus::Running,
+            status: State::Running,
             worker: None,
             started_us: None,
             ready_us: None,
@@ -95,6 +63,7 @@ impl JournalEntry {
             metrics: None,
             retry_at_us: None,
             untrusted: None,
+            reads: None,
         }
     }
 
@@ -103,33 +72,34 @@ impl JournalEntry {
         let time = Some(record.time_us);
         match &record.event {
             JournalEvent::Started { worker, ready_us } => {
-                (self.status, self.worker, self.started_us) = (JournalStatus::Running, Some(*worker), time);
+                (self.status, self.worker, self.started_us) = (State::Running, Some(*worker), time);
                 self.ready_us = *ready_us;
             }
             JournalEvent::Succeeded { fingerprint, wrote } => {
                 // Success means exit code 0 (and the declared outputs exist).
                 (self.status, self.fingerprint, self.ended_us, self.exit_code) =
-                    (JournalStatus::Succeeded, Some(*fingerprint), time, Some(0));
+                    (State::Succeeded, Some(*fingerprint), time, Some(0));
                 self.wrote = Some(wrote.clone());
             }
             JournalEvent::Cached { fingerprint, wrote } => {
-                (self.status, self.fingerprint, self.ended_us) = (JournalStatus::Cached, Some(*fingerprint), time);
+                (self.status, self.fingerprint, self.ended_us) = (State::Cached, Some(*fingerprint), time);
                 self.wrote = Some(wrote.clone());
             }
             JournalEvent::Failed { exit_code, signal, reason } => {
-                (self.status, self.exit_code, self.signal) = (JournalStatus::Failed, *exit_code, *signal);
+                (self.status, self.exit_code, self.signal) = (State::Failed, *exit_code, *signal);
                 (self.reason, self.ended_us) = (Some(reason.clone()), time);
             }
-            JournalEvent::Cancelled { reason } => {
-                (self.status, self.reason, self.ended_us) = (JournalStatus::Cancelled, Some(reason.clone()), time);
-            }
             JournalEvent::Lost { worker } => {
-                (self.status, self.worker, self.ended_us) = (JournalStatus::Lost, Some(*worker), time);
+                (self.status, self.worker, self.ended_us) = (State::Lost, Some(*worker), time);
             }
             JournalEvent::RetryAt { until_us } => self.retry_at_us = Some(*until_us),
             JournalEvent::Untrusted { file } => self.untrusted = Some(file.clone()),
+            JournalEvent::Read { files } => self.reads = Some(files.clone()),
             JournalEvent::Skipped { reason } => {
-                (self.status, self.reason, self.ended_us) = (JournalStatus::Skipped, Some(reason.clone()), time);
+                (self.status, self.reason, self.ended_us) = (State::Skipped, Some(reason.clone()), time);
+            }
+            JournalEvent::Cancelled { reason } | JournalEvent::CancelledRest { reason } => {
+                (self.status, self.reason, self.ended_us) = (State::Cancelled, Some(reason.clone()), time);
             }
         }
         if record.metrics.is_some() {
@@ -161,10 +131,13 @@ pub fn fold_attempt(entry: &mut Option<JournalEntry>, r: &JournalRecord) {
     }
 }
 
-/// The latest state of every task instance that has a journal record, in graph order.
+/// The latest state of every task instance that has a journal record, in
+/// graph order, and of the instances of each group a `CancelledRest`
+/// record cancelled without a record of their own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JournalState {
     tasks: BTreeMap<TaskId, JournalEntry>,
+    rest: BTreeMap<GroupId, JournalEntry>,
 }
 
 impl JournalState {
@@ -178,6 +151,10 @@ impl JournalState {
     /// Applies one record. A record of a later attempt starts afresh; one of
     /// an earlier attempt than the latest seen is ignored.
     pub fn apply(&mut self, record: &JournalRecord) {
+        if matches!(record.event, JournalEvent::CancelledRest { .. }) {
+            self.rest.entry(record.task.group).or_insert_with(|| JournalEntry::new(0)).apply(record);
+            return;
+        }
         let state = self.tasks.entry(record.task).or_insert_with(|| JournalEntry::new(record.attempt));
         if record.attempt < state.attempt {
             return;
@@ -188,31 +165,31 @@ impl JournalState {
         state.apply(record);
     }
 
-    /// The state of `task`, if it has any record.
+    /// The state of `task`: its own records', or else that of the
+    /// `CancelledRest` record of its group, if any.
     pub fn get(&self, task: TaskId) -> Option<&JournalEntry> {
-        self.tasks.get(&task)
+        self.tasks.get(&task).or_else(|| self.rest.get(&task.group).filter(|_| task.is_instance()))
     }
 
-    /// Every task instance with a record, in graph order.
+    /// Every task instance with a record of its own, in graph order.
     pub fn iter(&self) -> impl Iterator<Item = (&TaskId, &JournalEntry)> {
         self.tasks.iter()
     }
 
-    /// Number of task instances with a record.
+    /// Number of task instances with a record of their own.
     pub fn len(&self) -> usize {
         self.tasks.len()
     }
 
     /// Whether no task has a record.
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.tasks.is_empty() && self.rest.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::GroupId;
 
     fn at(group: u32, instance: u64, attempt: u32, time_us: u64, event: JournalEvent) -> JournalRecord {
         JournalRecord::new(time_us, TaskId::new(GroupId(group), instance), attempt, event)
@@ -256,7 +233,7 @@ mod tests {
         let s = state.get(TaskId::new(GroupId(0), 0)).unwrap();
         assert_eq!(
             (s.status, s.exit_code, s.signal, s.reason.as_deref()),
-            (JournalStatus::Failed, None, Some(9), Some("timed out"))
+            (State::Failed, None, Some(9), Some("timed out"))
         );
         assert_eq!(s.duration_us(), Some(4));
     }
@@ -286,9 +263,9 @@ mod tests {
         assert_eq!(
             rows,
             [
-                (0, 0, JournalStatus::Failed, Some(Box::new(metrics))),
-                (1, 0, JournalStatus::Cancelled, None),
-                (2, 0, JournalStatus::Failed, None)
+                (0, 0, State::Failed, Some(Box::new(metrics))),
+                (1, 0, State::Cancelled, None),
+                (2, 0, State::Failed, None)
             ]
         );
         let latest = JournalState::from_records(&records);

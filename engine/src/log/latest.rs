@@ -6,7 +6,7 @@
 
 use std::num::NonZeroU64;
 
-use super::{JournalEvent, JournalRecord, JournalStatus};
+use super::{JournalEvent, JournalRecord, State};
 use crate::ir::{Graph, GroupId, TaskId};
 
 /// The last attempt of one instance, as [`Latest`] keeps it.
@@ -14,7 +14,7 @@ use crate::ir::{Graph, GroupId, TaskId};
 struct Slot {
     attempt: u32,
     /// `None` before any record.
-    status: Option<JournalStatus>,
+    status: Option<State>,
     /// A failed attempt that waits to be retried (a `RetryAt` record).
     retrying: bool,
     started_us: Option<NonZeroU64>,
@@ -35,7 +35,7 @@ pub struct LastAttempt {
     /// The attempt, 0 for the first.
     pub attempt: u32,
     /// Where it got to.
-    pub status: JournalStatus,
+    pub status: State,
     /// How long it ran, if it both started and ended.
     pub duration_us: Option<u64>,
     /// It failed and waits to be retried.
@@ -56,6 +56,10 @@ impl Latest {
 
     /// Folds in the next record; one of an instance the graph does not have is left out.
     pub fn apply(&mut self, r: &JournalRecord) {
+        if matches!(r.event, JournalEvent::CancelledRest { .. }) {
+            self.cancel_rest(r);
+            return;
+        }
         let groups = &mut self.groups;
         let Some(slot) = groups.get_mut(r.task.group.index()).and_then(|g| g.get_mut(r.task.instance as usize)) else {
             return;
@@ -71,28 +75,37 @@ impl Latest {
             slot.retrying = true;
             return;
         }
-        // An untrusted success is still this run's success.
-        if matches!(r.event, JournalEvent::Untrusted { .. }) {
+        // An untrusted success is still this run's success; what it read changes nothing here.
+        if matches!(r.event, JournalEvent::Untrusted { .. } | JournalEvent::Read { .. }) {
             return;
         }
         let time = NonZeroU64::new(r.time_us);
         let status = match r.event {
             JournalEvent::Started { .. } => {
                 slot.started_us = time;
-                JournalStatus::Running
+                State::Running
             }
-            JournalEvent::Succeeded { .. } => JournalStatus::Succeeded,
-            JournalEvent::Cached { .. } => JournalStatus::Cached,
-            JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => JournalStatus::Failed,
-            JournalEvent::Cancelled { .. } => JournalStatus::Cancelled,
-            JournalEvent::Lost { .. } => JournalStatus::Lost,
-            JournalEvent::Skipped { .. } => JournalStatus::Skipped,
-            JournalEvent::Untrusted { .. } => return,
+            JournalEvent::Succeeded { .. } => State::Succeeded,
+            JournalEvent::Cached { .. } => State::Cached,
+            JournalEvent::Failed { .. } | JournalEvent::RetryAt { .. } => State::Failed,
+            JournalEvent::Cancelled { .. } => State::Cancelled,
+            JournalEvent::Lost { .. } => State::Lost,
+            JournalEvent::Skipped { .. } => State::Skipped,
+            JournalEvent::Untrusted { .. } | JournalEvent::Read { .. } | JournalEvent::CancelledRest { .. } => return,
         };
-        if status != JournalStatus::Running {
+        if status != State::Running {
             slot.ended_us = time;
         }
         slot.status = Some(status);
+    }
+
+    /// Cancels every instance of the group `r` names that has no record yet.
+    fn cancel_rest(&mut self, r: &JournalRecord) {
+        let ended_us = NonZeroU64::new(r.time_us);
+        let Some(slots) = self.groups.get_mut(r.task.group.index()) else { return };
+        for slot in slots.iter_mut().filter(|s| s.status.is_none()) {
+            *slot = Slot { status: Some(State::Cancelled), ended_us, ..Slot::default() };
+        }
     }
 
     /// The last attempt of each instance of group `group` that has a record.
@@ -165,7 +178,38 @@ mod tests {
         let folded: Vec<_> = latest.iter().map(|a| (a.task, a.attempt, a.status, a.duration_us)).collect();
         let expected: Vec<_> = state.iter().map(|(&t, e)| (t, e.attempt, e.status, e.duration_us())).collect();
         assert_eq!(folded, expected);
-        assert_eq!(folded[1], (TaskId::new(GroupId(1), 0), 1, JournalStatus::Succeeded, Some(600)));
+        assert_eq!(folded[1], (TaskId::new(GroupId(1), 0), 1, State::Succeeded, Some(600)));
         assert_eq!(latest.of(5).count(), 0);
+    }
+
+    /// Issue 29: a stopped run cancels the instances of a group that never
+    /// started with one record; both folds read it alike.
+    #[test]
+    fn a_rest_record_cancels_the_instances_without_a_record() {
+        let rest = JournalRecord::new(
+            400,
+            TaskId::whole(GroupId(1)),
+            0,
+            JournalEvent::CancelledRest { reason: "interrupted".into() },
+        );
+        let records = [
+            at(1, 0, 0, 100, JournalEvent::Started { worker: 1, ready_us: None }),
+            at(1, 1, 0, 200, JournalEvent::Succeeded { fingerprint: [1; 32], wrote: Wrote::default() }),
+            rest,
+            // The running instance was killed after the rest was cancelled.
+            at(1, 0, 0, 500, JournalEvent::Cancelled { reason: "interrupted".into() }),
+        ];
+        let mut latest = Latest::new(&graph());
+        records.iter().for_each(|r| latest.apply(r));
+        let folded: Vec<_> = latest.iter().map(|a| (a.task.group.0, a.task.instance, a.status)).collect();
+        assert_eq!(folded, [(1, 0, State::Cancelled), (1, 1, State::Succeeded), (1, 2, State::Cancelled)]);
+        assert_eq!(latest.get(TaskId::new(GroupId(0), 0)), None, "another group keeps its instances");
+        let state = JournalState::from_records(&records);
+        let status = |i| state.get(TaskId::new(GroupId(1), i)).map(|e| (e.status, e.ended_us));
+        assert_eq!(status(0), Some((State::Cancelled, Some(500))));
+        assert_eq!(status(1), Some((State::Succeeded, Some(200))));
+        assert_eq!(status(2), Some((State::Cancelled, Some(400))));
+        assert_eq!(state.get(TaskId::new(GroupId(0), 0)), None);
+        assert_eq!(state.get(TaskId::whole(GroupId(1))), None, "the group itself is no instance");
     }
 }

@@ -14,6 +14,7 @@
 
 mod attempt_metrics;
 mod cursor;
+mod file_hashes;
 mod frame;
 mod journal;
 mod journal_state;
@@ -21,12 +22,14 @@ mod latest;
 mod line_splitter;
 mod log_error;
 mod output;
+mod state;
 mod wrote;
 
 pub use attempt_metrics::{AttemptMetrics, IoBytes, ProcessUsage};
+pub use file_hashes::FileHashes;
 pub use frame::{Damage, FileKind, FrameReader, FrameWriter, TornTail};
 pub use journal::{JournalEvent, JournalFile, JournalReader, JournalRecord, JournalWriter, read_journal};
-pub use journal_state::{JournalEntry, JournalState, JournalStatus, fold_attempt};
+pub use journal_state::{JournalEntry, JournalState, fold_attempt};
 pub use latest::{LastAttempt, Latest};
 pub use line_splitter::LineSplitter;
 pub use log_error::LogError;
@@ -34,4 +37,5 @@ pub use output::{
     CHANNEL_CAPACITY, LogHealth, OutputLog, OutputLogHandle, OutputLogSender, OutputReader, OutputRecord, OutputStream,
     read_output,
 };
+pub use state::State;
 pub use wrote::{OutputStamp, StampCheck, Wrote};

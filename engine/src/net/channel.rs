@@ -61,8 +61,8 @@ pub async fn connect(address: &str, secret: &Secret) -> Result<(Sender, Receiver
     Ok(split(stream, transport))
 }
 
-/// Turns away a connection before its handshake because too many are
-/// authenticating: an empty handshake frame, which no handshake sends, tells
+/// Turns away a connection the coordinator has no room for now (too many
+/// are authenticating, or waiting to): an empty handshake frame, which no handshake sends, tells
 /// the worker to try again later (a wrong secret gets only a hang-up).
 /// Best effort: the connection is dropped either way.
 pub fn turn_away(stream: TcpStream) {
@@ -83,13 +83,56 @@ pub async fn accept_within(
     secret: &Secret,
     limit: Duration,
 ) -> Result<(Sender, Receiver), NetError> {
-    let peer = stream.peer_addr().map_or_else(|_| "unknown peer".to_owned(), |a| a.to_string());
+    let peer = peer_of(&stream);
     let handshake = async {
-        let state = new_handshake(secret, false)?;
-        respond(&mut stream, state).await
+        let knock = knock(&mut stream, secret).await?;
+        knock.answer(stream).await
     };
-    let transport = finish_handshake(peer, timeout(limit, handshake).await)?;
-    Ok(split(stream, transport))
+    match timeout(limit, handshake).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(NetError::Refused { peer, reason: HandshakeError::TimedOut }),
+    }
+}
+
+/// Reads a peer's first handshake message and checks it against `secret`:
+/// cheap (hashing and one empty authentication tag, no key exchange), so the
+/// coordinator learns whether a peer knows the run's secret before it spends
+/// anything more on it. Sets no deadline: the caller does.
+pub async fn knock(stream: &mut TcpStream, secret: &Secret) -> Result<Knock, NetError> {
+    let peer = peer_of(stream);
+    let refused = |reason| NetError::Refused { peer: peer.clone(), reason };
+    let mut state = new_handshake(secret, false).map_err(refused)?;
+    let mut frame = [0; MAX_HANDSHAKE_FRAME];
+    let len = read_handshake_frame(stream, &mut frame).await.map_err(refused)?;
+    let mut payload = [0; MAX_HANDSHAKE_FRAME];
+    state.read_message(&frame[..len], &mut payload).map_err(|_| refused(HandshakeError::WrongSecret))?;
+    Ok(Knock(state))
+}
+
+/// A connection whose first handshake message checked out: its peer knows
+/// the run's secret, or replays a message of one that does (and then cannot
+/// read the answer). [`Knock::answer`] finishes the handshake.
+pub struct Knock(HandshakeState);
+
+impl Knock {
+    /// Sends the responder's message (a key exchange) and returns the channel.
+    pub async fn answer(self, mut stream: TcpStream) -> Result<(Sender, Receiver), NetError> {
+        let Self(mut state) = self;
+        let refused = |stream: &TcpStream, reason| NetError::Refused { peer: peer_of(stream), reason };
+        let mut frame = [0; MAX_HANDSHAKE_FRAME];
+        let len = state.write_message(&[], &mut frame).map_err(|e| refused(&stream, HandshakeError::Noise(e)))?;
+        if let Err(reason) = write_handshake_frame(&mut stream, &frame[..len]).await {
+            return Err(refused(&stream, reason));
+        }
+        let transport =
+            state.into_stateless_transport_mode().map_err(|e| refused(&stream, HandshakeError::Noise(e)))?;
+        Ok(split(stream, transport))
+    }
+}
+
+/// The peer's address, for a refusal.
+fn peer_of(stream: &TcpStream) -> String {
+    stream.peer_addr().map_or_else(|_| "unknown peer".to_owned(), |a| a.to_string())
 }
 
 /// Turns the handshake's outcome into the transport state or a [`NetError::Refused`].
@@ -127,17 +170,6 @@ async fn initiate(
     }
     let mut payload = [0; MAX_HANDSHAKE_FRAME];
     state.read_message(&frame[..len], &mut payload).map_err(|_| HandshakeError::ReplyNotAuthentic)?;
-    state.into_stateless_transport_mode().map_err(HandshakeError::Noise)
-}
-
-/// The responder's side: reading the first message checks the peer's secret.
-async fn respond(stream: &mut TcpStream, mut state: HandshakeState) -> Result<StatelessTransportState, HandshakeError> {
-    let mut frame = [0; MAX_HANDSHAKE_FRAME];
-    let len = read_handshake_frame(stream, &mut frame).await?;
-    let mut payload = [0; MAX_HANDSHAKE_FRAME];
-    state.read_message(&frame[..len], &mut payload).map_err(|_| HandshakeError::WrongSecret)?;
-    let len = state.write_message(&[], &mut frame).map_err(HandshakeError::Noise)?;
-    write_handshake_frame(stream, &frame[..len]).await?;
     state.into_stateless_transport_mode().map_err(HandshakeError::Noise)
 }
 

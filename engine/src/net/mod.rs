@@ -25,10 +25,13 @@
 //! because the PSK is mixed in before the first message, the responder
 //! rejects a peer with a different secret on its very first message: the
 //! coordinator returns [`NetError::Refused`] naming the peer and closes the
-//! socket; the worker sees the hang-up as `Refused` too. Handshake messages
-//! longer than 256 bytes are refused without reading them, and a peer that
-//! does not finish within [`HANDSHAKE_TIMEOUT`] (10 s) is refused, so a
-//! silent or garbage-speaking peer cannot hold a slot. Nothing else is
+//! socket; the worker sees the hang-up as `Refused` too. Checking that first
+//! message takes hashing and one empty authentication tag, no key exchange,
+//! so the coordinator does it ([`knock`]) before a connection holds anything
+//! but its descriptor, and answers ([`Knock::answer`]) only peers that pass.
+//! Handshake messages longer than 256 bytes are refused without reading
+//! them, and a peer that does not finish within [`HANDSHAKE_TIMEOUT`] (10 s;
+//! the coordinator sets shorter deadlines) is refused. Nothing else is
 //! exchanged before the handshake has authenticated the peer.
 //!
 //! **Transport frames.** After the handshake each direction has its own
@@ -65,6 +68,8 @@ mod secret;
 mod tests;
 
 pub use access::{ACCESS_FILE_MODE, AccessFile};
-pub use channel::{HANDSHAKE_TIMEOUT, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect, turn_away};
+pub use channel::{
+    HANDSHAKE_TIMEOUT, Knock, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect, knock, turn_away,
+};
 pub use net_error::{HandshakeError, NetError, SecretError};
 pub use secret::{SECRET_LEN, Secret};

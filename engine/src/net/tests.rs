@@ -224,6 +224,35 @@ async fn garbage_peer_is_refused() {
     }
 }
 
+/// Issue 28: the secret is checked from the first message alone, before
+/// the coordinator answers (and spends a key exchange) or holds a slot.
+#[tokio::test]
+async fn the_first_message_shows_whether_the_peer_knows_the_secret() {
+    let secret = Secret::generate().expect("secret");
+    let (listener, address) = listener().await;
+    for (peer_secret, knows) in [(Secret::generate().expect("secret"), false), (secret.clone(), true)] {
+        let client = tokio::spawn({
+            let address = address.clone();
+            async move { connect(&address, &peer_secret).await }
+        });
+        let (mut stream, _) = listener.accept().await.expect("tcp accept");
+        match knock(&mut stream, &secret).await {
+            Ok(knock) => {
+                assert!(knows, "a wrong secret passed");
+                assert!(!client.is_finished(), "the worker is not answered before the knock is");
+                let (_tx, _rx) = knock.answer(stream).await.expect("answer");
+                client.await.expect("client").expect("the worker is in");
+            }
+            Err(NetError::Refused { reason: HandshakeError::WrongSecret, .. }) => {
+                assert!(!knows, "the right secret was refused");
+                drop(stream);
+                assert!(client.await.expect("client").is_err(), "a worker with a wrong secret got in");
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
 #[tokio::test]
 async fn silent_peer_times_out() {
     let secret = Secret::generate().expect("secret");

@@ -14,4 +14,4 @@ mod settings;
 
 pub use profile::{PROFILES_FILE, Profile, Queue};
 pub use read::{files, is_unknown, load};
-pub use settings::{Manager, QueueSettings, WorkerShape};
+pub use settings::{Manager, QueueSettings, QueueWorker};

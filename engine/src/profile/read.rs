@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 
 use super::profile::{PROFILES_FILE, Profile, Queue};
-use super::settings::{QueueSettings, WorkerShape, default_max_workers, default_one, five_minutes, thirty_seconds};
+use super::settings::{QueueSettings, QueueWorker, default_max_workers, default_one, five_minutes, thirty_seconds};
 use crate::container::ContainerEngine;
 use crate::diag::{Code, Diagnostic, Source, closest};
 use crate::ir::Amount;
@@ -62,7 +62,7 @@ struct QueueValues {
     poll_interval: Option<Spanned<String>>,
     workers_per_allocation: Option<u32>,
     max_workers: Option<u32>,
-    worker: Option<WorkerShape>,
+    worker: Option<QueueWorker>,
 }
 
 /// The profiles files for a workflow in `dir`, in the order they are
@@ -157,12 +157,12 @@ struct Checked {
 }
 
 impl Checked {
-    /// What a worker of `shape` has: without `cpus` a whole node, whose
-    /// CPUs and GPUs are unknown; with `cpus`, no GPUs unless given.
-    fn worker(&self, shape: &WorkerShape) -> Capacity {
+    /// What a worker asking for `asked` has: without `cpus` a whole node,
+    /// whose CPUs and GPUs are unknown; with `cpus`, no GPUs unless given.
+    fn worker(&self, asked: &QueueWorker) -> Capacity {
         let whole = |n: u32| Amount::whole(u64::from(n));
-        let gpus = if shape.cpus.is_none() { shape.gpus.map(whole) } else { Some(whole(shape.gpus.unwrap_or(0))) };
-        Capacity { cpus: shape.cpus.map(whole), gpus, memory: self.memory, custom: Some(self.custom.clone()) }
+        let gpus = if asked.cpus.is_none() { asked.gpus.map(whole) } else { Some(whole(asked.gpus.unwrap_or(0))) };
+        Capacity { cpus: asked.cpus.map(whole), gpus, memory: self.memory, custom: Some(self.custom.clone()) }
     }
 }
 

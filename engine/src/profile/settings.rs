@@ -59,7 +59,7 @@ pub struct QueueSettings {
     pub poll_interval: Spanned<String>,
     /// What each worker owns (default: the whole node, detected).
     #[serde(default)]
-    pub worker: WorkerShape,
+    pub worker: QueueWorker,
     /// Extra arguments for `sbatch` / `qsub`, e.g. `["--qos=short"]`.
     #[serde(default)]
     pub submit_args: Vec<String>,
@@ -71,10 +71,12 @@ pub struct QueueSettings {
     pub flow: Option<String>,
 }
 
-/// The resources of one worker of a queue.
+/// What each worker of a queue asks the manager for, as the profile
+/// writes it (`worker = { cpus = 16, memory = "64 GiB" }`); what a
+/// worker then has is a [`crate::resources::WorkerShape`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename = "a queue's worker")]
-pub struct WorkerShape {
+pub struct QueueWorker {
     /// CPUs (requested per node; unset: the whole node, `--exclusive`).
     #[serde(default)]
     pub cpus: Option<u32>,

@@ -20,7 +20,7 @@ use super::{MAX_FAILURES, MAX_SLOWEST, ReportError};
 
 use crate::diag::{Part, Source};
 use crate::ir::{Graph, TaskId};
-use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, JournalStatus, LastAttempt, Latest};
+use crate::log::{AttemptMetrics, JournalEvent, JournalRecord, LastAttempt, Latest, State};
 use crate::rundir::{JournalHealth, RunDir, RunView, WorkerInfo};
 use crate::shell_word::shell_word;
 use crate::units::{BytesStyle, bytes};
@@ -63,26 +63,13 @@ impl Report {
             attempts.apply(&r);
         })?;
         let warnings = journal_warnings(&health);
-        let mut counts: Vec<Counts> =
-            graph.groups.iter().map(|g| Counts { total: g.count, waiting: g.count, ..Counts::default() }).collect();
-        let mut failed = Vec::new();
-        for (g, c) in counts.iter_mut().enumerate() {
-            for LastAttempt { task, attempt, status, .. } in latest.of(g) {
-                c.waiting -= 1;
-                *match status {
-                    JournalStatus::Running => &mut c.running,
-                    JournalStatus::Succeeded => &mut c.succeeded,
-                    JournalStatus::Cached => &mut c.cached,
-                    JournalStatus::Failed => &mut c.failed,
-                    JournalStatus::Cancelled => &mut c.cancelled,
-                    JournalStatus::Lost => &mut c.lost,
-                    JournalStatus::Skipped => &mut c.skipped,
-                } += 1;
-                if status == JournalStatus::Failed && failed.len() < MAX_FAILURES {
-                    failed.push((task, attempt));
-                }
-            }
-        }
+        let counts = Counts::per_group(graph, &latest);
+        let failed: Vec<(TaskId, u32)> = latest
+            .iter()
+            .filter(|last| last.status == State::Failed && !last.retrying)
+            .take(MAX_FAILURES)
+            .map(|LastAttempt { task, attempt, .. }| (task, attempt))
+            .collect();
         let location = |group: usize| {
             let start = graph.groups[group].span.start;
             source.filter(|s| start < s.text.len()).map(|s| s.position(start))
@@ -118,17 +105,7 @@ impl Report {
                 }
             })
             .collect();
-        let total = counts.iter().fold(Counts::default(), |t, c| Counts {
-            total: t.total + c.total,
-            succeeded: t.succeeded + c.succeeded,
-            cached: t.cached + c.cached,
-            failed: t.failed + c.failed,
-            cancelled: t.cancelled + c.cancelled,
-            lost: t.lost + c.lost,
-            skipped: t.skipped + c.skipped,
-            running: t.running + c.running,
-            waiting: t.waiting + c.waiting,
-        });
+        let total = Counts::sum(&counts);
         let workers = &workers;
         let sum = |of: fn(&WorkerInfo) -> f64| (!workers.is_empty()).then(|| workers.iter().map(of).sum());
         let capacity = Capacity {
@@ -390,7 +367,9 @@ impl Attempts {
             JournalEvent::Cached { .. }
             | JournalEvent::RetryAt { .. }
             | JournalEvent::Skipped { .. }
-            | JournalEvent::Untrusted { .. } => return,
+            | JournalEvent::Untrusted { .. }
+            | JournalEvent::Read { .. }
+            | JournalEvent::CancelledRest { .. } => return,
             JournalEvent::Succeeded { .. } => "succeeded",
             JournalEvent::Failed { .. } => "failed",
             JournalEvent::Cancelled { .. } => "cancelled",

@@ -3,11 +3,12 @@
 //! unschedulable reasons, `flow explain` and an allocation queue's planner.
 
 use std::fmt;
+use std::ops::Range;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::ir::Amount;
+use crate::ir::{Amount, KeySpans};
 use crate::units::{BytesStyle, bytes};
 
 /// What one resource variant lacks on even the largest worker.
@@ -80,6 +81,18 @@ impl Holder {
 }
 
 impl Shortfall {
+    /// Where the key whose request is short is written, if `keys` knows:
+    /// nowhere for [`Shortfall::Combination`], which no one key causes.
+    pub fn key<'a>(&self, keys: &'a KeySpans) -> Option<&'a Range<usize>> {
+        match self {
+            Shortfall::Cpus { .. } => keys.cpus.as_ref(),
+            Shortfall::Gpus { .. } => keys.gpus.as_ref(),
+            Shortfall::Memory { .. } => keys.memory.as_ref(),
+            Shortfall::Custom { name, .. } => keys.resources.get(name),
+            Shortfall::Combination => None,
+        }
+    }
+
     /// "needs 8 cpus, {holder} 4", where `holder` says whose resources
     /// these are: [`LARGEST`], or "the queue's workers have".
     pub fn against(&self, holder: &str) -> String {

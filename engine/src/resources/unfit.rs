@@ -3,8 +3,10 @@
 //! unschedulable groups and an allocation queue's planner say it alike.
 
 use std::fmt;
+use std::ops::Range;
 
 use super::shortfall::{Holder, Shortfall, no_variant_fits};
+use crate::ir::KeySpans;
 use crate::units::{DurationStyle, duration};
 
 /// Why a task can never run.
@@ -54,6 +56,42 @@ pub enum Unfit {
         /// The queue's `time_limit`, in seconds.
         time_limit_s: u64,
     },
+}
+
+impl Unfit {
+    /// Where the key that makes the task unfit is written, if one does and
+    /// `keys` knows it: `nodes` for too few workers, the short resource of
+    /// a task with one request.
+    pub fn key<'a>(&self, keys: &'a KeySpans) -> Option<&'a Range<usize>> {
+        match self {
+            Unfit::TooFewWorkers { .. } | Unfit::OverQueueMax { .. } => keys.nodes.as_ref(),
+            Unfit::Short { shortfalls, .. } => match shortfalls.as_slice() {
+                [only] => only.key(keys),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// What the key [`Unfit::key`] points at does wrong, for its label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Unfit::TooFewWorkers { .. } | Unfit::OverQueueMax { .. } => "more workers than there are",
+            _ => "cannot fit on any worker",
+        }
+    }
+
+    /// How to make the task fit, for a diagnostic's help line.
+    pub fn help(&self) -> &'static str {
+        match self {
+            Unfit::TooFewWorkers { .. } | Unfit::OverQueueMax { .. } => {
+                "lower `nodes`, or run it where more workers join (--listen, or --profile for a cluster queue)"
+            }
+            _ => {
+                "lower the request, add a smaller variant, or describe a bigger worker (--cpus, --gpus, --memory, --resource)"
+            }
+        }
+    }
 }
 
 impl fmt::Display for Unfit {

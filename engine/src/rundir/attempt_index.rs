@@ -48,8 +48,13 @@ impl AttemptIndex {
         AttemptIndex { journal, places: Vec::new() }
     }
 
-    /// Notes that the record of `task`'s `attempt` starts at `offset`.
+    /// Notes that the record of `task`'s `attempt` starts at `offset`. A
+    /// record of a whole group (the instances a stopped run never started)
+    /// is no attempt.
     pub(super) fn push(&mut self, record: &JournalRecord, offset: u64) {
+        if !record.task.is_instance() {
+            return;
+        }
         let (group, instance, attempt) = (record.task.group.0, record.task.instance, record.attempt);
         self.places.push(Place { group, instance, attempt, offset });
     }

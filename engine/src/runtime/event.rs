@@ -97,6 +97,18 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// The instances of a group that never started were cancelled
+    /// together: the run was stopped (Ctrl-C, `--max-fails`).
+    RestCancelled {
+        /// The group.
+        group: crate::ir::GroupId,
+        /// Its name.
+        name: String,
+        /// How many instances.
+        count: u64,
+        /// Why.
+        reason: String,
+    },
     /// An instance was skipped without running: its `when` was false, or
     /// it waits on a skipped instance.
     TaskSkipped {

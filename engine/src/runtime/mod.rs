@@ -39,9 +39,10 @@ pub use crate::rundir::{
 
 // Earlier runs: what a run would redo, and which run did an instance's work.
 pub use coordinator::preview::{InstanceWhy, ReasonCount, TaskPreview, Why, preview};
-pub use coordinator::prune::{Kept, PrunedRun, prune_plan, remove_run};
-pub use coordinator::rendered::{RUN_ID_PLACEHOLDER, RenderedCommand, rendered_commands};
-pub use coordinator::resume::origin;
+pub use coordinator::{ImageProblem, image_problems};
+pub use coordinator::{
+    Kept, PrunedRun, RUN_ID_PLACEHOLDER, RenderedCommand, origin, prune_plan, remove_run, rendered_commands,
+};
 
 // A queue's fit and script, for `flow check` and `flow alloc`.
 pub use coordinator::alloc::planner::{Fit, fits};
@@ -54,4 +55,3 @@ pub use agent::output_budget::DEFAULT_OUTPUT_BUFFER;
 pub use agent::remote_worker::{
     JoinRetry, JoinedRun, Leave, WorkerError, WorkerOptions, run as run_worker, run_copies as run_workers,
 };
-pub use core::NeverRuns;

@@ -21,10 +21,12 @@ use super::program::{failure_reason, missing_engine};
 use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
 use crate::ir::{TIMED_OUT, TaskId};
-use crate::log::{OutputRecord, OutputStamp, OutputStream};
+use crate::log::{FileHashes, OutputRecord, OutputStamp, OutputStream};
 use crate::resources::WorkerShape;
 use crate::rundir::create_dirs;
-use crate::runtime::protocol::fingerprint::{Fingerprint, fingerprint, reads_files, stamp_outputs};
+use crate::runtime::protocol::fingerprint::{
+    Fingerprint, fingerprint, fingerprint_and_reads, reads_files, stamp_outputs,
+};
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 use crate::runtime::protocol::read_stamps::ReadStamps;
@@ -128,7 +130,7 @@ impl JobContext {
     async fn execute(mut self, job: Job) -> Outcome {
         let started = Instant::now();
         let failed = |reason: String| Outcome::new(Status::failed(None, None, reason), None, String::new(), started);
-        let (fp, read) = match prepare(&job).await {
+        let (fp, reads, read) = match prepare(&job).await {
             Ok(prepared) => prepared,
             Err(reason) => return failed(reason),
         };
@@ -163,7 +165,7 @@ impl JobContext {
                 *reason = better;
             }
         }
-        Outcome { usage, outputs, untrusted, ..Outcome::new(status, Some(fp), stderr_tail, started) }
+        Outcome { usage, outputs, untrusted, reads, ..Outcome::new(status, Some(fp), stderr_tail, started) }
     }
 
     /// Waits for the process of group `pgid` to end, killing it when its
@@ -223,19 +225,21 @@ impl JobContext {
 }
 
 /// Gets `job` ready to start: writes its chunk file, takes the ids of the
-/// files it reads and then hashes it before the process may change
-/// anything (for the journal), and makes its outputs' directories.
-async fn prepare(job: &Job) -> Result<(Fingerprint, ReadStamps), String> {
+/// files it reads and then hashes it, and each file it reads, before the
+/// process may change anything (for the journal), and makes its outputs'
+/// directories.
+async fn prepare(job: &Job) -> Result<(Fingerprint, Option<FileHashes>, ReadStamps), String> {
     if let Some((path, text)) = &job.chunk {
         write_chunk(path, text, &job.label).map_err(|e| format!("could not write chunk file: {e}"))?;
     }
     let prepared = if !reads_files(job) {
-        (fingerprint(job), ReadStamps::default())
+        (fingerprint(job), None, ReadStamps::default())
     } else {
         let copy = job.clone();
         tokio::task::spawn_blocking(move || {
             let read = ReadStamps::take(&copy);
-            (fingerprint(&copy), read)
+            let (fingerprint, reads) = fingerprint_and_reads(&copy);
+            (fingerprint, Some(reads), read)
         })
         .await
         .map_err(|e| format!("could not hash inputs: {e}"))?

@@ -40,8 +40,23 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The text of a `/proc` file. `/proc` hands a file whole to a read with
+/// room for it, so a short read is its end: one `read` for a small file,
+/// where reading it as a file of unknown size takes five more system calls.
 fn read(path: &str) -> Option<String> {
-    fs_err::read_to_string(path).ok()
+    use std::io::Read;
+    let mut file = fs_err::File::open(path).ok()?;
+    let mut text = vec![0; 4096];
+    let mut len = 0;
+    loop {
+        len += file.read(&mut text[len..]).ok()?;
+        if len < text.len() {
+            break;
+        }
+        text.resize(text.len() * 2, 0);
+    }
+    text.truncate(len);
+    String::from_utf8(text).ok()
 }
 
 /// `VmPeak` of a `/proc/<pid>/status` text, in bytes (the file says kB).
@@ -86,6 +101,17 @@ mod tests {
         assert_eq!(io, IoBytes { read_bytes: 118_784, write_bytes: 4_194_304, rchar: 4_205_260, wchar: 4_194_398 });
         // `cancelled_write_bytes` is not `write_bytes`.
         assert_eq!(parse_io("rchar: 1\nwchar: 2\nread_bytes: 3\ncancelled_write_bytes: 4\n"), None);
+    }
+
+    #[test]
+    fn a_file_longer_than_the_first_read_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long");
+        let text: String = (0..2000).map(|i| format!("{i}\n")).collect();
+        assert!(text.len() > 4096);
+        fs_err::write(&path, &text).unwrap();
+        assert_eq!(read(&path.to_string_lossy()).as_deref(), Some(text.as_str()));
+        assert_eq!(read(&dir.path().join("missing").to_string_lossy()), None);
     }
 
     #[cfg(target_os = "linux")]

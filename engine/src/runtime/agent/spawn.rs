@@ -6,6 +6,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use tokio::process::{ChildStderr, ChildStdout};
@@ -27,14 +28,15 @@ pub struct Spawned {
 /// Starts the job's process ([`program`]: its setup lines, its container);
 /// stdout/stderr are piped when they go to the log.
 pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
-    let user = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
+    static USER: OnceLock<(u32, u32)> = OnceLock::new();
+    let user = *USER.get_or_init(|| (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()));
     let program = program(job, user);
     let mut cmd = Command::new(program.argv.first().map_or("", String::as_str));
     cmd.args(program.argv.iter().skip(1));
     cmd.current_dir(&job.cwd).envs(program.env.iter().map(|(k, v)| (k, v))).process_group(0);
     cmd.stdin(match &job.stdin {
         Some(path) => Stdio::from(fs_err::File::open(path)?.into_parts().0),
-        None => Stdio::null(),
+        None => null(Direction::Read)?,
     });
     cmd.stdout(sink(&job.stdout)?);
     cmd.stderr(sink(&job.stderr)?);
@@ -60,7 +62,7 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
 fn sink(sink: &Sink) -> std::io::Result<Stdio> {
     Ok(match sink {
         Sink::Log => Stdio::piped(),
-        Sink::Null => Stdio::null(),
+        Sink::Null => null(Direction::Write)?,
         Sink::File(path) => {
             if let Some(parent) = path.parent() {
                 fs_err::create_dir_all(parent)?;
@@ -68,6 +70,32 @@ fn sink(sink: &Sink) -> std::io::Result<Stdio> {
             Stdio::from(fs_err::File::create(path)?.into_parts().0)
         }
     })
+}
+
+/// Which way a stream of the child goes.
+#[derive(Clone, Copy)]
+enum Direction {
+    Read,
+    Write,
+}
+
+/// `/dev/null` for a stream of the child: a duplicate of a descriptor
+/// opened once, which costs a fraction of opening the file for every task
+/// (as `Stdio::null` does).
+fn null(direction: Direction) -> std::io::Result<Stdio> {
+    static NULL: [OnceLock<Option<std::fs::File>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let open = || {
+        let mut options = fs_err::OpenOptions::new();
+        match direction {
+            Direction::Read => options.read(true),
+            Direction::Write => options.write(true),
+        };
+        options.open("/dev/null").ok().map(|file| file.into_parts().0)
+    };
+    match NULL[direction as usize].get_or_init(open) {
+        Some(file) => Ok(Stdio::from(file.try_clone()?)),
+        None => Ok(Stdio::null()),
+    }
 }
 
 /// Binds the child to `cpus` (`--bind-cpus`). Only then is a `pre_exec`

@@ -24,34 +24,33 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::cache_checks::CacheChecks;
-use super::cache_lookup::Lookup;
+use super::alloc::queue_side::{Demand, ManagerAnswer, QUEUE_TICK, QueueSide, Workers};
+use super::books::ready_times::ReadyTimes;
+use super::books::recorder::{EVENT_DELAY, Recorder};
+use super::books::results::Results;
+use super::dispatch::job_factory::JobFactory;
+use super::dispatch::upstream_failures::{Gate, UpstreamFailures};
 use super::driver_event::DriverEvent;
-use super::held::Held;
-use super::job_factory::JobFactory;
-use super::links::Links;
-use super::placements;
-use super::queue_side::{Demand, QUEUE_TICK, QueueSide};
-use super::ready_times::ReadyTimes;
-use super::recorder::{EVENT_DELAY, Recorder};
-use super::refusals::Refusals;
-use super::results::Results;
-use super::send_ahead::SendAhead;
-use super::stale::StaleOutputs;
-use super::upstream_failures::{Gate, UpstreamFailures};
-use super::workers_file::{WORKERS_TICK, WorkersFile};
+use super::earlier::cache_checks::CacheChecks;
+use super::earlier::cache_lookup::Lookup;
+use super::earlier::stale::StaleOutputs;
+use super::killed::held::Held;
+use super::workers::links::Links;
+use super::workers::placements;
+use super::workers::refusals::Refusals;
+use super::workers::send_ahead::SendAhead;
+use super::workers::workers_file::{WORKERS_TICK, WorkersFile};
 use crate::diag::Source;
 use crate::host::now_us;
 use crate::ir::{Graph, GroupId, TaskId};
 use crate::log::{JournalEvent, OutputLogSender};
 use crate::rundir::RunDir;
 use crate::rundir::Summary;
-use crate::runtime::core::{Allocation, Core, Out, Retry, TaskResult, TaskState, WorkerId};
+use crate::runtime::core::{Allocation, CancelReason, Core, Out, Retry, TaskResult, TaskState, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::outcome::{Outcome, Status, WorkerEvent};
 use crate::runtime::run_options::RunOptions;
-use attempt_end::not_retried;
 
 /// The longest the end of a run waits for submissions in flight (to cancel them).
 const SUBMIT_WAIT: Duration = Duration::from_secs(30);
@@ -65,6 +64,13 @@ const DRAIN: usize = 256;
 pub(super) struct Collect {
     starts: Vec<(TaskId, u32, WorkerId, Allocation)>,
     states: Vec<(TaskId, TaskState)>,
+    rests: Vec<(GroupId, u64, CancelReason)>,
+}
+
+impl Collect {
+    fn is_empty(&self) -> bool {
+        self.starts.is_empty() && self.states.is_empty() && self.rests.is_empty()
+    }
 }
 
 impl Out for Collect {
@@ -74,6 +80,10 @@ impl Out for Collect {
 
     fn state(&mut self, task: TaskId, state: TaskState) {
         self.states.push((task, state));
+    }
+
+    fn cancelled_rest(&mut self, group: GroupId, count: u64, reason: CancelReason) {
+        self.rests.push((group, count, reason));
     }
 }
 
@@ -114,7 +124,7 @@ pub(super) struct Driver {
     /// moved out of the way when they are known not to).
     stale: StaleOutputs,
     /// Outputs moved aside in this step, to be said at its end.
-    moved: Vec<super::stale::Moved>,
+    moved: Vec<super::earlier::stale::Moved>,
     /// The finished instances of final tasks: where the results are.
     results: Results,
     /// Nested groups already warned about a missing file under `--dry-exec`.
@@ -230,7 +240,8 @@ impl Driver {
                 }
                 _ = tick.tick(), if self.recorder.has_events() => self.flush_events(),
                 _ = queue_tick.tick(), if self.queue.has_queue() => {
-                    let demand = self.queue.tick(&self.core, &self.links, self.factory.graph(), !self.checks.is_idle());
+                    let workers = Workers { allocations: self.links.allocations().collect(), none: self.links.is_empty() };
+                    let demand = self.queue.tick(&self.core, &workers, self.factory.graph(), !self.checks.is_idle());
                     self.act_on(demand, &mut out);
                 }
                 _ = workers_tick.tick() => self.write_workers(false),
@@ -280,8 +291,8 @@ impl Driver {
             DriverEvent::Worker { worker, event: WorkerEvent::Finished { task, attempt, outcome } } => {
                 self.finished(worker, task, attempt, outcome, out);
             }
-            event @ (DriverEvent::Submitted { .. } | DriverEvent::Polled { .. }) => {
-                for event in self.queue.answer(event) {
+            DriverEvent::Manager(answer) => {
+                for event in self.queue.answer(answer) {
                     self.recorder.event(event);
                 }
             }
@@ -320,7 +331,7 @@ impl Driver {
             self.expand_ready(out);
             self.check_ready(out);
             self.core.schedule(now_us(), out);
-            if out.starts.is_empty() && out.states.is_empty() {
+            if out.is_empty() {
                 break;
             }
             if self.recorder.is_full() {
@@ -387,9 +398,12 @@ impl Driver {
 
     /// Acts on what the core asked for: start jobs, record state changes.
     fn apply(&mut self, out: &mut Collect) {
-        while !out.starts.is_empty() || !out.states.is_empty() {
+        while !out.is_empty() {
             for (task, state) in std::mem::take(&mut out.states) {
                 self.state(task, state);
+            }
+            for (group, count, reason) in std::mem::take(&mut out.rests) {
+                self.cancelled_rest(group, count, reason);
             }
             for (task, attempt, worker, alloc) in std::mem::take(&mut out.starts) {
                 self.start(task, attempt, worker, &alloc, out);
@@ -503,7 +517,6 @@ impl Driver {
             .usage
             .and_then(|usage| Some(placements::metrics(self.core.allocation(task)?, worker, usage, &self.links)));
         let retry = self.core.on_finished(task, result, now, out);
-        not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
         self.record_end(task, attempt, &mut outcome, now, retry, metrics.clone());
         if outcome.status == Status::Succeeded
             && let Some(line) = self.ahead.measure(task.group, outcome.duration)
@@ -586,7 +599,7 @@ impl Driver {
                 break;
             }
             match tokio::time::timeout(left, self.driver_events.recv()).await {
-                Ok(Some(event @ DriverEvent::Submitted { .. })) => self.handle(event, &mut out),
+                Ok(Some(event @ DriverEvent::Manager(ManagerAnswer::Submitted { .. }))) => self.handle(event, &mut out),
                 // Told to leave, it did: that is no failure of its allocation.
                 Ok(Some(DriverEvent::Lost { worker, .. })) if self.queue.has_queue() => {
                     self.lost(worker, "the run ended".to_owned(), true, &mut out);

@@ -1,19 +1,14 @@
 //! [`DriverEvent`]: what reaches the run loop from workers, the listener,
 //! the resource manager and the hashing threads.
 
-use std::collections::HashSet;
-
 use tokio::sync::{mpsc, oneshot};
 
-use super::alloc::ManagerError;
-use super::cache_lookup::Lookup;
 use crate::ir::TaskId;
+use crate::runtime::coordinator::alloc::queue_side::ManagerAnswer;
+use crate::runtime::coordinator::earlier::cache_lookup::Lookup;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
 use crate::runtime::protocol::outcome::WorkerEvent;
-
-/// Job ids the manager still lists (for [`DriverEvent::Polled`]).
-pub(super) type Alive = Result<HashSet<String>, ManagerError>;
 
 /// What reaches the run loop from workers and the listener.
 pub enum DriverEvent {
@@ -44,20 +39,8 @@ pub enum DriverEvent {
         /// Whether the worker planned to leave (idle, time limit) rather than being killed or vanishing.
         clean: bool,
     },
-    /// The manager answered a submission: the job id, or its error.
-    Submitted {
-        /// The allocation's number.
-        id: u32,
-        /// The job id or the error.
-        result: Result<String, ManagerError>,
-    },
-    /// The manager listed which of `ids` are still queued or running.
-    Polled {
-        /// The job ids asked about.
-        ids: Vec<String>,
-        /// Those still alive, or the manager's error.
-        result: Alive,
-    },
+    /// The manager answered a submission or a poll.
+    Manager(ManagerAnswer),
     /// An instance was compared with its last success before dispatch:
     /// its fingerprint if unchanged.
     Checked {

@@ -10,99 +10,27 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::cache_lookup::{Lookup, candidates, lookup};
-use super::images::check_images;
-use super::job_factory::JobFactory;
-use super::resume::{Previous, Rendering, Standing};
-use super::stale::StaleOutputs;
-use super::upstream_failures::failure_names;
+use super::dispatch::images::check_images;
+use super::dispatch::job_factory::JobFactory;
+use super::dispatch::upstream_failures::failure_names;
+use super::earlier::cache_lookup::{Lookup, candidates, lookup};
+use super::earlier::resume::{Previous, Rendering, Standing};
+use super::earlier::stale::StaleOutputs;
 use crate::expansion;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::rundir::{RunDir, STATE_DIR};
 use crate::runtime::core::Allocation;
 use crate::runtime::event::MoveReason;
-use crate::runtime::protocol::fingerprint::{read_stdin, tree_files};
 use crate::runtime::protocol::job::{Job, relative};
 use crate::scripts::{self, Untracked};
+use foreseen_skips::ForeseenSkips;
+use job_difference::why_differs;
 
-/// Why an instance would run, or that it would not.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
-pub enum Why {
-    /// No earlier run finished it.
-    New,
-    /// Its item changed.
-    ItemChanged,
-    /// Its command (or `argv`) changed.
-    CommandChanged,
-    /// Its `env`, `cwd`, `stdin`, `stdout` or `stderr` paths, or output
-    /// paths changed: which.
-    SettingsChanged(String),
-    /// An input file (or a script its command or setup lines name) changed: which.
-    InputChanged(String),
-    /// The file its `stdin` names has other contents: which.
-    StdinChanged(String),
-    /// Its last success is not trusted: this file it reads changed while it ran.
-    Untrusted(String),
-    /// An input file or script changed, though none is newer than its last success.
-    SomeInputChanged,
-    /// The files a glob input matches are others (one went away, or came),
-    /// none newer than its last success: which glob.
-    GlobChanged(String),
-    /// A declared output is missing: which.
-    OutputMissing(String),
-    /// A declared output has other bytes than its last run left: which.
-    OutputChanged(String),
-    /// An attempt started after its last success and did not finish.
-    Tainted,
-    /// Its last attempt failed (and it never succeeded since).
-    FailedLastTime,
-    /// An instance of this task, which it waits for, runs first (or the
-    /// task's instances are known only at run time): compared once it is done.
-    AfterUpstream(String),
-    /// Its `when` reads a file a task that runs first writes: whether it
-    /// runs is decided once that file is written (which, as written).
-    DecidedLater(String),
-    /// Its `when` reads a file per instance, and a task that writes such
-    /// files runs first: decided once it wrote them (which task).
-    DecidedAfterWriter(String),
-    /// Same fingerprint, outputs there: skipped.
-    Unchanged,
-    /// It would be skipped — its per-instance `when` is false, or it waits
-    /// on an instance that would be: why, in words.
-    Skipped(String),
-}
+mod foreseen_skips;
+mod job_difference;
+mod why;
 
-impl Why {
-    /// Whether the instance would run.
-    pub fn runs(&self) -> bool {
-        !matches!(self, Why::Unchanged | Why::Skipped(_))
-    }
-
-    /// The reason in words.
-    pub fn text(&self) -> String {
-        match self {
-            Why::New => "new".to_owned(),
-            Why::ItemChanged => "item changed".to_owned(),
-            Why::CommandChanged => "command changed".to_owned(),
-            Why::SettingsChanged(what) => format!("{what} changed"),
-            Why::InputChanged(file) => format!("input `{file}` changed"),
-            Why::StdinChanged(file) => format!("stdin file `{file}` changed"),
-            Why::Untrusted(file) => format!("`{file}` changed while it last ran: its result is not trusted"),
-            Why::SomeInputChanged => "an input file or script changed".to_owned(),
-            Why::GlobChanged(glob) => format!("the files input `{glob}` matches changed"),
-            Why::OutputMissing(file) => format!("output `{file}` missing"),
-            Why::OutputChanged(file) => format!("output `{file}` changed since it was written"),
-            Why::Tainted => "an attempt started after its last success and did not finish".to_owned(),
-            Why::FailedLastTime => "failed last time".to_owned(),
-            Why::AfterUpstream(task) => format!("after `{task}`, which runs first"),
-            Why::DecidedLater(file) => format!("decided when `{file}` is written"),
-            Why::DecidedAfterWriter(task) => format!("decided when `{task}` has written the file its `when` reads"),
-            Why::Unchanged => "unchanged".to_owned(),
-            Why::Skipped(why) => format!("skipped: {why}"),
-        }
-    }
-}
+pub use why::Why;
 
 /// One task's part of the plan.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -115,12 +43,14 @@ pub struct TaskPreview {
     pub run: u64,
     /// How many would be skipped as unchanged.
     pub unchanged: u64,
-    /// How many its per-instance `when` would skip.
+    /// How many its per-instance `when` would skip (1 for a task known
+    /// only at run time skipped as a whole: nothing it waits for runs).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped: u64,
     /// Each reason, how many instances it applies to, and the first few of them.
     pub reasons: Vec<ReasonCount>,
-    /// For a task known only at run time: the tasks whose end makes it known.
+    /// For a task known only at run time: the tasks whose end makes it
+    /// known (none when it is skipped as a whole).
     pub known_after: Vec<String>,
     /// For a per-instance fan-out: the parts not known yet, whose producer
     /// instance runs first (`instances` counts the known ones).
@@ -186,7 +116,7 @@ const EXAMPLES: usize = 3;
 /// instance that would run is named with its reason.
 pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> Result<Vec<TaskPreview>, String> {
     let state = base_dir.join(STATE_DIR);
-    let previous = Previous::load(&state, workflow);
+    let previous = Previous::load_with_reads(&state, workflow);
     // The images as a run would check them; one that cannot run leaves its tasks unjudged.
     let mut graph = graph.clone();
     let _ = check_images(&mut graph, None, base_dir, std::env::var_os("PATH").as_deref());
@@ -197,8 +127,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
     let mut hidden: HashSet<PathBuf> = HashSet::new();
     let mut old = OldRuns { state: &state, base_dir, factories: HashMap::new() };
     let mut runs: Vec<Vec<bool>> = graph.groups.iter().map(|g| vec![false; g.count as usize]).collect();
-    // The instances that would be skipped, per group (empty: none).
-    let mut skips: Vec<Vec<bool>> = vec![Vec::new(); graph.groups.len()];
+    let mut skips = ForeseenSkips::new(graph.groups.len());
     let mut tasks = Vec::new();
     // A run moves aside what dropped tasks left before anything else.
     let dropped_moved = stale.settle_dropped(&factory, &state, true);
@@ -238,7 +167,7 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
         }
         if let Domain::Nested { parent, parts, .. } = graph.base_domain(id) {
             // A skipped parent instance gives no part: it is not awaited.
-            let skipped = |outer: u64| skips[parent.index()].get(outer as usize) == Some(&true);
+            let skipped = |outer: u64| skips.is_marked(*parent, outer);
             let awaited = |outer: &u64| parts.part(*outer).is_none() && !skipped(*outer);
             preview.later_parts = (0..graph.group(*parent).count).filter(awaited).count() as u64;
             if preview.later_parts > 0 {
@@ -246,7 +175,23 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             }
         } else if let Some(writers) = graph.waits_for(id) {
             preview.instances = None;
-            preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect();
+            match skips.skip_whole(&graph, id) {
+                // What it waits for would all be skipped: so is it, whole, as a run skips it.
+                Some(reason) => {
+                    let why = Why::Skipped(reason);
+                    if every {
+                        preview.instances_run.push(InstanceWhy {
+                            label: group.name.clone(),
+                            text: why.text(),
+                            why: why.clone(),
+                        });
+                    }
+                    let examples = vec![group.name.clone()];
+                    preview.skipped = 1;
+                    preview.reasons = vec![ReasonCount { text: why.text(), why, count: 1, examples }];
+                }
+                None => preview.known_after = writers.iter().map(|&w| graph.group(w).name.clone()).collect(),
+            }
             tasks.push(preview);
             continue;
         }
@@ -262,17 +207,17 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
             if i < EXAMPLES as u64 {
                 note_implicit(&factory, task, &mut preview.implicit_inputs, &mut untracked);
             }
-            let up = upstream(&graph, &runs, task);
+            let up = upstream(&graph, &runs, &skips, task);
             // A file a task that runs first writes is not final yet.
             let pending = if up.is_some() { factory.when_reads(task) } else { Vec::new() };
             let decided = if pending.is_empty() { factory.skip_reason(task).ok().flatten() } else { None };
             let skip = match decided {
                 Some(reason) => Some(reason.to_string()),
-                None => on_failure.clone().or_else(|| skipped_upstream(&graph, &skips, task)),
+                None => on_failure.clone().or_else(|| skips.skipped_upstream(&graph, task)),
             };
             let why = match (skip, up) {
                 (Some(reason), _) => {
-                    mark(&mut skips[g], group.count, i);
+                    skips.mark(id, group.count, i);
                     // What an earlier success left for it is moved aside when it is skipped.
                     if let Some(moved) = stale.settle_unsucceeded(&factory, task, MoveReason::Skipped, &state, true) {
                         preview.skipped_outputs += moved.files.len() as u64;
@@ -332,53 +277,6 @@ pub fn preview(graph: &Graph, base_dir: &Path, workflow: &Path, every: bool) -> 
     Ok(tasks)
 }
 
-/// Why `task` would be skipped for what it waits on, as a run decides it:
-/// an instance it waits for element-wise is skipped, or every instance it
-/// waits for is: each task it waits for as a whole had every instance
-/// skipped, and it waits for no single instance.
-fn skipped_upstream(graph: &Graph, skips: &[Vec<bool>], task: TaskId) -> Option<String> {
-    let (mut whole_skipped, mut other) = (None, false);
-    for e in graph.edges.iter().filter(|e| e.to == task.group && e.on == crate::ir::EdgeOn::Success) {
-        let marks = &skips[e.from.index()];
-        let count = graph.group(e.from).count;
-        if count == 0 {
-            // Not known yet: it may run.
-            other |= graph.is_dynamic(e.from);
-            continue;
-        }
-        if let Domain::Nested { parent, parts, .. } = graph.base_domain(task.group)
-            && *parent == e.from
-            && e.origin == crate::ir::EdgeOrigin::Expansion
-        {
-            // A part follows its parent instance, whatever the positions.
-            let outer = parts.locate(task.instance).map(|(part, _)| part.outer);
-            if let Some(outer) = outer.filter(|&o| marks.get(o as usize) == Some(&true)) {
-                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, outer))));
-            }
-            other = true;
-        } else if e.kind == crate::ir::EdgeKind::All {
-            if marks.len() as u64 == count && marks.iter().all(|&s| s) {
-                whole_skipped = Some(format!("{} was skipped", graph.label(TaskId::new(e.from, count - 1))));
-            } else {
-                other = true;
-            }
-        } else {
-            let mut sources = e.kind.sources(task.instance, count).peekable();
-            other |= sources.peek().is_some();
-            if let Some(s) = sources.find(|&s| marks.get(s as usize) == Some(&true)) {
-                return Some(format!("{} was skipped", graph.label(TaskId::new(e.from, s))));
-            }
-        }
-    }
-    whole_skipped.filter(|_| !other)
-}
-
-/// Marks instance `i` of a group of `count` as skipped.
-fn mark(marks: &mut Vec<bool>, count: u64, i: u64) {
-    marks.resize(count as usize, false);
-    marks[i as usize] = true;
-}
-
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -415,8 +313,8 @@ fn settled(graph: &Graph, id: GroupId) -> bool {
 }
 
 /// The first task `task` waits for of which an instance it needs runs, or
-/// that is known only at run time.
-fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
+/// that is known only at run time (and not skipped as a whole).
+fn upstream(graph: &Graph, runs: &[Vec<bool>], skips: &ForeseenSkips, task: TaskId) -> Option<String> {
     for e in graph.edges.iter().filter(|e| e.to == task.group) {
         let from = e.from;
         // The writers of a known part's file do not run (`settle_parts`).
@@ -427,7 +325,7 @@ fn upstream(graph: &Graph, runs: &[Vec<bool>], task: TaskId) -> Option<String> {
         // for the whole of a stage not fully known waits for what runs first.
         let mirror =
             e.kind == crate::ir::EdgeKind::ElementWise && graph.base_group(from) == graph.base_group(task.group);
-        let runs_first = !mirror && graph.is_dynamic(from) && !settled(graph, from)
+        let runs_first = !mirror && graph.is_dynamic(from) && !settled(graph, from) && !skips.is_whole(from)
             || e.kind
                 .sources(task.instance, graph.group(from).count)
                 .any(|s| TaskId::new(from, s) != task && runs[from.index()].get(s as usize).copied().unwrap_or(false));
@@ -477,9 +375,9 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
         Lookup::OutputChanged(file) => return Why::OutputChanged(file),
         Lookup::Differs => {}
     }
-    let (run, ended_us, rendering) = match standing {
-        Some(Standing::Done { run, ended_us, wrote, attempt, .. }) => {
-            (*run, *ended_us, Rendering { variant: wrote.variant, attempt: *attempt })
+    let (run, ended_us, reads, rendering) = match standing {
+        Some(Standing::Done { run, ended_us, wrote, attempt, reads, .. }) => {
+            (*run, *ended_us, reads.as_ref(), Rendering { variant: wrote.variant, attempt: *attempt })
         }
         Some(Standing::Failed) => return Why::FailedLastTime,
         _ => return Why::New,
@@ -492,59 +390,8 @@ fn judge(factory: &JobFactory, previous: &Previous, old: &mut OldRuns, hidden: &
         {
             Why::SettingsChanged("implicit_inputs".to_owned())
         }
-        Some((before, _)) => difference(&before, now, ended_us),
+        Some((before, _)) => why_differs(&before, now, reads, ended_us, hidden),
         None => Why::InputChanged("?".to_owned()),
-    }
-}
-
-/// What differs between the job an earlier run did and the job now.
-fn difference(before: &Job, now: &Job, ended_us: Option<u64>) -> Why {
-    let parse = |d: &str| serde_json::from_str::<serde_json::Value>(d).unwrap_or_default();
-    let (a, b) = (parse(&before.definition), parse(&now.definition));
-    if a["item"] != b["item"] {
-        return Why::ItemChanged;
-    }
-    if a["command"] != b["command"] {
-        return Why::CommandChanged;
-    }
-    let keys = ["env", "cwd", "stdin", "stdout", "stderr", "outputs", "setup", "container"];
-    let settings: Vec<&str> = keys
-        .into_iter()
-        .filter(|k| a[*k] != b[*k])
-        .map(|k| match k {
-            "stdout" => "stdout path",
-            "stderr" => "stderr path",
-            k => k,
-        })
-        .collect();
-    if !settings.is_empty() {
-        return Why::SettingsChanged(settings.join(", "));
-    }
-    // The same job: a file it reads changed. Name one modified since.
-    let since = ended_us.map(|us| std::time::UNIX_EPOCH + std::time::Duration::from_micros(us));
-    let newer = |f: &Path| {
-        let modified = std::fs::metadata(f).and_then(|m| m.modified()).ok();
-        matches!((modified, since), (Some(m), Some(s)) if m > s) || modified.is_none()
-    };
-    let shown = |f: &Path| relative(f, &now.base_dir).display().to_string();
-    if let Some(stdin) = read_stdin(now).filter(|f| newer(f)) {
-        return Why::StdinChanged(shown(stdin));
-    }
-    let files = now.inputs.iter().chain(&now.implicit);
-    let changed = files.filter(|f| !crate::paths::is_glob(&f.to_string_lossy())).find_map(|f| {
-        if f.is_dir() {
-            // A file of its tree, or the directory itself: an entry came or went.
-            tree_files(f, now).into_iter().chain([f.clone()]).find(|f| newer(f))
-        } else {
-            newer(f).then(|| f.clone())
-        }
-    });
-    // No file is newer than the last success: say no more than is known.
-    let glob = now.inputs.iter().find(|f| crate::paths::is_glob(&f.to_string_lossy()));
-    match (changed, glob) {
-        (Some(file), _) => Why::InputChanged(shown(&file)),
-        (None, Some(glob)) => Why::GlobChanged(shown(glob)),
-        (None, None) => Why::SomeInputChanged,
     }
 }
 

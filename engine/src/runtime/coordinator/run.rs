@@ -15,24 +15,26 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use super::alloc::queue::AllocQueue;
-use super::cache_checks::CacheChecks;
+use super::alloc::queue_side::ManagerAnswer;
+use super::alloc::queue_side::QueueSide;
+use super::books::recorder::Recorder;
+use super::dispatch::finally_runner::FinallyCommand;
+use super::dispatch::images::check_images;
+use super::dispatch::job_factory::JobFactory;
 use super::driver::{Driver, Setup};
 use super::driver_event::DriverEvent;
-use super::held::Held;
-use super::images::check_images;
-use super::job_factory::JobFactory;
-use super::journal_thread::JournalSender;
-use super::links::{Link, Links};
-use super::queue_side::QueueSide;
-use super::recorder::Recorder;
-use super::resume::Previous;
-use super::stale::StaleOutputs;
-use super::stranded::{REATTACH_WINDOW, Stranded};
-use crate::diag::Source;
+use super::earlier::cache_checks::CacheChecks;
+use super::earlier::cache_lookup::Lookup;
+use super::earlier::resume::Previous;
+use super::earlier::stale::StaleOutputs;
+use super::killed::stranded::{REATTACH_WINDOW, Stranded};
+use super::loop_sender::LoopSender;
+use super::workers::links::{Link, Links};
+use crate::diag::{Code, Diagnostic, Source};
 use crate::ir::{Graph, GroupId, MaxFails, TaskId};
 use crate::log::{
-    JournalEvent, JournalRecord, JournalState, JournalStatus, JournalWriter, LogHealth, OutputLog, OutputLogHandle,
-    OutputLogSender, read_journal,
+    JournalEvent, JournalRecord, JournalState, JournalWriter, OutputLog, OutputLogHandle, OutputLogSender, State,
+    read_journal,
 };
 use crate::net::{AccessFile, Secret};
 use crate::rundir::Meta;
@@ -40,7 +42,7 @@ use crate::rundir::Summary;
 use crate::rundir::{RunDir, RunLock, STATE_DIR};
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::agent::output_sink::OutputSink;
-use crate::runtime::core::{Core, CoreOptions, NeverRuns, WorkerId};
+use crate::runtime::core::{Core, CoreOptions, WorkerId};
 use crate::runtime::event::Event;
 use crate::runtime::run_options::RunOptions;
 
@@ -50,9 +52,15 @@ pub enum RunError {
     /// Reading or writing the run directory failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// Some tasks can never run on the available workers.
-    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
-    Unschedulable(Vec<NeverRuns>),
+    /// Some tasks can never run on the available workers: one diagnostic
+    /// each, at the key that asks too much (else at the task's name).
+    #[error("{}", .diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("\n"))]
+    Unschedulable {
+        /// The workflow, for snippets.
+        workflow: Arc<Source>,
+        /// One per task.
+        diagnostics: Vec<Diagnostic>,
+    },
     /// Task images that cannot run: a missing engine or image, one line each.
     #[error("{}", .0.join("\n"))]
     Images(Vec<String>),
@@ -92,7 +100,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     // tasks of a killed run are killed with the embedded worker's.
     let listens = options.listen.is_some();
     let stranded = if listens { Stranded::find(&state, &options.workflow) } else { Stranded::default() };
-    let reaped = super::orphans::reap(&state, listens);
+    let reaped = super::killed::orphans::reap(&state, listens);
     let (mut previous, stale) = read_previous(&state, &graph, &options)?;
     let (mut core, local) = build_core(&graph, &previous, &options, &source)?;
     let ended = stranded.ended_allocations();
@@ -109,7 +117,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
         factory.run_unread_conditions();
     }
     let (log, log_thread) = OutputLog::create(&run.output_log())?;
-    let (journal, journal_thread) = super::journal_thread::start(JournalWriter::create(&run.journal())?);
+    let (journal, journal_thread) = super::books::journal_thread::start(JournalWriter::create(&run.journal())?);
     run.protect(&run.output_log())?;
     run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
@@ -137,26 +145,86 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
         .chain(std::mem::take(&mut previous.warnings))
         .collect();
     let summary = announce(&run, &graph, &options, listener.is_some(), warnings, &events);
-    let launch = Launch {
+    let (driver_tx, driver_events) = mpsc::unbounded_channel();
+    let mut links = Links::default();
+    if let Some(id) = local {
+        links.insert(id, local_worker(id, &options, &log, &driver_tx));
+    }
+    let listening = listener.map(|(listener, secret)| listen_for_workers(listener, secret, &log, &options, &driver_tx));
+    let listening = listening.transpose()?;
+    let finally = FinallyCommand::new(&graph, &options, &log);
+    let queue = options.queue.clone().map(|(profile, queue)| {
+        let fits = super::alloc::planner::fits(&graph, &queue);
+        AllocQueue::new(&profile, queue, fits, &run)
+    });
+    let alloc_log = queue.is_some().then(|| OutputSink::Log(log.clone()));
+    // The killed runs' output of the instances adopted is copied in.
+    let earlier_log = (!held.is_empty()).then(|| log.clone());
+    // Only the workers, the queue and `[finally]` write the log from here on.
+    drop(log);
+    let setup = Setup {
         core,
-        local,
         factory,
-        previous,
+        links,
+        driver_events,
+        recorder: Recorder::new(journal, log_thread.health(), events.clone()),
+        checks: CacheChecks::new(Arc::new(previous), options.dry_exec, checked_sender(&driver_tx)),
+        queue: QueueSide::new(queue, alloc_log, options.local, options.base_dir.clone(), manager_sender(driver_tx)),
         stale,
+        options,
+        run_dir: run.clone(),
         source,
         summary,
-        run: run.clone(),
-        listener,
-        log,
-        log_health: log_thread.health(),
-        journal,
-        events: events.clone(),
-        options,
+        earlier_log,
         held,
     };
     let ending = Ending { run: run.clone(), log_thread, journal_thread, events, lock };
-    let thread = std::thread::Builder::new().name("flow-driver".into()).spawn(move || drive(launch, ending))?;
+    let thread = std::thread::Builder::new()
+        .name("flow-driver".into())
+        .spawn(move || drive(setup, listening, finally, ending))?;
     Ok(RunHandle { run, events: events_rx, thread })
+}
+
+/// The embedded worker, as worker `id`, writing to `log` and reporting to `driver`.
+fn local_worker(
+    id: WorkerId,
+    options: &RunOptions,
+    log: &OutputLogSender,
+    driver: &mpsc::UnboundedSender<DriverEvent>,
+) -> Link {
+    let tx = driver.clone();
+    let report = Arc::new(move |event| {
+        let _ = tx.send(DriverEvent::Worker { worker: id, event });
+    });
+    let sink = OutputSink::Log(log.clone());
+    Link::Local(LocalWorker::new(options.worker.clone(), sink, report, options.bind_cpus, options.guard.clone()))
+}
+
+/// Remote workers being accepted: the runtime their connections run on
+/// (encoding, encryption, decoding, beside the driver's thread) and the
+/// listener's task there.
+struct Listening {
+    runtime: tokio::runtime::Runtime,
+    accepting: tokio::task::JoinHandle<()>,
+}
+
+/// Starts accepting workers on `listener`; what they send goes to `driver`
+/// and their tasks' output to `log`.
+fn listen_for_workers(
+    listener: std::net::TcpListener,
+    secret: Secret,
+    log: &OutputLogSender,
+    options: &RunOptions,
+    driver: &mpsc::UnboundedSender<DriverEvent>,
+) -> Result<Listening, RunError> {
+    let runtime = net_runtime()?;
+    let listener = {
+        let _inside = runtime.enter();
+        tokio::net::TcpListener::from_std(listener)?
+    };
+    let (sink, driver) = (OutputSink::Log(log.clone()), driver.clone());
+    let accepting = runtime.spawn(super::workers::remote::listen(listener, secret, driver, sink, options.dry_exec));
+    Ok(Listening { runtime, accepting })
 }
 
 /// Refuses to start while another `flow run` runs in `state`.
@@ -185,7 +253,7 @@ fn build_core(
     graph: &Graph,
     previous: &Previous,
     options: &RunOptions,
-    source: &Source,
+    source: &Arc<Source>,
 ) -> Result<(Core, Option<WorkerId>), RunError> {
     // The command line's `--max-fails` or `--keep-going` overrides the workflow's.
     let workflow = if options.keep_going { None } else { graph.max_fails };
@@ -199,15 +267,16 @@ fn build_core(
     // With remote workers still to come, nothing is impossible yet.
     let impossible = if options.listen.is_some() { Vec::new() } else { core.unschedulable() };
     if !impossible.is_empty() {
-        let lines = impossible
+        let diagnostics = impossible
             .into_iter()
             .map(|(g, why)| {
-                let (file, at) = source.place(graph.group(g).span.start);
-                let (line, col) = file.line_col(at);
-                NeverRuns { task: graph.group(g).name.clone(), file: file.name.clone(), line, col, why }
+                let group = graph.group(g);
+                let span = why.key(&group.keys).unwrap_or(&group.span).clone();
+                let message = format!("task `{}` can never run here: {why}", group.name);
+                Diagnostic::new(Code::CompileImpossibleResources, message).at(span, why.label()).help(why.help())
             })
             .collect();
-        return Err(RunError::Unschedulable(lines));
+        return Err(RunError::Unschedulable { workflow: Arc::clone(source), diagnostics });
     }
     Ok((core, local))
 }
@@ -268,23 +337,33 @@ fn announce(
 }
 
 /// The driver's thread: runs the loop on a single-threaded tokio runtime,
-/// then ends the run. Remote workers' connections (encoding, encryption,
-/// decoding) run on their own threads, so the loop keeps its core.
-fn drive(launch: Launch, ending: Ending) -> Result<Summary, RunError> {
+/// then `finally`, then ends the run.
+fn drive(
+    setup: Setup,
+    listening: Option<Listening>,
+    finally: Option<FinallyCommand>,
+    ending: Ending,
+) -> Result<Summary, RunError> {
     // Lets the CLI tests see how a crashed run is reported; debug builds only.
     #[cfg(debug_assertions)]
     if std::env::var_os("FLOW_DEBUG_PANIC").is_some_and(|v| v == "driver") {
         panic!("FLOW_DEBUG_PANIC=driver");
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let net = match launch.listener.is_some() {
-        true => Some(net_runtime()?),
-        false => None,
-    };
-    let summary = runtime.block_on(launch.run(net.as_ref().map(|net| net.handle().clone())))?;
+    let (run_dir, options) = (setup.run_dir.clone(), setup.options.clone());
+    let summary = runtime.block_on(async {
+        let mut summary = Driver::new(setup).run().await;
+        if let Some(listening) = &listening {
+            listening.accepting.abort();
+        }
+        if let Some(finally) = finally {
+            finally.run(&mut summary, &run_dir, &options).await;
+        }
+        summary
+    });
     drop(runtime);
-    if let Some(net) = net {
-        net.shutdown_timeout(Duration::from_secs(1));
+    if let Some(listening) = listening {
+        listening.runtime.shutdown_timeout(Duration::from_secs(1));
     }
     ending.finish(summary)
 }
@@ -299,109 +378,6 @@ fn net_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 
 /// The most threads that serve remote workers' connections.
 const NET_THREADS: usize = 4;
-
-/// What the driver's loop starts from.
-struct Launch {
-    core: Core,
-    local: Option<WorkerId>,
-    factory: JobFactory,
-    previous: Previous,
-    stale: StaleOutputs,
-    source: Arc<Source>,
-    summary: Summary,
-    run: RunDir,
-    listener: Option<(std::net::TcpListener, Secret)>,
-    log: OutputLogSender,
-    log_health: Arc<LogHealth>,
-    journal: JournalSender,
-    events: std_mpsc::Sender<Vec<Event>>,
-    options: RunOptions,
-    held: Held,
-}
-
-impl Launch {
-    /// Starts the embedded worker and the listener, then runs the loop.
-    /// `net` is where the listener and the connections run (set when listening).
-    async fn run(self, net: Option<tokio::runtime::Handle>) -> Result<Summary, RunError> {
-        let (driver_tx, driver_events) = mpsc::unbounded_channel();
-        let mut links = Links::default();
-        if let Some(id) = self.local {
-            links.insert(id, self.local_worker(id, &driver_tx));
-        }
-        let accepting = match (self.listener, net) {
-            (Some((listener, secret)), Some(net)) => {
-                let listener = {
-                    let _inside = net.enter();
-                    tokio::net::TcpListener::from_std(listener)?
-                };
-                let sink = OutputSink::Log(self.log.clone());
-                let dry = self.options.dry_exec;
-                Some(net.spawn(super::remote::listen(listener, secret, driver_tx.clone(), sink, dry)))
-            }
-            _ => None,
-        };
-        let graph = self.factory.graph().clone();
-        let alloc_log = self.options.queue.is_some().then(|| OutputSink::Log(self.log.clone()));
-        // `[finally]` runs on this machine after the loop (not under `--dry-exec`).
-        let finally = graph.finally.clone().filter(|_| !self.options.dry_exec);
-        let finally_image = finally.as_ref().and_then(|f| graph.images.get(f.container.as_deref()?).cloned());
-        let finally_log = finally.as_ref().map(|_| OutputSink::Log(self.log.clone()));
-        let (run_dir, options) = (self.run.clone(), self.options.clone());
-        // The killed runs' output of the instances adopted is copied in.
-        let earlier_log = (!self.held.is_empty()).then(|| self.log.clone());
-        // Only the workers and the queue write the log from here on.
-        drop(self.log);
-        let queue = self.options.queue.clone().map(|(profile, queue)| {
-            let fits = super::alloc::planner::fits(&graph, &queue);
-            AllocQueue::new(&profile, queue, fits, &self.run)
-        });
-        let driver = Driver::new(Setup {
-            core: self.core,
-            factory: self.factory,
-            links,
-            driver_events,
-            recorder: Recorder::new(self.journal, self.log_health, self.events),
-            checks: CacheChecks::new(Arc::new(self.previous), self.options.dry_exec, driver_tx.clone()),
-            queue: QueueSide::new(queue, alloc_log, self.options.local, self.options.base_dir.clone(), driver_tx),
-            stale: self.stale,
-            options: self.options,
-            run_dir: self.run,
-            source: self.source,
-            summary: self.summary,
-            earlier_log,
-            held: self.held,
-        });
-        let mut summary = driver.run().await;
-        if let Some(task) = accepting {
-            task.abort();
-        }
-        if let (Some(finally), Some(log)) = (finally, finally_log) {
-            // Written before it starts, so the command can read it (and rewritten as the run ends).
-            if let Err(e) = run_dir.write_summary(&summary) {
-                summary.io_errors.push(format!("cannot write summary.json: {e}"));
-            }
-            summary.finally = Some(
-                super::finally_runner::run(&finally, finally_image.as_ref(), &summary, &run_dir, &options, log).await,
-            );
-        }
-        Ok(summary)
-    }
-
-    /// The embedded worker, as worker `id`, reporting to `driver`.
-    fn local_worker(&self, id: WorkerId, driver: &mpsc::UnboundedSender<DriverEvent>) -> Link {
-        let tx = driver.clone();
-        let report = Arc::new(move |event| {
-            let _ = tx.send(DriverEvent::Worker { worker: id, event });
-        });
-        Link::Local(LocalWorker::new(
-            self.options.worker.clone(),
-            OutputSink::Log(self.log.clone()),
-            report,
-            self.options.bind_cpus,
-            self.options.guard.clone(),
-        ))
-    }
-}
 
 /// What ends a run once its loop is over: the writer threads, and the lock.
 struct Ending {
@@ -468,7 +444,7 @@ fn count_what_was_recorded(run: &RunDir, summary: &mut Summary) {
     let Ok(journal) = read_journal(&run.journal()) else { return };
     let state = JournalState::from_records(&journal.records);
     let count = |status| state.iter().filter(|(_, e)| e.status == status).count() as u64;
-    let (succeeded, cached) = (count(JournalStatus::Succeeded), count(JournalStatus::Cached));
+    let (succeeded, cached) = (count(State::Succeeded), count(State::Cached));
     let unrecorded = (summary.succeeded + summary.cached).saturating_sub(succeeded + cached);
     if unrecorded > 0 {
         summary.io_errors.push(format!(
@@ -476,7 +452,7 @@ fn count_what_was_recorded(run: &RunDir, summary: &mut Summary) {
         ));
     }
     (summary.succeeded, summary.cached) = (succeeded, cached);
-    summary.failed = summary.failed.max(count(JournalStatus::Failed));
+    summary.failed = summary.failed.max(count(State::Failed));
 }
 
 /// Binds the coordinator's address and writes the access file workers read.
@@ -504,4 +480,15 @@ fn write_run_files(run: &RunDir, graph: &Graph, options: &RunOptions) -> std::io
     run.write_meta(&meta)?;
     run.write_graph(graph)?;
     run.reserve_summary()
+}
+
+/// Sends what the hashing threads found to the run loop.
+fn checked_sender(tx: &mpsc::UnboundedSender<DriverEvent>) -> LoopSender<(TaskId, Lookup)> {
+    let tx = tx.clone();
+    LoopSender::new(move |(task, found)| tx.send(DriverEvent::Checked { task, found }).is_ok())
+}
+
+/// Sends the manager's answers to the run loop.
+fn manager_sender(tx: mpsc::UnboundedSender<DriverEvent>) -> LoopSender<ManagerAnswer> {
+    LoopSender::new(move |answer| tx.send(DriverEvent::Manager(answer)).is_ok())
 }

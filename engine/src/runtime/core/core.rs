@@ -1,6 +1,8 @@
 //! [`Core`]: the scheduler's state — groups, dependencies, workers and the
 //! tasks running on them — and the calls that build and inspect it.
-//! Matching is in `matching.rs`, event handling in `events.rs`.
+//! The rest of its methods are in the files under `core/`, children of
+//! this module so that its fields stay private: matching in `matching.rs`,
+//! event handling in `events.rs`, and one file per concern beside them.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -19,6 +21,23 @@ use super::worker::Worker;
 use super::worker_id::WorkerId;
 use crate::resources::{Deadline, Names, Request, WorkerShape};
 
+mod adopt;
+mod backlog;
+mod deferred;
+mod events;
+mod matching;
+mod nested_parts;
+mod precheck;
+mod prefetch;
+mod skips;
+mod unschedulable;
+mod waiting;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use backlog::GroupBacklog;
+
 /// Settings of a run that the core enforces.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CoreOptions {
@@ -34,66 +53,66 @@ pub struct CoreOptions {
 /// state.
 #[derive(Debug)]
 pub struct Core {
-    pub(super) groups: Vec<GroupState>,
-    pub(super) links: Vec<Vec<Link>>,
-    pub(super) order: Order,
-    pub(super) names: Names,
+    groups: Vec<GroupState>,
+    links: Vec<Vec<Link>>,
+    order: Order,
+    names: Names,
     /// Indexed by [`WorkerId`]; `None` once removed.
-    pub(super) workers: Vec<Option<Worker>>,
-    pub(super) running: HashMap<TaskId, Running>,
+    workers: Vec<Option<Worker>>,
+    running: HashMap<TaskId, Running>,
     /// Attempts, failures and crashes of tasks that have had any.
-    pub(super) history: HashMap<TaskId, History>,
-    pub(super) options: CoreOptions,
+    history: HashMap<TaskId, History>,
+    options: CoreOptions,
     /// Set once the run stops; nothing starts afterwards.
-    pub(super) stopped: Option<CancelReason>,
+    stopped: Option<CancelReason>,
     /// Pending instances of all groups.
-    pub(super) pending: u64,
+    pending: u64,
     /// Tasks failed for good (not counting ignored failures).
-    pub(super) failed: u64,
+    failed: u64,
     /// Instances waiting to be retried (`retry_delay`), earliest due first;
     /// may hold entries of instances cancelled meanwhile.
-    pub(super) waiting: BinaryHeap<Reverse<(u64, TaskId)>>,
+    waiting: BinaryHeap<Reverse<(u64, TaskId)>>,
     /// Bumped whenever a group gains ready instances, so workers that found
     /// nothing to run are tried again.
-    pub(super) epoch: u64,
+    epoch: u64,
     /// Whether some group needs several nodes.
-    pub(super) multinode: bool,
+    multinode: bool,
     /// Allocations of finished tasks, kept for reuse.
-    pub(super) spare: Vec<Allocation>,
+    spare: Vec<Allocation>,
     /// Scratch list of workers.
-    pub(super) scratch: Vec<usize>,
+    scratch: Vec<usize>,
     /// Running tasks on prefetch workers that may get a task sent ahead.
-    pub(super) heads: Vec<TaskId>,
+    heads: Vec<TaskId>,
     /// Groups known only at run time whose writers are done: their
     /// instances can be read now ([`Core::take_resolvable`]).
-    pub(super) resolvable: Vec<GroupId>,
+    resolvable: Vec<GroupId>,
     /// Parts of nested groups whose files can be read now ([`Core::take_parts`]).
-    pub(super) parts_ready: Vec<(GroupId, u64)>,
+    parts_ready: Vec<(GroupId, u64)>,
     /// Groups whose ready instances are compared with an earlier run first.
-    pub(super) prechecked: Vec<usize>,
+    prechecked: Vec<usize>,
 }
 
 /// A running task.
 #[derive(Debug)]
-pub(super) struct Running {
-    pub(super) worker: WorkerId,
-    pub(super) attempt: u32,
-    pub(super) alloc: Allocation,
+struct Running {
+    worker: WorkerId,
+    attempt: u32,
+    alloc: Allocation,
     /// The task sent ahead to start on these resources when this one ends.
-    pub(super) next: Option<TaskId>,
+    next: Option<TaskId>,
     /// Its place in line on these resources: 0 runs (or holds them), 1 is next, ….
-    pub(super) depth: u8,
+    depth: u8,
 }
 
 /// What happened to a task in earlier attempts.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct History {
+struct History {
     /// The number of the next (or current) attempt.
-    pub(super) attempt: u32,
+    attempt: u32,
     /// Attempts that failed.
-    pub(super) failures: u32,
+    failures: u32,
     /// Attempts whose worker was lost.
-    pub(super) crashes: u32,
+    crashes: u32,
 }
 
 impl Core {
@@ -109,23 +128,22 @@ impl Core {
             .enumerate()
             .map(|(g, ((group, remaining), blocked_by))| {
                 let variants = group.variants.iter().map(|v| Request::new(v, &mut names)).collect();
-                let mut state =
-                    GroupState::new(group, variants, remaining, blocked_by, graph.is_deferred(GroupId(g as u32)));
-                state.retry_variants = group
+                let retry_variants = group
                     .retry_variants
                     .iter()
                     .map(|list| list.iter().map(|v| Request::new(v, &mut names)).collect())
                     .collect();
-                state
+                let deferred = graph.is_deferred(GroupId(g as u32));
+                GroupState::new(group, variants, retry_variants, remaining, blocked_by, deferred)
             })
             .collect();
         let resolvable = (0..groups.len())
-            .filter(|&g| groups[g].blocked_by == 0 && matches!(graph.groups[g].domain, Domain::Deferred { .. }))
+            .filter(|&g| !groups[g].is_blocked() && matches!(graph.groups[g].domain, Domain::Deferred { .. }))
             .map(Self::group_id)
             .collect();
         let mut core = Core {
-            pending: groups.iter().map(|g| g.pending).sum(),
-            multinode: groups.iter().any(|g| g.nodes > 1),
+            pending: groups.iter().map(GroupState::pending).sum(),
+            multinode: groups.iter().any(|g| g.settings().nodes > 1),
             order: Order::new(graph),
             groups,
             links,
@@ -148,7 +166,9 @@ impl Core {
         core.expect_parts(graph);
         for g in 0..core.groups.len() {
             let blocks = graph.groups[g].count > 0 || graph.is_dynamic(GroupId(g as u32));
-            core.groups[g].settled = !(blocks && core.waits_for_end(g));
+            if blocks && core.waits_for_end(g) {
+                core.groups[g].wait_for_end();
+            }
         }
         for g in 0..core.groups.len() {
             core.sync_active(g);
@@ -185,10 +205,10 @@ impl Core {
             waiting: self.pending - ready,
             ready,
             running: self.running.len() as u64,
-            succeeded: self.groups.iter().map(|g| g.succeeded).sum(),
+            succeeded: self.groups.iter().map(GroupState::succeeded).sum(),
             failed: self.failed,
-            cancelled: self.groups.iter().map(|g| g.cancelled).sum(),
-            skipped: self.groups.iter().map(|g| g.skipped).sum(),
+            cancelled: self.groups.iter().map(GroupState::cancelled).sum(),
+            skipped: self.groups.iter().map(GroupState::skipped).sum(),
         }
     }
 
@@ -196,7 +216,7 @@ impl Core {
     /// failure perhaps ignored) or was cancelled.
     pub fn did_not_succeed(&self, task: TaskId) -> bool {
         self.groups.get(task.group.index()).is_some_and(|g| {
-            task.instance < g.count && matches!(g.state(task.instance), Instance::Failed | Instance::Cancelled)
+            task.instance < g.count() && matches!(g.state(task.instance), Instance::Failed | Instance::Cancelled)
         })
     }
 
@@ -219,7 +239,7 @@ impl Core {
     /// Whether `group` reached its own `max_fails`, which cancelled the
     /// rest of its instances.
     pub fn reached_max_fails(&self, group: GroupId) -> bool {
-        self.groups.get(group.index()).is_some_and(|g| g.max_fails.is_some_and(|max| g.failed >= max.limit(g.count)))
+        self.groups.get(group.index()).is_some_and(GroupState::reached_max_fails)
     }
 
     /// Updates the ready-group set after `g` changed, and releases what
@@ -248,7 +268,7 @@ impl Core {
                 Link::All { any_end: false, .. } if complete => self.source_done(to),
                 Link::All { .. } => continue,
                 Link::Parts { .. } => self.parent_done(to, i),
-                _ => link.dependents(&i, target.count).iter().for_each(|&t| target.release(t)),
+                _ => link.dependents(&i, target.count()).iter().for_each(|&t| target.release(t)),
             }
             if self.order.set_active(to, self.groups[to].is_active()) {
                 self.epoch += 1;
@@ -266,10 +286,9 @@ impl Core {
     /// If every instance of `g` just ended, releases the groups waiting
     /// for it to end however; each only once.
     pub(super) fn ended(&mut self, g: usize) {
-        if self.groups[g].settled || !self.groups[g].is_ended() {
+        if !self.groups[g].settle() {
             return;
         }
-        self.groups[g].settled = true;
         for l in 0..self.links[g].len() {
             if let Link::All { to, any_end: true } = self.links[g][l] {
                 self.source_done(to);
@@ -281,11 +300,10 @@ impl Core {
     /// One `All` source of group `to` is complete.
     pub(super) fn source_done(&mut self, to: usize) {
         let target = &mut self.groups[to];
-        target.blocked_by -= 1;
-        if target.blocked_by == 0 && target.deferred {
-            self.resolvable.push(Self::group_id(to));
-        }
-        if target.blocked_by == 0 {
+        if target.source_done() {
+            if target.is_deferred() {
+                self.resolvable.push(Self::group_id(to));
+            }
             self.unblock_parts(to);
         }
     }

@@ -6,11 +6,17 @@
 //! instances go to the queue. A group with per-instance dependencies queues
 //! an instance when its last dependency succeeds.
 
+mod group_settings;
+mod part_state;
+mod whole;
+
 use std::collections::VecDeque;
 
-use crate::ir::{BackOff, Group, MaxFails};
-
+use crate::ir::Group;
 use crate::resources::Request;
+
+use group_settings::GroupSettings;
+pub(super) use part_state::PartState;
 
 /// Where one instance is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +25,7 @@ pub(super) enum Instance {
     /// Not started yet: waiting for dependencies, or ready.
     Pending,
     /// Ready, and being compared with an earlier run's result before a
-    /// worker is sought ([`GroupState::precheck`]).
+    /// worker is sought ([`GroupState::enable_precheck`]).
     Checking,
     /// Ready, compared, and changed: waiting for a worker.
     Checked,
@@ -38,93 +44,57 @@ pub(super) enum Instance {
     Skipped,
 }
 
-/// Where the part of one parent instance of a nested group is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(super) enum PartState {
-    /// The parent instance has not succeeded yet.
-    Waiting,
-    /// The parent instance succeeded: the file can be read once the
-    /// group's `All` sources are done too.
-    Ready,
-    /// Handed to the driver to read ([`super::Core::take_parts`]).
-    Reading,
-    /// Its instances are known.
-    Known,
-    /// Never known: the parent failed or was cancelled, or the run stopped.
-    Cancelled,
-    /// Its file could not be read.
-    Failed,
-    /// Never known: its parent instance was skipped.
-    Skipped,
-}
-
 /// One group's instances and counters.
 #[derive(Debug, Clone)]
 pub(super) struct GroupState {
     /// Number of instances.
-    pub(super) count: u64,
-    /// Resource variants, in order of preference.
-    pub(super) variants: Vec<Request>,
-    /// The variants of attempt 1, 2, … when they grow with the attempt
-    /// ([`crate::ir::Group::retry_variants`]); empty otherwise.
-    pub(super) retry_variants: Vec<Vec<Request>>,
-    /// Whole workers per instance.
-    pub(super) nodes: u32,
-    /// Reruns of a failed instance.
-    pub(super) retries: u32,
-    /// Lost workers that fail an instance.
-    pub(super) crash_limit: u32,
-    /// The wait before each retry, if any.
-    pub(super) retry_delay: Option<BackOff>,
-    /// Failures of its instances that cancel those not started yet.
-    pub(super) max_fails: Option<MaxFails>,
-    /// A failed instance counts as ended: its dependents run.
-    pub(super) continue_on_failure: bool,
+    count: u64,
+    /// What it was given when built.
+    settings: GroupSettings,
     /// Failed instances whose failure is ignored (`continue_on_failure`).
-    pub(super) ignored: u64,
+    ignored: u64,
     /// `All` sources not yet fully succeeded: instances are ready only at 0.
-    pub(super) blocked_by: u32,
+    blocked_by: u32,
     /// Whole group cancelled by a failure upstream of an `All` edge.
-    pub(super) doomed: bool,
+    doomed: bool,
     /// Whether what waits for this group to end, however, was released
     /// ([`super::Core::ended`]); true from the start when nothing waits so.
-    pub(super) settled: bool,
+    settled: bool,
     /// Its instances are not known yet ([`crate::ir::Domain::Deferred`]):
     /// it counts as one pending placeholder until resolved or ended.
-    pub(super) deferred: bool,
+    deferred: bool,
     /// For a nested group (and its mirrors): where the part of each parent
     /// instance is. Empty otherwise.
-    pub(super) parts: Vec<PartState>,
+    parts: Vec<PartState>,
     /// Parts neither known nor cancelled: each counts as one pending placeholder.
-    pub(super) parts_left: u64,
+    parts_left: u64,
     /// For a nested group: the groups that share its instances (itself and
     /// its mirrors), which gain and lose parts together.
-    pub(super) members: Vec<usize>,
+    members: Vec<usize>,
     /// Instances wait for per-instance dependencies (counted in `remaining`).
     counted: bool,
     /// Ready instances are first compared with an earlier run
     /// ([`super::Core::take_unchecked`]); only changed ones go to workers.
-    pub(super) precheck: bool,
+    precheck: bool,
     /// Compared and changed instances waiting for a worker; may hold stale entries.
     checked: VecDeque<u64>,
     /// How many instances are `Checked`.
     checked_ready: u64,
     /// How many of its instances may wait in line behind each running one
     /// on a prefetch worker: 0 until it is known to be short.
-    pub(super) line: u8,
+    line: u8,
     /// Counters by state.
-    pub(super) pending: u64,
-    pub(super) succeeded: u64,
-    pub(super) failed: u64,
-    pub(super) cancelled: u64,
+    pending: u64,
+    succeeded: u64,
+    failed: u64,
+    cancelled: u64,
     /// Instances skipped.
-    pub(super) skipped: u64,
+    skipped: u64,
     /// Instances that reached a final state (succeeded, failed, cancelled, skipped).
     terminal: u64,
     /// Parts, and the placeholder of a group known only at run time,
     /// never known because what they wait for was skipped.
-    pub(super) skipped_parts: u64,
+    skipped_parts: u64,
     states: Vec<Instance>,
     /// Unfinished per-instance dependencies of each instance (empty when
     /// the group has none).
@@ -144,6 +114,7 @@ impl GroupState {
     pub(super) fn new(
         group: &Group,
         variants: Vec<Request>,
+        retry_variants: Vec<Vec<Request>>,
         remaining: Vec<u32>,
         blocked_by: u32,
         deferred: bool,
@@ -158,14 +129,7 @@ impl GroupState {
         let queued = if !counted { count } else { queue.len() as u64 };
         Self {
             count,
-            variants,
-            retry_variants: Vec::new(),
-            nodes: group.nodes,
-            retries: group.retries,
-            crash_limit: group.crash_limit,
-            retry_delay: group.retry_delay,
-            max_fails: group.max_fails,
-            continue_on_failure: group.continue_on_failure,
+            settings: GroupSettings::new(group, variants, retry_variants),
             ignored: 0,
             blocked_by,
             doomed: false,
@@ -194,14 +158,66 @@ impl GroupState {
         }
     }
 
-    /// The variants of attempt `attempt` (0 first).
-    pub(super) fn requests(&self, attempt: u32) -> &[Request] {
-        match attempt.checked_sub(1) {
-            Some(k) if !self.retry_variants.is_empty() => {
-                &self.retry_variants[(k as usize).min(self.retry_variants.len() - 1)]
-            }
-            _ => &self.variants,
-        }
+    /// The state of this deferred group once `group` holds its instances
+    /// (each waiting for its count in `remaining`): built afresh, keeping
+    /// its settings, the `All` sources it still waits for, and what was
+    /// said of it before (its line, its precheck, whether something waits
+    /// for it to end).
+    pub(super) fn resolved(&self, group: &Group, remaining: Vec<u32>) -> Self {
+        let GroupSettings { variants, retry_variants, .. } = &self.settings;
+        let mut state = Self::new(group, variants.clone(), retry_variants.clone(), remaining, self.blocked_by, false);
+        state.line = self.line;
+        state.precheck = self.precheck;
+        state.settled = self.settled;
+        state
+    }
+
+    /// What the group was given when built.
+    #[inline]
+    pub(super) fn settings(&self) -> &GroupSettings {
+        &self.settings
+    }
+
+    /// Number of instances (0 while they are not known).
+    #[inline]
+    pub(super) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Instances and placeholders not ended and not running.
+    #[inline]
+    pub(super) fn pending(&self) -> u64 {
+        self.pending
+    }
+
+    /// Pending instances that are known: not the placeholder of a group
+    /// known only at run time, nor parts of a nested group.
+    pub(super) fn known_pending(&self) -> u64 {
+        self.pending - u64::from(self.deferred) - self.parts_left
+    }
+
+    /// Instances that succeeded.
+    #[inline]
+    pub(super) fn succeeded(&self) -> u64 {
+        self.succeeded
+    }
+
+    /// Instances and parts cancelled.
+    #[inline]
+    pub(super) fn cancelled(&self) -> u64 {
+        self.cancelled
+    }
+
+    /// Instances skipped.
+    #[inline]
+    pub(super) fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Whether its instances are not known yet ([`crate::ir::Domain::Deferred`]).
+    #[inline]
+    pub(super) fn is_deferred(&self) -> bool {
+        self.deferred
     }
 
     /// The instance [`GroupState::take`] would take next, if any.
@@ -233,7 +249,7 @@ impl GroupState {
     }
 
     /// Whether the group has ready instances to compare with an earlier run.
-    pub(super) fn is_checkable(&self) -> bool {
+    fn is_checkable(&self) -> bool {
         self.precheck && self.blocked_by == 0 && self.queued > 0
     }
 
@@ -250,7 +266,7 @@ impl GroupState {
 
     /// Whether every instance and part of the group ended, however: its
     /// instances are known and none is waiting or running.
-    pub(super) fn is_ended(&self) -> bool {
+    fn is_ended(&self) -> bool {
         !self.deferred && self.parts_left == 0 && self.terminal == self.count
     }
 
@@ -258,35 +274,6 @@ impl GroupState {
     /// and part it had was skipped.
     pub(super) fn is_all_skipped(&self) -> bool {
         self.skipped + self.skipped_parts > 0 && self.succeeded + self.ignored == 0 && self.is_complete()
-    }
-
-    /// Gives a nested group `parts` parts, each a pending placeholder.
-    pub(super) fn expect_parts(&mut self, parts: u64) {
-        self.parts = vec![PartState::Waiting; parts as usize];
-        self.parts_left = parts;
-        self.pending += parts;
-    }
-
-    /// Part `outer` ends as `state` (known or cancelled); false if it had
-    /// ended already.
-    pub(super) fn end_part(&mut self, outer: u64, state: PartState) -> bool {
-        match self.parts.get_mut(outer as usize) {
-            Some(p)
-                if !matches!(p, PartState::Known | PartState::Cancelled | PartState::Failed | PartState::Skipped) =>
-            {
-                *p = state
-            }
-            _ => return false,
-        }
-        self.parts_left -= 1;
-        self.pending -= 1;
-        match state {
-            PartState::Cancelled => self.cancelled += 1,
-            PartState::Failed => self.failed += 1,
-            PartState::Skipped => self.skipped_parts += 1,
-            _ => {}
-        }
-        true
     }
 
     /// Adds `n` pending instances at the end, each waiting for `deps`
@@ -492,6 +479,17 @@ impl GroupState {
         }
     }
 
+    /// Running instance `i` failed for good; true if its failure is
+    /// ignored (`continue_on_failure`).
+    pub(super) fn finish_failed(&mut self, i: u64) -> bool {
+        self.finish(i, Instance::Failed);
+        let ignored = self.settings.continue_on_failure;
+        if ignored {
+            self.ignored += 1;
+        }
+        ignored
+    }
+
     /// Running instance `i` ended in `state` (succeeded, failed, cancelled).
     pub(super) fn finish(&mut self, i: u64, state: Instance) {
         debug_assert_eq!(self.state(i), Instance::Running);
@@ -538,46 +536,4 @@ impl GroupState {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runtime::core::tests::env::GroupSpec;
-
-    fn state(count: u64, remaining: Vec<u32>) -> GroupState {
-        GroupState::new(&GroupSpec::new("g", count).build(), vec![Request::default()], remaining, 0, false)
-    }
-
-    #[test]
-    fn cursor_then_requeued_instances() {
-        let mut g = state(3, vec![]);
-        assert_eq!((g.take(), g.take()), (Some(0), Some(1)));
-        g.requeue(0);
-        assert!(g.end_pending(2, Instance::Succeeded));
-        assert_eq!((g.take(), g.take()), (Some(0), None));
-        assert!(!g.is_active());
-        assert_eq!((g.pending, g.succeeded), (0, 1));
-    }
-
-    #[test]
-    fn counted_instances_queue_when_released() {
-        let mut g = state(3, vec![1, 0, 2]);
-        assert_eq!(g.ready(), 1);
-        assert_eq!(g.take(), Some(1));
-        g.release(2);
-        assert!(!g.is_active());
-        g.release(2);
-        g.release(0);
-        assert_eq!(g.ready(), 2);
-        assert!(g.end_pending(0, Instance::Cancelled));
-        assert_eq!((g.take(), g.take()), (Some(2), None));
-        assert_eq!(g.cancelled, 1);
-    }
-
-    #[test]
-    fn blocked_groups_are_not_ready() {
-        let mut g = state(2, vec![]);
-        g.blocked_by = 1;
-        assert_eq!((g.ready(), g.take()), (0, None));
-        g.blocked_by = 0;
-        assert_eq!(g.ready(), 2);
-    }
-}
+mod tests;

@@ -16,37 +16,24 @@
 //! match visits groups in rank order (priority, then b-level, then id) and
 //! never looks at individual queued instances.
 
-mod adopt;
 mod allocation;
-mod backlog;
 #[allow(clippy::module_inception, reason = "the file is named for the type it holds, `Core`")]
 mod core;
-mod deferred;
 mod deps;
-mod events;
 mod group_state;
-mod matching;
-mod nested_parts;
 mod order;
 mod out;
-mod precheck;
-mod prefetch;
 mod retry;
-mod skips;
 mod state_counts;
-mod unschedulable;
-mod waiting;
 mod worker;
 mod worker_id;
 
 #[cfg(test)]
-pub(crate) mod tests;
+pub(crate) use self::core::tests;
 
-pub use self::core::{Core, CoreOptions};
+pub use self::core::{Core, CoreOptions, GroupBacklog};
 pub use allocation::Allocation;
-pub use backlog::GroupBacklog;
 pub use out::{CancelReason, Out, SkipReason, TaskResult, TaskState};
 pub use retry::Retry;
 pub use state_counts::StateCounts;
-pub use unschedulable::NeverRuns;
 pub use worker_id::WorkerId;

@@ -1,7 +1,7 @@
 //! [`Out`]: the core's only way to reach the outside world, and the task
 //! states it reports through it.
 
-use crate::ir::TaskId;
+use crate::ir::{GroupId, TaskId};
 
 use super::allocation::Allocation;
 use super::worker_id::WorkerId;
@@ -16,6 +16,11 @@ pub trait Out {
     /// A task reached a state; emitted once per change (`Cancelled` for
     /// every dependent of a failure).
     fn state(&mut self, task: TaskId, state: TaskState);
+
+    /// `count` instances of `group` that never started in this run were
+    /// cancelled for `reason` at once (the run stopped): one call for all
+    /// of them, where `state` would be called once each.
+    fn cancelled_rest(&mut self, group: GroupId, count: u64, reason: CancelReason);
 }
 
 /// How one attempt of a task ended, as the driver saw it.

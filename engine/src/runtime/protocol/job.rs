@@ -85,6 +85,35 @@ pub struct FlowVars {
 }
 
 impl Job {
+    /// A job in `base` running `true`, reading `inputs` and `stdin` and
+    /// writing `outputs` (each relative to `base`).
+    #[cfg(test)]
+    pub(crate) fn reading(base: &Path, inputs: &[&str], stdin: Option<&str>, outputs: &[&str]) -> Job {
+        Job {
+            task: TaskId::new(crate::ir::GroupId(0), 0),
+            attempt: 0,
+            label: "a".into(),
+            command: JobCommand::Shell("true".into()),
+            cwd: base.to_path_buf(),
+            env: Vec::new(),
+            flow: None,
+            stdin: stdin.map(|s| base.join(s)),
+            stdout: Sink::Log,
+            stderr: Sink::Log,
+            chunk: None,
+            inputs: inputs.iter().map(|i| base.join(i)).collect(),
+            implicit: Vec::new(),
+            base_dir: base.to_path_buf(),
+            outputs: outputs.iter().map(|o| base.join(o)).collect(),
+            timeout: None,
+            cpus: Vec::new(),
+            gpus: Vec::new(),
+            setup: None,
+            container: None,
+            definition: String::new(),
+        }
+    }
+
     /// The variables added to flow's own environment for the job's
     /// process: its `env`, then the `FLOW_*` ones (`FLOW_INSTANCE`,
     /// `FLOW_CPUS`, `FLOW_GPUS` and `CUDA_VISIBLE_DEVICES` — a task without

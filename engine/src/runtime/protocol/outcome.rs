@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fingerprint::Fingerprint;
 use crate::ir::TaskId;
-use crate::log::{OutputStamp, ProcessUsage};
+use crate::log::{FileHashes, OutputStamp, ProcessUsage};
 
 /// A message from a worker to the coordinator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +42,10 @@ pub struct Outcome {
     /// is not trusted), shown from the workflow directory.
     #[serde(default)]
     pub untrusted: Option<String>,
+    /// What each file it reads held when it started (hashed with its
+    /// fingerprint); `None` when it reads no file.
+    #[serde(default)]
+    pub reads: Option<FileHashes>,
 }
 
 impl Outcome {
@@ -55,6 +59,7 @@ impl Outcome {
             usage: None,
             outputs: Vec::new(),
             untrusted: None,
+            reads: None,
         }
     }
 
@@ -68,6 +73,7 @@ impl Outcome {
             usage: None,
             outputs: Vec::new(),
             untrusted: None,
+            reads: None,
         }
     }
 }

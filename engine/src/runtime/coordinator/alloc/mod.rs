@@ -10,6 +10,7 @@ pub(crate) mod manager;
 mod manager_error;
 pub(crate) mod planner;
 pub(crate) mod queue;
+pub(in crate::runtime::coordinator) mod queue_side;
 pub(crate) mod script;
 
 pub(crate) use manager_error::ManagerError;

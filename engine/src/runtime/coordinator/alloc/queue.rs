@@ -190,7 +190,8 @@ impl AllocQueue {
         let a = &mut self.allocations[i];
         a.connected = a.connected.saturating_sub(1);
         if !clean && lived < QUICK_DEATH {
-            let why = format!("its worker died {}s after starting: {reason}", lived.as_secs());
+            let lived = crate::units::duration(lived.as_secs() * 1_000_000, crate::units::DurationStyle::Whole);
+            let why = format!("its worker died {lived} after starting: {reason}");
             if a.connected == 0 {
                 let why = self.died[i].take().unwrap_or(why);
                 return Some(self.failed(i, why));

@@ -1,4 +1,4 @@
-//! Outputs moved aside ([`crate::runtime::coordinator::stale`]), as the
+//! Outputs moved aside ([`crate::runtime::coordinator::earlier::stale`]), as the
 //! run goes: those of instances that no longer exist once their instances
 //! are known; those an earlier success left for an instance that does not
 //! succeed now, the moment that is known and before what waits for it is
@@ -7,7 +7,7 @@
 
 use super::Driver;
 use crate::ir::{GroupId, TaskId};
-use crate::runtime::coordinator::stale::{Moved, StaleOutputs};
+use crate::runtime::coordinator::earlier::stale::{Moved, StaleOutputs};
 use crate::runtime::event::{Event, MoveReason};
 use crate::runtime::protocol::job::{Job, relative};
 

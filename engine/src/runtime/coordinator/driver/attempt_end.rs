@@ -41,8 +41,9 @@ impl Driver {
     }
 
     /// Journals how attempt `attempt` of `task` ended at `now` (taking the
-    /// outputs it wrote), with its `metrics`, and, when it waits to be
-    /// retried, from when its next attempt may start.
+    /// outputs it wrote, and adding to a failure's reason why it is not
+    /// retried), with its `metrics`, and, when it waits to be retried,
+    /// from when its next attempt may start.
     pub(super) fn record_end(
         &mut self,
         task: TaskId,
@@ -52,6 +53,7 @@ impl Driver {
         retry: Retry,
         metrics: Option<Box<AttemptMetrics>>,
     ) {
+        not_retried(retry, self.graph().group(task.group).continue_on_failure, &mut outcome.status);
         let fingerprint = outcome.fingerprint.unwrap_or_default();
         let variant = metrics.as_ref().map_or(0, |m| m.variant);
         let wrote = Wrote { variant, outputs: Some(std::mem::take(&mut outcome.outputs)) };
@@ -67,6 +69,9 @@ impl Driver {
             Status::Stopped => JournalEvent::Cancelled { reason: "interrupted".to_owned() },
         };
         self.recorder.record(JournalRecord { metrics, ..JournalRecord::new(now, task, attempt, journal) });
+        if let (Status::Succeeded, Some(files)) = (&outcome.status, outcome.reads.take()) {
+            self.recorder.journal(task, attempt, JournalEvent::Read { files });
+        }
         if let (Status::Succeeded, Some(file)) = (&outcome.status, outcome.untrusted.take()) {
             let label = self.factory.label(task);
             let message =
@@ -88,7 +93,7 @@ impl Driver {
 /// Adds to a failure's reason why the core does not retry it, when that is
 /// not plain (out of attempts, or the run stopping), and that it is
 /// ignored when its task has `continue_on_failure` (`ignores`).
-pub(super) fn not_retried(retry: Retry, ignores: bool, status: &mut Status) {
+fn not_retried(retry: Retry, ignores: bool, status: &mut Status) {
     let Status::Failed { reason, .. } = status else { return };
     let mut add = |note: &str| *reason = if reason.is_empty() { note.to_owned() } else { format!("{reason}; {note}") };
     match retry {

@@ -4,7 +4,7 @@
 //! and `graph.json` is rewritten so `flow log` and `flow explain` know them.
 //! Whenever instances become known — at the start, or here — the outputs
 //! of earlier instances no instance declares any more are moved aside
-//! ([`crate::runtime::coordinator::stale`]) before anything can read them.
+//! ([`crate::runtime::coordinator::earlier::stale`]) before anything can read them.
 
 use super::{Collect, Driver};
 use crate::expansion;

@@ -4,7 +4,7 @@
 
 use super::Driver;
 use crate::ir::TaskId;
-use crate::runtime::coordinator::upstream_failures::{Failed, Gate};
+use crate::runtime::coordinator::dispatch::upstream_failures::{Failed, Gate};
 use crate::runtime::protocol::job::Job;
 
 impl Driver {

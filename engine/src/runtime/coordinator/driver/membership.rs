@@ -12,7 +12,7 @@ use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::JournalEvent;
 use crate::resources::Deadline;
-use crate::runtime::coordinator::links::Link;
+use crate::runtime::coordinator::workers::links::Link;
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::messages::{FENCE_MARGIN, Offer, ToWorker};

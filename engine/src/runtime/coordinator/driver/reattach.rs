@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Driver;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
-use crate::runtime::coordinator::earlier_output::EarlierOutput;
+use crate::runtime::coordinator::killed::earlier_output::EarlierOutput;
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::messages::{CarriedTask, StoredOutput, ToWorker};
@@ -108,7 +108,8 @@ impl Driver {
 
     /// Sends `id` on `reply` — which lets the worker's messages through —
     /// once `copies` are in this run's log (off the run loop: they are read
-    /// from the killed runs' logs).
+    /// from the killed runs' logs). Messages to the worker, heartbeats
+    /// among them, do not wait for it: the worker hears the run meanwhile.
     pub(super) fn copy_then_reply(&self, copies: Copies, reply: oneshot::Sender<WorkerId>, id: WorkerId) {
         let Some(log) = self.earlier_log.clone().filter(|_| !copies.is_empty()) else {
             let _ = reply.send(id);

@@ -1,7 +1,7 @@
 //! The states the core reports, as the run's books and events see them.
 
 use super::Driver;
-use crate::ir::TaskId;
+use crate::ir::{GroupId, TaskId};
 use crate::log::JournalEvent;
 use crate::runtime::core::{CancelReason, SkipReason, TaskState};
 use crate::runtime::event::{Event, MoveReason};
@@ -60,6 +60,24 @@ impl Driver {
             }
             TaskState::Succeeded | TaskState::Retrying { .. } | TaskState::Delayed { .. } => {}
         }
+    }
+
+    /// `count` instances of `group` that never started were cancelled
+    /// together: counted, journaled and shown once for all of them. They
+    /// never ran, so none has outputs to move aside, and nothing reads them
+    /// any more (the run stopped).
+    pub(super) fn cancelled_rest(&mut self, group: GroupId, count: u64, reason: CancelReason) {
+        self.summary.cancelled += count;
+        let stopped = matches!(reason, CancelReason::Stopped);
+        let reason = self.cancel_reason(TaskId::whole(group), reason);
+        // As for one instance: after a storage failure the journal's last
+        // space is kept for what matters.
+        if self.summary.io_errors.is_empty() || !stopped {
+            let record = JournalEvent::CancelledRest { reason: reason.clone() };
+            self.recorder.journal(TaskId::whole(group), 0, record);
+        }
+        let name = self.graph().group(group).name.clone();
+        self.recorder.event(Event::RestCancelled { group, name, count, reason });
     }
 
     /// Why `task` was cancelled, in words.
