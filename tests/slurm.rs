@@ -354,7 +354,14 @@ fn the_next_run_cancels_only_jobs_that_are_still_its_own() {
     let t = Test::new()
         .workflow("[vars]\nd = 60\n\n[[tasks]]\nname = \"t\"\ncommand = \"sleep {{ vars.d }}\"\n")
         .file("flow.profiles.toml", &profile(""));
-    run_until_then_kill(&t, || run_dir_exists(&t) && !squeue(&t).is_empty());
+    // Killed once the run has stored its job's id: Slurm lists the job as
+    // soon as `sbatch` returns, a moment before the run writes allocs.json.
+    let stored = || {
+        let queued = squeue(&t);
+        let allocs = fs_err::read_to_string(run_dir(&t).join("allocs.json")).unwrap_or_default();
+        !queued.is_empty() && queued.iter().all(|(id, _)| allocs.contains(&format!("\"{id}\"")))
+    };
+    run_until_then_kill(&t, || run_dir_exists(&t) && stored());
     let old: Vec<String> = squeue(&t).into_iter().map(|(id, _)| id).collect();
     Command::new("scancel").args(&old).status().expect("scancel");
     assert!(wait_for(Duration::from_secs(30), || squeue(&t).is_empty()), "the old job ended");
