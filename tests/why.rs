@@ -93,3 +93,25 @@ fn a_file_a_glob_matches_that_came_names_the_glob_not_a_touched_file() {
     let plan = t.success_with(&["plan", "--why"]);
     assert_eq!(plan, "all: 1 of 1 would run, 0 unchanged\n  1 the files input `in/*.txt` matches changed: all\n");
 }
+
+/// Found by the model check (seed 20261202, 2,000 sequences): a line removed above an item
+/// moves its instance to a new label, and the rerun skips it; the next
+/// plan compared with no record of what it read and named the `stdin`
+/// file, touched, rather than the script that changed.
+#[test]
+fn an_instance_whose_line_moved_still_names_the_file_that_changed() {
+    let workflow = "[[tasks]]\nname = \"a\"\neach_line = \"list.txt\"\nstdin = \"in.txt\"\n\
+                    command = \"mkdir -p out && {{ '{' }} cat; sh s.sh; {{ '}' }} > out/{{ item }}.txt\"\n\
+                    outputs = [\"out/{{ item }}.txt\"]\n";
+    let t = Test::new().workflow(workflow).file("list.txt", "x\ny\n").file("in.txt", "i\n").file("s.sh", "echo 1\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    let t = t.file("list.txt", "y\n");
+    assert_code(&t.run_with(&["run"]), 0);
+    touch(&t, "in.txt");
+    let t = t.file("s.sh", "echo 2\n");
+    let plan = t.success_with(&["plan", "--why", "--instances"]);
+    assert_eq!(
+        plan,
+        "a: 1 of 1 would run, 0 unchanged\n  a[0]: input `s.sh` changed\n  scripts counted as inputs: s.sh\n"
+    );
+}

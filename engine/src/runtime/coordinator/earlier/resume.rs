@@ -161,11 +161,19 @@ impl Previous {
                             }
                             (*run, reads.clone())
                         }
-                        (State::Cached, _) => (this, None),
+                        // An instance whose item moved (a line removed above it):
+                        // what the success with its key read, under its old label.
+                        (State::Cached, _) => {
+                            let success = self.successes.get(name).and_then(|s| s.get(&fp));
+                            (this, success.and_then(|s| s.reads.clone()))
+                        }
                         _ => (this, entry.reads.clone().filter(|_| self.keep_reads)),
                     };
                     let of_task = self.successes.entry(name.clone()).or_default();
-                    of_task.insert(fp, Success { label: label.clone(), wrote: wrote.clone(), attempt });
+                    of_task.insert(
+                        fp,
+                        Success { label: label.clone(), wrote: wrote.clone(), attempt, reads: reads.clone() },
+                    );
                     self.rests_on.insert(label.clone(), vec![run]);
                     let ended_us = entry.ended_us;
                     let done = Standing::Done { fingerprint: fp, run, ended_us, wrote, attempt, reads };
@@ -356,6 +364,8 @@ struct Success {
     label: String,
     wrote: Arc<Wrote>,
     attempt: u32,
+    /// What it read, when kept (`flow plan --why`).
+    reads: Option<FileHashes>,
 }
 
 /// How a success was rendered: in which variant, as which attempt (a
