@@ -13,6 +13,7 @@ use crate::args::WorkflowArgs;
 use crate::failure::Failure;
 use crate::json::{AllocList, QueueLimits};
 use crate::load_workflow;
+use crate::stdout::say;
 use crate::table::Table;
 
 /// `flow alloc`.
@@ -87,14 +88,13 @@ fn dry_run(args: &AllocArgs) -> Result<(), Failure> {
     let cx =
         ScriptContext { run_id: &run.id, access: &run.access(), output: &run.path.join("allocs/N.out"), flow: &flow };
     let (program, submit) = submit_command(&queue, &run.path.join("allocs/N.sh"));
-    println!("# submitted with: {program} {}", submit.join(" "));
+    let mut out = format!("# submitted with: {program} {}\n", submit.join(" "));
     for (group, fit) in loaded.graph.groups.iter().zip(fits(&loaded.graph, &queue)) {
         if let Fit::Never(why) = fit {
-            println!("# never runs on this queue: {}: {why}", group.name);
+            out.push_str(&format!("# never runs on this queue: {}: {why}\n", group.name));
         }
     }
-    print!("{}", script(&queue, &cx));
-    Ok(())
+    crate::stdout::print(format_args!("{out}{}", script(&queue, &cx)))
 }
 
 /// The allocations file of `view`'s run, which must have a queue.
@@ -129,17 +129,18 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     let file = queued(&view)?;
+    let mut out = String::new();
     if let Some(q) = &file.queue {
         let paused = q.paused.as_deref().map(|p| format!("; {p}")).unwrap_or_default();
-        println!(
-            "run {}: profile `{}`, {} queue, {}{paused}",
+        out = format!(
+            "run {}: profile `{}`, {} queue, {}{paused}\n",
             run.id,
             q.profile,
             q.manager.name(),
             flow_engine::units::plural(file.allocations.len() as u64, "allocation")
         );
         for line in &q.unschedulable {
-            println!("  never runs on this queue: {line}");
+            out.push_str(&format!("  never runs on this queue: {line}\n"));
         }
     }
     let header = ["ID", "JOB", "STATE", "WORKERS", "WAITED", "RAN", "REASON"].map(String::from);
@@ -155,8 +156,8 @@ fn list(args: &RunArgs, json: bool) -> Result<(), Failure> {
         ]
     });
     let table = Table::new().indent("  ").right(&[3, 4, 5]).min_widths(&[3, 13, 9, 7, 8, 8]);
-    print!("{}", table.render(&std::iter::once(header).chain(rows).collect::<Vec<_>>()));
-    Ok(())
+    let rows: Vec<_> = std::iter::once(header).chain(rows).collect();
+    crate::stdout::print(format_args!("{out}{}", table.render(&rows)))
 }
 
 /// Prints one allocation's output file.
@@ -178,7 +179,7 @@ fn log(id: &str, args: &RunArgs) -> Result<(), Failure> {
         let state = format!("{:?}", found.state).to_lowercase();
         // Only an allocation that may still run can have output to come.
         let when = if found.state.is_active() { " yet" } else { "" };
-        eprintln!("allocation {} ({state}) has no output{when}", found.id);
+        say!("allocation {} ({state}) has no output{when}", found.id);
         return Ok(());
     }
     use std::io::Write;

@@ -22,9 +22,14 @@ pub fn check(args: &CheckArgs) -> Result<u8, Failure> {
     if !args.json {
         let (loaded, notes) = checked?;
         for note in notes {
-            println!("{}", note.text(&loaded.source));
+            crate::stdout::print(format_args!("{}\n", note.text(&loaded.source)))?;
         }
-        println!("ok: {} ({}) — {}", loaded.graph.name, loaded.source.name, crate::plan::counts(&loaded.graph));
+        crate::stdout::print(format_args!(
+            "ok: {} ({}) — {}\n",
+            loaded.graph.name,
+            loaded.source.name,
+            crate::plan::counts(&loaded.graph)
+        ))?;
         return Ok(exit_codes::SUCCESS);
     }
     let (report, code) = match checked {

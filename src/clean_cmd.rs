@@ -52,7 +52,7 @@ pub fn clean(args: &CleanArgs) -> Result<(), Failure> {
             },
         };
         if !args.json {
-            say(&entry, kept.as_ref(), args.dry_run);
+            say(&entry, kept.as_ref(), args.dry_run)?;
         }
         match entry.kept {
             Some(_) => report.kept.push(entry),
@@ -67,25 +67,23 @@ pub fn clean(args: &CleanArgs) -> Result<(), Failure> {
     }
     let (removed, kept) = (plural(report.removed.len() as u64, "run"), report.kept.len());
     match args.dry_run {
-        true => println!("would remove {removed} ({}), keep {kept}", size(report.bytes)),
-        false => println!("removed {removed} ({}), kept {kept}", size(report.bytes)),
+        true => crate::stdout::print(format_args!("would remove {removed} ({}), keep {kept}\n", size(report.bytes))),
+        false => crate::stdout::print(format_args!("removed {removed} ({}), kept {kept}\n", size(report.bytes))),
     }
-    Ok(())
 }
 
 /// One line about one run.
-fn say(entry: &CleanedRun, kept: Option<&Kept>, dry_run: bool) {
+fn say(entry: &CleanedRun, kept: Option<&Kept>, dry_run: bool) -> Result<(), Failure> {
     let id = &entry.run_id;
-    match kept {
-        None if dry_run => println!("would remove run {id} ({})", size(entry.bytes)),
-        None => println!("removed run {id} ({})", size(entry.bytes)),
-        Some(Kept::Newest) => println!("kept run {id}: the newest"),
-        Some(Kept::Live) => println!("kept run {id}: it is running"),
-        Some(Kept::InUse(n)) => {
-            println!("kept run {id}: it holds the last result of {}", plural(*n, "instance"))
-        }
-        Some(Kept::Unreadable(why)) => println!("kept run {id}: {why}"),
-    }
+    let line = match kept {
+        None if dry_run => format!("would remove run {id} ({})", size(entry.bytes)),
+        None => format!("removed run {id} ({})", size(entry.bytes)),
+        Some(Kept::Newest) => format!("kept run {id}: the newest"),
+        Some(Kept::Live) => format!("kept run {id}: it is running"),
+        Some(Kept::InUse(n)) => format!("kept run {id}: it holds the last result of {}", plural(*n, "instance")),
+        Some(Kept::Unreadable(why)) => format!("kept run {id}: {why}"),
+    };
+    crate::stdout::print(format_args!("{line}\n"))
 }
 
 /// [`Kept`] as `--json` says it.

@@ -13,6 +13,7 @@ use flow_engine::runtime::origin;
 
 use crate::explain_display::{self, Text};
 use crate::failure::Failure;
+use crate::stdout::say;
 use crate::stdout::to_stdout;
 
 /// `flow explain`.
@@ -42,15 +43,14 @@ pub fn run(args: &ExplainArgs) -> Result<(), Failure> {
     if let Some(text) =
         never_known(&run, &journal, &args.selector).or_else(|| part_never_known(&run, &journal, &args.selector))
     {
-        println!("{text}");
-        return Ok(());
+        return crate::stdout::print(format_args!("{text}\n"));
     }
     let tasks = select(&run.graph, &args.selector, &format!("run {}", dir.id))?;
     if let Some(torn) = journal.health.torn {
-        eprintln!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
+        say!("warning: the journal ends with {} bytes of an incomplete record; ignored", torn.bytes);
     }
     for damage in &journal.health.damage {
-        eprintln!("warning: the journal is damaged: {damage}; what it recorded there is not known");
+        say!("warning: the journal is damaged: {damage}; what it recorded there is not known");
     }
     let explainer = Explainer::new(&run, &journal, now_us);
     let origin = match tasks[..] {

@@ -10,6 +10,7 @@ use flow_engine::runtime::RunError;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use crate::exit_codes;
+use crate::stdout::say;
 
 /// Why a command failed. Task failures and interruptions are not failures
 /// of the command: `flow run` reports them in its summary's exit code.
@@ -35,9 +36,9 @@ impl Failure {
     /// snippets, how many more there are, then a summary line.
     pub fn print(self, color: bool) {
         match self {
-            Failure::Usage(message) | Failure::Io(message) => eprintln!("error: {message}"),
+            Failure::Usage(message) | Failure::Io(message) => say!("error: {message}"),
             Failure::Internal(message) => {
-                eprintln!("error: {message}; this is a bug in flow, please report it");
+                say!("error: {message}; this is a bug in flow, please report it");
             }
             Failure::Invalid { source, diagnostics } => {
                 let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
@@ -51,8 +52,7 @@ impl Failure {
                     out.push_str(&format!("… and {} more\n", n - MAX_SHOWN));
                 }
                 let problems = flow_engine::units::plural(n as u64, "problem");
-                eprint!("{out}");
-                eprintln!("error: {problems} in {}", source.name);
+                say!("{out}error: {problems} in {}", source.name);
             }
         }
     }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::stdout::say;
 use flow_engine::runtime::{Guard, serve_guard};
 
 /// Starts the guard for this process's tasks; without one (it could not be
@@ -17,7 +18,7 @@ pub fn start() -> Option<Arc<Guard>> {
     match started {
         Ok(guard) => Some(Arc::new(guard)),
         Err(e) => {
-            eprintln!("warning: could not start the guard process ({e}); if flow is killed, its tasks run on");
+            say!("warning: could not start the guard process ({e}); if flow is killed, its tasks run on");
             None
         }
     }

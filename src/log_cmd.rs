@@ -22,6 +22,7 @@ use trace::{Attempt, Column, Format};
 
 use crate::failure::Failure;
 use crate::json::{self, OutputChunk, OutputLine, RunSummary};
+use crate::stdout::say;
 use crate::stdout::to_stdout;
 
 /// How often `tail -f` looks for new output.
@@ -181,10 +182,7 @@ fn list(
     format: Option<Format>,
 ) -> io::Result<()> {
     if run.view.is_dry() {
-        eprintln!(
-            "note: run {} was a --dry-exec run: nothing was executed, its successes are not results",
-            run.dir().id
-        );
+        say!("note: run {} was a --dry-exec run: nothing was executed, its successes are not results", run.dir().id);
     }
     let (index, health) = run.view.attempt_index()?;
     warn("journal", &health);
@@ -267,16 +265,12 @@ fn cat(
                 // Found by what it is: it may have sat elsewhere in its list then.
                 let was = then.label(from);
                 let there = if was == label { String::new() } else { format!(", where it was {was}") };
-                eprintln!(
-                    "note: run {} skipped {label} as unchanged; its output is from run {id}{there}",
-                    run.dir().id
-                );
+                say!("note: run {} skipped {label} as unchanged; its output is from run {id}{there}", run.dir().id);
                 write_output(&then, out, |t| t == from, stream, as_json)?;
             }
-            None => eprintln!(
-                "note: run {} skipped {label} as unchanged; no earlier run with its output is left",
-                run.dir().id
-            ),
+            None => {
+                say!("note: run {} skipped {label} as unchanged; no earlier run with its output is left", run.dir().id)
+            }
         }
     }
     Ok(())
@@ -352,7 +346,7 @@ fn tail(run: &Run, out: &mut impl Write, selection: &Selection, follow: bool, as
     }
     if follow && dead_passes >= 2 {
         out.flush()?;
-        eprintln!(
+        say!(
             "flow: run {} stopped without finishing (its process is gone: killed or crashed); \
              `flow run` again resumes it",
             run.dir().id

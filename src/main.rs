@@ -33,6 +33,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
+use crate::stdout::say;
 use args::SchemaKind;
 use cli::{Cli, Color, Command};
 use failure::Failure;
@@ -101,7 +102,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
         Command::Check(args) => check_cmd::check(args),
         Command::Plan(args) if !args.commands.is_empty() => {
             load_workflow::load(&args.workflow, None).and_then(|loaded| {
-                print!("{}", plan_commands::commands(&loaded, &args.commands)?);
+                stdout::print(plan_commands::commands(&loaded, &args.commands)?)?;
                 Ok(exit_codes::SUCCESS)
             })
         }
@@ -109,21 +110,21 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
             plan::why(&loaded, args.json, args.instances)?;
             Ok(exit_codes::SUCCESS)
         }),
-        Command::Plan(args) => load_workflow::load(&args.workflow, None).map(|loaded| {
+        Command::Plan(args) => load_workflow::load(&args.workflow, None).and_then(|loaded| {
             for (at, message) in container_note::missing_images(&loaded, None) {
                 let at = at.map(|at| format!("{}: ", loaded.source.position(at))).unwrap_or_default();
-                eprintln!("warning: {at}{message}");
+                say!("warning: {at}{message}");
             }
             if args.json {
-                print_json(&loaded.graph);
+                print_json(&loaded.graph)?;
             } else {
-                print!("{}", plan::summary(&loaded.graph));
+                stdout::print(plan::summary(&loaded.graph))?;
             }
-            exit_codes::SUCCESS
+            Ok(exit_codes::SUCCESS)
         }),
-        Command::Graph(args) => load_workflow::load(&args.workflow, None).map(|Loaded { graph, .. }| {
-            print!("{}", graph_cmd::render(&graph, args.format, args.instances));
-            exit_codes::SUCCESS
+        Command::Graph(args) => load_workflow::load(&args.workflow, None).and_then(|Loaded { graph, .. }| {
+            stdout::print(graph_cmd::render(&graph, args.format, args.instances))?;
+            Ok(exit_codes::SUCCESS)
         }),
         Command::Log(args) => log_cmd::run(args).map(|()| exit_codes::SUCCESS),
         Command::Report(args) => report_cmd::report(args).map(|()| exit_codes::SUCCESS),
@@ -132,22 +133,23 @@ fn dispatch(cli: &Cli) -> Result<u8, Failure> {
                 SchemaKind::Workflow => flow_engine::spec::json_schema(),
                 SchemaKind::Output => json::schema(),
             };
-            println!("{schema:#}");
+            stdout::print(format_args!("{schema:#}\n"))?;
             Ok(exit_codes::SUCCESS)
         }
         Command::Completions { shell } => {
-            clap_complete::generate(*shell, &mut Cli::command(), "flow", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "flow", &mut script);
+            stdout::print(String::from_utf8_lossy(&script))?;
             Ok(exit_codes::SUCCESS)
         }
     }
 }
 
-fn print_json(graph: &flow_engine::ir::Graph) {
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`flow plan --json | head`) is not an error worth reporting.
-    if serde_json::to_writer_pretty(&mut out, graph).is_ok() {
-        let _ = writeln!(out);
-    }
+fn print_json(graph: &flow_engine::ir::Graph) -> Result<(), Failure> {
+    stdout::to_stdout(|out| {
+        serde_json::to_writer_pretty(&mut *out, graph)?;
+        writeln!(out)
+    })
 }
 
 /// Makes mimalloc give free pages back to the system `delay_ms` after

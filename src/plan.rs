@@ -220,6 +220,5 @@ pub fn why(loaded: &crate::load_workflow::Loaded, json: bool, every: bool) -> Re
             let _ = writeln!(out, "  note: {note}");
         }
     }
-    print!("{out}");
-    Ok(())
+    crate::stdout::print(out)
 }

@@ -13,6 +13,7 @@ use fs_err::os::unix::fs::OpenOptionsExt;
 
 use crate::failure::Failure;
 use crate::json::{Counts, ReportWritten};
+use crate::stdout::say;
 
 /// `flow report`.
 #[derive(Debug, Args)]
@@ -51,7 +52,7 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
 /// Says on stderr where the report went.
 pub fn say(written: &ReportWritten) {
     let size = bytes(written.bytes, BytesStyle::Trimmed);
-    eprintln!("report of run {}: {} ({size})", written.run_id, written.path.display());
+    say!("report of run {}: {} ({size})", written.run_id, written.path.display());
 }
 
 /// Writes the report of `run` to `output`, or to `report.html` in the

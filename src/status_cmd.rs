@@ -12,6 +12,7 @@ use flow_engine::units::{DurationStyle, duration};
 
 use crate::failure::Failure;
 use crate::json::{self, Counts, QueueSummary, RunList, RunStanding, RunState, StatusReport};
+use crate::stdout::say;
 use crate::stdout::to_stdout;
 use crate::table::Table;
 
@@ -270,7 +271,7 @@ pub fn runs(args: &RunsArgs) -> Result<(), Failure> {
         let standing = RunView::read(&run)
             .and_then(|view| Standing::of(&view))
             .map_err(|e| e.to_string())
-            .inspect_err(|why| eprintln!("warning: run {}: {why}", run.id));
+            .inspect_err(|why| say!("warning: run {}: {why}", run.id));
         runs.push((run.id, standing));
     }
     if runs.is_empty() {

@@ -12,6 +12,7 @@ use flow_engine::units::{self, BytesStyle, DurationStyle, bytes, parse_duration}
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
 use crate::json::{LeftReason, WorkerEvent, WorkerList};
+use crate::stdout::say;
 use crate::table::Table;
 
 /// `flow worker`.
@@ -139,7 +140,7 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
             let left = WorkerEvent::Left { reason, signal, message: why };
             crate::stdout::to_stdout(|out| crate::json::write_line(out, &left))?;
         }
-        false => eprintln!("worker left: {why}"),
+        false => say!("worker left: {why}"),
     }
     Ok(code)
 }
@@ -148,17 +149,18 @@ pub fn worker(args: &WorkerCmdArgs) -> Result<u8, Failure> {
 fn retrying_text(retry: &JoinRetry) {
     let left = units::duration(retry.retry_for.as_micros() as u64, DurationStyle::Whole);
     match retry.rejoining {
-        true if retry.fenced => eprintln!(
+        true if retry.fenced => say!(
             "worker: no word from the coordinator for {}s: it stopped its tasks (they run again elsewhere) \
              and tries to rejoin {} for up to {left}",
             flow_engine::runtime::HEARTBEAT_TIMEOUT.as_secs(),
             retry.address,
         ),
-        true => eprintln!(
+        true => say!(
             "worker: lost the coordinator; its tasks run on while it tries to rejoin {} ({}) for up to {left}",
-            retry.address, retry.error
+            retry.address,
+            retry.error
         ),
-        false => eprintln!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error),
+        false => say!("worker: cannot join {}: {}; trying again for up to {left}", retry.address, retry.error),
     }
 }
 
@@ -190,7 +192,7 @@ pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
         return crate::stdout::to_stdout(|out| crate::json::write_document(out, &list));
     }
     let state = if live { "running" } else { "ended" };
-    println!("run {} ({state}): {}", run.id, flow_engine::units::plural(workers.len() as u64, "worker"));
+    let title = format!("run {} ({state}): {}\n", run.id, flow_engine::units::plural(workers.len() as u64, "worker"));
     let header = ["ID", "HOST", "ADDRESS", "CPUS", "GPUS", "MEMORY", "RUNNING"].map(String::from);
     let rows = workers.iter().map(|w| {
         [
@@ -204,6 +206,6 @@ pub fn workers(args: &WorkersArgs) -> Result<(), Failure> {
         ]
     });
     let table = Table::new().indent("  ").right(&[3, 4, 5, 6]).min_widths(&[3, 19, 21, 5, 4, 9, 7]);
-    print!("{}", table.render(&std::iter::once(header).chain(rows).collect::<Vec<_>>()));
-    Ok(())
+    let rows: Vec<_> = std::iter::once(header).chain(rows).collect();
+    crate::stdout::print(format_args!("{title}{}", table.render(&rows)))
 }

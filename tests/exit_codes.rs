@@ -80,3 +80,38 @@ fn a_damaged_run_file_exits_74_from_every_reader() {
         assert_eq!(runs.stderr, format!("warning: run {id}: {}", &error["error: ".len()..]), "{file}");
     }
 }
+
+/// A full disk under stdout is an I/O failure (74) with its reason, not a
+/// panic reported as a bug (70).
+#[test]
+fn output_to_a_full_disk_exits_74() {
+    let t = Test::new().workflow(OK);
+    for args in [&["schema", "workflow"][..], &["plan"], &["graph"], &["completions", "bash"]] {
+        let out = std::process::Command::new(crate::support::process::flow_bin())
+            .args(args)
+            .current_dir(t.path())
+            .stdout(fs_err::File::create("/dev/full").expect("/dev/full").into_parts().0)
+            .output()
+            .expect("run flow");
+        assert_eq!(out.status.code(), Some(74), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr, "error: cannot write the output: No space left on device (os error 28)\n", "{args:?}");
+    }
+}
+
+/// A run's problems printed to a stderr whose reader has gone
+/// (`flow run 2>&1 | head -1`) keep their exit status 2: a run ignores
+/// SIGPIPE, and printing used to panic (101).
+#[test]
+fn a_refused_run_whose_stderr_closes_early_exits_2() {
+    let t = Test::new().workflow("[[tasks]]\nname = \"a\"\nmemory = \"1 TiB\"\ncommand = \"true\"\n");
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let status = std::process::Command::new(crate::support::process::flow_bin())
+        .args(["run", "--memory", "1 GiB"])
+        .current_dir(t.path())
+        .stderr(writer)
+        .status()
+        .expect("run flow");
+    assert_eq!(status.code(), Some(2));
+}

@@ -11,6 +11,7 @@ use flow_engine::rundir::{JournalHealth, RunDir, RunDirError, RunView, locate};
 
 use crate::failure::Failure;
 use crate::json::TaskRef;
+use crate::stdout::say;
 
 /// The run being read: its files but the journal and the output log,
 /// which are read as each command needs them.
@@ -121,13 +122,13 @@ impl Run {
 /// stretches skipped, around which the records were read.
 pub(super) fn warn(file: &str, health: &JournalHealth) {
     if let Some(torn) = health.torn {
-        eprintln!(
+        say!(
             "warning: {file} ends with {} bytes of an incomplete record (the run was interrupted); ignored",
             torn.bytes
         );
     }
     for d in &health.damage {
-        eprintln!("warning: {file} is damaged: {d}; the records before and after them were read");
+        say!("warning: {file} is damaged: {d}; the records before and after them were read");
     }
 }
 
