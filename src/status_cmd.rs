@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flow_engine::log::Latest;
-use flow_engine::rundir::{
-    AllocState, AllocsFile, IO_FAILURE, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir,
-};
+use flow_engine::rundir::{AllocState, AllocsFile, RunDir, RunDirError, RunView, WorkerInfo, locate, state_dir};
 use flow_engine::units::{DurationStyle, duration};
 
 use crate::failure::Failure;
@@ -60,21 +58,14 @@ struct Standing {
 impl Standing {
     /// Where `run` stands: its summary says, once it ended, else its journal.
     fn of(run: &RunView) -> Result<Standing, RunDirError> {
+        let (state, run_state) = (RunState::words(run), RunState::of_view(run));
         if let Some(s) = &run.summary {
-            let state = match (s.exit_code(), s.dry_exec) {
-                (0, false) => "succeeded",
-                (0, true) => "dry (nothing ran)",
-                (130, _) => "interrupted",
-                (IO_FAILURE, _) => "failed: storage",
-                (_, false) => "failed",
-                (_, true) => "dry, failed",
-            };
             // The journal of a run that ended can hold millions of records:
             // it is read through for its damage only, holding none.
             let health = run.each_journal_record(|_| ())?;
             return Ok(Standing {
                 state,
-                run_state: RunState::of_summary(s),
+                run_state,
                 dry_exec: s.dry_exec,
                 counts: Counts::of_summary(s),
                 seconds: Some(s.seconds),
@@ -86,8 +77,8 @@ impl Standing {
         let mut latest = Latest::new(&run.graph);
         let health = run.each_journal_record(|r| latest.apply(&r))?;
         Ok(Standing {
-            state: if run.live { "running" } else { "crashed" },
-            run_state: if run.live { RunState::Running } else { RunState::Crashed },
+            state,
+            run_state,
             dry_exec: run.is_dry(),
             counts: Counts::of_latest(&run.graph, &latest),
             seconds: None,
@@ -322,7 +313,7 @@ fn current_dir() -> Result<PathBuf, Failure> {
 #[cfg(test)]
 mod tests {
     use flow_engine::profile::Manager;
-    use flow_engine::rundir::{AllocRecord, QueueRecord};
+    use flow_engine::rundir::{AllocRecord, IO_FAILURE, QueueRecord};
 
     use super::*;
 

@@ -103,7 +103,9 @@ impl Fixture {
     }
 
     fn finish(&self) {
-        let summary = flow_engine::rundir::Summary { run_id: self.run.id.clone(), ..Default::default() };
+        // As the journal says: one failed, one cancelled.
+        let summary =
+            flow_engine::rundir::Summary { run_id: self.run.id.clone(), failed: 1, cancelled: 1, ..Default::default() };
         fs_err::write(self.run.summary(), serde_json::to_string(&summary).expect("summary")).expect("write summary");
         self.lock.lock().expect("lock mutex").take();
     }
@@ -278,7 +280,7 @@ fn summary_counts_sizes_and_durations() {
     assert_eq!(
         words(&out),
         format!(
-            "run {id}: finished\n\
+            "run {id}: failed\n\
              tasks: 5 instances with records: 2 succeeded, 1 cached, 1 failed, 1 cancelled\n\
              output: 43 B stdout, 12 B stderr, 12 B system in 7 records\n\
              \n\
@@ -409,4 +411,24 @@ fn list_prints_exactly_what_it_printed_before_it_streamed() {
              report,cancelled,`score[20]` failed,\n"
         )
     );
+}
+
+/// `flow log summary` said "finished" of an interrupted run, which
+/// `flow runs` and `flow status` call interrupted; it says as they do.
+#[test]
+fn summary_says_how_the_run_ended_as_status_does() {
+    let t =
+        crate::support::Test::new().workflow("[[tasks]]\nname = \"a\"\nrange = \"1-20\"\ncommand = \"sleep 0.3\"\n");
+    let mut run = crate::support::process::spawn_flow(t.path(), &["run", "--cpus", "1"], "run.err");
+    let started = || crate::run::run_ids(t.path()).len() == 1;
+    assert!(crate::support::process::wait_for(std::time::Duration::from_secs(20), started));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    crate::support::process::signal(run.id(), "-INT");
+    crate::support::process::wait_child(&mut run, std::time::Duration::from_secs(20)).expect("the run ends");
+    let summary = t.success_with(&["log", "summary"]);
+    let id = &crate::run::run_ids(t.path())[0];
+    assert_eq!(summary.lines().next(), Some(format!("run {id}: interrupted").as_str()), "{summary}");
+    let json: serde_json::Value = serde_json::from_str(&t.success_with(&["log", "summary", "--json"])).expect("JSON");
+    assert_eq!(json["state"], "interrupted");
+    assert_eq!(t.success_with(&["status"]).lines().next(), Some(format!("run {id}: interrupted").as_str()));
 }

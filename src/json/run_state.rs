@@ -1,5 +1,6 @@
 //! [`RunState`]: the lower-case words for where a whole run stands.
 
+use flow_engine::rundir::{IO_FAILURE, RunView};
 use flow_engine::runtime::Summary;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -29,6 +30,33 @@ impl RunState {
             0 => RunState::Succeeded,
             130 => RunState::Interrupted,
             _ => RunState::Failed,
+        }
+    }
+
+    /// The state of `run`: what its summary says once it ended, else
+    /// whether its process still runs it.
+    pub fn of_view(run: &RunView) -> Self {
+        match &run.summary {
+            Some(s) => Self::of_summary(s),
+            None if run.live => RunState::Running,
+            None => RunState::Crashed,
+        }
+    }
+
+    /// The state of `run` in words, as `flow status` and `flow log
+    /// summary` print it: a dry run and a failure to store are told apart.
+    pub fn words(run: &RunView) -> &'static str {
+        match &run.summary {
+            Some(s) => match (s.exit_code(), s.dry_exec) {
+                (0, false) => "succeeded",
+                (0, true) => "dry (nothing ran)",
+                (130, _) => "interrupted",
+                (IO_FAILURE, _) => "failed: storage",
+                (_, false) => "failed",
+                (_, true) => "dry, failed",
+            },
+            None if run.live => "running",
+            None => "crashed",
         }
     }
 }

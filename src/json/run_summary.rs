@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Counts, TaskRef};
+use super::{Counts, RunState, TaskRef};
 
 /// What `flow log summary` says of a run.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -12,6 +12,11 @@ pub struct RunSummary {
     pub run_id: String,
     /// Whether the run wrote its summary (ended, however it ended).
     pub finished: bool,
+    /// Where the run stands, as `flow runs` says.
+    pub state: RunState,
+    /// The same in words, as `flow status` prints it.
+    #[serde(skip)]
+    pub state_words: &'static str,
     /// Its instances by the state of their last attempt.
     pub counts: Counts,
     /// What its tasks wrote.

@@ -13,7 +13,7 @@ use flow_engine::log::{JournalEvent, Latest, OutputStream};
 use flow_engine::units::{BytesStyle, DurationStyle, bytes, duration};
 
 use super::run::Run;
-use crate::json::{Counts, OutputSizes, RunSummary, Slow, Spread, TaskUse};
+use crate::json::{Counts, OutputSizes, RunState, RunSummary, Slow, Spread, TaskUse};
 use crate::table::Table;
 
 /// Instances listed as the slowest.
@@ -93,6 +93,8 @@ impl RunSummary {
         Ok(RunSummary {
             run_id: run.dir().id.clone(),
             finished: run.view.is_finished(),
+            state: RunState::of_view(&run.view),
+            state_words: RunState::words(&run.view),
             counts: Counts::of_latest(run.graph(), &latest),
             output,
             tasks,
@@ -102,8 +104,7 @@ impl RunSummary {
 
     /// Writes the summary for people.
     pub fn render(&self, out: &mut impl Write) -> io::Result<()> {
-        let state = if self.finished { "finished" } else { "not finished (running, or interrupted)" };
-        writeln!(out, "run {}: {state}", self.run_id)?;
+        writeln!(out, "run {}: {}", self.run_id, self.state_words)?;
         let c = &self.counts;
         let states = [(c.succeeded, "succeeded"), (c.cached, "cached"), (c.failed, "failed")]
             .into_iter()
@@ -174,6 +175,8 @@ mod tests {
         RunSummary {
             run_id: "20261125-010203-004".to_owned(),
             finished: true,
+            state: RunState::Failed,
+            state_words: "failed",
             counts: Counts { total: 7, succeeded: 3, cached: 2, failed: 1, cancelled: 1, ..Counts::default() },
             output: OutputSizes { stdout_bytes: 43, stderr_bytes: 12_000, system_bytes: 12, records: 7 },
             tasks: vec![
