@@ -94,6 +94,13 @@ pub struct Shape {
     pub include: Option<bool>,
     /// A task `y` reading a directory and a symlink (`trees`).
     pub tree: bool,
+    /// Every run describes its workers with `--gpus 1`: the first of
+    /// `variants` fits (feature `gpus`).
+    pub gpus: bool,
+    /// `a` asks for `resources = { licence = 1 }` and names the amount in
+    /// its command; the workers have what `Sources::licence` says (feature
+    /// `licence`).
+    pub licensed: bool,
 }
 
 /// A task `h` that waits for `b`'s end however.
@@ -175,6 +182,9 @@ impl Shape {
         if self.grows {
             key.push_str(" mem=$MEM");
         }
+        if self.licensed {
+            key.push_str(" lic={{ resources.licence }}");
+        }
         if self.stdin {
             key.push_str(" si=$(cksum)");
         }
@@ -218,6 +228,9 @@ impl Shape {
         );
         if self.untracked {
             w.push_str("implicit_inputs = false\n");
+        }
+        if self.licensed {
+            w.push_str("resources = { licence = 1 }\n");
         }
         if self.stdin {
             w.push_str("stdin = \"in/stdin.txt\"\n");
@@ -360,7 +373,15 @@ pub struct Sources {
     pub targets: [u8; 2],
     pub data: u8,
     pub extra: bool,
+    /// The `licence` the workers have (`--resource licence=…`; none at 0).
+    pub licence: u8,
+    /// The workers' memory: none given, `1 GiB`, or `5 MiB` (too little
+    /// for the first attempt of `grows`).
+    pub memory: u8,
 }
+
+/// The profiles file: `--profile remote` is `--listen 127.0.0.1:0 --no-local-worker`.
+pub const PROFILES: &str = "flow.profiles.toml";
 
 /// The names the workflow file may have.
 pub const WORKFLOW_FILES: [&str; 2] = ["workflow.toml", "workflow.yaml"];
@@ -389,6 +410,8 @@ impl Sources {
             targets: [0, 1],
             data: 0,
             extra: false,
+            licence: 1,
+            memory: 0,
         }
     }
 
@@ -413,6 +436,7 @@ impl Sources {
             ("in/common.txt", format!("common {}\n", self.common)),
             ("s.sh", format!("echo script {}\n", self.script)),
             ("sub/s.sh", format!("echo sub script {}\n", self.sub_script)),
+            (PROFILES, "[profile.remote]\nlisten = \"127.0.0.1:0\"\nlocal_worker = false\n".to_owned()),
         ]);
         if shape.fragile.is_some() {
             files.insert("poison.txt", self.poison.iter().map(|i| format!("{i}\n")).collect());
@@ -454,6 +478,30 @@ impl Sources {
         args.extend(tag);
         args
     }
+
+    /// How the workers are described (`--gpus`, `--memory`, `--resource`),
+    /// the same for `flow run` and `flow worker`.
+    pub fn worker(&self, shape: &Shape) -> Vec<String> {
+        let mut args = Vec::new();
+        if shape.gpus {
+            args.extend(["--gpus".to_owned(), "1".to_owned()]);
+        }
+        if self.licence > 0 {
+            args.extend(["--resource".to_owned(), format!("licence={}", self.licence)]);
+        }
+        match self.memory {
+            1 => args.extend(["--memory".to_owned(), "1 GiB".to_owned()]),
+            2 => args.extend(["--memory".to_owned(), "5 MiB".to_owned()]),
+            _ => {}
+        }
+        args
+    }
+
+    /// Whether a task can never run on the workers described: `flow run`
+    /// refuses the workflow (status 2) and changes nothing.
+    pub fn refused(&self, shape: &Shape) -> bool {
+        (shape.licensed && self.licence == 0) || (shape.grows && self.memory == 2)
+    }
 }
 
 /// Whether `FLOW_MODEL_SKIP` names `what`: a check (`stale`, `plan`,
@@ -472,9 +520,11 @@ pub const DEFAULT_OFF: [&str; 0] = [];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`, `finally`, `include`, `tree`; edits `kill`,
-/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `rename`, `reorder`,
-/// `remote`, `both`, `force`; and those of [`DEFAULT_OFF`].
+/// `untracked`, `vars_file`, `argv`, `finally`, `include`, `tree`, `gpus`,
+/// `licence`; edits `kill`, `interrupt`, `fail`, `corrupt`, `insert`,
+/// `syntax`, `rename`, `reorder`, `remote`, `both`, `force`, `worker` (the
+/// workers' `--resource` and `--memory`), `policy` (`--keep-going`,
+/// `--max-fails`, `--keep-stale-outputs`); and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
     skip: BTreeSet<String>,
@@ -520,7 +570,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    let keys = proptest::collection::vec(any::<bool>(), 14);
+    let keys = proptest::collection::vec(any::<bool>(), 16);
     let d = draw.clone();
     (source, opts, rest, failures, keys).prop_map(
         move |(
@@ -560,6 +610,8 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 skips: keys[10] && mirror.is_some() && d.has("skips"),
                 include: Some(keys[12]).filter(|_| keys[11] && d.has("include")),
                 tree: keys[13] && d.has("tree"),
+                gpus: keys[14] && d.has("gpus"),
+                licensed: keys[15] && d.has("licence"),
             }
         },
     )
