@@ -56,6 +56,7 @@ mod harness;
 mod included;
 mod regressions;
 mod runs;
+mod sources;
 mod trees;
 mod workflows;
 
@@ -206,7 +207,7 @@ fn runs_on_a_remote_worker_match_the_oracle() {
 /// option left behind the next run puts right.
 #[test]
 fn options_of_flow_run_match_the_oracle() {
-    use edits::Edit::{Licence, Memory, Nothing, Poison, Policy, Remote, SetN};
+    use edits::Edit::{Both, Licence, Memory, Nothing, Poison, Policy, Remote, SetN};
     use edits::Policy::{KeepGoing, KeepStale, MaxFails};
     let mut shape = handled_shape();
     shape.licensed = true;
@@ -220,10 +221,10 @@ fn options_of_flow_run_match_the_oracle() {
         Memory(2),
         Licence(1),
         Policy(MaxFails(50)),
-        SetN(2),
-        Policy(KeepStale),
+        Both(Box::new(SetN(2)), Box::new(Policy(KeepStale))),
         Nothing,
-        Remote(true),
+        Both(Box::new(SetN(3)), Box::new(Remote(true))),
+        Memory(1),
     ];
     for (grows, variants) in [(true, false), (false, true)] {
         shape.grows = grows;

@@ -11,7 +11,8 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use super::included;
-use super::workflows::{Draw, Sources, shape};
+use super::sources::Sources;
+use super::workflows::{Draw, shape};
 use crate::support::process::flow_bin;
 
 /// The keys the grammar writes, with every feature switched on.

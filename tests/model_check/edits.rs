@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 
-use super::workflows::{Draw, Shape, Sources, WORDS, shape};
+use super::sources::{Sources, WORDS};
+use super::workflows::{Draw, Shape, shape};
 
 /// The tasks an edit may rename: no other task names them (`a` and `b`
 /// are named by `for_each` and `after`, and the oracle knows `h` by name).
@@ -103,7 +104,7 @@ pub enum Edit {
     Remote(bool),
     /// The workers have this much `licence` (`--resource`; none at 0).
     Licence(u8),
-    /// The workers' memory ([`super::workflows::Sources::memory`]).
+    /// The workers' memory ([`super::sources::Sources::memory`]).
     Memory(u8),
     /// Run once with this option.
     Policy(Policy),

@@ -11,7 +11,8 @@ use std::time::Duration;
 use super::edits::{Edit, Policy, RENAMED};
 use super::failures::{Fate, upstream};
 use super::runs::{flow, killed, on_a_remote_worker};
-use super::workflows::{Draw, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
+use super::sources::{Sources, WORDS, WORKFLOW_FILES};
+use super::workflows::{Draw, Shape, left_out};
 use super::{included, trees};
 use crate::examples::copy_dir;
 
