@@ -56,6 +56,7 @@ mod harness;
 mod included;
 mod regressions;
 mod runs;
+mod sources;
 mod trees;
 mod workflows;
 
@@ -155,6 +156,8 @@ fn handled_shape() -> workflows::Shape {
         skips: false,
         include: Some(true),
         tree: true,
+        gpus: false,
+        licensed: false,
     }
 }
 
@@ -190,8 +193,45 @@ fn links_and_a_directory_input_match_the_oracle() {
 #[test]
 fn runs_on_a_remote_worker_match_the_oracle() {
     use edits::Edit::{Common, Nothing, Remote, SetN};
-    let edits = [Remote, Common(1), Remote, Nothing, SetN(2), Remote];
+    let edits = [Remote(false), Common(1), Remote(true), Nothing, SetN(2), Remote(false)];
     if let Err(e) = harness::check_sequence(&handled_shape(), &edits) {
         panic!("{e}\n--- workflow.toml:\n{}", handled_shape().workflow());
+    }
+}
+
+/// The options of `flow run` that describe the workers (`--gpus`,
+/// `--memory`, `--resource`, `--profile`) and treat failures and stale
+/// outputs (`--keep-going`, `--max-fails`, `--keep-stale-outputs`), with a
+/// custom resource and a request that grows with the attempt: a task no
+/// worker can hold is refused and changes nothing, and what a run with an
+/// option left behind the next run puts right.
+#[test]
+fn options_of_flow_run_match_the_oracle() {
+    use edits::Edit::{Both, Licence, Memory, Nothing, Poison, Policy, Remote, SetN};
+    use edits::Policy::{KeepGoing, KeepStale, MaxFails};
+    let mut shape = handled_shape();
+    shape.licensed = true;
+    let edits = [
+        Licence(2),
+        Policy(KeepGoing),
+        Poison(1),
+        Policy(MaxFails(1)),
+        Poison(1),
+        Licence(0),
+        Memory(2),
+        Licence(1),
+        Policy(MaxFails(50)),
+        Both(Box::new(SetN(2)), Box::new(Policy(KeepStale))),
+        Nothing,
+        Both(Box::new(SetN(3)), Box::new(Remote(true))),
+        Memory(1),
+    ];
+    for (grows, variants) in [(true, false), (false, true)] {
+        shape.grows = grows;
+        shape.variants = variants;
+        shape.gpus = variants;
+        if let Err(e) = harness::check_sequence(&shape, &edits) {
+            panic!("{e}\n--- workflow.toml:\n{}", shape.workflow());
+        }
     }
 }

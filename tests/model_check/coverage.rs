@@ -11,7 +11,8 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use super::included;
-use super::workflows::{Draw, Sources, shape};
+use super::sources::Sources;
+use super::workflows::{Draw, shape};
 use crate::support::process::flow_bin;
 
 /// The keys the grammar writes, with every feature switched on.
@@ -50,6 +51,7 @@ const DRAWN: &[&str] = &[
     "path",
     "priority",
     "range",
+    "resources",
     "retries",
     "retry_delay",
     "retry_on",
@@ -72,28 +74,30 @@ const DRAWN: &[&str] = &[
 const NO_PODMAN: &str = "needs Podman, which the README's test command cannot assume; covered by tests/containers.rs, which CI runs with Podman";
 
 /// Keys of the schema the grammar does not draw yet, and why.
-const EXEMPT: &[(&str, &str)] = &[
-    ("container", NO_PODMAN),
-    ("containers", NO_PODMAN),
-    ("engine", NO_PODMAN),
-    ("resources", "not yet drawn: custom resources (`--resource`), which change no key"),
-];
+const EXEMPT: &[(&str, &str)] = &[("container", NO_PODMAN), ("containers", NO_PODMAN), ("engine", NO_PODMAN)];
 
 /// Options of `flow run` that change what runs, drawn by the model check.
-const RUN_FLAGS_DRAWN: &[&str] =
-    &["--cpus", "--var", "--vars", "--dry-exec", "--json", "--force", "--only", "--listen", "--no-local-worker"];
+const RUN_FLAGS_DRAWN: &[&str] = &[
+    "--cpus",
+    "--var",
+    "--vars",
+    "--dry-exec",
+    "--json",
+    "--force",
+    "--only",
+    "--listen",
+    "--no-local-worker",
+    "--profile",
+    "--gpus",
+    "--memory",
+    "--resource",
+    "--max-fails",
+    "--keep-going",
+    "--keep-stale-outputs",
+];
 
 /// Options of `flow run` that change what runs, not drawn yet, and why.
-const RUN_FLAGS_EXEMPT: &[(&str, &str)] = &[
-    ("--gpus", "not yet drawn: the first variant needs a GPU, CI has none (`CUDA_VISIBLE_DEVICES` is empty)"),
-    ("--memory", "not yet drawn: what fits changes, not what a success did"),
-    ("--resource", "not yet drawn: custom resources"),
-    ("--max-fails", "not yet drawn: stops starting tasks after failures"),
-    ("--keep-going", "not yet drawn: keeps running independent tasks after a failure"),
-    ("--keep-stale-outputs", "not yet drawn: leaves outputs of vanished instances, against the oracle"),
-    ("--profile", "not yet drawn: cluster profiles (allocation queues)"),
-    ("--max-instances", "a limit on expansion: an error, not a rerun"),
-];
+const RUN_FLAGS_EXEMPT: &[(&str, &str)] = &[("--max-instances", "a limit on expansion: an error, not a rerun")];
 
 /// Options of `flow run` that do not change what runs.
 const RUN_FLAGS_INERT: &[&str] = &["--color", "--bind-cpus", "--share-with-group", "--report", "--help", "--version"];
@@ -117,7 +121,8 @@ fn schema_keys(schema: &serde_json::Value, keys: &mut BTreeSet<String>) {
 }
 
 /// Every key a workflow file uses, at any depth; the names a user picks
-/// (variables, environment variables, matrix axes, template names) are
+/// (variables, environment variables, matrix axes, template names,
+/// custom resources) are
 /// not keys of the language.
 fn file_keys(value: &toml::Value, keys: &mut BTreeSet<String>) {
     match value {
@@ -125,7 +130,7 @@ fn file_keys(value: &toml::Value, keys: &mut BTreeSet<String>) {
             for (k, v) in table {
                 keys.insert(k.clone());
                 match (k.as_str(), v) {
-                    ("vars" | "env" | "matrix", _) => {}
+                    ("vars" | "env" | "matrix" | "resources", _) => {}
                     ("templates", toml::Value::Table(templates)) => {
                         templates.values().for_each(|t| file_keys(t, keys));
                     }

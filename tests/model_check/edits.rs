@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 
-use super::workflows::{Draw, Shape, Sources, WORDS, shape};
+use super::sources::{Sources, WORDS};
+use super::workflows::{Draw, Shape, shape};
 
 /// The tasks an edit may rename: no other task names them (`a` and `b`
 /// are named by `for_each` and `after`, and the oracle knows `h` by name).
@@ -98,10 +99,38 @@ pub enum Edit {
     DataFile(u8),
     /// Add `data/extra.txt`, or remove it.
     DataExtra,
-    /// Run with `--listen` and `--no-local-worker`, on one `flow worker`.
-    Remote,
+    /// Run with `--listen` and `--no-local-worker` (or, with `true`,
+    /// `--profile remote`, which says the same), on one `flow worker`.
+    Remote(bool),
+    /// The workers have this much `licence` (`--resource`; none at 0).
+    Licence(u8),
+    /// The workers' memory ([`super::sources::Sources::memory`]).
+    Memory(u8),
+    /// Run once with this option.
+    Policy(Policy),
     /// Two edits before one run.
     Both(Box<Edit>, Box<Edit>),
+}
+
+/// An option of one run about failures and stale outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// `--keep-going`: what the workflow does anyway (its `max_fails` is 50).
+    KeepGoing,
+    /// `--max-fails N`.
+    MaxFails(u8),
+    /// `--keep-stale-outputs`.
+    KeepStale,
+}
+
+impl Policy {
+    pub fn args(self) -> Vec<String> {
+        match self {
+            Policy::KeepGoing => vec!["--keep-going".to_owned()],
+            Policy::MaxFails(n) => vec!["--max-fails".to_owned(), n.to_string()],
+            Policy::KeepStale => vec!["--keep-stale-outputs".to_owned()],
+        }
+    }
 }
 
 impl Edit {
@@ -153,7 +182,16 @@ fn single() -> impl Strategy<Value = Edit> {
         1 => (0..2usize, 0..2u8).prop_map(|(i, v)| Edit::Target(i, v)),
         1 => (0..2u8).prop_map(Edit::DataFile),
         1 => Just(Edit::DataExtra),
-        1 => Just(Edit::Remote),
+        1 => any::<bool>().prop_map(Edit::Remote),
+        1 => (0..3u8).prop_map(Edit::Licence),
+        1 => (0..3u8).prop_map(Edit::Memory),
+        2 => prop_oneof![
+            Just(Policy::KeepGoing),
+            Just(Policy::MaxFails(1)),
+            Just(Policy::MaxFails(50)),
+            Just(Policy::KeepStale)
+        ]
+        .prop_map(Edit::Policy),
     ]
 }
 
@@ -177,7 +215,9 @@ fn drawn(draw: &Draw, edit: &Edit) -> bool {
         Edit::Namespace | Edit::IncludeVar(_) | Edit::Included(..) => draw.has("include"),
         Edit::Rename(_) => draw.has("rename"),
         Edit::Reorder => draw.has("reorder"),
-        Edit::Remote => draw.has("remote"),
+        Edit::Remote(_) => draw.has("remote"),
+        Edit::Licence(_) | Edit::Memory(_) => draw.has("worker"),
+        Edit::Policy(_) => draw.has("policy"),
         Edit::Retarget(_) | Edit::Target(..) | Edit::DataFile(_) | Edit::DataExtra => draw.has("tree"),
         Edit::Both(a, b) => draw.has("both") && drawn(draw, a) && drawn(draw, b),
         _ => true,

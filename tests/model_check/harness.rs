@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use super::edits::{Edit, RENAMED};
+use super::edits::{Edit, Policy, RENAMED};
 use super::failures::{Fate, upstream};
 use super::runs::{flow, killed, on_a_remote_worker};
-use super::workflows::{Draw, Shape, Sources, WORDS, WORKFLOW_FILES, left_out};
+use super::sources::{Sources, WORDS, WORKFLOW_FILES};
+use super::workflows::{Draw, Shape, left_out};
 use super::{included, trees};
 use crate::examples::copy_dir;
 
@@ -251,7 +252,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let before_edit = src.clone();
         let mut kill = None;
         let mut fail = None;
-        let mut remote = false;
+        let mut remote = None;
+        let mut policy = None;
         // `--force`, or `--only` a task of the clean run (picked by number).
         let mut forced: Option<Option<usize>> = None;
         for part in edit.parts() {
@@ -315,7 +317,10 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                     let _toggled = src.renamed.remove(task) || src.renamed.insert(task);
                 }
                 Edit::Reorder => src.reversed = !src.reversed,
-                Edit::Remote => remote = true,
+                Edit::Remote(profile) => remote = Some(profile),
+                Edit::Licence(n) => src.licence = n,
+                Edit::Memory(m) => src.memory = m,
+                Edit::Policy(p) => policy = Some(p),
                 Edit::Retarget(i) => src.links[i % 2] ^= 1,
                 Edit::Target(i, v) => src.targets[i % 2] = v,
                 Edit::DataFile(v) => src.data = v,
@@ -326,16 +331,25 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
         let files = src.files(shape);
         let links = src.links(shape);
         write_sources(&dir, &files, &links);
+        let worker = src.worker(shape);
+        if src.refused(shape) {
+            let args = [run_args(&["run", "--cpus", "2"], &aux, &src, shape), worker].concat();
+            refused(&dir, &aux, &args, &source_names).map_err(at)?;
+            continue;
+        }
 
         // The clean run: all outputs and every instance's key (again only
         // when the files or variables changed).
-        let state = (files.clone(), links.clone(), src.vars(shape));
+        let state = (files.clone(), links.clone(), src.vars(shape), worker.clone());
         if memo.as_ref().is_none_or(|(s, _, _, _)| *s != state) {
             let clean_dir = root.path().join(format!("clean{step}"));
             let clean_aux = root.path().join(format!("clean-aux{step}"));
             fs_err::create_dir_all(&clean_aux).expect("aux");
             write_sources(&clean_dir, &files, &links);
-            let out = flow(&clean_dir, &run_args(&["run", "--cpus", "2"], &clean_aux, &src, shape));
+            let out = flow(
+                &clean_dir,
+                &[run_args(&["run", "--cpus", "2"], &clean_aux, &src, shape), worker.clone()].concat(),
+            );
             let log = take_log(&clean_aux);
             let fate = Fate::of(shape, &log).map_err(|e| at(format!("{e}\n{}", out.stderr)))?;
             if out.code != fate.code {
@@ -421,7 +435,8 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             let copy = root.path().join(format!("dry{step}"));
             fs_err::create_dir_all(&copy).expect("mkdir");
             copy_dir(&dir, &copy);
-            let dry = flow(&copy, &run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src, shape));
+            let dry_args = run_args(&["run", "--cpus", "2", "--dry-exec", "--json"], &aux, &src, shape);
+            let dry = flow(&copy, &[dry_args, worker.clone()].concat());
             let _ = fs_err::remove_dir_all(&copy);
             let would: BTreeSet<String> = dry
                 .stdout
@@ -453,20 +468,30 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
 
         // The run.
         let mut args = run_args(&["run", "--cpus", "2"], &aux, &src, shape);
+        args.extend(policy.map(Policy::args).unwrap_or_default());
         match forced {
             Some(None) => args.push("--force".to_owned()),
             Some(Some(task)) => args.extend(["--only".to_owned(), task.to_owned()]),
             None => {}
         }
         let before = crate::run::run_ids(&dir).len();
-        let out = match kill {
-            Some((ms, signal)) => killed(&dir, &args, ms, signal),
-            None if remote => on_a_remote_worker(&dir, &args),
-            None => flow(&dir, &args),
+        let out = match (kill, remote) {
+            (Some((ms, signal)), _) => killed(&dir, &[args, worker].concat(), ms, signal),
+            (None, Some(profile)) => on_a_remote_worker(&dir, &args, &worker, profile),
+            (None, None) => flow(&dir, &[args, worker].concat()),
         };
         let done = take_log(&aux);
         let executed = labels(&done);
-        if !normal_run {
+        // Outputs left on purpose make globs read more than a clean run
+        // does: what ran is recorded, the next run must clear them away.
+        if policy == Some(Policy::KeepStale) {
+            record_from_journal(&mut model, &dir, before, &done).map_err(at)?;
+            continue;
+        }
+        // `--max-fails 1` stops the run at the first failure: what else
+        // ran depends on timing.
+        let stopped = policy == Some(Policy::MaxFails(1)) && clean.iter().any(|d| d.failed);
+        if !normal_run || stopped {
             // The oracle does not know the failure made here: `h` may react to it.
             let executed: BTreeSet<String> = executed.into_iter().filter(|l| base_task(l) != "h").collect();
             if !executed.is_subset(&expected) {
@@ -482,7 +507,7 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
             return Err(at(diff("executed instances", &expected, &executed)));
         }
         // A run with nothing to execute may end before its worker joins.
-        if remote && !executed.is_empty() && !out.stderr.contains("+ worker 0 joined") {
+        if remote.is_some() && !executed.is_empty() && !out.stderr.contains("+ worker 0 joined") {
             return Err(at(format!("no remote worker joined the run:\n{}", out.stderr)));
         }
         for d in &done {
@@ -506,6 +531,21 @@ pub fn check_sequence(shape: &Shape, edits: &[Edit]) -> Result<(), String> {
                 "outputs of instances that did not succeed are still visible: {extra:?} ({fate:?})"
             )));
         }
+    }
+    Ok(())
+}
+
+/// A run of a workflow with a task no worker can hold: refused with
+/// status 2 before anything runs or moves.
+fn refused(dir: &Path, aux: &Path, args: &[String], sources: &BTreeSet<&str>) -> Result<(), String> {
+    let before = outputs(dir, sources);
+    let out = flow(dir, args);
+    let done = take_log(aux);
+    if out.code != 2 || !done.is_empty() {
+        return Err(format!("a task no worker can hold: status {}, ran {:?}\n{}", out.code, labels(&done), out.stderr));
+    }
+    if outputs(dir, sources) != before {
+        return Err(format!("a refused run changed the outputs:\n{}", out.stderr));
     }
     Ok(())
 }

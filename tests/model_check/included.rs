@@ -5,7 +5,8 @@
 //! and what it reads; the included file's default for a variable the
 //! include sets changes nothing.
 
-use super::workflows::{Shape, Sources};
+use super::sources::Sources;
+use super::workflows::Shape;
 
 /// The included file, relative to the workflow directory.
 pub const PATH: &str = "lib/part.toml";

@@ -29,9 +29,10 @@ pub fn flow(dir: &Path, args: &[String]) -> Out {
     }
 }
 
-/// Runs flow with `--listen` and no local worker, and one `flow worker`
-/// (`--cpus 2`) that joins it once its access file is written.
-pub fn on_a_remote_worker(dir: &Path, args: &[String]) -> Out {
+/// Runs flow with `--listen` and no local worker (or `--profile remote`,
+/// which says so), and one `flow worker` (`--cpus 2` and the options
+/// `worker` describes it with) that joins it once its access file is written.
+pub fn on_a_remote_worker(dir: &Path, args: &[String], worker: &[String], profile: bool) -> Out {
     let stderr = dir.with_extension("stderr");
     let spawn = |args: &[&str], to: &Path| {
         std::process::Command::new(flow_bin())
@@ -46,7 +47,11 @@ pub fn on_a_remote_worker(dir: &Path, args: &[String]) -> Out {
     };
     let before = crate::run::run_ids(dir).len();
     let mut run_args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_args.extend(["--listen", "127.0.0.1:0", "--no-local-worker"]);
+    if profile {
+        run_args.extend(["--profile", "remote"]);
+    } else {
+        run_args.extend(["--listen", "127.0.0.1:0", "--no-local-worker"]);
+    }
     let mut run = spawn(&run_args, &stderr);
     let state = dir.join(flow_engine::runtime::STATE_DIR);
     let access = || {
@@ -55,7 +60,12 @@ pub fn on_a_remote_worker(dir: &Path, args: &[String]) -> Out {
     };
     let mut worker = crate::support::process::wait_for(Duration::from_secs(20), || access().is_some())
         .then(|| access().expect("an access file"))
-        .map(|a| spawn(&["worker", "--access", &a.to_string_lossy(), "--cpus", "2"], &dir.with_extension("worker")));
+        .map(|a| {
+            let access = a.to_string_lossy();
+            let mut args = vec!["worker", "--access", &access, "--cpus", "2"];
+            args.extend(worker.iter().map(String::as_str));
+            spawn(&args, &dir.with_extension("worker"))
+        });
     let ended = wait_child(&mut run, Duration::from_secs(60));
     for (child, ended) in std::iter::once((&mut run, ended.is_some())).chain(worker.as_mut().map(|w| {
         let ended = wait_child(w, Duration::from_secs(10)).is_some();

@@ -6,7 +6,7 @@
 //! Its key is what flow hashes: of the link input its contents, of the
 //! directory every entry's path, a file's contents, a link's target.
 
-use super::workflows::Sources;
+use super::sources::Sources;
 
 /// The extra file of `data/`, there only at times.
 pub const EXTRA: &str = "data/extra.txt";

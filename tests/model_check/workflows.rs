@@ -6,12 +6,12 @@
 //! fingerprint is made of (the item, the rendered values, the checksums of
 //! the files it reads), computed by the command itself.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
 
-use super::{edits, included, trees};
+use super::trees;
 
 /// How the first task expands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +94,13 @@ pub struct Shape {
     pub include: Option<bool>,
     /// A task `y` reading a directory and a symlink (`trees`).
     pub tree: bool,
+    /// Every run describes its workers with `--gpus 1`: the first of
+    /// `variants` fits (feature `gpus`).
+    pub gpus: bool,
+    /// `a` asks for `resources = { licence = 1 }` and names the amount in
+    /// its command; the workers have what `Sources::licence` says (feature
+    /// `licence`).
+    pub licensed: bool,
 }
 
 /// A task `h` that waits for `b`'s end however.
@@ -175,6 +182,9 @@ impl Shape {
         if self.grows {
             key.push_str(" mem=$MEM");
         }
+        if self.licensed {
+            key.push_str(" lic={{ resources.licence }}");
+        }
         if self.stdin {
             key.push_str(" si=$(cksum)");
         }
@@ -218,6 +228,9 @@ impl Shape {
         );
         if self.untracked {
             w.push_str("implicit_inputs = false\n");
+        }
+        if self.licensed {
+            w.push_str("resources = { licence = 1 }\n");
         }
         if self.stdin {
             w.push_str("stdin = \"in/stdin.txt\"\n");
@@ -321,141 +334,6 @@ impl Shape {
     }
 }
 
-/// The words lists are made of; the last is a poison (`POISON`).
-pub const WORDS: [&str; 8] = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "kappa", "omega"];
-
-/// The source files and variables: everything a clean run starts from.
-#[derive(Clone, Debug)]
-pub struct Sources {
-    pub list: Vec<&'static str>,
-    pub n: u8,
-    pub tag: u8,
-    pub common: u8,
-    pub script: u8,
-    pub sub_script: u8,
-    /// `-v b_on=…`.
-    pub b_on: bool,
-    /// `-v cut=…`: the index `b` skips (`skips`).
-    pub cut: u8,
-    /// The indices listed in `poison.txt`.
-    pub poison: BTreeSet<u8>,
-    /// What `in/stdin.txt` and `env.sh` hold (features `stdin`, `setup`).
-    pub stdin: u8,
-    pub setup: u8,
-    /// The workflow is written as `workflow.yaml` (in YAML's JSON form), not `workflow.toml`.
-    pub yaml: bool,
-    /// The include's `as` names `lib2`, not `lib`.
-    pub renamed_namespace: bool,
-    /// The include's `vars = { word = … }`.
-    pub lib_word: u8,
-    /// The included file's command version and default `word`, and what `lib/in.txt` holds.
-    pub lib: [u8; 3],
-    /// The tasks renamed (`c` is called `c_r`).
-    pub renamed: BTreeSet<&'static str>,
-    /// The tasks are written in the reverse order.
-    pub reversed: bool,
-    /// Which target each link of `trees` points to, what the targets hold,
-    /// what `data/one.txt` holds, and whether `data/extra.txt` is there.
-    pub links: [u8; 2],
-    pub targets: [u8; 2],
-    pub data: u8,
-    pub extra: bool,
-}
-
-/// The names the workflow file may have.
-pub const WORKFLOW_FILES: [&str; 2] = ["workflow.toml", "workflow.yaml"];
-
-impl Sources {
-    pub fn new() -> Self {
-        Self {
-            list: vec!["alpha", "beta", "gamma"],
-            n: 3,
-            tag: 0,
-            common: 0,
-            script: 0,
-            sub_script: 0,
-            b_on: true,
-            cut: 0,
-            poison: BTreeSet::new(),
-            stdin: 0,
-            setup: 0,
-            yaml: false,
-            renamed_namespace: false,
-            lib_word: 0,
-            lib: [0; 3],
-            renamed: BTreeSet::new(),
-            reversed: false,
-            links: [0; 2],
-            targets: [0, 1],
-            data: 0,
-            extra: false,
-        }
-    }
-
-    /// Path → contents of every source file.
-    pub fn files(&self, shape: &Shape) -> BTreeMap<&'static str, String> {
-        let list: String = self.list.iter().map(|w| format!("{w}\n")).collect();
-        let json = self.list.iter().map(|w| format!("{{\"v\": \"{w}\"}}")).collect::<Vec<_>>().join(", ");
-        let mut text = edits::rewrite(&shape.workflow(), self);
-        if shape.include.is_some() {
-            text.insert_str(0, &included::line(shape, self));
-        }
-        let workflow = if self.yaml {
-            let value: serde_json::Value = toml::from_str(&text).expect("the generated TOML parses");
-            ("workflow.yaml", serde_json::to_string_pretty(&value).expect("JSON") + "\n")
-        } else {
-            ("workflow.toml", text)
-        };
-        let mut files = BTreeMap::from([
-            workflow,
-            ("list.txt", list),
-            ("data.json", format!("[{json}]\n")),
-            ("in/common.txt", format!("common {}\n", self.common)),
-            ("s.sh", format!("echo script {}\n", self.script)),
-            ("sub/s.sh", format!("echo sub script {}\n", self.sub_script)),
-        ]);
-        if shape.fragile.is_some() {
-            files.insert("poison.txt", self.poison.iter().map(|i| format!("{i}\n")).collect());
-        }
-        if shape.vars_file {
-            files.insert("vars.toml", format!("tag = \"t{}\"\n", self.tag));
-        }
-        if shape.stdin {
-            files.insert("in/stdin.txt", format!("stdin {}\n", self.stdin));
-        }
-        if shape.setup {
-            files.insert("env.sh", format!("export SETUP={}\n", self.setup));
-        }
-        if shape.include.is_some() {
-            files.insert(included::PATH, included::file(self));
-            files.insert(included::INPUT, included::input(self));
-        }
-        if shape.tree {
-            files.extend(trees::files(self));
-        }
-        files
-    }
-
-    /// Path → target of every symlink among the sources.
-    pub fn links(&self, shape: &Shape) -> BTreeMap<&'static str, String> {
-        if shape.tree { trees::links(self).into_iter().collect() } else { BTreeMap::new() }
-    }
-
-    /// `-v` and `--vars` arguments (besides `aux`).
-    pub fn vars(&self, shape: &Shape) -> Vec<String> {
-        let b_on = if self.b_on { "yes" } else { "no" };
-        let tag = if shape.vars_file {
-            ["--vars".into(), "vars.toml".into()]
-        } else {
-            ["-v".into(), format!("tag=t{}", self.tag)]
-        };
-        let mut args = vec!["-v".into(), format!("n={}", self.n), "-v".into(), format!("b_on={b_on}")];
-        args.extend(["-v".into(), format!("cut={}", self.cut)]);
-        args.extend(tag);
-        args
-    }
-}
-
 /// Whether `FLOW_MODEL_SKIP` names `what`: a check (`stale`, `plan`,
 /// `dry`) or a feature of the grammar ([`Draw`]), left out to look past a
 /// known defect.
@@ -472,9 +350,11 @@ pub const DEFAULT_OFF: [&str; 0] = [];
 
 /// Which features of the grammar are drawn: `variants`, `cwd`, `combine`,
 /// `dynamic`, `nested`, `when`, `fragile`, `handler`, `defaults`, `grows`,
-/// `untracked`, `vars_file`, `argv`, `finally`, `include`, `tree`; edits `kill`,
-/// `interrupt`, `fail`, `corrupt`, `insert`, `syntax`, `rename`, `reorder`,
-/// `remote`, `both`, `force`; and those of [`DEFAULT_OFF`].
+/// `untracked`, `vars_file`, `argv`, `finally`, `include`, `tree`, `gpus`,
+/// `licence`; edits `kill`, `interrupt`, `fail`, `corrupt`, `insert`,
+/// `syntax`, `rename`, `reorder`, `remote`, `both`, `force`, `worker` (the
+/// workers' `--resource` and `--memory`), `policy` (`--keep-going`,
+/// `--max-fails`, `--keep-stale-outputs`); and those of [`DEFAULT_OFF`].
 #[derive(Clone, Debug, Default)]
 pub struct Draw {
     skip: BTreeSet<String>,
@@ -520,7 +400,7 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
     let rest = (proptest::option::of(any::<bool>()), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
     let handler = (any::<bool>(), any::<bool>()).prop_map(|(always, each)| Handler { always, each });
     let failures = (proptest::option::of(any::<bool>()), proptest::option::of(handler));
-    let keys = proptest::collection::vec(any::<bool>(), 14);
+    let keys = proptest::collection::vec(any::<bool>(), 16);
     let d = draw.clone();
     (source, opts, rest, failures, keys).prop_map(
         move |(
@@ -560,6 +440,8 @@ pub fn shape(draw: &Draw) -> impl Strategy<Value = Shape> + use<> {
                 skips: keys[10] && mirror.is_some() && d.has("skips"),
                 include: Some(keys[12]).filter(|_| keys[11] && d.has("include")),
                 tree: keys[13] && d.has("tree"),
+                gpus: keys[14] && d.has("gpus"),
+                licensed: keys[15] && d.has("licence"),
             }
         },
     )
