@@ -266,6 +266,9 @@ fn outputs_moved(
         MoveReason::Skipped => format!("{outputs} an earlier run left for instances skipped now ({})", few(labels)),
         MoveReason::Failed => format!("{outputs} of instances that failed ({})", few(labels)),
         MoveReason::Cancelled => format!("{outputs} an earlier run left for instances cancelled ({})", few(labels)),
+        MoveReason::Unfinished => {
+            format!("{outputs} of attempts a stopped run did not finish ({})", few(labels))
+        }
     };
     let by_hand = match changed {
         0 => String::new(),

@@ -260,3 +260,30 @@ fn outputs_a_failed_command_left_are_moved_aside_when_it_fails_issue_26() {
     assert_eq!(read(&t, &format!(".flow/runs/{run}/stale/out.txt")), "part\n", "nothing is lost");
     assert_eq!(statuses(&t, None)["look"], "failed", "the reader found no output of `w`");
 }
+
+/// Issue 26 (found by the model check, seed 20261205): a `kill -9` while
+/// an instance ran left what its command had written, and a later run in
+/// which its task was dropped by a false `when` left it where a glob could
+/// read it: only what a success recorded was moved aside.
+#[test]
+fn outputs_of_an_attempt_a_killed_run_never_finished_are_moved_aside_issue_26() {
+    use crate::support::process::{signal, spawn_flow, wait_child, wait_for};
+    use std::time::Duration;
+    let t = Test::new().workflow(
+        "vars = { on = true }\n\n[[tasks]]\nname = \"w\"\nwhen = \"{{ vars.on }}\"\n\
+         command = \"echo part > out.txt; sleep 30\"\noutputs = [\"out.txt\"]\n",
+    );
+    let mut run = spawn_flow(t.path(), &["run"], "run.err");
+    assert!(wait_for(Duration::from_secs(20), || t.path().join("out.txt").exists()), "the task started");
+    signal(run.id(), "-KILL");
+    wait_child(&mut run, Duration::from_secs(20)).expect("the run ends");
+    let out = t.run_with(&["run", "-v", "on=false"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let id = last_run(&t);
+    let line = format!(
+        "~ w: moved 1 output of attempts a stopped run did not finish (w) to .flow/runs/{id}/stale/: out.txt\n"
+    );
+    assert!(out.stderr.contains(&line), "{}", out.stderr);
+    assert!(!t.path().join("out.txt").exists(), "a clean run with on=false has no out.txt");
+    assert_eq!(read(&t, &format!(".flow/runs/{id}/stale/out.txt")), "part\n", "nothing is lost");
+}

@@ -24,6 +24,9 @@ pub enum MoveReason {
     Failed,
     /// Their instance was cancelled in this run.
     Cancelled,
+    /// An attempt an earlier run started and never finished (it was
+    /// killed while the attempt ran) wrote them.
+    Unfinished,
 }
 
 /// Something that happened in a run.

@@ -22,7 +22,8 @@ impl Driver {
         }
         let dir = self.run_dir.path.join("stale");
         let dry = self.options.dry_exec;
-        let mut all = self.stale.settle_dropped(&self.factory, &dir, dry);
+        let mut all = self.stale.settle_unfinished(self.factory.base_dir(), &dir, dry);
+        all.extend(self.stale.settle_dropped(&self.factory, &dir, dry));
         all.extend(self.stale.settle(&self.factory, groups, part, &dir, dry));
         for moved in all {
             self.note_moved(moved);

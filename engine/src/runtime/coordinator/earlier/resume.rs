@@ -38,6 +38,10 @@ pub struct Previous {
     pub warnings: Vec<String>,
     /// Whether standings keep what each success read.
     keep_reads: bool,
+    /// Instances whose last attempt started and never ended (its run was
+    /// killed, or stopped it): `name[index]` → the run (a position in
+    /// `runs`) and the instance in that run's graph.
+    unfinished: HashMap<String, (u32, TaskId)>,
 }
 
 /// Where an instance stands after the earlier runs, as a new run sees it.
@@ -118,6 +122,9 @@ impl Previous {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
             }
+            if entry.started_us.is_some() || matches!(entry.status, State::Succeeded | State::Cached) {
+                self.unfinished.remove(&graph.label(*task));
+            }
             let retry = entry.retry_at_us.filter(|_| entry.status == State::Failed);
             match retry {
                 Some(at) => self.retry_at.insert(graph.label(*task), at),
@@ -193,11 +200,21 @@ impl Previous {
                         runs.clear();
                     }
                     runs.push(this);
+                    // What it wrote is no result: a failure moved it aside then.
+                    if matches!(entry.status, State::Running | State::Cancelled) {
+                        self.unfinished.insert(label.clone(), (this, *task));
+                    }
                     self.standing.insert(label, if after_success { Standing::Tainted } else { Standing::Failed });
                 }
                 _ => {}
             }
         }
+    }
+
+    /// The instances whose last attempt started and never ended, each with
+    /// the id of its run and where it is in that run's graph.
+    pub fn unfinished(&self) -> impl Iterator<Item = (&str, &str, TaskId)> + '_ {
+        self.unfinished.iter().map(|(label, &(run, task))| (label.as_str(), self.runs[run as usize].as_str(), task))
     }
 
     /// The ids of the runs whose records a new run would read to decide
@@ -543,5 +560,28 @@ mod tests {
         let used: Vec<(String, u64)> = previous.runs_in_use().into_iter().collect();
         assert_eq!(used, [("r1".to_owned(), 2), ("r2".to_owned(), 2)]);
         assert_eq!(previous.runs_read(), ["r1", "r2", "r3"]);
+    }
+
+    /// Issue 26: an attempt whose run was killed while it ran is
+    /// unfinished until a later run starts the instance again or skips it;
+    /// a failure is not (its run moved what it wrote aside).
+    #[test]
+    fn an_attempt_a_killed_run_never_ended_is_unfinished_until_the_instance_runs_again() {
+        let graph = three();
+        let failed = || JournalEvent::Failed { exit_code: Some(1), signal: None, reason: "exit code 1".into() };
+        let mut previous = Previous::default();
+        // r1: a[0] fails, a[1] and a[2] are killed while they run.
+        previous.remember(&graph, &journal(vec![(0, started()), (0, failed()), (1, started()), (2, started())]), "r1");
+        let mut unfinished: Vec<_> = previous.unfinished().map(|(l, r, t)| (l.to_owned(), r.to_owned(), t)).collect();
+        unfinished.sort();
+        let at = |i| TaskId::new(GroupId(0), i);
+        assert_eq!(
+            unfinished,
+            [("a[2]".to_owned(), "r1".to_owned(), at(1)), ("a[3]".to_owned(), "r1".to_owned(), at(2))]
+        );
+        // r2: a[2] runs again and succeeds.
+        previous.remember(&graph, &journal(vec![(1, started()), (1, succeeded(4))]), "r2");
+        let unfinished: Vec<_> = previous.unfinished().map(|(l, r, _)| (l.to_owned(), r.to_owned())).collect();
+        assert_eq!(unfinished, [("a[3]".to_owned(), "r1".to_owned())]);
     }
 }

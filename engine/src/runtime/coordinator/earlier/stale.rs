@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::resume::Previous;
+use super::unfinished::Unfinished;
 use crate::ir::{Domain, Graph, GroupId, TaskId};
 use crate::log::{OutputStamp, StampCheck, Wrote};
 use crate::runtime::coordinator::dispatch::job_factory::JobFactory;
@@ -75,6 +76,8 @@ pub struct StaleOutputs {
     /// The same by path, made for a task the first time one of its
     /// instances does not succeed.
     by_path: HashMap<String, HashMap<String, Vec<OutputStamp>>>,
+    /// The outputs of attempts earlier runs never finished.
+    unfinished: Vec<Unfinished>,
 }
 
 impl StaleOutputs {
@@ -107,7 +110,46 @@ impl StaleOutputs {
             })
             .filter(|(_, recorded)| !recorded.is_empty())
             .collect();
-        Self { pending, dropped, left, by_path: HashMap::new() }
+        Self { pending, dropped, left, by_path: HashMap::new(), unfinished: Vec::new() }
+    }
+
+    /// Takes in the outputs of attempts earlier runs never finished.
+    pub fn add_unfinished(&mut self, unfinished: Vec<Unfinished>) {
+        self.unfinished = unfinished;
+    }
+
+    /// Moves whatever is at the declared outputs of the attempts earlier
+    /// runs never finished into `into` (unless `dry`), once: a file there
+    /// is what such an attempt wrote, or what an earlier success left
+    /// before it, and neither is a result now.
+    pub fn settle_unfinished(&mut self, base: &Path, into: &Path, dry: bool) -> Vec<Moved> {
+        let mut all: Vec<Moved> = Vec::new();
+        for u in std::mem::take(&mut self.unfinished) {
+            let mut files = Vec::new();
+            for path in u.outputs {
+                let file = base.join(&path);
+                if fs_err::symlink_metadata(&file).is_ok() && (dry || move_file(&file, &inside(into, &path))) {
+                    files.push(path);
+                }
+            }
+            if files.is_empty() {
+                continue;
+            }
+            match all.last_mut().filter(|m| m.task == u.task) {
+                Some(m) => {
+                    m.labels.push(u.label);
+                    m.files.extend(files);
+                }
+                None => all.push(Moved {
+                    task: u.task,
+                    reason: MoveReason::Unfinished,
+                    labels: vec![u.label],
+                    files,
+                    changed: Vec::new(),
+                }),
+            }
+        }
+        all
     }
 
     /// Moves the declared outputs of `task`, which did not succeed in this

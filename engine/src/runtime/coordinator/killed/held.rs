@@ -42,6 +42,11 @@ impl Held {
         self.tasks.insert(task, held);
     }
 
+    /// Whether an instance labelled `label` is held.
+    pub(in crate::runtime::coordinator) fn holds(&self, label: &str) -> bool {
+        self.tasks.values().any(|t| t.label == label)
+    }
+
     /// How many instances are held.
     pub(in crate::runtime::coordinator) fn len(&self) -> usize {
         self.tasks.len()
