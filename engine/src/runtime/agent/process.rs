@@ -56,10 +56,10 @@ enum ExitWatch {
 }
 
 impl Process {
-    /// Watches `child`, started at `started_us` (µs since the epoch) and
-    /// `started`, for its end. `child` must not be waited for otherwise.
-    pub fn new(child: &std::process::Child, started_us: u64, started: Instant) -> io::Result<Self> {
-        let pid = child.id() as i32;
+    /// Watches our child `pid`, started at `started_us` (µs since the
+    /// epoch) and `started`, for its end. It must not be waited for otherwise.
+    pub fn new(pid: u32, started_us: u64, started: Instant) -> io::Result<Self> {
+        let pid = pid as i32;
         #[cfg(target_os = "linux")]
         if let Some(fd) = pidfd_open(pid) {
             // SAFETY: the `OwnedFd` is open until the `AsyncFd` drops it, and
@@ -263,7 +263,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let child = std::process::Command::new("sh").arg("-c").arg(script).spawn().unwrap();
-            let mut process = Process::new(&child, crate::host::now_us(), Instant::now()).unwrap();
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now()).unwrap();
             process.wait().await.unwrap()
         })
     }
@@ -316,7 +316,7 @@ mod tests {
             let waited =
                 unsafe { libc::waitid(libc::P_PID, child.id(), info.as_mut_ptr(), libc::WEXITED | libc::WNOWAIT) };
             assert_eq!(waited, 0);
-            let mut process = Process::new(&child, crate::host::now_us(), Instant::now()).unwrap();
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now()).unwrap();
             process.wait().await.unwrap()
         });
         assert!(exit.status.success());
