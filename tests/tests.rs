@@ -50,6 +50,7 @@ mod stale_outputs;
 mod status;
 mod status_edges;
 mod storage;
+mod task_environment;
 mod trace;
 mod when_file;
 mod why;

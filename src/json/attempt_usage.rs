@@ -26,11 +26,12 @@ pub struct AttemptUsage<'a> {
     /// Peak virtual memory of its process tree, bytes (sampled; `null` if
     /// it ended before the first sample).
     pub peak_vmem_bytes: Option<u64>,
-    /// Bytes fetched from storage (`read_bytes` of `/proc/<pid>/io`; `null` where unknown).
+    /// Bytes fetched from storage (`read_bytes`, from `rusage`; `null` where unknown).
     pub read_bytes: Option<u64>,
     /// Bytes sent to storage (`write_bytes`).
     pub write_bytes: Option<u64>,
-    /// Bytes read through system calls (`rchar`).
+    /// Bytes read through system calls (`rchar`; `null` if it ended before
+    /// the first sample).
     pub rchar: Option<u64>,
     /// Bytes written through system calls (`wchar`).
     pub wchar: Option<u64>,
@@ -61,8 +62,8 @@ impl<'a> AttemptUsage<'a> {
             peak_vmem_bytes: u.peak_vmem,
             read_bytes: u.io.map(|io| io.read_bytes),
             write_bytes: u.io.map(|io| io.write_bytes),
-            rchar: u.io.map(|io| io.rchar),
-            wchar: u.io.map(|io| io.wchar),
+            rchar: u.io.and_then(|io| io.rchar),
+            wchar: u.io.and_then(|io| io.wchar),
             host: &m.host,
             allocation: m.allocation.as_deref(),
             variant: m.variant,

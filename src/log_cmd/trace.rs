@@ -305,8 +305,8 @@ impl Attempt<'_> {
             peak_vmem_bytes: m.and_then(|m| m.usage.peak_vmem),
             read_bytes: io.map(|io| io.read_bytes),
             write_bytes: io.map(|io| io.write_bytes),
-            rchar: io.map(|io| io.rchar),
-            wchar: io.map(|io| io.wchar),
+            rchar: io.and_then(|io| io.rchar),
+            wchar: io.and_then(|io| io.wchar),
         }
     }
 }
@@ -370,7 +370,7 @@ mod tests {
             system_us: 50_000,
             max_rss: 48 << 20,
             peak_vmem: Some(300 << 20),
-            io: Some(IoBytes { read_bytes: 4096, write_bytes: 20 << 20, rchar: 1 << 20, wchar: 21 << 20 }),
+            io: Some(IoBytes { read_bytes: 4096, write_bytes: 20 << 20, rchar: Some(1 << 20), wchar: Some(21 << 20) }),
         };
         let metrics = AttemptMetrics { usage, cpus: vec![0, 1], host: "node7".to_owned(), ..AttemptMetrics::default() };
         let failed = status == State::Failed;

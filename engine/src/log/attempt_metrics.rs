@@ -28,13 +28,14 @@ pub struct ProcessUsage {
     /// of `VmPeak` over its live processes, sampled while it ran; `None`
     /// when never sampled (it ended first, or no `/proc`).
     pub peak_vmem: Option<u64>,
-    /// Bytes it read and wrote (`/proc/<pid>/io`); `None` where Linux does
-    /// not tell them.
+    /// Bytes it read and wrote; `None` where Linux does not tell them.
     pub io: Option<IoBytes>,
 }
 
-/// Bytes a process and the children it waited for read and wrote, from
-/// `/proc/<pid>/io` read when it ended.
+/// Bytes a process and the children it waited for read and wrote: the
+/// storage's from the `rusage` of its reaping, the system calls' from
+/// `/proc/<pid>/io` read when it ended, if it ran long enough to be
+/// sampled (see [`ProcessUsage::peak_vmem`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IoBytes {
     /// Bytes fetched from storage (`read_bytes`): reads served by the page
@@ -43,16 +44,19 @@ pub struct IoBytes {
     /// Bytes sent, or to be sent, to storage (`write_bytes`).
     pub write_bytes: u64,
     /// Bytes passed to `read` and similar calls (`rchar`): pipes, sockets
-    /// and cached files included.
-    pub rchar: u64,
-    /// Bytes passed to `write` and similar calls (`wchar`).
-    pub wchar: u64,
+    /// and cached files included; `None` for a process that ended before
+    /// its first sample.
+    pub rchar: Option<u64>,
+    /// Bytes passed to `write` and similar calls (`wchar`); `None` likewise.
+    pub wchar: Option<u64>,
 }
 
 /// Set in the `/proc` fields' flags when `peak_vmem` follows.
 const HAS_VMEM: u8 = 1;
 /// Set when the four [`IoBytes`] follow.
 const HAS_IO: u8 = 2;
+/// Set when only `read_bytes` and `write_bytes` follow (no `rchar`, `wchar`).
+const HAS_STORAGE_IO: u8 = 4;
 
 /// One attempt as the journal records it when it ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -91,10 +95,17 @@ impl AttemptMetrics {
             out.push(bytes.len() as u8);
             out.extend(bytes);
         }
-        out.push(if u.peak_vmem.is_some() { HAS_VMEM } else { 0 } | if u.io.is_some() { HAS_IO } else { 0 });
+        let chars = u.io.and_then(|io| io.rchar.zip(io.wchar));
+        let io_flag = match (u.io, chars) {
+            (None, _) => 0,
+            (Some(_), Some(_)) => HAS_IO,
+            (Some(_), None) => HAS_STORAGE_IO,
+        };
+        out.push(if u.peak_vmem.is_some() { HAS_VMEM } else { 0 } | io_flag);
         out.extend(u.peak_vmem.iter().flat_map(|v| v.to_le_bytes()));
         if let Some(io) = u.io {
-            for field in [io.read_bytes, io.write_bytes, io.rchar, io.wchar] {
+            let (rchar, wchar) = chars.unzip();
+            for field in [Some(io.read_bytes), Some(io.write_bytes), rchar, wchar].into_iter().flatten() {
                 out.extend(field.to_le_bytes());
             }
         }
@@ -133,7 +144,10 @@ impl AttemptMetrics {
             }
             if flags & HAS_IO != 0 {
                 let (read_bytes, write_bytes, rchar, wchar) = (f.u64()?, f.u64()?, f.u64()?, f.u64()?);
-                usage.io = Some(IoBytes { read_bytes, write_bytes, rchar, wchar });
+                usage.io = Some(IoBytes { read_bytes, write_bytes, rchar: Some(rchar), wchar: Some(wchar) });
+            } else if flags & HAS_STORAGE_IO != 0 {
+                let (read_bytes, write_bytes) = (f.u64()?, f.u64()?);
+                usage.io = Some(IoBytes { read_bytes, write_bytes, rchar: None, wchar: None });
             }
         }
         Some(Self { usage, variant, cpus, gpus, host, allocation })
@@ -147,7 +161,7 @@ mod tests {
     /// A block as written before the `/proc` fields existed reads with none.
     #[test]
     fn a_block_without_proc_fields_still_reads() {
-        let io = IoBytes { read_bytes: 1, write_bytes: 2, rchar: 3, wchar: 4 };
+        let io = IoBytes { read_bytes: 1, write_bytes: 2, rchar: Some(3), wchar: Some(4) };
         let usage = ProcessUsage { max_rss: 7, peak_vmem: Some(9), io: Some(io), ..ProcessUsage::default() };
         let metrics = AttemptMetrics { usage, host: "n1".into(), ..AttemptMetrics::default() };
         let mut out = Vec::new();
@@ -160,5 +174,19 @@ mod tests {
         let old = AttemptMetrics::decode(&mut Cursor(&out)).unwrap();
         assert_eq!(old.usage, ProcessUsage { peak_vmem: None, io: None, ..usage });
         assert_eq!(old.host, "n1");
+    }
+
+    /// A process that ended before its first sample has its storage bytes
+    /// and no `rchar`, `wchar` (issue 28).
+    #[test]
+    fn storage_bytes_without_system_call_bytes_round_trip() {
+        let io = IoBytes { read_bytes: 4096, write_bytes: 8192, rchar: None, wchar: None };
+        let usage = ProcessUsage { max_rss: 7, io: Some(io), ..ProcessUsage::default() };
+        let metrics = AttemptMetrics { usage, host: "n1".into(), ..AttemptMetrics::default() };
+        let mut out = Vec::new();
+        metrics.encode(&mut out);
+        assert_eq!(AttemptMetrics::decode(&mut Cursor(&out)), Some(metrics.clone()));
+        // Flags and two `u64`s after the host and the allocation.
+        assert_eq!(out[out.len() - 17], HAS_STORAGE_IO);
     }
 }

@@ -427,7 +427,12 @@ mod tests {
             system_us: 200_000,
             max_rss: 52 << 20,
             peak_vmem: Some(300 << 20),
-            io: Some(crate::log::IoBytes { read_bytes: 4096, write_bytes: 8 << 20, rchar: 9000, wchar: 9 << 20 }),
+            io: Some(crate::log::IoBytes {
+                read_bytes: 4096,
+                write_bytes: 8 << 20,
+                rchar: Some(9000),
+                wchar: Some(9 << 20),
+            }),
         };
         AttemptMetrics {
             usage,
@@ -453,6 +458,7 @@ mod tests {
         records[5].metrics = Some(Box::new(unmeasured));
         let mut unsampled = metrics();
         unsampled.usage.peak_vmem = None;
+        unsampled.usage.io = unsampled.usage.io.map(|io| crate::log::IoBytes { rchar: None, wchar: None, ..io });
         records[6].metrics = Some(Box::new(unsampled));
         JournalWriter::create(&path).unwrap().append_batch(&records).unwrap();
         assert_eq!(read_journal(&path).unwrap(), JournalFile { records, ..JournalFile::default() });

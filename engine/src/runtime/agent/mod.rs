@@ -2,7 +2,8 @@
 //! embedded in `flow run` ([`local::LocalWorker`]) or as `flow worker`
 //! connected to a coordinator ([`remote_worker`]).
 //!
-//! It starts each job's process in its own process group ([`spawn`]), reaps
+//! It starts each job's process in its own process group ([`spawn`], with
+//! [`posix_spawn`]), reaps
 //! it with its resource usage ([`process`], with [`proc_stats`]), sends its output on
 //! ([`output_sink`]), and has a guard process end its tasks should it die
 //! ([`guard`]) or stop hearing its coordinator ([`heard`]). It knows the jobs and reports of [`super::protocol`], never
@@ -16,6 +17,7 @@ pub(crate) mod outbox;
 pub(crate) mod outbox_writer;
 pub(crate) mod output_budget;
 pub(crate) mod output_sink;
+pub(crate) mod posix_spawn;
 pub(crate) mod proc_stats;
 pub(crate) mod process;
 pub(crate) mod program;

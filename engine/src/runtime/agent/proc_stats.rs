@@ -1,10 +1,8 @@
 //! What Linux's `/proc` tells of a task's processes beyond `rusage`: the
 //! peak virtual memory of its process tree ([`tree_vm_peak`], sampled
-//! while it runs) and the bytes it read and wrote ([`io_bytes`], read once
-//! it has ended and before it is reaped). Elsewhere, or without permission,
+//! while it runs) and the bytes its system calls read and wrote
+//! ([`io_chars`], read once it has ended and before it is reaped). Elsewhere, or without permission,
 //! each is `None`: never an error.
-
-use crate::log::IoBytes;
 
 /// The sum of `VmPeak` over `pid` and its descendants alive now, in bytes;
 /// `None` if none of them could be read (it ended, or no `/proc`).
@@ -25,9 +23,10 @@ pub fn tree_vm_peak(pid: u32) -> Option<u64> {
     total
 }
 
-/// Bytes `pid` and the children it waited for read and wrote, from
-/// `/proc/<pid>/io`; readable for a process that ended and is not reaped.
-pub fn io_bytes(pid: u32) -> Option<IoBytes> {
+/// Bytes `pid` and the children it waited for read and wrote through
+/// system calls (`rchar`, `wchar` of `/proc/<pid>/io`); readable for a
+/// process that ended and is not reaped.
+pub fn io_chars(pid: u32) -> Option<(u64, u64)> {
     read(&format!("/proc/{pid}/io")).and_then(|s| parse_io(&s))
 }
 
@@ -66,16 +65,11 @@ fn vm_peak(status: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The byte counts of a `/proc/<pid>/io` text; `None` if one is missing.
-fn parse_io(text: &str) -> Option<IoBytes> {
+/// `rchar` and `wchar` of a `/proc/<pid>/io` text; `None` if one is missing.
+fn parse_io(text: &str) -> Option<(u64, u64)> {
     let field =
         |name: &str| text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse::<u64>().ok());
-    Some(IoBytes {
-        read_bytes: field("read_bytes")?,
-        write_bytes: field("write_bytes")?,
-        rchar: field("rchar")?,
-        wchar: field("wchar")?,
-    })
+    Some((field("rchar")?, field("wchar")?))
 }
 
 #[cfg(test)]
@@ -97,10 +91,9 @@ mod tests {
 
     #[test]
     fn io_counts_are_read() {
-        let io = parse_io(IO).unwrap();
-        assert_eq!(io, IoBytes { read_bytes: 118_784, write_bytes: 4_194_304, rchar: 4_205_260, wchar: 4_194_398 });
-        // `cancelled_write_bytes` is not `write_bytes`.
-        assert_eq!(parse_io("rchar: 1\nwchar: 2\nread_bytes: 3\ncancelled_write_bytes: 4\n"), None);
+        assert_eq!(parse_io(IO), Some((4_205_260, 4_194_398)));
+        // `syscr` is not `rchar`.
+        assert_eq!(parse_io("syscr: 1\nwchar: 2\n"), None);
     }
 
     #[test]
@@ -119,7 +112,7 @@ mod tests {
     fn this_process_tree_has_a_peak() {
         let pid = std::process::id();
         assert!(tree_vm_peak(pid).is_some_and(|peak| peak > 1 << 20));
-        assert!(io_bytes(pid).is_some());
+        assert!(io_chars(pid).is_some());
         assert_eq!(tree_vm_peak(u32::MAX), None);
     }
 }

@@ -3,8 +3,9 @@
 //! away. The driver's one thread never blocks on it: the exit is awaited on
 //! a pidfd (Linux 5.3 and later), or else on SIGCHLD, and `wait4` is only
 //! called with `WNOHANG`. While it waits it samples the process tree's
-//! peak virtual memory, and between the process's end and its reaping it
-//! reads the bytes it read and wrote ([`super::proc_stats`]).
+//! peak virtual memory, and between the end of a process it sampled and
+//! its reaping it reads the bytes its system calls read and wrote
+//! ([`super::proc_stats`]); the bytes of storage come with the `rusage`.
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -13,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use super::proc_stats::{io_bytes, tree_vm_peak};
-use crate::log::ProcessUsage;
+use super::proc_stats::{io_chars, tree_vm_peak};
+use crate::log::{IoBytes, ProcessUsage};
 
 /// When the process tree's memory is first sampled after the start; the
 /// gap doubles after each sample, up to [`SAMPLE_MAX`].
@@ -55,10 +56,10 @@ enum ExitWatch {
 }
 
 impl Process {
-    /// Watches `child`, started at `started_us` (µs since the epoch) and
-    /// `started`, for its end. `child` must not be waited for otherwise.
-    pub fn new(child: &std::process::Child, started_us: u64, started: Instant) -> io::Result<Self> {
-        let pid = child.id() as i32;
+    /// Watches our child `pid`, started at `started_us` (µs since the
+    /// epoch) and `started`, for its end. It must not be waited for otherwise.
+    pub fn new(pid: u32, started_us: u64, started: Instant) -> io::Result<Self> {
+        let pid = pid as i32;
         #[cfg(target_os = "linux")]
         if let Some(fd) = pidfd_open(pid) {
             // SAFETY: the `OwnedFd` is open until the `AsyncFd` drops it, and
@@ -112,12 +113,27 @@ impl Process {
         self.sample_gap = (self.sample_gap * 2).min(SAMPLE_MAX);
     }
 
+    /// Whether the process has been sampled: it ran past [`SAMPLE_FIRST`].
+    fn sampled(&self) -> bool {
+        self.sample_gap > SAMPLE_FIRST
+    }
+
     fn try_wait(&mut self) -> io::Result<Option<Exit>> {
-        if self.reaped.is_some() || !has_ended(self.pid)? {
+        if self.reaped.is_some() {
             return Ok(self.reaped);
         }
-        // Ended and not reaped: its `/proc` entry still counts its bytes.
-        let io = io_bytes(self.id());
+        // Ended and not reaped, its `/proc` entry still counts the bytes of
+        // its system calls. Only for a process that ran past its first
+        // sample: for a short one, opening that file costs about as much
+        // as starting the process (`docs/performance.md`).
+        let chars = if self.sampled() {
+            if !has_ended(self.pid)? {
+                return Ok(None);
+            }
+            io_chars(self.id())
+        } else {
+            None
+        };
         if let Some((status, usage)) = wait4_nohang(self.pid)? {
             let ended_us = crate::host::now_us();
             let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
@@ -129,7 +145,12 @@ impl Process {
                 system_us: micros(usage.ru_stime),
                 max_rss: max_rss_bytes(usage.ru_maxrss),
                 peak_vmem: self.peak_vmem,
-                io,
+                io: storage_bytes(&usage).map(|(read_bytes, write_bytes)| IoBytes {
+                    read_bytes,
+                    write_bytes,
+                    rchar: chars.map(|(rchar, _)| rchar),
+                    wchar: chars.map(|(_, wchar)| wchar),
+                }),
             };
             self.reaped = Some(Exit { status: ExitStatus::from_raw(status), usage });
         }
@@ -189,6 +210,15 @@ fn max_rss_bytes(max_rss: libc::c_long) -> u64 {
     if cfg!(target_os = "macos") { max_rss } else { max_rss * 1024 }
 }
 
+/// The bytes a reaped process and the children it waited for read from
+/// and wrote to storage: Linux counts them in `rusage` in units of 512
+/// bytes (`ru_inblock` is `read_bytes` of `/proc/<pid>/io` over 512,
+/// `ru_oublock` `write_bytes`). Elsewhere the units are not bytes: `None`.
+fn storage_bytes(usage: &libc::rusage) -> Option<(u64, u64)> {
+    let bytes = |blocks: libc::c_long| blocks.max(0) as u64 * 512;
+    cfg!(target_os = "linux").then(|| (bytes(usage.ru_inblock), bytes(usage.ru_oublock)))
+}
+
 /// Reaps `pid` if it has ended: its wait status and usage.
 #[allow(unsafe_code)]
 fn wait4_nohang(pid: i32) -> io::Result<Option<(i32, libc::rusage)>> {
@@ -233,7 +263,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let child = std::process::Command::new("sh").arg("-c").arg(script).spawn().unwrap();
-            let mut process = Process::new(&child, crate::host::now_us(), Instant::now()).unwrap();
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now()).unwrap();
             process.wait().await.unwrap()
         })
     }
@@ -266,8 +296,43 @@ mod tests {
         // Writes 3 MiB, then lives long enough to be sampled.
         let exit = run(&format!("dd if=/dev/zero of={} bs=1M count=3 2>/dev/null; sleep 0.1", file.display()));
         let io = exit.usage.io.unwrap();
-        assert!(io.wchar >= 3 << 20, "{io:?}");
-        assert!(io.rchar >= 3 << 20, "{io:?}");
+        assert!(io.wchar.is_some_and(|w| w >= 3 << 20), "{io:?}");
+        assert!(io.rchar.is_some_and(|r| r >= 3 << 20), "{io:?}");
         assert!(exit.usage.peak_vmem.is_some_and(|v| v > 1 << 20), "{:?}", exit.usage);
+    }
+
+    /// A process that ended before its first sample is reaped without
+    /// reading `/proc`: its storage bytes, no `rchar`, `wchar` (issue 28).
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[allow(unsafe_code, clippy::zombie_processes)]
+    fn a_process_that_ended_before_its_first_sample_has_storage_bytes_only() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let exit = runtime.block_on(async {
+            let child = std::process::Command::new("true").spawn().unwrap();
+            // Wait for its end without reaping it, so that the first look finds it ended.
+            let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+            // SAFETY: a zeroed, writable `siginfo_t`; WNOWAIT leaves the child to reap.
+            let waited =
+                unsafe { libc::waitid(libc::P_PID, child.id(), info.as_mut_ptr(), libc::WEXITED | libc::WNOWAIT) };
+            assert_eq!(waited, 0);
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now()).unwrap();
+            process.wait().await.unwrap()
+        });
+        assert!(exit.status.success());
+        assert_eq!(exit.usage.peak_vmem, None);
+        let io = exit.usage.io.unwrap();
+        assert_eq!((io.rchar, io.wchar), (None, None), "{io:?}");
+    }
+
+    #[test]
+    fn storage_bytes_are_blocks_of_512_bytes() {
+        // SAFETY: all-zero bytes are a valid `rusage`.
+        #[allow(unsafe_code)]
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        usage.ru_inblock = 8;
+        usage.ru_oublock = 8192;
+        let expected = cfg!(target_os = "linux").then_some((4096, 4 << 20));
+        assert_eq!(storage_bytes(&usage), expected);
     }
 }

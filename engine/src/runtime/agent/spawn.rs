@@ -1,16 +1,19 @@
 //! Starting a job's process: `sh -c` or argv (after its setup lines, inside
 //! its container: [`super::program`]), its own process group (so it
 //! and its children are signalled together), its streams, optional CPU
-//! binding. The process is started with the standard library, not tokio,
+//! binding. The process is started with `posix_spawnp` where
+//! [`posix_spawn`] can, or else with the standard library; not with tokio,
 //! so that only [`Process`] reaps it.
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use tokio::process::{ChildStderr, ChildStdout};
 
+use super::posix_spawn::posix_spawn;
 use super::process::Process;
 use super::program::program;
 use crate::runtime::protocol::job::{Job, Sink};
@@ -31,45 +34,76 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     static USER: OnceLock<(u32, u32)> = OnceLock::new();
     let user = *USER.get_or_init(|| (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()));
     let program = program(job, user);
-    let mut cmd = Command::new(program.argv.first().map_or("", String::as_str));
-    cmd.args(program.argv.iter().skip(1));
-    cmd.current_dir(&job.cwd).envs(program.env.iter().map(|(k, v)| (k, v))).process_group(0);
-    cmd.stdin(match &job.stdin {
-        Some(path) => Stdio::from(fs_err::File::open(path)?.into_parts().0),
+    let stdin = match &job.stdin {
+        Some(path) => fs_err::File::open(path)?.into_parts().0.into(),
         None => null(Direction::Read)?,
-    });
-    cmd.stdout(sink(&job.stdout)?);
-    cmd.stderr(sink(&job.stderr)?);
-    if bind_cpus && !job.cpus.is_empty() {
-        bind(&mut cmd, &job.cpus);
-    }
+    };
+    let (stdout, stdout_pipe) = sink(&job.stdout)?;
+    let (stderr, stderr_pipe) = sink(&job.stderr)?;
+    let bind = bind_cpus && !job.cpus.is_empty();
     let (started_us, started) = (crate::host::now_us(), Instant::now());
-    let mut child = cmd.spawn()?;
-    let process = Process::new(&child, started_us, started);
-    let stdout = child.stdout.take().map(ChildStdout::from_std).transpose();
-    let stderr = child.stderr.take().map(ChildStderr::from_std).transpose();
+    let streams = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
+    let direct = (!bind).then(|| posix_spawn(&program.argv, &program.env, &job.cwd, streams)).flatten();
+    let pid = match direct {
+        Some(pid) => pid?,
+        None => {
+            let mut cmd = Command::new(program.argv.first().map_or("", String::as_str));
+            cmd.args(program.argv.iter().skip(1));
+            cmd.current_dir(&job.cwd).envs(program.env.iter().map(|(k, v)| (k, v))).process_group(0);
+            cmd.stdin(stdin).stdout(stdout).stderr(stderr);
+            if bind {
+                self::bind(&mut cmd, &job.cpus);
+            }
+            cmd.spawn()?.id()
+        }
+    };
+    let process = Process::new(pid, started_us, started);
+    let stdout = stdout_pipe.map(|pipe| ChildStdout::from_std(pipe.into())).transpose();
+    let stderr = stderr_pipe.map(|pipe| ChildStderr::from_std(pipe.into())).transpose();
     match (process, stdout, stderr) {
         (Ok(process), Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
         (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => {
             // Not watched: end it and reap it here.
-            let _ = child.kill();
-            let _ = child.wait();
+            let child = nix::unistd::Pid::from_raw(pid as i32);
+            let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::wait::waitpid(child, None);
             Err(e)
         }
     }
 }
 
-fn sink(sink: &Sink) -> std::io::Result<Stdio> {
+/// Where a stream of the child goes, and the end flow reads when it is a
+/// pipe to the log.
+fn sink(sink: &Sink) -> std::io::Result<(OwnedFd, Option<OwnedFd>)> {
     Ok(match sink {
-        Sink::Log => Stdio::piped(),
-        Sink::Null => null(Direction::Write)?,
+        Sink::Log => {
+            let (reader, writer) = pipe()?;
+            (writer, Some(reader))
+        }
+        Sink::Null => (null(Direction::Write)?, None),
         Sink::File(path) => {
             if let Some(parent) = path.parent() {
                 fs_err::create_dir_all(parent)?;
             }
-            Stdio::from(fs_err::File::create(path)?.into_parts().0)
+            (fs_err::File::create(path)?.into_parts().0.into(), None)
         }
     })
+}
+
+/// A pipe whose ends close on `exec`: its read end, its write end.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    #[cfg(target_os = "linux")]
+    let ends = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    #[cfg(not(target_os = "linux"))]
+    let ends = {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        let ends = nix::unistd::pipe()?;
+        for end in [&ends.0, &ends.1] {
+            fcntl(end, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        }
+        ends
+    };
+    Ok(ends)
 }
 
 /// Which way a stream of the child goes.
@@ -80,9 +114,8 @@ enum Direction {
 }
 
 /// `/dev/null` for a stream of the child: a duplicate of a descriptor
-/// opened once, which costs a fraction of opening the file for every task
-/// (as `Stdio::null` does).
-fn null(direction: Direction) -> std::io::Result<Stdio> {
+/// opened once, which costs a fraction of opening the file for every task.
+fn null(direction: Direction) -> std::io::Result<OwnedFd> {
     static NULL: [OnceLock<Option<std::fs::File>>; 2] = [OnceLock::new(), OnceLock::new()];
     let open = || {
         let mut options = fs_err::OpenOptions::new();
@@ -90,11 +123,11 @@ fn null(direction: Direction) -> std::io::Result<Stdio> {
             Direction::Read => options.read(true),
             Direction::Write => options.write(true),
         };
-        options.open("/dev/null").ok().map(|file| file.into_parts().0)
+        options.open("/dev/null").map(|file| file.into_parts().0)
     };
-    match NULL[direction as usize].get_or_init(open) {
-        Some(file) => Ok(Stdio::from(file.try_clone()?)),
-        None => Ok(Stdio::null()),
+    match NULL[direction as usize].get_or_init(|| open().ok()) {
+        Some(file) => Ok(file.try_clone()?.into()),
+        None => Ok(open()?.into()),
     }
 }
 
