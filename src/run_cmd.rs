@@ -120,6 +120,8 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
         command_line: std::env::args().collect(),
     };
     let graph = args.json.then(|| loaded.graph.clone());
+    // What loading and compiling freed goes back before the run allocates.
+    crate::return_freed_memory_now();
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
     let mut display = Display::new(graph);
     let mut run_dir = None;
