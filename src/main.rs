@@ -17,6 +17,7 @@ mod json;
 mod load_workflow;
 mod local_resources;
 mod log_cmd;
+mod memory;
 mod plan;
 mod plan_commands;
 mod profile_arg;
@@ -45,21 +46,14 @@ use load_workflow::Loaded;
 /// arenas asked for them, and each first touch of a 2 MiB page (again after
 /// every purge) cost the kernel a 2 MiB clear, often a compaction — with 64
 /// workers on one machine, their kernel time doubled their CPU per task.
-/// It is told to return freed pages sooner ([`return_freed_memory`]).
+/// It is told to return freed pages sooner ([`memory`]).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// mimalloc's `mi_option_purge_delay` (the same place in the option list of
-/// mimalloc 2 and 3; the crate does not name it).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-/// How long freed pages wait before they go back to the system in a run
-/// or a worker (mimalloc's default is 1,000); other commands return them at once.
-const PURGE_DELAY_MS: std::ffi::c_long = 100;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runs = matches!(cli.command, Command::Run(_) | Command::Worker(_));
-    return_freed_memory(if runs { PURGE_DELAY_MS } else { 0 });
+    memory::return_freed_memory(if runs { memory::PURGE_DELAY_MS } else { 0 });
     // A run keeps going when its `--json` reader goes away; other commands
     // just end, like any Unix tool, when their output pipe closes.
     if !runs {
@@ -150,33 +144,6 @@ fn print_json(graph: &flow_engine::ir::Graph) -> Result<(), Failure> {
         serde_json::to_writer_pretty(&mut *out, graph)?;
         writeln!(out)
     })
-}
-
-/// Makes mimalloc give free pages back to the system `delay_ms` after
-/// they are freed, not a second after: a coordinator's peak is then its
-/// live data and a tenth of a second of freed jobs and messages (issue 28).
-/// At once (0) would cost a run a fifth more CPU per task in system calls
-/// and page faults. The environment variable `MIMALLOC_PURGE_DELAY`
-/// (milliseconds) overrides it.
-#[allow(unsafe_code)]
-fn return_freed_memory(delay_ms: std::ffi::c_long) {
-    // SAFETY: sets one of mimalloc's options, called at the start of `main`
-    // before any other thread exists.
-    unsafe { libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, delay_ms) };
-}
-
-/// Gives the pages freed so far back to the system at once, without
-/// waiting for the purge delay. `flow run` calls it once the workflow is
-/// compiled, before the run allocates its state (issue 28): pages mimalloc
-/// reuses are resident, and it clears a zeroed allocation made from them,
-/// while pages the system takes back and hands out again cost nothing until
-/// written, so the per-instance state of a queue stays mostly out of memory.
-/// Covers the calling thread's pages and the arenas all threads share.
-#[allow(unsafe_code)]
-pub(crate) fn return_freed_memory_now() {
-    // SAFETY: `mi_collect` frees only what mimalloc holds and no live
-    // allocation uses; any thread may call it at any time.
-    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// Lets `flow … | head` end flow quietly, as it ends other Unix tools,

@@ -121,7 +121,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
     };
     let graph = args.json.then(|| loaded.graph.clone());
     // What loading and compiling freed goes back before the run allocates.
-    crate::return_freed_memory_now();
+    crate::memory::return_freed_memory_now();
     let handle = flow_engine::runtime::start(loaded.graph, loaded.source, options)?;
     let mut display = Display::new(graph);
     let mut run_dir = None;
