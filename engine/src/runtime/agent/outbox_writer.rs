@@ -42,10 +42,15 @@ pub(super) async fn write(
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let (mut control_open, mut output_open, mut rejoins) = (true, true, true);
     loop {
-        if !control_open && !output_open && (w.tx.is_none() || lock(&w.outbox).is_empty()) {
+        let backlog = w.tx.is_some() && !lock(&w.outbox).is_empty();
+        if !control_open && !output_open && !backlog {
             break;
         }
         tokio::select! {
+            // What is left after a batch goes on at once, not at the next
+            // message or heartbeat: a backlog (the output held while the
+            // worker rejoined) drains at the connection's speed.
+            () = std::future::ready(()), if backlog => {}
             msg = control.recv(), if control_open => match msg {
                 Some(msg) => push_after_output(&w.outbox, msg, &mut output),
                 None => control_open = false,
@@ -122,5 +127,67 @@ fn drain(outbox: &SharedOutbox, output: &mut mpsc::Receiver<OutputRecord>) {
     let mut outbox = lock(outbox);
     while let Ok(record) = output.try_recv() {
         outbox.push(ToCoordinator::Output(record));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::ir::{GroupId, TaskId};
+    use crate::log::OutputStream;
+    use crate::net::Secret;
+    use crate::runtime::agent::outbox::Outbox;
+    use crate::runtime::agent::output_budget::OutputBudget;
+
+    /// Issue 28: the output a worker held while it rejoined is sent at the
+    /// connection's speed, not one batch per heartbeat (which took 500 MiB
+    /// over an hour): 8 batches of small records come within a heartbeat.
+    #[tokio::test]
+    async fn a_backlog_drains_without_waiting_for_heartbeats() {
+        let secret = Secret::generate().expect("secret");
+        let theirs = secret.clone();
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        let coordinator = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let knock = net::knock(&mut stream, &secret).await.expect("knock");
+            knock.answer(stream).await.expect("answer")
+        });
+        let (tx, _) = net::connect(&address, &theirs).await.expect("connect");
+        let (_to_worker, mut rx) = coordinator.await.expect("coordinator");
+        let outbox: SharedOutbox = Arc::new(Mutex::new(Outbox::new(Arc::new(OutputBudget::new(1 << 30)))));
+        // Held while no coordinator listened: 8 batches of 1,024 records.
+        let (records, chunk) = (8 * 1024, b"output\n".to_vec());
+        for i in 0..records {
+            let task = TaskId::new(GroupId(0), i as u64);
+            let data = chunk.clone();
+            let record = OutputRecord { task, attempt: 0, stream: OutputStream::Stdout, time_us: 1, data };
+            lock(&outbox).push(ToCoordinator::Output(record));
+        }
+        let (_connections, connections) = mpsc::unbounded_channel();
+        let (lost, _lost) = mpsc::unbounded_channel();
+        let in_line = Arc::new(AtomicUsize::new(0));
+        let writer = Writer { tx: Some(tx), connections, lost, outbox, in_line };
+        let (_control, control) = mpsc::unbounded_channel();
+        let (_output, output) = mpsc::channel(1);
+        let writing = tokio::spawn(write(writer, control, output));
+        let mut bytes = 0;
+        let all = tokio::time::timeout(HEARTBEAT, async {
+            while bytes < records * chunk.len() {
+                match rx.recv::<ToCoordinator>().await.expect("receive") {
+                    Some(ToCoordinator::Output(record)) => bytes += record.data.len(),
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+        })
+        .await;
+        assert!(all.is_ok(), "{bytes} of {} bytes within a heartbeat", records * chunk.len());
+        assert_eq!(bytes, records * chunk.len());
+        writing.abort();
     }
 }
