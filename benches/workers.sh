@@ -129,7 +129,8 @@ hq_run() {
     sed -n 's/.*"worker_port": *\([0-9]*\).*/\1/p' | head -1)
   sample_wire "${port:-1}" "$server_pid" > "$d/io" &
   t0=$(date +%s.%N)
-  "$HQ" --server-dir "$d/server" submit --array "1-$tasks" --wait true > "$d/submit.log" 2>&1
+  # From its own directory: HyperQueue makes a job directory where it is submitted.
+  (cd "$d" && "$HQ" --server-dir "$d/server" submit --array "1-$tasks" --wait true > "$d/submit.log" 2>&1)
   t1=$(date +%s.%N)
   "$HQ" --server-dir "$d/server" server stop > /dev/null 2>&1 || true
   wait "$server_pid" || true
