@@ -28,7 +28,7 @@ rounds=${1:-2}
 size_mib=${2:-500}
 buffer=${3:-$((size_mib + 64))MiB}
 case $rounds$size_mib in *[!0-9]* | '') echo "usage: $0 [ROUNDS] [SIZE] [BUFFER]" >&2; exit 2 ;; esac
-# The release build, `$flow`, `$work`, `pids` and the clean-up on exit.
+# The release build, `$flow`, `$work`, `pids`, `$commit`, `fail` and the clean-up on exit.
 source "$(dirname "$0")/release_flow.sh"
 
 size=$((size_mib * 1048576))
@@ -112,14 +112,6 @@ else:
 EOF
 logs() { python3 -I -S "$work/logs.py" "$@"; }
 
-fail() {
-  local f
-  echo "$1" >&2
-  for f in "$d"/*.stderr; do
-    [ -s "$f" ] && { echo "--- $(basename "$f")" >&2; tail -20 "$f" >&2; }
-  done
-  exit 1
-}
 # stamp: each line of stdin with the time it arrived in front.
 stamp() {
   local line
@@ -195,8 +187,6 @@ round() {
   rm -rf "$d/.flow"
 }
 
-commit=$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)
-git -C "$root" diff --quiet HEAD -- engine src 2> /dev/null || commit="$commit + uncommitted changes"
 echo "flow rejoin after big output at $commit, $rounds round(s); $(nproc) CPUs; seconds from the restart"
 echo
 echo "| output | case | --output-buffer | killed log held (MiB) | listening | rejoined | killed run's part in new log | whole output in new log | run ended | load average |"

@@ -16,17 +16,8 @@ repeats=${1:-3}
 [ $# -gt 0 ] && shift
 case $repeats in '' | *[!0-9]* | 0) echo "usage: $0 [REPEATS] [w1|w3|w6]..." >&2; exit 2 ;; esac
 workloads=${*:-w1 w3 w6}
-# The release build, `$flow`, `$work`, `pids` and the clean-up on exit.
+# The release build, `$flow`, `$work`, `pids`, `$commit`, `fail` and the clean-up on exit.
 source "$(dirname "$0")/release_flow.sh"
-
-fail() {
-  local f
-  echo "$1" >&2
-  for f in "$work"/*.stderr; do
-    [ -s "$f" ] && { echo "--- $(basename "$f")" >&2; tail -20 "$f" >&2; }
-  done
-  exit 1
-}
 
 # shellcheck source=benches/settle.sh
 . "$root/benches/settle.sh"
@@ -142,8 +133,6 @@ paired() {
   echo "  ($1 / $2 per round: ${ratios% }; median $(printf '%s\n' $ratios | mid)x)"
 }
 
-commit=$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)
-git -C "$root" diff --quiet HEAD -- engine src 2> /dev/null || commit="$commit + uncommitted changes"
 echo "flow remote-worker benchmarks at $commit, median of $repeats rounds; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # W1: 10,000 x true through one remote worker with 2 slots, against the
@@ -210,13 +199,11 @@ list FILE OUT: each I listed in FILE, one a line."""
 import sys
 import zlib
 
-
 def compress(i, out):
     with open(f"in/{i}.bin", "rb") as f:
         data = f.read()
     with open(f"{out}/{i}.z", "wb") as f:
         f.write(zlib.compress(data, 6))
-
 
 if __name__ == "__main__":
     if sys.argv[1] == "pool":

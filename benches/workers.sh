@@ -25,7 +25,7 @@ case $rounds in '' | *[!0-9]* | 0) echo "usage: $0 [ROUNDS] [WORKERS...]" >&2; e
 counts=${*:-16 64 256}
 modes=${WORKERS_MODES:-processes copies hq}
 tasks=100000
-# The release build, `$flow`, `$work`, `pids` and the clean-up on exit.
+# The release build, `$flow`, `$work`, `pids`, `$commit`, `fail` and the clean-up on exit.
 source "$(dirname "$0")/release_flow.sh"
 # shellcheck source=benches/settle.sh
 . "$root/benches/settle.sh"
@@ -149,8 +149,6 @@ rank() {
   awk -v p="$1" -v n="$(wc -l < "$2")" 'BEGIN { k = int(n * p); if (k < n * p) k++; if (k < 1) k = 1 } NR == k { printf "%.1f", $1; exit }' "$2"
 }
 
-commit=$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)
-git -C "$root" diff --quiet HEAD -- engine src 2> /dev/null || commit="$commit + uncommitted changes"
 echo "flow at $commit, $tasks x true under --dry-exec, workers of 128 CPUs, $rounds rounds; $(nproc) CPUs"
 echo
 echo "| run | workers | tasks/s | coordinator CPU per task | its switches per task (vol. / invol.) | workers' CPU per task | their switches per task | bytes on the wire per task | ready→dispatched p50 | p99 | first dispatch → first result | load |"

@@ -122,7 +122,10 @@ impl Previous {
             if graph.groups.get(task.group.index()).is_none_or(|g| task.instance >= g.count) {
                 continue;
             }
-            if entry.started_us.is_some() || matches!(entry.status, State::Succeeded | State::Cached) {
+            // A later start or skip settles an unfinished attempt (rare: no label is made otherwise).
+            if !self.unfinished.is_empty()
+                && (entry.started_us.is_some() || matches!(entry.status, State::Succeeded | State::Cached))
+            {
                 self.unfinished.remove(&graph.label(*task));
             }
             let retry = entry.retry_at_us.filter(|_| entry.status == State::Failed);

@@ -128,7 +128,7 @@ impl StaleOutputs {
             let mut files = Vec::new();
             for path in u.outputs {
                 let file = base.join(&path);
-                if fs_err::symlink_metadata(&file).is_ok() && (dry || move_file(&file, &inside(into, &path))) {
+                if move_if_there(&file, &path, into, dry) {
                     files.push(path);
                 }
             }
@@ -216,7 +216,7 @@ impl StaleOutputs {
         let mut files = Vec::new();
         for file in factory.outputs(task).ok()? {
             let path = relative(&file, factory.base_dir()).to_string_lossy().into_owned();
-            if fs_err::symlink_metadata(&file).is_ok() && (dry || move_file(&file, &inside(into, &path))) {
+            if move_if_there(&file, &path, into, dry) {
                 files.push(path);
             }
         }
@@ -229,9 +229,7 @@ impl StaleOutputs {
     /// starts from what a clean run would give it.
     pub fn clear(outputs: &[PathBuf], base: &Path, into: &Path) {
         for file in outputs {
-            if fs_err::symlink_metadata(file).is_ok() {
-                move_file(file, &inside(into, &relative(file, base).to_string_lossy()));
-            }
+            move_if_there(file, &relative(file, base).to_string_lossy(), into, false);
         }
     }
 
@@ -447,6 +445,13 @@ fn inside(dir: &Path, path: &str) -> PathBuf {
         }
     }
     to
+}
+
+/// Moves `file` (at `path`, relative to the workflow directory) into
+/// `into` if it is there — with `dry`, only says whether it is; whether
+/// it was (or would be) taken.
+fn move_if_there(file: &Path, path: &str, into: &Path, dry: bool) -> bool {
+    fs_err::symlink_metadata(file).is_ok() && (dry || move_file(file, &inside(into, path)))
 }
 
 /// Renames `from` to `to` (copying across file systems); whether it
