@@ -218,6 +218,26 @@ fn split(stream: TcpStream, transport: StatelessTransportState) -> (Sender, Rece
     (sender, receiver)
 }
 
+/// Encodes `msg` with postcard behind the messages in `plain`, with its
+/// header, as [`Sender::push`] does: messages can be encoded on one thread
+/// and handed to [`Sender::push_encoded`] on another. Fails, leaving
+/// `plain` as it was, when `msg` is over [`MAX_MESSAGE`].
+pub fn encode<T: Serialize + ?Sized>(msg: &T, plain: &mut Vec<u8>) -> Result<(), NetError> {
+    let begin = plain.len();
+    plain.extend_from_slice(&[0; HEADER_LEN]);
+    if let Err(e) = postcard::to_extend(msg, Append(plain)) {
+        plain.truncate(begin);
+        return Err(NetError::Encode(e));
+    }
+    let size = plain.len() - begin - HEADER_LEN;
+    if size > MAX_MESSAGE {
+        plain.truncate(begin);
+        return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
+    }
+    plain[begin..begin + HEADER_LEN].copy_from_slice(&(size as u32).to_be_bytes());
+    Ok(())
+}
+
 /// The sending half of a channel. It can live in a different task from its
 /// [`Receiver`]; dropping it closes the sending direction, which the peer's
 /// receiver sees as the end of the stream.
@@ -259,19 +279,24 @@ impl Sender {
     /// frames, so several cost one encryption and one write, and wake the
     /// peer once.
     pub fn push<T: Serialize + ?Sized>(&mut self, msg: &T) -> Result<(), NetError> {
-        let begin = self.plain.len();
-        self.plain.extend_from_slice(&[0; HEADER_LEN]);
-        if let Err(e) = postcard::to_extend(msg, Append(&mut self.plain)) {
-            self.plain.truncate(begin);
-            return Err(NetError::Encode(e));
-        }
-        let size = self.plain.len() - begin - HEADER_LEN;
-        if size > MAX_MESSAGE {
-            self.plain.truncate(begin);
-            return Err(NetError::TooLarge { size: size as u64, max: MAX_MESSAGE as u64 });
-        }
-        self.plain[begin..begin + HEADER_LEN].copy_from_slice(&(size as u32).to_be_bytes());
-        Ok(())
+        encode(msg, &mut self.plain)
+    }
+
+    /// Puts messages [`encode`]d elsewhere behind the messages not yet
+    /// written, as [`Sender::push`] would have.
+    pub fn push_encoded(&mut self, messages: &[u8]) {
+        self.plain.extend_from_slice(messages);
+    }
+
+    /// Whether less than a batch waits to be written: a writer draining a
+    /// queue pushes more before it flushes.
+    pub fn has_room(&self) -> bool {
+        self.waiting() < BATCH
+    }
+
+    /// How many bytes wait to be written.
+    fn waiting(&self) -> usize {
+        self.plain.len() + self.out.len() - self.sent
     }
 
     /// Sends `first`, and with it whatever `more` yields right away, in as
@@ -283,7 +308,7 @@ impl Sender {
         mut more: impl FnMut() -> Option<T>,
     ) -> Result<(), NetError> {
         self.push(first)?;
-        while self.plain.len() + self.out.len() - self.sent < BATCH {
+        while self.waiting() < BATCH {
             let Some(msg) = more() else { break };
             self.push(&msg)?;
         }

@@ -69,7 +69,7 @@ mod tests;
 
 pub use access::{ACCESS_FILE_MODE, AccessFile};
 pub use channel::{
-    HANDSHAKE_TIMEOUT, Knock, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect, knock, turn_away,
+    HANDSHAKE_TIMEOUT, Knock, MAX_MESSAGE, Receiver, Sender, accept, accept_within, connect, encode, knock, turn_away,
 };
 pub use net_error::{HandshakeError, NetError, SecretError};
 pub use secret::{SECRET_LEN, Secret};

@@ -17,8 +17,8 @@ mod membership;
 mod reattach;
 mod states;
 
+use hashbrown::{HashMap, HashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -405,8 +405,13 @@ impl Driver {
             for (group, count, reason) in std::mem::take(&mut out.rests) {
                 self.cancelled_rest(group, count, reason);
             }
-            for (task, attempt, worker, alloc) in std::mem::take(&mut out.starts) {
+            // The list's room is kept for the next round: starts come by the thousand.
+            let mut starts = std::mem::take(&mut out.starts);
+            for (task, attempt, worker, alloc) in starts.drain(..) {
                 self.start(task, attempt, worker, &alloc, out);
+            }
+            if out.starts.is_empty() {
+                out.starts = starts;
             }
         }
     }
@@ -468,8 +473,9 @@ impl Driver {
         if self.options.dry_exec && self.links.is_local(worker) {
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, task, attempt, outcome, out);
-        } else if !self.links.start(worker, job, alloc.after) {
-            // The worker left between matching and dispatch; its loss requeues the task.
+        } else if let Err(e) = self.links.start(worker, job, alloc.after) {
+            let reason = format!("its job cannot be sent to its worker: {e}");
+            self.finished(worker, task, attempt, Outcome::instant(Status::failed(None, None, reason)), out);
         }
     }
 

@@ -1,13 +1,14 @@
 //! [`DriverEvent`]: what reaches the run loop from workers, the listener,
 //! the resource manager and the hashing threads.
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::ir::TaskId;
 use crate::runtime::coordinator::alloc::queue_side::ManagerAnswer;
 use crate::runtime::coordinator::earlier::cache_lookup::Lookup;
+use crate::runtime::coordinator::workers::links::WorkerLink;
 use crate::runtime::core::WorkerId;
-use crate::runtime::protocol::messages::{Offer, ToWorker};
+use crate::runtime::protocol::messages::Offer;
 use crate::runtime::protocol::outcome::WorkerEvent;
 
 /// What reaches the run loop from workers and the listener.
@@ -24,7 +25,7 @@ pub enum DriverEvent {
         /// What it offers.
         offer: Offer,
         /// Where to send it jobs.
-        link: mpsc::UnboundedSender<ToWorker>,
+        link: WorkerLink,
         /// Its address.
         peer: String,
         /// Gets the id the worker was given.

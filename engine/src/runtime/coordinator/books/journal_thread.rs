@@ -13,13 +13,11 @@ use std::sync::mpsc as std_mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
 use crate::log::{JournalRecord, JournalWriter};
-use crate::runtime::protocol::messages::ToWorker;
+use crate::runtime::coordinator::workers::links::{Outgoing, WorkerLink};
 
 /// A message to a remote worker, sent once the records before it are written.
-pub(in crate::runtime::coordinator) type Release = (mpsc::UnboundedSender<ToWorker>, ToWorker);
+pub(in crate::runtime::coordinator) type Release = (WorkerLink, Outgoing);
 
 /// One step's records, and the messages to remote workers that wait for them.
 #[derive(Default)]
@@ -117,9 +115,12 @@ fn test_delay() -> Option<Duration> {
 
 #[cfg(test)]
 mod tests {
+    use tokio::sync::mpsc;
+
     use super::*;
     use crate::log::{JournalEvent, read_journal};
     use crate::runtime::core::tests::env::t;
+    use crate::runtime::protocol::messages::ToWorker;
 
     #[test]
     fn a_message_leaves_only_once_the_records_before_it_are_written() {
@@ -128,12 +129,19 @@ mod tests {
         let (sender, thread) = start(JournalWriter::create(&path).expect("journal"));
         let (tx, mut rx) = mpsc::unbounded_channel();
         let started = JournalRecord::new(1, t(0, 0), 0, JournalEvent::Started { worker: 1, ready_us: None });
-        sender.send(Batch { records: vec![started.clone()], messages: vec![(tx.clone(), ToWorker::StopAll)] });
-        sender.send(Batch { records: Vec::new(), messages: vec![(tx, ToWorker::Shutdown)] });
+        sender.send(Batch {
+            records: vec![started.clone()],
+            messages: vec![(tx.clone(), Outgoing::Message(ToWorker::StopAll))],
+        });
+        sender.send(Batch { records: Vec::new(), messages: vec![(tx, Outgoing::Message(ToWorker::Shutdown))] });
         let first = rx.blocking_recv().expect("released");
         // By the time the worker has it, the record is in the file.
         assert_eq!(read_journal(&path).expect("read").records, [started]);
-        assert_eq!((first, rx.blocking_recv()), (ToWorker::StopAll, Some(ToWorker::Shutdown)), "in order");
+        assert_eq!(
+            (first, rx.blocking_recv()),
+            (Outgoing::Message(ToWorker::StopAll), Some(Outgoing::Message(ToWorker::Shutdown))),
+            "in order"
+        );
         drop(sender);
         thread.join().expect("thread").expect("written");
     }

@@ -5,7 +5,7 @@
 //! moment it became ready again on its own (its comparison with an earlier
 //! run made, its failed attempt's retry due, its worker lost).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use crate::ir::{EdgeKind, Graph, TaskId};
 

@@ -98,7 +98,7 @@ impl Recorder {
     /// travel together (one wake-up of the display thread, not one per task).
     pub(in crate::runtime::coordinator) fn flush(&mut self, messages: Vec<Release>, see: impl FnMut(&Event)) {
         if !self.journal_batch.is_empty() || !messages.is_empty() {
-            self.journal.send(Batch { records: std::mem::take(&mut self.journal_batch), messages });
+            self.journal.send(Batch { records: take_keeping_size(&mut self.journal_batch), messages });
         }
         if !self.event_batch.is_empty() && self.last_events.elapsed() >= EVENT_DELAY {
             self.flush_events(see);
@@ -109,8 +109,16 @@ impl Recorder {
     pub(in crate::runtime::coordinator) fn flush_events(&mut self, see: impl FnMut(&Event)) {
         if !self.event_batch.is_empty() {
             self.event_batch.iter().for_each(see);
-            let _ = self.events.send(std::mem::take(&mut self.event_batch));
+            let _ = self.events.send(take_keeping_size(&mut self.event_batch));
         }
         self.last_events = Instant::now();
     }
+}
+
+/// Takes the items of `batch`, leaving it room for as many: the next step's
+/// batch is about as big, and growing it again from nothing would copy its
+/// items over and over.
+pub(in crate::runtime::coordinator) fn take_keeping_size<T>(batch: &mut Vec<T>) -> Vec<T> {
+    let room = Vec::with_capacity(batch.len());
+    std::mem::replace(batch, room)
 }

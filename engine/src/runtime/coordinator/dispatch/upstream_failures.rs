@@ -7,7 +7,7 @@
 //! the question "did any of them fail?" is asked here, before dispatch, in
 //! the one place that also decides a `when` ([`crate::runtime::coordinator::driver`]'s gate).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use serde::Serialize;
 

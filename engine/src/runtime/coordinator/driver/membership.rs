@@ -5,17 +5,17 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::{Collect, Driver};
 use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::JournalEvent;
 use crate::resources::Deadline;
-use crate::runtime::coordinator::workers::links::Link;
+use crate::runtime::coordinator::workers::links::{Link, WorkerLink};
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
-use crate::runtime::protocol::messages::{FENCE_MARGIN, Offer, ToWorker};
+use crate::runtime::protocol::messages::{FENCE_MARGIN, Offer};
 
 impl Driver {
     /// A remote worker connected at `peer` offering `offer`: it gets an id
@@ -23,7 +23,7 @@ impl Driver {
     pub(super) fn joined(
         &mut self,
         mut offer: Offer,
-        link: mpsc::UnboundedSender<ToWorker>,
+        link: WorkerLink,
         peer: String,
         reply: oneshot::Sender<WorkerId>,
         out: &mut Collect,
@@ -43,7 +43,8 @@ impl Driver {
         });
         let carried = std::mem::take(&mut offer.carried);
         let copies = self.reattach(id, &offer.hostname, carried, &link);
-        self.links.insert(id, Link::Remote { tx: link, offer, peer, deadline, joined: Instant::now() });
+        self.links
+            .insert(id, Link::Remote { tx: link, pending: Vec::new(), offer, peer, deadline, joined: Instant::now() });
         self.copy_then_reply(copies, reply, id);
         self.write_workers(true);
         for event in allocation {

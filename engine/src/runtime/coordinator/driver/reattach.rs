@@ -11,12 +11,13 @@
 
 use std::collections::HashSet;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::Driver;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::coordinator::killed::earlier_output::EarlierOutput;
+use crate::runtime::coordinator::workers::links::{Outgoing, WorkerLink};
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::messages::{CarriedTask, StoredOutput, ToWorker};
@@ -34,7 +35,7 @@ impl Driver {
         worker: WorkerId,
         hostname: &str,
         carried: Vec<CarriedTask>,
-        link: &mpsc::UnboundedSender<ToWorker>,
+        link: &WorkerLink,
     ) -> Copies {
         if carried.is_empty() {
             return Copies::new();
@@ -100,9 +101,9 @@ impl Driver {
         }
         self.recorder.event(Event::Warning { message });
         if !stored.is_empty() {
-            let _ = link.send(ToWorker::Stored(stored));
+            let _ = link.send(Outgoing::Message(ToWorker::Stored(stored)));
         }
-        let _ = link.send(ToWorker::Forget(forget));
+        let _ = link.send(Outgoing::Message(ToWorker::Forget(forget)));
         copies
     }
 

@@ -9,13 +9,29 @@ use std::collections::BTreeMap;
 use tokio::sync::mpsc;
 
 use crate::ir::TaskId;
+use crate::net::{NetError, encode};
 use crate::resources::Deadline;
 use crate::rundir::WorkerInfo;
 use crate::runtime::agent::local::LocalWorker;
 use crate::runtime::coordinator::books::journal_thread::Release;
+use crate::runtime::coordinator::books::recorder::take_keeping_size;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
+
+/// What goes down a remote worker's connection: a message, or messages
+/// the driver has encoded already (its jobs, in the order they were sent),
+/// so that a job is encoded and dropped on the thread that made it.
+#[derive(Debug, PartialEq)]
+pub enum Outgoing {
+    /// One message, encoded by the connection's writer.
+    Message(ToWorker),
+    /// Messages encoded with [`encode`], each with its header.
+    Encoded(Vec<u8>),
+}
+
+/// The sending end of a remote worker's connection.
+pub type WorkerLink = mpsc::UnboundedSender<Outgoing>;
 
 /// How jobs reach one worker.
 pub enum Link {
@@ -24,7 +40,9 @@ pub enum Link {
     /// A remote worker, through its connection.
     Remote {
         /// Messages to the worker.
-        tx: mpsc::UnboundedSender<ToWorker>,
+        tx: WorkerLink,
+        /// The jobs of this step, encoded, not yet handed on.
+        pending: Vec<u8>,
         /// What it offered.
         offer: Offer,
         /// Its address.
@@ -103,47 +121,50 @@ impl Links {
     }
 
     /// Sends a job to worker `id` (to start after task `after` there, if
-    /// set: only remote workers are sent jobs ahead); `false` if that worker is gone.
-    pub fn start(&mut self, id: WorkerId, job: Job, after: Option<TaskId>) -> bool {
-        match self.links.get(&id) {
+    /// set: only remote workers are sent jobs ahead); a job for a worker
+    /// that is gone is dropped (its loss requeues the task). A job for a
+    /// remote worker is encoded now and fails if it is too large to send.
+    pub fn start(&mut self, id: WorkerId, job: Job, after: Option<TaskId>) -> Result<(), NetError> {
+        match self.links.get_mut(&id) {
             Some(Link::Local(local)) => {
                 local.start(job);
-                true
+                Ok(())
             }
-            Some(Link::Remote { tx, .. }) => {
-                self.messages.push((tx.clone(), ToWorker::Start { job: Box::new(job), after }));
-                true
-            }
-            None => false,
+            Some(Link::Remote { pending, .. }) => encode(&ToWorker::Start { job: Box::new(job), after }, pending),
+            None => Ok(()),
         }
     }
 
-    /// Stops every running job everywhere.
     pub fn stop_all(&mut self) {
-        for link in self.links.values() {
+        for link in self.links.values_mut() {
             match link {
                 Link::Local(local) => local.stop_all(),
-                Link::Remote { tx, .. } => self.messages.push((tx.clone(), ToWorker::StopAll)),
+                Link::Remote { tx, pending, .. } => {
+                    hand_on(&mut self.messages, tx, pending);
+                    self.messages.push((tx.clone(), Outgoing::Message(ToWorker::StopAll)));
+                }
             }
         }
     }
 
-    /// Tells remote workers the run is over.
     pub fn shutdown(&mut self) {
-        for link in self.links.values() {
-            if let Link::Remote { tx, .. } = link {
-                self.messages.push((tx.clone(), ToWorker::Shutdown));
+        for link in self.links.values_mut() {
+            if let Link::Remote { tx, pending, .. } = link {
+                hand_on(&mut self.messages, tx, pending);
+                self.messages.push((tx.clone(), Outgoing::Message(ToWorker::Shutdown)));
             }
         }
     }
 
-    /// The messages to remote workers since the last call, in order: they
-    /// leave once the records journaled before them are written.
     pub fn take_messages(&mut self) -> Vec<Release> {
-        std::mem::take(&mut self.messages)
+        for link in self.links.values_mut() {
+            if let Link::Remote { tx, pending, .. } = link {
+                hand_on(&mut self.messages, tx, pending);
+            }
+        }
+        take_keeping_size(&mut self.messages)
     }
 
-    /// The workers for `workers.json`, given how many tasks run on each.
     pub fn infos(&self, running: impl Fn(WorkerId) -> u64) -> Vec<WorkerInfo> {
         self.links
             .iter()
@@ -171,5 +192,12 @@ impl Links {
                 },
             })
             .collect()
+    }
+}
+
+/// Moves the jobs encoded for the worker behind `tx` to `messages`, if there are any.
+fn hand_on(messages: &mut Vec<Release>, tx: &WorkerLink, pending: &mut Vec<u8>) {
+    if !pending.is_empty() {
+        messages.push((tx.clone(), Outgoing::Encoded(take_keeping_size(pending))));
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use super::links::Outgoing;
 use super::lobby::{Lobby, Ticket};
 use crate::net::{self, HandshakeError, NetError, Receiver, Secret, Sender};
 use crate::runtime::agent::output_sink::OutputSink;
@@ -144,7 +145,7 @@ async fn serve(door: &Door, peer: String, mut tx: Sender, mut rx: Receiver, offe
         let _ = driver.send(DriverEvent::Refused { peer, reason: reason.to_owned() });
         return;
     }
-    let (jobs, mut to_worker) = mpsc::unbounded_channel::<ToWorker>();
+    let (jobs, mut to_worker) = mpsc::unbounded_channel::<Outgoing>();
     let (reply, id) = oneshot::channel();
     if driver.send(DriverEvent::Joined { offer, link: jobs, peer, reply }).is_err() {
         return;
@@ -163,16 +164,26 @@ async fn serve(door: &Door, peer: String, mut tx: Sender, mut rx: Receiver, offe
                     Some(msg) => msg,
                     None => break,
                 },
-                _ = heartbeat.tick() => ToWorker::Heartbeat,
+                _ = heartbeat.tick() => Outgoing::Message(ToWorker::Heartbeat),
             };
-            // Jobs queued together go out in one write.
-            let mut last = matches!(msg, ToWorker::Shutdown);
-            let more = || {
-                let next = to_worker.try_recv().ok().filter(|_| !last)?;
-                last = matches!(next, ToWorker::Shutdown);
-                Some(next)
-            };
-            if tx.send_batch(&msg, more).await.is_err() || last {
+            // What is queued together goes out in one write, up to a batch.
+            let mut next = Some(msg);
+            let mut last = false;
+            while let Some(msg) = next.take() {
+                match msg {
+                    Outgoing::Encoded(jobs) => tx.push_encoded(&jobs),
+                    Outgoing::Message(msg) => {
+                        last = matches!(msg, ToWorker::Shutdown);
+                        if tx.push(&msg).is_err() {
+                            return;
+                        }
+                    }
+                }
+                if !last && tx.has_room() {
+                    next = to_worker.try_recv().ok();
+                }
+            }
+            if tx.flush().await.is_err() || last {
                 break;
             }
         }
@@ -250,7 +261,7 @@ mod tests {
         };
         tx.send(&ToCoordinator::Hello(offer)).await.expect("hello");
         let Some(DriverEvent::Joined { link, reply, .. }) = events.recv().await else { panic!("no join") };
-        link.send(ToWorker::Forget(Vec::new())).expect("link");
+        link.send(Outgoing::Message(ToWorker::Forget(Vec::new()))).expect("link");
         let wait = HEARTBEAT * 3;
         let first = tokio::time::timeout(wait, rx.recv::<ToWorker>()).await;
         assert!(matches!(first, Ok(Ok(Some(ToWorker::Forget(_))))), "{first:?}");

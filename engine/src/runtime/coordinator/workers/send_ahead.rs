@@ -1,7 +1,7 @@
 //! [`SendAhead`]: tasks sent to a remote worker before a slot frees there,
 //! and the measurements that tell which groups are short enough for it.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::time::Duration;
 
 use crate::ir::{GroupId, TaskId};
