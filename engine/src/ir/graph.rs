@@ -149,7 +149,17 @@ impl Graph {
                 let sub = domain.subindex(task.instance).unwrap_or_default();
                 format!("{}[{}.{sub}]", group.name, domain.index(task.instance))
             }
-            _ => format!("{}[{}]", group.name, self.index(task.group, task.instance)),
+            _ => {
+                // The common case, made without the formatting machinery:
+                // room for the name, the brackets and any i64 at once.
+                use std::fmt::Write as _;
+                let mut label = String::with_capacity(group.name.len() + 22);
+                label.push_str(&group.name);
+                label.push('[');
+                let _ = write!(label, "{}", self.index(task.group, task.instance));
+                label.push(']');
+                label
+            }
         }
     }
 

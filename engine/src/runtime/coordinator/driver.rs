@@ -260,6 +260,7 @@ impl Driver {
     /// Stops the run: nothing starts any more, running tasks are killed.
     fn stop(&mut self, out: &mut Collect) {
         self.summary.interrupted = true;
+        self.ahead.clear();
         self.core.stop(out);
         self.links.stop_all();
     }
@@ -474,6 +475,9 @@ impl Driver {
             let outcome = Outcome::instant(Status::Succeeded);
             self.finished(worker, task, attempt, outcome, out);
         } else if let Err(e) = self.links.start(worker, job, alloc.after) {
+            if let Some(before) = alloc.after {
+                self.ahead.forget(before);
+            }
             let reason = format!("its job cannot be sent to its worker: {e}");
             self.finished(worker, task, attempt, Outcome::instant(Status::failed(None, None, reason)), out);
         }
@@ -549,13 +553,10 @@ impl Driver {
         self.start_next_in_line(task);
     }
 
-    /// The task sent ahead behind `task`, which ended, starts now (unless
-    /// the run is being stopped: then it is stopped too). Only a stopped
-    /// run ends a task still in line: it is no longer waiting.
+    /// The task sent ahead behind `task`, which ended, starts now (a
+    /// stopped run has no line any more: what was in it is stopped too).
     fn start_next_in_line(&mut self, task: TaskId) {
-        let stopping = self.summary.interrupted;
-        if let Some((next, label, ready_us)) = self.ahead.release(task, stopping)
-            && !stopping
+        if let Some((next, label, ready_us)) = self.ahead.release(task)
             && let Some(&(attempt, worker)) = self.running.get(&next)
         {
             self.started(next, attempt, worker, label, ready_us);

@@ -16,6 +16,8 @@ use crate::runtime::event::Event;
 pub(in crate::runtime::coordinator) const EVENT_DELAY: Duration = Duration::from_millis(20);
 /// How many events a step gathers before they are handed on mid-step.
 const FULL: usize = 4096;
+/// The least room a new batch starts with: a busy run's steps vary in size.
+const ROOM: usize = 256;
 
 /// The journal's and the display's ends of the run loop.
 pub(in crate::runtime::coordinator) struct Recorder {
@@ -115,10 +117,13 @@ impl Recorder {
     }
 }
 
-/// Takes the items of `batch`, leaving it room for as many: the next step's
-/// batch is about as big, and growing it again from nothing would copy its
-/// items over and over.
+/// Takes the items of `batch`, leaving it room for as many (and at least
+/// [`ROOM`]): the next step's batch is about as big, and growing it again
+/// from nothing would copy its items over and over.
 pub(in crate::runtime::coordinator) fn take_keeping_size<T>(batch: &mut Vec<T>) -> Vec<T> {
-    let room = Vec::with_capacity(batch.len());
+    if batch.is_empty() {
+        return Vec::new();
+    }
+    let room = Vec::with_capacity(batch.len().max(ROOM));
     std::mem::replace(batch, room)
 }

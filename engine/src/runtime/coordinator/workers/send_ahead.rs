@@ -28,9 +28,9 @@ pub(in crate::runtime::coordinator) type Next = (TaskId, String, u64);
 pub(in crate::runtime::coordinator) struct SendAhead {
     /// Tasks sent ahead, by the task they start after, with their label
     /// and when they became ready, to record their start when it comes.
+    /// Only a stopped run ends a task still in line, and then the whole
+    /// line is dropped ([`SendAhead::clear`]): no map the other way is needed.
     ahead: HashMap<TaskId, Next>,
-    /// The same the other way: each task in line, by the task it waits for.
-    behind: HashMap<TaskId, TaskId>,
     /// Successful runs and their total duration, per group, until it is known to be short.
     durations: HashMap<GroupId, (u32, Duration)>,
 }
@@ -39,30 +39,23 @@ impl SendAhead {
     /// `task`, labelled `label` and ready since `ready_us`, was sent to start when `before` ends.
     pub(in crate::runtime::coordinator) fn hold(&mut self, before: TaskId, task: TaskId, label: String, ready_us: u64) {
         self.ahead.insert(before, (task, label, ready_us));
-        self.behind.insert(task, before);
     }
 
-    /// `task` was lost with its worker: nothing starts after it.
+    /// `task` was lost with its worker, or what was sent to start after it
+    /// never left: nothing starts after it.
     pub(in crate::runtime::coordinator) fn forget(&mut self, task: TaskId) {
-        self.take(task);
-    }
-
-    /// Removes what waits for `task`, and returns it.
-    fn take(&mut self, task: TaskId) -> Option<Next> {
-        let next = self.ahead.remove(&task)?;
-        self.behind.remove(&next.0);
-        Some(next)
+        self.ahead.remove(&task);
     }
 
     /// `task` ended: the task that starts after it, with its label and
-    /// when it became ready. With
-    /// `drop_in_line` (the run is stopped), a task still in line ends too:
-    /// it no longer waits.
-    pub(in crate::runtime::coordinator) fn release(&mut self, task: TaskId, drop_in_line: bool) -> Option<Next> {
-        if drop_in_line && let Some(before) = self.behind.remove(&task) {
-            self.ahead.remove(&before);
-        }
-        self.take(task)
+    /// when it became ready.
+    pub(in crate::runtime::coordinator) fn release(&mut self, task: TaskId) -> Option<Next> {
+        self.ahead.remove(&task)
+    }
+
+    /// The run is stopped: no task in line starts any more.
+    pub(in crate::runtime::coordinator) fn clear(&mut self) {
+        self.ahead.clear();
     }
 
     /// Counts a successful run of an instance of `group` that took
@@ -118,10 +111,14 @@ mod tests {
         let mut ahead = SendAhead::default();
         let (a, b, c) = (TaskId::new(GroupId(0), 0), TaskId::new(GroupId(0), 1), TaskId::new(GroupId(0), 2));
         ahead.hold(a, b, "g[1]".to_owned(), 7);
-        assert_eq!(ahead.release(c, false), None);
-        assert_eq!(ahead.release(a, false), Some((b, "g[1]".to_owned(), 7)));
+        assert_eq!(ahead.release(c), None);
+        assert_eq!(ahead.release(a), Some((b, "g[1]".to_owned(), 7)));
+        assert_eq!(ahead.release(a), None, "started once");
         ahead.hold(a, b, "g[1]".to_owned(), 7);
-        assert_eq!(ahead.release(b, true), None, "stopped in line");
-        assert_eq!(ahead.release(a, false), None, "it no longer waits");
+        ahead.hold(b, c, "g[2]".to_owned(), 8);
+        ahead.forget(a);
+        assert_eq!(ahead.release(a), None, "lost with its worker");
+        ahead.clear();
+        assert_eq!(ahead.release(b), None, "the run stopped");
     }
 }
