@@ -12,9 +12,11 @@
 //! worker's memory grow. `outbox_writer.rs` is the connection's writer
 //! that drains it.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+use hashbrown::{HashMap, HashSet};
 
 use super::output_budget::OutputBudget;
 use crate::ir::TaskId;
@@ -90,7 +92,9 @@ impl Outbox {
 
     /// Carries `job` of `task` until its result is delivered.
     fn carry(&mut self, task: TaskId, job: Carried) {
-        self.forgotten.remove(&(task, job.attempt));
+        if !self.forgotten.is_empty() {
+            self.forgotten.remove(&(task, job.attempt));
+        }
         self.jobs.insert(task, job);
     }
 

@@ -2,7 +2,6 @@
 //! the jobs it is sent with the same code as the embedded worker, and
 //! streams their output and results back.
 
-use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -10,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hashbrown::{HashMap, HashSet};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
