@@ -133,6 +133,7 @@ pub fn run(args: &RunArgs) -> Result<u8, Failure> {
             }
             display.show(event, &mut out, &mut err);
         }
+        handle.recycle(batch);
     }
     let summary = handle.join();
     if let Ok(summary) = &summary {

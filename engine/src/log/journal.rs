@@ -287,7 +287,13 @@ impl JournalWriter {
     /// first), the records of the attempts still ending, and of output that
     /// was lost, can still be written.
     pub fn append_batch(&mut self, records: &[JournalRecord]) -> io::Result<()> {
-        for r in records {
+        self.append_batches([records])
+    }
+
+    /// [`JournalWriter::append_batch`] of several lists of records, in
+    /// order, written together.
+    pub fn append_batches<'a>(&mut self, batches: impl IntoIterator<Item = &'a [JournalRecord]>) -> io::Result<()> {
+        for r in batches.into_iter().flatten() {
             r.encode(&mut self.payload);
             self.frames.append(&[&self.payload])?;
         }

@@ -79,10 +79,20 @@ pub struct RunHandle {
     pub run: RunDir,
     /// Everything that happens, in order, in batches; ends when the run ends.
     pub events: std_mpsc::Receiver<Vec<Event>>,
+    /// Batches of [`RunHandle::events`] handed back, for the run to fill again.
+    spare_events: std_mpsc::Sender<Vec<Event>>,
     thread: JoinHandle<Result<Summary, RunError>>,
 }
 
 impl RunHandle {
+    /// Hands back a batch of events once they are seen: the run fills it
+    /// again, so a busy run writes its events to memory already in use
+    /// rather than to fresh pages. Optional: a batch not handed back is freed.
+    pub fn recycle(&self, mut batch: Vec<Event>) {
+        batch.clear();
+        let _ = self.spare_events.send(batch);
+    }
+
     /// Waits for the run to end.
     pub fn join(self) -> Result<Summary, RunError> {
         self.thread.join().map_err(|_| RunError::Crashed("the driver thread panicked".into()))?
@@ -123,6 +133,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     run.protect(&run.output_log())?;
     run.protect(&run.journal())?;
     let (events, events_rx) = std_mpsc::channel();
+    let (spare_events, spare_events_rx) = std_mpsc::channel();
     let holding = (!held.is_empty()).then(|| {
         format!(
             "{} instance(s) that remote workers ran when the last run was killed are held for up to {}s for those workers to rejoin",
@@ -169,7 +180,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
         factory,
         links,
         driver_events,
-        recorder: Recorder::new(journal, log_thread.health(), events.clone()),
+        recorder: Recorder::new(journal, log_thread.health(), events.clone(), spare_events_rx),
         checks: CacheChecks::new(Arc::new(previous), options.dry_exec, checked_sender(&driver_tx)),
         queue: QueueSide::new(queue, alloc_log, options.local, options.base_dir.clone(), manager_sender(driver_tx)),
         stale,
@@ -184,7 +195,7 @@ pub fn start(mut graph: Graph, source: Arc<Source>, options: RunOptions) -> Resu
     let thread = std::thread::Builder::new()
         .name("flow-driver".into())
         .spawn(move || drive(setup, listening, finally, ending))?;
-    Ok(RunHandle { run, events: events_rx, thread })
+    Ok(RunHandle { run, events: events_rx, spare_events, thread })
 }
 
 /// The embedded worker, as worker `id`, writing to `log` and reporting to `driver`.

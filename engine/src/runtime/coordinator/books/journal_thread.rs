@@ -28,6 +28,9 @@ pub(in crate::runtime::coordinator) struct Batch {
     pub(in crate::runtime::coordinator) messages: Vec<Release>,
 }
 
+/// The longest record list the thread hands back for reuse; a longer one
+/// (a burst) is dropped, so that a burst does not stay in memory.
+const SPARE_MAX: usize = 16_384;
 /// How long the journal thread lets records gather after a write that
 /// released no message (one that did wakes no job late).
 const JOURNAL_PAUSE: Duration = Duration::from_millis(2);
@@ -37,6 +40,9 @@ pub(in crate::runtime::coordinator) struct JournalSender {
     tx: std_mpsc::Sender<Batch>,
     /// Set once a write failed: later records are dropped, messages still go.
     broken: Arc<AtomicBool>,
+    /// Record lists the thread is done with, emptied, for the next steps:
+    /// memory written once is used again instead of fresh pages.
+    spare: std_mpsc::Receiver<Vec<JournalRecord>>,
 }
 
 impl JournalSender {
@@ -46,6 +52,11 @@ impl JournalSender {
             // The thread is gone (it panicked): a worker still gets its messages.
             release(batch.messages);
         }
+    }
+
+    /// An empty list for a step's records, from one the thread is done with if there is one.
+    pub(in crate::runtime::coordinator) fn spare(&self) -> Option<Vec<JournalRecord>> {
+        self.spare.try_recv().ok()
     }
 
     /// Whether the journal can no longer be written.
@@ -62,27 +73,34 @@ pub(in crate::runtime::coordinator) fn start(
     mut writer: JournalWriter,
 ) -> (JournalSender, JoinHandle<std::io::Result<()>>) {
     let (tx, rx) = std_mpsc::channel::<Batch>();
+    let (spare_tx, spare) = std_mpsc::channel();
     let broken = Arc::new(AtomicBool::new(false));
     let flag = broken.clone();
     let delay = test_delay();
     let handle = std::thread::spawn(move || {
         let mut failed = None;
-        while let Ok(mut batch) = rx.recv() {
-            for more in rx.try_iter() {
-                batch.records.extend(more.records);
-                batch.messages.extend(more.messages);
-            }
+        let mut batches = Vec::new();
+        while let Ok(batch) = rx.recv() {
+            batches.push(batch);
+            batches.extend(rx.try_iter());
             if let Some(delay) = delay {
                 std::thread::sleep(delay);
             }
             if failed.is_none()
-                && let Err(e) = writer.append_batch(&batch.records)
+                && let Err(e) = writer.append_batches(batches.iter().map(|b| b.records.as_slice()))
             {
                 flag.store(true, Ordering::Relaxed);
                 failed = Some(e);
             }
-            let released = !batch.messages.is_empty();
-            release(batch.messages);
+            let mut released = false;
+            for Batch { mut records, messages } in batches.drain(..) {
+                released |= !messages.is_empty();
+                release(messages);
+                if records.capacity() <= SPARE_MAX {
+                    records.clear();
+                    let _ = spare_tx.send(records);
+                }
+            }
             if !released {
                 // Let records gather for a moment: a busy run then costs a few
                 // hundred wake-ups of this thread a second, not one per task,
@@ -92,7 +110,7 @@ pub(in crate::runtime::coordinator) fn start(
         }
         failed.map_or(Ok(()), Err)
     });
-    (JournalSender { tx, broken }, handle)
+    (JournalSender { tx, broken, spare }, handle)
 }
 
 /// Sends each message to its worker (one that left no longer reads them).
@@ -142,6 +160,31 @@ mod tests {
             (Outgoing::Message(ToWorker::StopAll), Some(Outgoing::Message(ToWorker::Shutdown))),
             "in order"
         );
+        drop(sender);
+        thread.join().expect("thread").expect("written");
+    }
+
+    #[test]
+    fn the_thread_hands_back_each_record_list_emptied_for_the_next_step() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("journal");
+        let (sender, thread) = start(JournalWriter::create(&path).expect("journal"));
+        let record = |i: u64| JournalRecord::new(i, t(0, i), 0, JournalEvent::Started { worker: 1, ready_us: None });
+        let mut records = Vec::with_capacity(100);
+        records.extend((0..3).map(record));
+        sender.send(Batch { records, messages: Vec::new() });
+        let back = (0..500).find_map(|_| {
+            let spare = sender.spare();
+            if spare.is_none() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            spare
+        });
+        let back = back.expect("handed back");
+        assert!(back.is_empty() && back.capacity() >= 100, "emptied, its room kept: {}", back.capacity());
+        assert_eq!(read_journal(&path).expect("read").records.len(), 3);
+        // A burst's list is freed instead.
+        sender.send(Batch { records: Vec::with_capacity(SPARE_MAX + 1), messages: Vec::new() });
         drop(sender);
         thread.join().expect("thread").expect("written");
     }

@@ -25,6 +25,8 @@ pub(in crate::runtime::coordinator) struct Recorder {
     /// Whether the output log could write everything.
     log_health: Arc<LogHealth>,
     events: std_mpsc::Sender<Vec<Event>>,
+    /// Event batches the display is done with, to fill again.
+    spare_events: std_mpsc::Receiver<Vec<Event>>,
     /// Records and events of the current step, sent together.
     journal_batch: Vec<JournalRecord>,
     event_batch: Vec<Event>,
@@ -38,11 +40,13 @@ impl Recorder {
         journal: JournalSender,
         log_health: Arc<LogHealth>,
         events: std_mpsc::Sender<Vec<Event>>,
+        spare_events: std_mpsc::Receiver<Vec<Event>>,
     ) -> Self {
         Self {
             journal,
             log_health,
             events,
+            spare_events,
             journal_batch: Vec::new(),
             event_batch: Vec::new(),
             last_events: Instant::now(),
@@ -100,7 +104,9 @@ impl Recorder {
     /// travel together (one wake-up of the display thread, not one per task).
     pub(in crate::runtime::coordinator) fn flush(&mut self, messages: Vec<Release>, see: impl FnMut(&Event)) {
         if !self.journal_batch.is_empty() || !messages.is_empty() {
-            self.journal.send(Batch { records: take_keeping_size(&mut self.journal_batch), messages });
+            let room = self.journal.spare().unwrap_or_default();
+            let records = std::mem::replace(&mut self.journal_batch, room);
+            self.journal.send(Batch { records, messages });
         }
         if !self.event_batch.is_empty() && self.last_events.elapsed() >= EVENT_DELAY {
             self.flush_events(see);
@@ -111,7 +117,8 @@ impl Recorder {
     pub(in crate::runtime::coordinator) fn flush_events(&mut self, see: impl FnMut(&Event)) {
         if !self.event_batch.is_empty() {
             self.event_batch.iter().for_each(see);
-            let _ = self.events.send(take_keeping_size(&mut self.event_batch));
+            let room = self.spare_events.try_recv().unwrap_or_else(|_| Vec::with_capacity(ROOM));
+            let _ = self.events.send(std::mem::replace(&mut self.event_batch, room));
         }
         self.last_events = Instant::now();
     }
