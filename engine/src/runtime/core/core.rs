@@ -100,8 +100,17 @@ struct Running {
     alloc: Allocation,
     /// The task sent ahead to start on these resources when this one ends.
     next: Option<TaskId>,
-    /// Its place in line on these resources: 0 runs (or holds them), 1 is next, ….
-    depth: u8,
+    /// For a task holding its resources: the last task in line on them (itself when none).
+    tail: TaskId,
+    /// For a task holding its resources: how many wait in line on them.
+    behind: u8,
+}
+
+impl Running {
+    /// Attempt `attempt` of `task` on `worker`, holding `alloc`, with no line behind it.
+    fn new(task: TaskId, worker: WorkerId, attempt: u32, alloc: Allocation) -> Self {
+        Running { worker, attempt, alloc, next: None, tail: task, behind: 0 }
+    }
 }
 
 /// What happened to a task in earlier attempts.

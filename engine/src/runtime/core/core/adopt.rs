@@ -55,7 +55,7 @@ impl Core {
         if attempt > 0 {
             self.history.entry(task).or_default().attempt = attempt;
         }
-        self.running.insert(task, Running { worker, attempt, alloc: alloc.clone(), next: None, depth: 0 });
+        self.running.insert(task, Running::new(task, worker, attempt, alloc.clone()));
         self.sync_active(g);
         Some(Adopted { alloc, same_ids: exact.is_some() })
     }

@@ -155,7 +155,7 @@ impl Core {
             // Ended in line, before it started (stopped): it held nothing.
             self.leave_line(run);
         } else if let Some(next) = run.next.filter(|n| self.running.contains_key(n)) {
-            self.hand_over(next);
+            self.hand_over(next, run);
         } else {
             self.free(task, run);
         }

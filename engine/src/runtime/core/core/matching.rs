@@ -83,7 +83,7 @@ impl Core {
             worker.take(&self.groups[g].settings().requests(attempt)[v], &self.names, &mut alloc);
         }
         out.start(task, attempt, worker, &alloc);
-        self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
+        self.running.insert(task, Running::new(task, worker, attempt, alloc));
         // A task of a short group on a prefetch worker may get a line behind it.
         if self.groups[g].line() > 0 && self.workers[w].as_ref().is_some_and(|w| w.prefetch) {
             self.heads.push(task);
@@ -118,7 +118,7 @@ impl Core {
                 self.scratch = nodes;
                 let (attempt, worker) = (self.attempt_of(task), alloc.nodes[0]);
                 out.start(task, attempt, worker, &alloc);
-                self.running.insert(task, Running { worker, attempt, alloc, next: None, depth: 0 });
+                self.running.insert(task, Running::new(task, worker, attempt, alloc));
             }
             self.sync_active(g);
         }

@@ -57,9 +57,11 @@ impl Core {
             let workers = &self.workers;
             let prefetching =
                 |w: WorkerId| workers.get(w.0 as usize).and_then(Option::as_ref).is_some_and(|w| w.prefetch);
-            let tails =
-                self.running.iter().filter(|(t, r)| t.group == group && r.next.is_none() && prefetching(r.worker));
-            self.heads.extend(tails.map(|(t, _)| *t));
+            let holders = self
+                .running
+                .iter()
+                .filter(|(t, r)| t.group == group && r.alloc.after.is_none() && prefetching(r.worker));
+            self.heads.extend(holders.map(|(t, _)| *t));
         }
     }
 
@@ -85,40 +87,44 @@ impl Core {
         {
             return;
         }
+        // `heads` holds the tasks holding resources whose line may grow; the
+        // holder knows its line's last task and length, so a line grows,
+        // and moves up when its holder ends, without being walked.
         let mut heads = std::mem::take(&mut self.heads);
-        let mut added = Vec::new();
         // Each pass lengthens every line by one, up to the group's depth.
         for _ in 0..line {
             if !self.groups[g].is_active() {
                 break;
             }
-            heads.retain(|tail| {
-                let Some(run) = self.running.get(tail) else { return false };
+            heads.retain(|&head| {
+                let Some(run) = self.running.get(&head) else { return false };
                 let cap = self.workers.get(run.worker.0 as usize).and_then(Option::as_ref).map_or(0, |w| w.line_cap);
-                if run.next.is_some() || run.depth >= line.min(cap) {
+                if run.alloc.after.is_some() || run.behind >= line.min(cap) {
                     return false;
                 }
-                if tail.group.index() != g {
+                if head.group.index() != g {
                     return true;
                 }
                 let Some(i) = self.groups[g].take() else { return true };
                 self.pending -= 1;
                 let task = TaskId::new(Self::group_id(g), i);
-                let (worker, depth) = (run.worker, run.depth + 1);
+                let (worker, tail) = (run.worker, run.tail);
                 // Reuse a finished task's buffers, as matching does.
                 let mut alloc = self.spare.pop().unwrap_or_default();
                 alloc.clone_from(&run.alloc);
-                alloc.after = Some(*tail);
+                alloc.after = Some(tail);
                 let attempt = self.attempt_of(task);
                 out.start(task, attempt, worker, &alloc);
-                if let Some(run) = self.running.get_mut(tail) {
+                if let Some(run) = self.running.get_mut(&tail) {
                     run.next = Some(task);
                 }
-                self.running.insert(task, Running { worker, attempt, alloc, next: None, depth });
-                added.push(task);
-                false
+                if let Some(run) = self.running.get_mut(&head) {
+                    run.tail = task;
+                    run.behind += 1;
+                }
+                self.running.insert(task, Running::new(task, worker, attempt, alloc));
+                true
             });
-            heads.append(&mut added);
         }
         self.heads = heads;
         self.sync_active(g);
@@ -133,33 +139,30 @@ impl Core {
         if let Some(first) = run.next.and_then(|n| self.running.get_mut(&n)) {
             first.alloc.after = before;
         }
-        if let Some(tail) = self.renumber(run.next, run.depth).or(before) {
-            self.heads.push(tail);
+        // The task holding the resources is found back along the line.
+        let mut holder = before;
+        while let Some(after) = holder.and_then(|h| self.running.get(&h)).and_then(|r| r.alloc.after) {
+            holder = Some(after);
+        }
+        let Some(head) = holder else { return };
+        if let Some(h) = self.running.get_mut(&head) {
+            h.behind = h.behind.saturating_sub(1);
+            if run.next.is_none() {
+                // It was the last in line: the one before it is now.
+                h.tail = before.unwrap_or(head);
+            }
+            self.heads.push(head);
         }
     }
 
-    /// `task` ended and `next` was sent ahead behind it: `next` now holds
-    /// the resources, and every task behind it moves up one place.
-    pub(super) fn hand_over(&mut self, next: TaskId) {
+    /// `ended` held the resources and `next` was sent ahead behind it:
+    /// `next` now holds them, with the rest of the line behind it.
+    pub(super) fn hand_over(&mut self, next: TaskId, ended: &Running) {
         if let Some(run) = self.running.get_mut(&next) {
             run.alloc.after = None;
+            run.tail = ended.tail;
+            run.behind = ended.behind.saturating_sub(1);
+            self.heads.push(next);
         }
-        if let Some(tail) = self.renumber(Some(next), 0) {
-            self.heads.push(tail);
-        }
-    }
-
-    /// Numbers the line from `first` on with depths from `depth`; returns
-    /// its last task, the one a new task would go behind.
-    fn renumber(&mut self, first: Option<TaskId>, mut depth: u8) -> Option<TaskId> {
-        let (mut cur, mut tail) = (first, None);
-        while let Some(task) = cur {
-            let Some(run) = self.running.get_mut(&task) else { break };
-            run.depth = depth;
-            depth += 1;
-            tail = Some(task);
-            cur = run.next;
-        }
-        tail
     }
 }

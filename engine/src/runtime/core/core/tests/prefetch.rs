@@ -123,3 +123,18 @@ fn many_big_workers_share_the_lines() {
     env.core.set_short(GroupId(0), 8);
     assert_eq!(env.schedule().len(), 8 * 4096 * 2);
 }
+
+#[test]
+fn the_line_moves_up_and_grows_at_its_end_as_each_holder_ends() {
+    // One CPU, four in line: each end lets exactly one more in, behind the last.
+    let mut env = TestEnv::new(vec![GroupSpec::new("a", 40)], vec![]);
+    let w = env.worker(1, 0);
+    env.core.set_prefetch(w, true);
+    env.core.set_short(GroupId(0), 4);
+    assert_eq!(env.schedule(), (0..5).map(|i| t(0, i)).collect::<Vec<_>>());
+    for i in 0..30 {
+        env.finish(t(0, i));
+        assert_eq!(env.schedule(), [t(0, i + 5)], "one more after {i} ended");
+        assert_eq!(env.alloc(t(0, i + 5)).after, Some(t(0, i + 4)), "behind the last in line");
+    }
+}
