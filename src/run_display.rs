@@ -351,7 +351,7 @@ mod tests {
             retry_at_us: None,
             duration: Duration::from_millis(40),
             stderr_tail: "Traceback (most recent call last):\nValueError: bad SMILES\n".to_owned(),
-            location: "workflow.toml:9:8".to_owned(),
+            location: "workflow.toml:9:8".into(),
             metrics: None,
         };
         let failed = || Status::failed(Some(1), None, "exit code 1".to_owned());

@@ -86,7 +86,7 @@ pub enum Event {
         /// The end of its stderr (failures only).
         stderr_tail: String,
         /// `file:line:column` of the task in the workflow.
-        location: String,
+        location: std::sync::Arc<str>,
         /// Where it ran and what its process used, if one ran and its
         /// worker reported it (as the journal records it).
         metrics: Option<Box<AttemptMetrics>>,
@@ -122,7 +122,7 @@ pub enum Event {
         /// Why: the condition that was false, or the skipped instance it waits on.
         reason: String,
         /// `file:line:column` of the task in the workflow.
-        location: String,
+        location: std::sync::Arc<str>,
     },
     /// A group known only at run time got its instances: its expansion
     /// file, written by tasks of this run, was read.

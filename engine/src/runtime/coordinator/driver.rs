@@ -133,7 +133,7 @@ pub(super) struct Driver {
     run_dir: RunDir,
     source: Arc<Source>,
     /// Where each group is defined, once asked for.
-    locations: RefCell<Vec<Option<String>>>,
+    locations: RefCell<Vec<Option<Arc<str>>>>,
     summary: Summary,
     /// Attempt and worker of each running task.
     running: HashMap<TaskId, (u32, WorkerId)>,
@@ -510,10 +510,14 @@ impl Driver {
     /// it, and start the task waiting in line behind it.
     fn finished(&mut self, worker: WorkerId, task: TaskId, attempt: u32, outcome: Outcome, out: &mut Collect) {
         // A late report from a worker that lost the task (or an older attempt) changes nothing.
-        if self.running.get(&task) != Some(&(attempt, worker)) {
-            return;
+        match self.running.remove(&task) {
+            Some(run) if run == (attempt, worker) => {}
+            Some(other) => {
+                self.running.insert(task, other);
+                return;
+            }
+            None => return,
         }
-        self.running.remove(&task);
         let mut outcome = outcome;
         if outcome.status == Status::Succeeded && self.recorder.log_broken() {
             // Its output may not all be in the log: not a success to build on.
@@ -575,13 +579,14 @@ impl Driver {
     }
 
     /// Where `task`'s group is defined, as `file:line:col` (found once per group).
-    fn location(&self, task: TaskId) -> String {
+    fn location(&self, task: TaskId) -> Arc<str> {
         let mut known = self.locations.borrow_mut();
         let g = task.group.index();
         if known.len() <= g {
             known.resize(g + 1, None);
         }
-        let found = known[g].get_or_insert_with(|| self.source.position(self.graph().group(task.group).span.start));
+        let found =
+            known[g].get_or_insert_with(|| self.source.position(self.graph().group(task.group).span.start).into());
         found.clone()
     }
 

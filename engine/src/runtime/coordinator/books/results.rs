@@ -89,7 +89,7 @@ mod tests {
             retry_at_us: None,
             duration: std::time::Duration::ZERO,
             stderr_tail: String::new(),
-            location: String::new(),
+            location: "".into(),
             metrics: None,
         }
     }
