@@ -2,7 +2,7 @@
 //! `--cpus/--gpus/--memory/--resource`.
 
 use flow_engine::resources::WorkerShape;
-use flow_engine::runtime::detect;
+use flow_engine::runtime::{Given, detect};
 
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
@@ -10,7 +10,8 @@ use crate::load_workflow;
 
 /// A worker's resources on this machine: detected, then narrowed by the flags.
 pub fn local(args: &WorkerArgs) -> Result<WorkerShape, Failure> {
-    let found = detect();
+    let memory = args.memory_bytes().map_err(Failure::Usage)?;
+    let found = detect(Given { gpus: args.gpus.is_some(), memory: memory.is_some() });
     let whole = |flag: &str, v: f64| {
         if v.fract() == 0.0 && v >= 0.0 {
             Ok(v as usize)
@@ -34,7 +35,7 @@ pub fn local(args: &WorkerArgs) -> Result<WorkerShape, Failure> {
         }
         None => found.gpus,
     };
-    let memory = args.memory_bytes().map_err(Failure::Usage)?.unwrap_or(found.memory);
+    let memory = memory.unwrap_or(found.memory);
     let custom = load_workflow::custom_resources(&args.resources)?;
     Ok(WorkerShape { cpus, gpus, memory, custom })
 }

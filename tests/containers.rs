@@ -4,26 +4,15 @@
 //! installed here); images checked before anything runs; and, with real
 //! Podman (`#[ignore = "needs podman"]`), a task inside a container.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use flow_engine::runtime::{RunDir, STATE_DIR};
 
 use crate::run::{assert_code, last_summary, run_ids};
-use crate::support::Test;
 use crate::support::normalize::normalize_in;
 use crate::support::process::{finish, flow_bin, read, wait_child, wait_for};
-
-/// Writes an executable `name` into `dir/bin` and returns a `PATH` with it first.
-fn program_on_path(dir: &Path, name: &str, script: &str) -> String {
-    let bin = dir.join("bin");
-    fs_err::create_dir_all(&bin).unwrap();
-    let file = bin.join(name);
-    fs_err::write(&file, script).unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
-}
+use crate::support::{Test, program_on_path};
 
 /// Counts of the newest run: (succeeded, cached, failed).
 fn counts(dir: &Path) -> (u64, u64, u64) {

@@ -209,3 +209,22 @@ command = "echo high >> order.txt"
     assert_code(&t.run(), 0);
     assert_eq!(lines(&t, "order.txt"), ["high", "mid", "low"]);
 }
+
+/// A worker told how many GPUs it has does not run `nvidia-smi` to find
+/// them: on every start of a worker it was a process of its own, and a
+/// third of what a `flow worker --dry-exec --gpus 8` cost to start (issue
+/// 28). One not told still runs it, and has the GPUs it lists.
+#[test]
+fn nvidia_smi_runs_only_when_the_number_of_gpus_is_not_given() {
+    const FAKE: &str =
+        "#!/bin/sh\necho ran >> \"$RECORD\"\necho 'GPU 0: Fake (UUID: GPU-a)'\necho 'GPU 1: Fake (UUID: GPU-b)'\n";
+    for (flags, ran) in [(&["--gpus", "1"][..], false), (&[][..], true)] {
+        let t = Test::new().workflow("[[tasks]]\nname = \"a\"\ngpus = 1\ncommand = \"true\"\n");
+        let record = t.path().join("record.txt");
+        let path = crate::support::program_on_path(t.path(), "nvidia-smi", FAKE);
+        let t = t.env("PATH", &path).env("RECORD", &record.display().to_string());
+        let out = t.run_with(&[&["run"][..], flags].concat());
+        assert_code(&out, 0);
+        assert_eq!(record.exists(), ran, "{flags:?}: {}", out.stderr);
+    }
+}

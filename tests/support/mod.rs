@@ -235,3 +235,13 @@ fn diff(expected: &str, actual: &str) -> String {
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// Writes an executable `name` into `dir/bin` and returns a `PATH` with it first.
+pub fn program_on_path(dir: &Path, name: &str, script: &str) -> String {
+    let bin = dir.join("bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    let file = bin.join(name);
+    fs_err::write(&file, script).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}

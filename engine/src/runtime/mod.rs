@@ -49,7 +49,7 @@ pub use coordinator::alloc::planner::{Fit, fits};
 pub use coordinator::alloc::script::{ScriptContext, script, submit_command};
 
 // Workers: this machine's resources, `flow worker`, and the guard process.
-pub use agent::detect::detect;
+pub use agent::detect::{Given, detect};
 pub use agent::guard::{Guard, serve as serve_guard};
 pub use agent::output_budget::DEFAULT_OUTPUT_BUFFER;
 pub use agent::remote_worker::{

@@ -4,13 +4,31 @@
 
 use crate::resources::WorkerShape;
 
+/// What the command line already says, so that it is not looked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given {
+    /// A number of GPUs is given.
+    pub gpus: bool,
+    /// An amount of memory is given.
+    pub memory: bool,
+}
+
 /// Detects this machine's resources: the CPU ids flow may use, the GPU
 /// device ids, and the total memory (0 when unknown); no custom resources.
-pub fn detect() -> WorkerShape {
+/// What `given` names is looked for only as far as it matters: with a
+/// number of GPUs given, their ids come from `CUDA_VISIBLE_DEVICES` alone
+/// (`nvidia-smi` numbers GPUs from 0, as a count does, so it is not run:
+/// a worker starts without a process of its own), and with memory given,
+/// it is left at 0.
+pub fn detect(given: Given) -> WorkerShape {
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
     WorkerShape {
         cpus: cpus(),
-        gpus: gpus(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref()),
-        memory: memory(),
+        gpus: match (&visible, given.gpus) {
+            (None, true) => Vec::new(),
+            _ => gpus(visible.as_deref()),
+        },
+        memory: if given.memory { 0 } else { memory() },
         custom: Default::default(),
     }
 }
@@ -67,8 +85,9 @@ mod tests {
 
     #[test]
     fn this_machine_has_cpus_and_memory() {
-        let d = detect();
+        let d = detect(Given::default());
         assert!(!d.cpus.is_empty());
         assert!(d.memory > 0);
+        assert_eq!(detect(Given { gpus: false, memory: true }).memory, 0, "given: not read");
     }
 }
