@@ -6,7 +6,7 @@ use tokio::sync::oneshot;
 use crate::ir::TaskId;
 use crate::runtime::coordinator::alloc::queue_side::ManagerAnswer;
 use crate::runtime::coordinator::earlier::cache_lookup::Lookup;
-use crate::runtime::coordinator::workers::links::WorkerLink;
+use crate::runtime::coordinator::outgoing::WorkerLink;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::messages::Offer;
 use crate::runtime::protocol::outcome::WorkerEvent;

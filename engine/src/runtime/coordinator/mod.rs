@@ -29,6 +29,7 @@ mod driver_event;
 mod earlier;
 mod killed;
 mod loop_sender;
+mod outgoing;
 pub(crate) mod preview;
 pub(crate) mod run;
 mod signals;

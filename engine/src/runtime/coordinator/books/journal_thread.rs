@@ -14,10 +14,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::log::{JournalRecord, JournalWriter};
-use crate::runtime::coordinator::workers::links::{Outgoing, WorkerLink};
-
-/// A message to a remote worker, sent once the records before it are written.
-pub(in crate::runtime::coordinator) type Release = (WorkerLink, Outgoing);
+use crate::runtime::coordinator::outgoing::Release;
 
 /// One step's records, and the messages to remote workers that wait for them.
 #[derive(Default)]
@@ -137,6 +134,7 @@ mod tests {
 
     use super::*;
     use crate::log::{JournalEvent, read_journal};
+    use crate::runtime::coordinator::outgoing::Outgoing;
     use crate::runtime::core::tests::env::t;
     use crate::runtime::protocol::messages::ToWorker;
 

@@ -6,17 +6,18 @@ use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
-use super::journal_thread::{Batch, JournalSender, Release};
+use super::journal_thread::{Batch, JournalSender};
 use crate::host::now_us;
 use crate::ir::TaskId;
 use crate::log::{JournalEvent, JournalRecord, LogHealth};
+use crate::runtime::coordinator::outgoing::Release;
 use crate::runtime::event::Event;
 
 /// The longest events wait before going to the display.
 pub(in crate::runtime::coordinator) const EVENT_DELAY: Duration = Duration::from_millis(20);
 /// How many events a step gathers before they are handed on mid-step.
 const FULL: usize = 4096;
-/// The least room a new batch starts with: a busy run's steps vary in size.
+/// The least room a new batch of events starts with.
 const ROOM: usize = 256;
 
 /// The journal's and the display's ends of the run loop.
@@ -122,15 +123,4 @@ impl Recorder {
         }
         self.last_events = Instant::now();
     }
-}
-
-/// Takes the items of `batch`, leaving it room for as many (and at least
-/// [`ROOM`]): the next step's batch is about as big, and growing it again
-/// from nothing would copy its items over and over.
-pub(in crate::runtime::coordinator) fn take_keeping_size<T>(batch: &mut Vec<T>) -> Vec<T> {
-    if batch.is_empty() {
-        return Vec::new();
-    }
-    let room = Vec::with_capacity(batch.len().max(ROOM));
-    std::mem::replace(batch, room)
 }

@@ -17,7 +17,7 @@ use super::Driver;
 use crate::ir::TaskId;
 use crate::log::{OutputRecord, OutputStream};
 use crate::runtime::coordinator::killed::earlier_output::EarlierOutput;
-use crate::runtime::coordinator::workers::links::{Outgoing, WorkerLink};
+use crate::runtime::coordinator::outgoing::{Outgoing, WorkerLink};
 use crate::runtime::core::WorkerId;
 use crate::runtime::event::Event;
 use crate::runtime::protocol::messages::{CarriedTask, StoredOutput, ToWorker};

@@ -6,32 +6,15 @@
 
 use std::collections::BTreeMap;
 
-use tokio::sync::mpsc;
-
 use crate::ir::TaskId;
 use crate::net::{NetError, encode};
 use crate::resources::Deadline;
 use crate::rundir::WorkerInfo;
 use crate::runtime::agent::local::LocalWorker;
-use crate::runtime::coordinator::books::journal_thread::Release;
-use crate::runtime::coordinator::books::recorder::take_keeping_size;
+use crate::runtime::coordinator::outgoing::{Outgoing, Release, WorkerLink};
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::job::Job;
 use crate::runtime::protocol::messages::{Offer, ToWorker};
-
-/// What goes down a remote worker's connection: a message, or messages
-/// the driver has encoded already (its jobs, in the order they were sent),
-/// so that a job is encoded and dropped on the thread that made it.
-#[derive(Debug, PartialEq)]
-pub enum Outgoing {
-    /// One message, encoded by the connection's writer.
-    Message(ToWorker),
-    /// Messages encoded with [`encode`], each with its header.
-    Encoded(Vec<u8>),
-}
-
-/// The sending end of a remote worker's connection.
-pub type WorkerLink = mpsc::UnboundedSender<Outgoing>;
 
 /// How jobs reach one worker.
 pub enum Link {
@@ -200,4 +183,18 @@ fn hand_on(messages: &mut Vec<Release>, tx: &WorkerLink, pending: &mut Vec<u8>) 
     if !pending.is_empty() {
         messages.push((tx.clone(), Outgoing::Encoded(take_keeping_size(pending))));
     }
+}
+
+/// The least room a list of messages starts a step with.
+const ROOM: usize = 256;
+
+/// Takes the items of `batch`, leaving it room for as many (and at least
+/// [`ROOM`]): the next step's batch is about as big, and growing it again
+/// from nothing would copy its items over and over.
+fn take_keeping_size<T>(batch: &mut Vec<T>) -> Vec<T> {
+    if batch.is_empty() {
+        return Vec::new();
+    }
+    let room = Vec::with_capacity(batch.len().max(ROOM));
+    std::mem::replace(batch, room)
 }

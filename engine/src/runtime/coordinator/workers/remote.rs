@@ -16,11 +16,11 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::links::Outgoing;
 use super::lobby::{Lobby, Ticket};
 use crate::net::{self, HandshakeError, NetError, Receiver, Secret, Sender};
 use crate::runtime::agent::output_sink::OutputSink;
 use crate::runtime::coordinator::driver_event::DriverEvent;
+use crate::runtime::coordinator::outgoing::Outgoing;
 use crate::runtime::core::WorkerId;
 use crate::runtime::protocol::messages::{HEARTBEAT, HEARTBEAT_TIMEOUT, Offer, ToCoordinator, ToWorker};
 use crate::runtime::protocol::outcome::WorkerEvent;
