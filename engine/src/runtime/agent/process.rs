@@ -30,6 +30,9 @@ pub struct Process {
     started: Instant,
     exit: ExitWatch,
     reaped: Option<Exit>,
+    /// Whether `wait` has looked once: a pidfd is readable at once for a
+    /// process that has ended already, so it waits before it looks.
+    looked: bool,
     /// The largest `VmPeak` sum sampled so far.
     peak_vmem: Option<u64>,
     /// When to sample next, and the gap after that.
@@ -74,7 +77,17 @@ impl Process {
 
     fn watching(pid: i32, started_us: u64, started: Instant, exit: ExitWatch) -> Self {
         let next_sample = started + SAMPLE_FIRST;
-        Self { pid, started_us, started, exit, reaped: None, peak_vmem: None, next_sample, sample_gap: SAMPLE_FIRST }
+        Self {
+            pid,
+            started_us,
+            started,
+            exit,
+            reaped: None,
+            looked: false,
+            peak_vmem: None,
+            next_sample,
+            sample_gap: SAMPLE_FIRST,
+        }
     }
 
     /// The process id, which is also its process group's.
@@ -87,9 +100,12 @@ impl Process {
     /// reaped nothing.
     pub async fn wait(&mut self) -> io::Result<Exit> {
         loop {
-            if let Some(exit) = self.try_wait()? {
+            if (self.looked || !self.exit.tells_of_an_end_before())
+                && let Some(exit) = self.try_wait()?
+            {
                 return Ok(exit);
             }
+            self.looked = true;
             let due = tokio::time::sleep_until(self.next_sample.into());
             let sample = tokio::select! {
                 ended = exit_signalled(&mut self.exit) => {
@@ -155,6 +171,18 @@ impl Process {
             self.reaped = Some(Exit { status: ExitStatus::from_raw(status), usage });
         }
         Ok(self.reaped)
+    }
+}
+
+impl ExitWatch {
+    /// Whether it is ready at once for a process that ended before it was
+    /// made, so that the first look for an end can wait for it.
+    fn tells_of_an_end_before(&self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Self::Pidfd(_) => true,
+            Self::Sigchld(_) => false,
+        }
     }
 }
 
