@@ -61,9 +61,9 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     // The read ends are non-blocking from the start (see `pipe`).
     let stdout = stdout_pipe.map(Receiver::from_owned_fd_unchecked).transpose();
     let stderr = stderr_pipe.map(Receiver::from_owned_fd_unchecked).transpose();
-    match (process, stdout, stderr) {
-        (Ok(process), Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
-        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => {
+    match (stdout, stderr) {
+        (Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
+        (Err(e), _) | (_, Err(e)) => {
             // Not watched: end it and reap it here.
             let child = nix::unistd::Pid::from_raw(pid as i32);
             let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
