@@ -132,3 +132,36 @@ fn metrics_of_finished_attempts_survive_kill_9() {
     );
     assert!(slow["started_us"].is_u64(), "its start was recorded: {slow}");
 }
+
+/// Issue 28: processes the local worker starts itself (`argv`, no shell)
+/// are reaped with what they used, however short, and so is one killed by
+/// its timeout; one that cannot start says why.
+#[test]
+fn many_short_processes_and_a_timed_out_one_each_report_cpu_and_memory() {
+    let t = Test::new().workflow(
+        "[[tasks]]\nname = \"short\"\nrange = \"1-100\"\nargv = [\"true\"]\n\
+         [[tasks]]\nname = \"slow\"\ntimeout = \"1s\"\nargv = [\"sleep\", \"5\"]\n\
+         [[tasks]]\nname = \"missing\"\nargv = [\"flow-no-such-program\"]\n",
+    );
+    let run = t.run_with(&["run", "--cpus", "2"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("✗ missing failed: could not start: No such file or directory (os error 2)"),
+        "{}",
+        run.stderr
+    );
+    let all = attempts(&t, &[]);
+    let short: Vec<&Value> = all.iter().filter(|a| a["task"] == "short").collect();
+    assert_eq!(short.len(), 100, "{all:?}");
+    for a in short.iter().copied().chain([find(&all, "slow")]) {
+        let (user, system) = (a["user_us"].as_u64().expect("user"), a["system_us"].as_u64().expect("sys"));
+        assert_eq!(a["cpu_us"].as_u64(), Some(user + system), "{a}");
+        // Any process has a resident page or two.
+        assert!(a["rss_bytes"].as_u64().expect("rss") > 0, "{a}");
+    }
+    assert!(short.iter().all(|a| a["state"] == "succeeded"));
+    let slow = find(&all, "slow");
+    assert_eq!((&slow["state"], &slow["reason"]), (&"failed".into(), &"timed out after 1s".into()), "{slow}");
+    let (start, end) = (slow["started_us"].as_u64().expect("start"), slow["ended_us"].as_u64().expect("end"));
+    assert!(end - start >= 1_000_000, "{slow}");
+}

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use super::guard::{Guard, WATCH_AFTER};
 use super::output_sink::OutputSink;
-use super::process::{Exit, Process};
+use super::process::{Exit, PipesClosed, Process};
 use super::program::{failure_reason, missing_engine};
 use super::spawn::{signal_group, spawn};
 use crate::host::now_us;
@@ -145,9 +145,14 @@ impl JobContext {
         let pgid = child.id();
         self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();
         let tail = Arc::new(Mutex::new(Vec::new()));
+        let pipes = PipesClosed::new(usize::from(spawned.stdout.is_some()) + usize::from(spawned.stderr.is_some()));
+        child.hint(pipes.clone());
+        let (log, closed) = (&self.log, &pipes);
         let readers = [
-            spawned.stdout.map(|s| pump(s, &job, OutputStream::Stdout, self.log.clone(), None)),
-            spawned.stderr.map(|s| pump(s, &job, OutputStream::Stderr, self.log.clone(), Some(tail.clone()))),
+            spawned.stdout.map(|s| pump(s, &job, OutputStream::Stdout, log.clone(), None, closed.clone())),
+            spawned
+                .stderr
+                .map(|s| pump(s, &job, OutputStream::Stderr, log.clone(), Some(tail.clone()), closed.clone())),
         ];
         let (exit, end) = self.wait(&mut child, pgid, job.timeout).await;
         for reader in readers.into_iter().flatten() {
@@ -334,13 +339,15 @@ async fn terminate(pgid: u32, child: &mut Process) -> std::io::Result<Exit> {
     }
 }
 
-/// Copies a pipe into the run log; keeps the last bytes in `tail` if given.
+/// Copies a pipe into the run log; keeps the last bytes in `tail` if given;
+/// tells `closed` when it has closed the pipe.
 fn pump(
     mut pipe: impl AsyncRead + Unpin + Send + 'static,
     job: &Job,
     stream: OutputStream,
     log: OutputSink,
     tail: Option<Arc<Mutex<Vec<u8>>>>,
+    closed: PipesClosed,
 ) -> tokio::task::JoinHandle<()> {
     let (task, attempt) = (job.task, job.attempt);
     tokio::spawn(async move {
@@ -363,6 +370,8 @@ fn pump(
                 break;
             }
         }
+        drop(pipe);
+        closed.closed();
     })
 }
 

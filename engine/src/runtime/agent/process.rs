@@ -2,7 +2,9 @@
 //! (CPU time, peak RSS) is known: tokio's `Child::wait` throws the `rusage`
 //! away. The driver's one thread never blocks on it: the exit is awaited on
 //! a pidfd (Linux 5.3 and later), or else on SIGCHLD, and `wait4` is only
-//! called with `WNOHANG`. While it waits it samples the process tree's
+//! called with `WNOHANG`. A process whose output goes to flow through
+//! pipes is first looked for when they close ([`PipesClosed`]): one that
+//! ends before its first sample is then reaped with no pidfd made for it. While it waits it samples the process tree's
 //! peak virtual memory, and between the end of a process it sampled and
 //! its reaping it reads the bytes its system calls read and wrote
 //! ([`super::proc_stats`]); the bytes of storage come with the `rusage`.
@@ -10,7 +12,11 @@
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -28,8 +34,14 @@ pub struct Process {
     pid: i32,
     started_us: u64,
     started: Instant,
-    exit: ExitWatch,
+    /// What wakes a wait for its end, made when first needed.
+    exit: Option<ExitWatch>,
+    /// Its pipes to flow, whose closing hints that it ended.
+    pipes: Option<PipesClosed>,
     reaped: Option<Exit>,
+    /// Whether `wait` has looked once: a pidfd is readable at once for a
+    /// process that has ended already, so it waits before it looks.
+    looked: bool,
     /// The largest `VmPeak` sum sampled so far.
     peak_vmem: Option<u64>,
     /// When to sample next, and the gap after that.
@@ -56,25 +68,27 @@ enum ExitWatch {
 }
 
 impl Process {
-    /// Watches our child `pid`, started at `started_us` (µs since the
-    /// epoch) and `started`, for its end. It must not be waited for otherwise.
-    pub fn new(pid: u32, started_us: u64, started: Instant) -> io::Result<Self> {
-        let pid = pid as i32;
-        #[cfg(target_os = "linux")]
-        if let Some(fd) = pidfd_open(pid) {
-            // SAFETY: the `OwnedFd` is open until the `AsyncFd` drops it, and
-            // its raw descriptor never changes.
-            #[allow(unsafe_code)]
-            let fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)? };
-            return Ok(Self::watching(pid, started_us, started, ExitWatch::Pidfd(fd)));
+    /// Our child `pid`, started at `started_us` (µs since the epoch) and
+    /// `started`, to wait for. It must not be waited for otherwise.
+    pub fn new(pid: u32, started_us: u64, started: Instant) -> Self {
+        Self {
+            pid: pid as i32,
+            started_us,
+            started,
+            exit: None,
+            pipes: None,
+            reaped: None,
+            looked: false,
+            peak_vmem: None,
+            next_sample: started + SAMPLE_FIRST,
+            sample_gap: SAMPLE_FIRST,
         }
-        let exit = ExitWatch::Sigchld(signal(SignalKind::child())?);
-        Ok(Self::watching(pid, started_us, started, exit))
     }
 
-    fn watching(pid: i32, started_us: u64, started: Instant, exit: ExitWatch) -> Self {
-        let next_sample = started + SAMPLE_FIRST;
-        Self { pid, started_us, started, exit, reaped: None, peak_vmem: None, next_sample, sample_gap: SAMPLE_FIRST }
+    /// Its `pipes` to flow: until they close or its first sample is due,
+    /// its end is not watched otherwise.
+    pub fn hint(&mut self, pipes: PipesClosed) {
+        self.pipes = Some(pipes);
     }
 
     /// The process id, which is also its process group's.
@@ -86,13 +100,31 @@ impl Process {
     /// memory meanwhile. Cancel-safe: a wait dropped before it returns has
     /// reaped nothing.
     pub async fn wait(&mut self) -> io::Result<Exit> {
-        loop {
+        if let Some(exit) = self.reaped {
+            return Ok(exit);
+        }
+        if let Some(pipes) = self.pipes.clone()
+            && self.exit.is_none()
+        {
+            let due = tokio::time::sleep_until(self.next_sample.into());
+            tokio::select! {
+                () = pipes.all_closed() => {}
+                () = due => self.sample(),
+            }
             if let Some(exit) = self.try_wait()? {
                 return Ok(exit);
             }
+        }
+        let look = self.looked || !self.watch()?.tells_of_an_end_before();
+        self.looked = true;
+        if look && let Some(exit) = self.try_wait()? {
+            return Ok(exit);
+        }
+        loop {
             let due = tokio::time::sleep_until(self.next_sample.into());
+            let watch = self.watch()?;
             let sample = tokio::select! {
-                ended = exit_signalled(&mut self.exit) => {
+                ended = exit_signalled(watch) => {
                     ended?;
                     false
                 }
@@ -101,7 +133,18 @@ impl Process {
             if sample {
                 self.sample();
             }
+            if let Some(exit) = self.try_wait()? {
+                return Ok(exit);
+            }
         }
+    }
+
+    /// What wakes a wait for its end, made the first time.
+    fn watch(&mut self) -> io::Result<&mut ExitWatch> {
+        Ok(match &mut self.exit {
+            Some(exit) => exit,
+            exit @ None => exit.insert(ExitWatch::new(self.pid)?),
+        })
     }
 
     /// Adds the tree's peak virtual memory now to what was seen.
@@ -158,6 +201,32 @@ impl Process {
     }
 }
 
+impl ExitWatch {
+    /// A watch on our unreaped child `pid`.
+    fn new(pid: i32) -> io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = pidfd_open(pid) {
+            // SAFETY: the `OwnedFd` is open until the `AsyncFd` drops it, and
+            // its raw descriptor never changes.
+            #[allow(unsafe_code)]
+            let fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)? };
+            return Ok(Self::Pidfd(fd));
+        }
+        let _ = pid;
+        Ok(Self::Sigchld(signal(SignalKind::child())?))
+    }
+
+    /// Whether it is ready at once for a process that ended before it was
+    /// made, so that the first look for an end can wait for it.
+    fn tells_of_an_end_before(&self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Self::Pidfd(_) => true,
+            Self::Sigchld(_) => false,
+        }
+    }
+}
+
 /// Waits until `exit` says some process ended (perhaps not the one watched).
 async fn exit_signalled(exit: &mut ExitWatch) -> io::Result<()> {
     match exit {
@@ -168,6 +237,39 @@ async fn exit_signalled(exit: &mut ExitWatch) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The pipes from a process to flow, counted down as each closes: that
+/// they all closed hints that the process ended (it may have closed them
+/// itself, or left them to a child of its own).
+#[derive(Clone)]
+pub struct PipesClosed(Arc<(AtomicUsize, Notify)>);
+
+impl PipesClosed {
+    /// `pipes` pipes, all open.
+    pub fn new(pipes: usize) -> Self {
+        Self(Arc::new((AtomicUsize::new(pipes), Notify::new())))
+    }
+
+    /// One pipe closed.
+    pub fn closed(&self) {
+        if self.0.0.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.1.notify_waiters();
+        }
+    }
+
+    /// Returns when every pipe has closed.
+    async fn all_closed(&self) {
+        loop {
+            let notified = self.0.1.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.0.0.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// Whether our child `pid` has ended, leaving it to be reaped.
@@ -263,7 +365,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let child = std::process::Command::new("sh").arg("-c").arg(script).spawn().unwrap();
-            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now()).unwrap();
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now());
             process.wait().await.unwrap()
         })
     }
@@ -316,13 +418,62 @@ mod tests {
             let waited =
                 unsafe { libc::waitid(libc::P_PID, child.id(), info.as_mut_ptr(), libc::WEXITED | libc::WNOWAIT) };
             assert_eq!(waited, 0);
-            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now()).unwrap();
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now());
             process.wait().await.unwrap()
         });
         assert!(exit.status.success());
         assert_eq!(exit.usage.peak_vmem, None);
         let io = exit.usage.io.unwrap();
         assert_eq!((io.rchar, io.wchar), (None, None), "{io:?}");
+    }
+
+    /// Runs `script` with its stdout piped to a thread that sends each line
+    /// and tells `PipesClosed` when the pipe closes; waits with that hint.
+    #[allow(clippy::zombie_processes)]
+    fn run_with_pipe(script: &str) -> (Exit, std::sync::mpsc::Receiver<String>) {
+        use std::io::BufRead;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let mut child = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (pipes, lines) = (PipesClosed::new(1), std::sync::mpsc::channel());
+            let (stdout, closed) = (child.stdout.take().unwrap(), pipes.clone());
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                    let _ = lines.0.send(line);
+                }
+                closed.closed();
+            });
+            let mut process = Process::new(child.id(), crate::host::now_us(), Instant::now());
+            process.hint(pipes);
+            (process.wait().await.unwrap(), lines.1)
+        })
+    }
+
+    /// Issue 28: the pipes closing is only a hint; a process that closes
+    /// them and runs on is waited for.
+    #[test]
+    fn a_process_that_closes_its_pipes_and_runs_on_is_waited_for() {
+        let (exit, _) = run_with_pipe("exec >&-; sleep 0.3; exit 4");
+        assert_eq!(exit.status.code(), Some(4));
+        assert!(exit.usage.wall_us >= 300_000, "{:?}", exit.usage);
+        let (exit, _) = run_with_pipe("exit 0");
+        assert!(exit.status.success());
+    }
+
+    /// Issue 28: a process whose pipes a child of its own keeps open is
+    /// reaped when it ends, not when that child does.
+    #[test]
+    fn a_process_that_leaves_its_pipes_to_a_child_is_reaped_when_it_ends() {
+        let (exit, lines) = run_with_pipe("sleep 5 & echo $!; exit 5");
+        let sleep: i32 = lines.recv().unwrap().parse().unwrap();
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleep), nix::sys::signal::Signal::SIGKILL);
+        assert_eq!(exit.status.code(), Some(5));
+        assert!(exit.usage.wall_us < 4_000_000, "{:?}", exit.usage);
     }
 
     #[test]

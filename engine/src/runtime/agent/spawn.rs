@@ -1,21 +1,21 @@
 //! Starting a job's process: `sh -c` or argv (after its setup lines, inside
 //! its container: [`super::program`]), its own process group (so it
 //! and its children are signalled together), its streams, optional CPU
-//! binding. The process is started with `posix_spawnp` where
-//! [`posix_spawn`] can, or else with the standard library; not with tokio,
-//! so that only [`Process`] reaps it.
+//! binding. The process is started by [`vfork_spawn`] where it can, or
+//! else with the standard library; not with tokio, so that only
+//! [`Process`] reaps it.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use tokio::process::{ChildStderr, ChildStdout};
+use tokio::net::unix::pipe::Receiver;
 
-use super::posix_spawn::posix_spawn;
 use super::process::Process;
 use super::program::program;
+use super::vfork_spawn::vfork_spawn;
 use crate::runtime::protocol::job::{Job, Sink};
 
 /// A job's started process and the pipes of the streams that go to the log.
@@ -23,9 +23,9 @@ pub struct Spawned {
     /// The process, to wait for.
     pub process: Process,
     /// Its stdout, when it goes to the log.
-    pub stdout: Option<ChildStdout>,
+    pub stdout: Option<Receiver>,
     /// Its stderr, when it goes to the log.
-    pub stderr: Option<ChildStderr>,
+    pub stderr: Option<Receiver>,
 }
 
 /// Starts the job's process ([`program`]: its setup lines, its container);
@@ -35,7 +35,7 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     let user = *USER.get_or_init(|| (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()));
     let program = program(job, user);
     let stdin = match &job.stdin {
-        Some(path) => fs_err::File::open(path)?.into_parts().0.into(),
+        Some(path) => Stream::Own(fs_err::File::open(path)?.into_parts().0.into()),
         None => null(Direction::Read)?,
     };
     let (stdout, stdout_pipe) = sink(&job.stdout)?;
@@ -43,14 +43,14 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     let bind = bind_cpus && !job.cpus.is_empty();
     let (started_us, started) = (crate::host::now_us(), Instant::now());
     let streams = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
-    let direct = (!bind).then(|| posix_spawn(&program.argv, &program.env, &job.cwd, streams)).flatten();
+    let direct = (!bind).then(|| vfork_spawn(&program.argv, &program.env, &job.cwd, streams)).flatten();
     let pid = match direct {
         Some(pid) => pid?,
         None => {
             let mut cmd = Command::new(program.argv.first().map_or("", String::as_str));
             cmd.args(program.argv.iter().skip(1));
             cmd.current_dir(&job.cwd).envs(program.env.iter().map(|(k, v)| (k, v))).process_group(0);
-            cmd.stdin(stdin).stdout(stdout).stderr(stderr);
+            cmd.stdin(stdin.owned()?).stdout(stdout.owned()?).stderr(stderr.owned()?);
             if bind {
                 self::bind(&mut cmd, &job.cpus);
             }
@@ -58,11 +58,12 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
         }
     };
     let process = Process::new(pid, started_us, started);
-    let stdout = stdout_pipe.map(|pipe| ChildStdout::from_std(pipe.into())).transpose();
-    let stderr = stderr_pipe.map(|pipe| ChildStderr::from_std(pipe.into())).transpose();
-    match (process, stdout, stderr) {
-        (Ok(process), Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
-        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => {
+    // The read ends are non-blocking from the start (see `pipe`).
+    let stdout = stdout_pipe.map(Receiver::from_owned_fd_unchecked).transpose();
+    let stderr = stderr_pipe.map(Receiver::from_owned_fd_unchecked).transpose();
+    match (stdout, stderr) {
+        (Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
+        (Err(e), _) | (_, Err(e)) => {
             // Not watched: end it and reap it here.
             let child = nix::unistd::Pid::from_raw(pid as i32);
             let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
@@ -72,37 +73,66 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     }
 }
 
+/// A descriptor to become a stream of the child.
+enum Stream {
+    /// Opened for this child.
+    Own(OwnedFd),
+    /// `/dev/null`, open for all children.
+    Null(BorrowedFd<'static>),
+}
+
+impl Stream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Self::Own(fd) => fd.as_fd(),
+            Self::Null(fd) => *fd,
+        }
+    }
+
+    /// A descriptor of its own, for the standard library (which closes it).
+    fn owned(self) -> std::io::Result<OwnedFd> {
+        match self {
+            Self::Own(fd) => Ok(fd),
+            Self::Null(fd) => fd.try_clone_to_owned(),
+        }
+    }
+}
+
 /// Where a stream of the child goes, and the end flow reads when it is a
 /// pipe to the log.
-fn sink(sink: &Sink) -> std::io::Result<(OwnedFd, Option<OwnedFd>)> {
+fn sink(sink: &Sink) -> std::io::Result<(Stream, Option<OwnedFd>)> {
     Ok(match sink {
         Sink::Log => {
             let (reader, writer) = pipe()?;
-            (writer, Some(reader))
+            (Stream::Own(writer), Some(reader))
         }
         Sink::Null => (null(Direction::Write)?, None),
         Sink::File(path) => {
             if let Some(parent) = path.parent() {
                 fs_err::create_dir_all(parent)?;
             }
-            (fs_err::File::create(path)?.into_parts().0.into(), None)
+            (Stream::Own(fs_err::File::create(path)?.into_parts().0.into()), None)
         }
     })
 }
 
-/// A pipe whose ends close on `exec`: its read end, its write end.
+/// A pipe whose ends close on `exec`, its read end non-blocking (the
+/// child's end blocks, as a pipe does): its read end, its write end.
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
     #[cfg(target_os = "linux")]
     let ends = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     #[cfg(not(target_os = "linux"))]
     let ends = {
-        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        use nix::fcntl::FdFlag;
         let ends = nix::unistd::pipe()?;
         for end in [&ends.0, &ends.1] {
             fcntl(end, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
         }
         ends
     };
+    // A new pipe's end has no other status flag to keep.
+    fcntl(&ends.0, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
     Ok(ends)
 }
 
@@ -113,9 +143,10 @@ enum Direction {
     Write,
 }
 
-/// `/dev/null` for a stream of the child: a duplicate of a descriptor
-/// opened once, which costs a fraction of opening the file for every task.
-fn null(direction: Direction) -> std::io::Result<OwnedFd> {
+/// `/dev/null` for a stream of the child: a descriptor opened once, which
+/// costs nothing per task where opening the file costs as much as a tenth
+/// of starting `true` (`docs/performance.md`).
+fn null(direction: Direction) -> std::io::Result<Stream> {
     static NULL: [OnceLock<Option<std::fs::File>>; 2] = [OnceLock::new(), OnceLock::new()];
     let open = || {
         let mut options = fs_err::OpenOptions::new();
@@ -126,8 +157,8 @@ fn null(direction: Direction) -> std::io::Result<OwnedFd> {
         options.open("/dev/null").map(|file| file.into_parts().0)
     };
     match NULL[direction as usize].get_or_init(|| open().ok()) {
-        Some(file) => Ok(file.try_clone()?.into()),
-        None => Ok(open()?.into()),
+        Some(file) => Ok(Stream::Null(file.as_fd())),
+        None => Ok(Stream::Own(open()?.into())),
     }
 }
 
