@@ -2,28 +2,31 @@
 # Real worker processes: `flow run --dry-exec --no-local-worker` over
 # 100,000 instances of `true` with N separate `flow worker --dry-exec`
 # processes of 128 CPUs each (zero-execution: each job succeeds the moment it
-# arrives), beside the same run with N workers simulated in one process
-# (`flow worker --copies N`, labelled "simulated"), and beside HyperQueue's
+# arrives) joining while the run goes; the same with every worker joined
+# before any task is released ("joined before the tasks": the tasks wait
+# for a gate task that a worker started after the others runs), as
+# HyperQueue's workers are; the same with N workers simulated in one process
+# (`flow worker --copies N`, labelled "simulated"); and HyperQueue's
 # zero-worker build with N `hq worker` processes when $HQ names its `hq`.
 # See docs/performance.md, "Real worker processes".
 # Usage: benches/workers.sh [ROUNDS] [WORKERS...]   (default: 2 rounds; 16 64 256)
 #   HQ=PATH              an `hq` built with RUSTFLAGS="--cfg zero_worker"
 #                        (HyperQueue 0.26.2); without it HyperQueue is skipped
-#   WORKERS_MODES="..."  which of `processes copies hq` (default: all three)
+#   WORKERS_MODES="..."  which of `processes joined copies hq` (default: all four)
 # Per run it prints tasks/s, the coordinator's (HyperQueue's server's) CPU
 # per task and its voluntary and involuntary context switches per task, the
 # same for all workers together, the bytes both ways on the wire per task
 # (the kernel's tcp_info through `ss`), ready → dispatched p50 and p99 (the
 # trace's queue_wait, counted from the first dispatch at the earliest), and
 # the time from the first dispatch to the first result. flow's rate runs
-# from the first start to the last end in the journal; HyperQueue's from the
-# submission to the end of `hq submit --wait`, its workers already joined.
+# from the first start to the last end in the journal (the gate left out);
+# HyperQueue's from the submission to the end of `hq submit --wait`.
 set -euo pipefail
 rounds=${1:-2}
 [ $# -gt 0 ] && shift
 case $rounds in '' | *[!0-9]* | 0) echo "usage: $0 [ROUNDS] [WORKERS...]" >&2; exit 2 ;; esac
 counts=${*:-16 64 256}
-modes=${WORKERS_MODES:-processes copies hq}
+modes=${WORKERS_MODES:-processes joined copies hq}
 tasks=100000
 # The release build, `$flow`, `$work`, `pids`, `$commit`, `fail` and the clean-up on exit.
 source "$(dirname "$0")/release_flow.sh"
@@ -65,7 +68,15 @@ row() {
 flow_run() {
   local mode=$1 n=$2 d="$work/flow-$1-$2" run_pid workers_pid access io port i
   rm -rf "$d" && mkdir -p "$d"
-  printf '[[tasks]]\nname = "t"\nrange = "1-%d"\ncommand = "true"\n' "$tasks" > "$d/workflow.toml"
+  if [ "$mode" = joined ]; then
+    # Every worker is in before any task is released, as HyperQueue's are
+    # before `hq submit`: the tasks wait for `gate`, which only a worker
+    # with the resource `gate` can run, started once the others joined.
+    printf '[[tasks]]\nname = "gate"\ncommand = "true"\nresources = { gate = 1 }\n\n[[tasks]]\nname = "t"\nrange = "1-%d"\ncommand = "true"\nafter = ["gate"]\nresources = { slot = 1 }\n' \
+      "$tasks" > "$d/workflow.toml"
+  else
+    printf '[[tasks]]\nname = "t"\nrange = "1-%d"\ncommand = "true"\n' "$tasks" > "$d/workflow.toml"
+  fi
   settle
   (cd "$d" && exec /usr/bin/time -f '%U %S %w %c' -o "$d/run.time" "$flow" run --dry-exec --no-local-worker \
     --listen 127.0.0.1:0 > "$d/run.stdout" 2> "$d/run.stderr") &
@@ -73,7 +84,8 @@ flow_run() {
   pids+=("$run_pid")
   access=$(access_file "$d")
   local shape=(--access "$access" --dry-exec --cpus 128 --gpus 8 --memory 512GiB)
-  if [ "$mode" = processes ]; then
+  [ "$mode" = joined ] && shape+=(--resource slot=128)
+  if [ "$mode" != copies ]; then
     # One parent for all of them, so that /usr/bin/time sums their usage.
     /usr/bin/time -f '%U %S %w %c' -o "$d/workers.time" bash -c '
       for i in $(seq "$1"); do "${@:2}" 2> /dev/null & done; wait' _ "$n" "$flow" worker "${shape[@]}" &
@@ -82,12 +94,23 @@ flow_run() {
   fi
   workers_pid=$!
   pids+=("$workers_pid")
+  if [ "$mode" = joined ]; then
+    for _ in $(seq 1200); do
+      [ "$(grep -c '^+ worker .* joined' "$d/run.stderr" 2> /dev/null)" -ge "$n" ] && break
+      sleep 0.05
+    done
+    "$flow" worker --access "$access" --dry-exec --cpus 1 --resource gate=1 2> /dev/null &
+    pids+=($!)
+  fi
   port=$(sed -n 's/.*"address": *"[^"]*:\([0-9]*\)".*/\1/p' "$access")
   io=$(sample_wire "$port" "$run_pid")
   wait "$run_pid" || { cat "$d/run.stderr" >&2; exit 1; }
   wait "$workers_pid" || true
+  wait
   pids=()
-  (cd "$d" && "$flow" log list --format tsv --columns start,end,ready,queue_wait 2> /dev/null) > "$d/trace.tsv"
+  # The gate is not one of the tasks measured.
+  (cd "$d" && "$flow" log list --format tsv --columns start,end,ready,queue_wait,task 2> /dev/null) |
+    awk -F'\t' '$5 != "gate"' > "$d/trace.tsv"
   [ "$(($(wc -l < "$d/trace.tsv") - 1))" = "$tasks" ] || { echo "flow: not all $tasks tasks ran" >&2; exit 1; }
   # Ready to dispatched, in ms, from the first dispatch at the earliest.
   awk -F'\t' "$us"'
@@ -101,6 +124,7 @@ flow_run() {
     { s = us($1); e = us($2); if (first == "" || s < first) first = s; if (end1 == "" || e < end1) end1 = e; if (e > last) last = e }
     END { span = last - first; if (span <= 0) span = 0.001; printf "%.0f %.1f", (NR - 1) / span, (end1 - first) * 1000 }' "$d/trace.tsv")
   local label="flow, $n processes"
+  [ "$mode" = joined ] && label="flow, $n processes joined before the tasks"
   [ "$mode" = copies ] && label="flow, $n copies in one process (simulated)"
   row "$label" "$n" "${stats% *}" "${stats#* } ms" "$(rank 0.5 "$d/waits") ms" "$(rank 0.99 "$d/waits") ms" \
     "$(cat "$d/run.time")" "$(cat "$d/workers.time")" "$io"
@@ -160,9 +184,9 @@ for round in $(seq "$rounds"); do
     [ $((round % 2)) = 0 ] && order=$(echo "$modes" | tr ' ' '\n' | tac | tr '\n' ' ')
     for mode in $order; do
       case $mode in
-        processes | copies) flow_run "$mode" "$n" ;;
+        processes | joined | copies) flow_run "$mode" "$n" ;;
         hq) hq_run "$n" ;;
-        *) echo "unknown mode: $mode (processes copies hq)" >&2; exit 2 ;;
+        *) echo "unknown mode: $mode (processes joined copies hq)" >&2; exit 2 ;;
       esac
     done
   done
