@@ -12,7 +12,7 @@ use crate::runtime::protocol::messages::ToWorker;
 pub(super) enum Outgoing {
     /// One message, encoded by the connection's writer.
     Message(ToWorker),
-    /// Messages encoded with [`encode`], each with its header.
+    /// Messages encoded with [`crate::net::encode`], each with its header.
     Encoded(Vec<u8>),
 }
 

@@ -45,6 +45,8 @@ pub struct Links {
     here: std::sync::OnceLock<(String, Option<String>)>,
     /// Messages to remote workers, sent once this step's records are written.
     messages: Vec<Release>,
+    /// The remote workers sent jobs since the last [`Links::take_messages`].
+    sent_to: Vec<WorkerId>,
 }
 
 impl Links {
@@ -113,11 +115,17 @@ impl Links {
                 local.start(job);
                 Ok(())
             }
-            Some(Link::Remote { pending, .. }) => encode(&ToWorker::Start { job: Box::new(job), after }, pending),
+            Some(Link::Remote { pending, .. }) => {
+                if pending.is_empty() {
+                    self.sent_to.push(id);
+                }
+                encode(&ToWorker::Start { job: Box::new(job), after }, pending)
+            }
             None => Ok(()),
         }
     }
 
+    /// Stops every running job everywhere.
     pub fn stop_all(&mut self) {
         for link in self.links.values_mut() {
             match link {
@@ -130,6 +138,7 @@ impl Links {
         }
     }
 
+    /// Tells remote workers the run is over.
     pub fn shutdown(&mut self) {
         for link in self.links.values_mut() {
             if let Link::Remote { tx, pending, .. } = link {
@@ -139,15 +148,18 @@ impl Links {
         }
     }
 
+    /// The messages to remote workers since the last call, in order: they
+    /// leave once the records journaled before them are written.
     pub fn take_messages(&mut self) -> Vec<Release> {
-        for link in self.links.values_mut() {
-            if let Link::Remote { tx, pending, .. } = link {
+        for id in std::mem::take(&mut self.sent_to) {
+            if let Some(Link::Remote { tx, pending, .. }) = self.links.get_mut(&id) {
                 hand_on(&mut self.messages, tx, pending);
             }
         }
         take_keeping_size(&mut self.messages)
     }
 
+    /// The workers for `workers.json`, given how many tasks run on each.
     pub fn infos(&self, running: impl Fn(WorkerId) -> u64) -> Vec<WorkerInfo> {
         self.links
             .iter()
