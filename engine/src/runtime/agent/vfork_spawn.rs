@@ -39,7 +39,7 @@ pub fn vfork_spawn(
     }
     Some(prepare(argv, env, cwd).and_then(|(argv, envp, cwd)| {
         let programs = Programs::find(argv.0[0].as_bytes())?;
-        let (argv, envp, programs) = (argv.pointers(), envp.pointers(), programs.pointers());
+        let (argv, envp, programs) = (argv.pointers(), envp.pointers(), programs.0.pointers());
         let streams = streams.map(|stream| stream.as_raw_fd());
         let mut child = Child { argv: &argv, envp: &envp, programs: &programs, cwd: &cwd, streams, error: 0 };
         spawn(&mut child)
@@ -100,7 +100,7 @@ fn base() -> &'static [(Vec<u8>, CString)] {
 /// looks a program up: the program itself if its name has a `/`, else
 /// the name in each directory of flow's `PATH` (`/bin:/usr/bin` without
 /// one; an empty entry is the working directory).
-struct Programs(Vec<CString>);
+struct Programs(CStrings);
 
 impl Programs {
     fn find(program: &[u8]) -> io::Result<Self> {
@@ -108,7 +108,7 @@ impl Programs {
             return Err(io::Error::from_raw_os_error(libc::ENOENT));
         }
         if program.contains(&b'/') {
-            return Ok(Self(vec![c(program.to_vec())?]));
+            return Ok(Self(CStrings(vec![c(program.to_vec())?])));
         }
         Self::find_in(program, std::env::var_os("PATH").as_ref().map(|path| path.as_bytes()))
     }
@@ -120,12 +120,7 @@ impl Programs {
             b"" => c(program.to_vec()),
             dir => c([dir, b"/", program].concat()),
         };
-        Ok(Self(path.split(|&b| b == b':').map(candidate).collect::<io::Result<_>>()?))
-    }
-
-    /// Pointers to each path, then a null pointer.
-    fn pointers(&self) -> Vec<*const libc::c_char> {
-        self.0.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect()
+        Ok(Self(CStrings(path.split(|&b| b == b':').map(candidate).collect::<io::Result<_>>()?)))
     }
 }
 
@@ -375,10 +370,10 @@ mod tests {
     /// Issue 28.
     #[test]
     fn a_program_is_looked_up_in_each_directory_of_path_as_execvp_does() {
-        let paths = |program: &[u8], path: Option<&[u8]>| Programs::find_in(program, path).unwrap().0;
+        let paths = |program: &[u8], path: Option<&[u8]>| Programs::find_in(program, path).unwrap().0.0;
         assert_eq!(paths(b"true", Some(b"/a::/b")), [c"/a/true", c"true", c"/b/true"]);
         assert_eq!(paths(b"true", None), [c"/bin/true", c"/usr/bin/true"]);
-        assert_eq!(Programs::find(b"./x/true").unwrap().0, [c"./x/true"]);
+        assert_eq!(Programs::find(b"./x/true").unwrap().0.0, [c"./x/true"]);
         assert_eq!(Programs::find(b"").err().map(|e| e.kind()), Some(io::ErrorKind::NotFound));
     }
 

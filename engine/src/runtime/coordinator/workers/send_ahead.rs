@@ -44,7 +44,7 @@ impl SendAhead {
     /// `task` was lost with its worker, or what was sent to start after it
     /// never left: nothing starts after it.
     pub(in crate::runtime::coordinator) fn forget(&mut self, task: TaskId) {
-        self.ahead.remove(&task);
+        self.release(task);
     }
 
     /// `task` ended: the task that starts after it, with its label and

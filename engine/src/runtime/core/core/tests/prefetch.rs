@@ -5,17 +5,18 @@ use super::env::{GroupSpec, TestEnv, t};
 use crate::ir::GroupId;
 use crate::runtime::core::{TaskResult, TaskState};
 
-fn prefetching(count: u64, cpus: u32) -> TestEnv {
+/// `count` instances of a short group with lines of `line`, on one prefetch worker of `cpus` CPUs.
+fn prefetching(count: u64, cpus: u32, line: u8) -> TestEnv {
     let mut env = TestEnv::new(vec![GroupSpec::new("a", count)], vec![]);
     let w = env.worker(cpus, 0);
     env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0), 2);
+    env.core.set_short(GroupId(0), line);
     env
 }
 
 #[test]
 fn each_running_task_gets_two_in_line_on_its_resources() {
-    let mut env = prefetching(10, 2);
+    let mut env = prefetching(10, 2, 2);
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2), t(0, 3), t(0, 4), t(0, 5)]);
     assert_eq!(env.alloc(t(0, 2)).after, Some(t(0, 0)));
     assert_eq!(env.alloc(t(0, 4)).after, Some(t(0, 2)));
@@ -40,10 +41,7 @@ fn each_running_task_gets_two_in_line_on_its_resources() {
 
 #[test]
 fn a_deeper_line_holds_more_behind_each_running_task() {
-    let mut env = TestEnv::new(vec![GroupSpec::new("a", 20)], vec![]);
-    let w = env.worker(2, 0);
-    env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0), 4);
+    let mut env = prefetching(20, 2, 4);
     assert_eq!(env.schedule().len(), 10, "two running, four in line behind each");
     assert_eq!(env.alloc(t(0, 8)).after, Some(t(0, 6)));
     env.finish(t(0, 0));
@@ -69,7 +67,7 @@ fn long_tasks_are_not_sent_ahead() {
 
 #[test]
 fn a_lost_prefetch_worker_requeues_its_tasks_and_those_sent_ahead() {
-    let mut env = prefetching(4, 1);
+    let mut env = prefetching(4, 1, 2);
     assert_eq!(env.schedule(), [t(0, 0), t(0, 1), t(0, 2)]);
     let states = env.lose(env.out.running[&t(0, 0)].0);
     assert_eq!(states.len(), 3);
@@ -81,7 +79,7 @@ fn a_lost_prefetch_worker_requeues_its_tasks_and_those_sent_ahead() {
 
 #[test]
 fn tasks_stopped_before_they_started_free_nothing_twice() {
-    let mut env = prefetching(4, 1);
+    let mut env = prefetching(4, 1, 2);
     env.schedule();
     env.stop();
     // The worker reports those in line first (they never started), in any order, then the running one.
@@ -127,10 +125,7 @@ fn many_big_workers_share_the_lines() {
 #[test]
 fn the_line_moves_up_and_grows_at_its_end_as_each_holder_ends() {
     // One CPU, four in line: each end lets exactly one more in, behind the last.
-    let mut env = TestEnv::new(vec![GroupSpec::new("a", 40)], vec![]);
-    let w = env.worker(1, 0);
-    env.core.set_prefetch(w, true);
-    env.core.set_short(GroupId(0), 4);
+    let mut env = prefetching(40, 1, 4);
     assert_eq!(env.schedule(), (0..5).map(|i| t(0, i)).collect::<Vec<_>>());
     for i in 0..30 {
         env.finish(t(0, i));
