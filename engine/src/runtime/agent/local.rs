@@ -136,11 +136,9 @@ impl JobContext {
         };
         let spawned = match spawn(&job, self.bind_cpus) {
             Ok(spawned) => spawned,
-            Err(_) if !job.cwd.is_dir() => {
-                return failed(format!("could not start: working directory `{}` does not exist", job.cwd.display()));
-            }
-            Err(e) => return failed(missing_engine(&job, &e).unwrap_or_else(|| format!("could not start: {e}"))),
+            Err(e) => return failed(could_not_start(&job, &e)),
         };
+        let exec_error = spawned.exec_error;
         let mut child = spawned.process;
         let pgid = child.id();
         self.running.lock().map(|mut r| r.insert(job.task, pgid)).ok();
@@ -159,6 +157,9 @@ impl JobContext {
             let _ = reader.await;
         }
         self.running.lock().map(|mut r| r.remove(&job.task)).ok();
+        if let Some(e) = exec_error.and_then(|error| error.get()) {
+            return failed(could_not_start(&job, &e));
+        }
         let stderr_tail = tail.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
         let usage = exit.as_ref().ok().map(|exit| exit.usage);
         let succeeded = end == End::Exited && exit.as_ref().is_ok_and(|exit| exit.status.success());
@@ -226,6 +227,15 @@ impl JobContext {
             guard.release(pgid);
         }
         ended
+    }
+}
+
+/// Why `job`'s process could not start, from the error of its start.
+fn could_not_start(job: &Job, e: &std::io::Error) -> String {
+    if !job.cwd.is_dir() {
+        format!("could not start: working directory `{}` does not exist", job.cwd.display())
+    } else {
+        missing_engine(job, e).unwrap_or_else(|| format!("could not start: {e}"))
     }
 }
 

@@ -15,7 +15,7 @@ use tokio::net::unix::pipe::Receiver;
 
 use super::process::Process;
 use super::program::program;
-use super::vfork_spawn::vfork_spawn;
+use super::vfork_spawn::{ExecError, vfork_spawn};
 use crate::runtime::protocol::job::{Job, Sink};
 
 /// A job's started process and the pipes of the streams that go to the log.
@@ -26,6 +26,9 @@ pub struct Spawned {
     pub stdout: Option<Receiver>,
     /// Its stderr, when it goes to the log.
     pub stderr: Option<Receiver>,
+    /// Why it could not run its program, once it has ended (an error of
+    /// the standard library's start comes at once instead).
+    pub exec_error: Option<ExecError>,
 }
 
 /// Starts the job's process ([`program`]: its setup lines, its container);
@@ -44,8 +47,8 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     let (started_us, started) = (crate::host::now_us(), Instant::now());
     let streams = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
     let direct = (!bind).then(|| vfork_spawn(&program.argv, &program.env, &job.cwd, streams)).flatten();
-    let pid = match direct {
-        Some(pid) => pid?,
+    let (pid, exec_error) = match direct {
+        Some(started) => started.map(|started| (started.pid, Some(started.error)))?,
         None => {
             let mut cmd = Command::new(program.argv.first().map_or("", String::as_str));
             cmd.args(program.argv.iter().skip(1));
@@ -54,7 +57,7 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
             if bind {
                 self::bind(&mut cmd, &job.cpus);
             }
-            cmd.spawn()?.id()
+            (cmd.spawn()?.id(), None)
         }
     };
     let process = Process::new(pid, started_us, started);
@@ -62,7 +65,7 @@ pub fn spawn(job: &Job, bind_cpus: bool) -> std::io::Result<Spawned> {
     let stdout = stdout_pipe.map(Receiver::from_owned_fd_unchecked).transpose();
     let stderr = stderr_pipe.map(Receiver::from_owned_fd_unchecked).transpose();
     match (stdout, stderr) {
-        (Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr }),
+        (Ok(stdout), Ok(stderr)) => Ok(Spawned { process, stdout, stderr, exec_error }),
         (Err(e), _) | (_, Err(e)) => {
             // Not watched: end it and reap it here.
             let child = nix::unistd::Pid::from_raw(pid as i32);
