@@ -230,12 +230,13 @@ impl Launches {
         self.spare.pop().map_or_else(Stack::map, Ok)
     }
 
-    /// Forgets each child that has let go, keeping its stack for later.
+    /// Forgets each child that has let go, keeping its stack for later (the
+    /// others stay in the order they started).
     fn sweep(&mut self) {
         let mut i = 0;
         while i < self.setting_up.len() {
             if self.setting_up[i].0.let_go() {
-                let (_, stack) = self.setting_up.swap_remove(i);
+                let (_, stack) = self.setting_up.remove(i);
                 self.keep(stack);
             } else {
                 i += 1;
