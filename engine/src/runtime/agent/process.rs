@@ -4,10 +4,11 @@
 //! a pidfd (Linux 5.3 and later), or else on SIGCHLD, and `wait4` is only
 //! called with `WNOHANG`. A process whose output goes to flow through
 //! pipes is first looked for when they close ([`PipesClosed`]): one that
-//! ends before its first sample is then reaped with no pidfd made for it. While it waits it samples the process tree's
-//! peak virtual memory, and between the end of a process it sampled and
-//! its reaping it reads the bytes its system calls read and wrote
-//! ([`super::proc_stats`]); the bytes of storage come with the `rusage`.
+//! ends before its first sample is then reaped with no pidfd made for it.
+//! While it waits it samples the process tree's peak virtual memory, and
+//! between the end of a process it sampled and its reaping it reads the
+//! bytes its system calls read and wrote ([`super::proc_stats`]); the
+//! bytes of storage come with the `rusage`.
 
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -16,9 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
-
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::Notify;
 
 use super::proc_stats::{io_chars, tree_vm_peak};
 use crate::log::{IoBytes, ProcessUsage};
